@@ -1,0 +1,290 @@
+// File: depgraph/graph.h
+//
+// Graph: Daydream's kernel-granularity dependency graph (§4.2 of the paper),
+// stored as compact arrays indexed by strong ids rather than as linked
+// objects, so that a graph of millions of tasks costs well under 200 bytes a
+// task and is cheap to copy (a transform works on a copy; see transforms/).
+//
+// Model:
+// - A task is one CPU API call (with its `gap`: the untraced CPU time until
+//   the next task on its thread), one GPU kernel / memcpy / memset, one
+//   communication primitive, or inserted CPU work.
+// - A resource is an execution thread in Daydream's sense: a CPU thread, a
+//   GPU stream or a communication channel. On an *ordered* resource (threads,
+//   streams) tasks run in list order; that order is the doubly linked list
+//   prev_on_resource / next_on_resource, not an edge, so inserting or
+//   removing a task is O(1) as in Daydream Fig. 4. On an *unordered* resource
+//   (communication channels) the simulator's schedule policy picks the order.
+// - An edge is an explicit cross-resource dependency: launch (API call ->
+//   GPU task), sync (GPU task -> CPU task that waited), event (GPU task ->
+//   GPU task on another stream via cudaEventRecord/cudaStreamWaitEvent),
+//   inter-thread, communication, or user-added. The child may start
+//   `delay_ns` after the parent ends.
+//
+// Invariants:
+// - Every array indexed by TaskId has task_count() entries; ids are never
+//   reused. A removed task keeps its id and is skipped by iteration helpers,
+//   the simulator and the adjacency.
+// - prev/next_on_resource link exactly the live tasks of one resource, in
+//   order; first_on_resource/last_on_resource are their ends.
+// - Edges never point at removed tasks once a mutation is complete:
+//   RemoveTask() removes the task's edges (callers that must keep order
+//   rewire first; transforms/ does).
+// - measured_start_ns is what the trace recorded; it is for reports and
+//   validation only and the simulator never reads it.
+// - Not thread-safe; copy it to share.
+#ifndef REVERIE_DEPGRAPH_GRAPH_H_
+#define REVERIE_DEPGRAPH_GRAPH_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
+#include "absl/strings/string_view.h"
+#include "base/strong_id.h"
+
+namespace reverie::depgraph {
+
+struct TaskTag {};
+struct ResourceTag {};
+struct LayerTag {};
+struct EdgeTag {};
+using TaskId = StrongId<TaskTag>;
+using ResourceId = StrongId<ResourceTag>;
+using LayerId = StrongId<LayerTag>;
+using EdgeId = StrongId<EdgeTag>;
+
+enum class TaskKind : uint8_t {
+  kCpuApi = 0,   // CUDA/HIP runtime or driver call
+  kCpuWork = 1,  // CPU work that is not an API call (inserted, data loading)
+  kKernel = 2,
+  kMemcpy = 3,
+  kMemset = 4,
+  kComm = 5,     // communication primitive on a channel (modelled, not traced)
+};
+inline constexpr int kTaskKindCount = 6;
+std::string_view TaskKindName(TaskKind k);
+inline bool IsGpuKind(TaskKind k) {
+  return k == TaskKind::kKernel || k == TaskKind::kMemcpy || k == TaskKind::kMemset;
+}
+inline bool IsCpuKind(TaskKind k) { return k == TaskKind::kCpuApi || k == TaskKind::kCpuWork; }
+
+enum class ResourceKind : uint8_t { kCpuThread = 0, kGpuStream = 1, kCommChannel = 2 };
+std::string_view ResourceKindName(ResourceKind k);
+
+enum class EdgeKind : uint8_t {
+  kLaunch = 0,       // API call -> the GPU task it launched (correlation id)
+  kSync = 1,         // GPU task -> CPU task that blocked on it
+  kEvent = 2,        // GPU task -> GPU task on another stream (event wait)
+  kInterThread = 3,  // CPU task -> CPU task on another thread
+  kComm = 4,         // gradient ready -> communication -> consumer
+  kUser = 5,         // added by a script
+};
+inline constexpr int kEdgeKindCount = 6;
+std::string_view EdgeKindName(EdgeKind k);
+
+// Same numbering as proto::Phase.
+enum class Phase : uint8_t {
+  kUnknown = 0,
+  kForward = 1,
+  kBackward = 2,
+  kUpdate = 3,
+  kDataLoading = 4,
+  kOther = 5,
+};
+inline constexpr int kPhaseCount = 6;
+std::string_view PhaseName(Phase p);
+
+struct Resource {
+  ResourceKind kind = ResourceKind::kCpuThread;
+  int64_t pid = 0;
+  int64_t native_id = 0;  // thread id, stream id or channel number
+  int32_t device = -1;    // GPU ordinal for streams, -1 otherwise
+  std::string name;       // "thread 1234", "stream 7 (gpu 0)", "allreduce ring"
+  bool ordered = true;
+};
+
+struct Layer {
+  std::string path;  // dotted module path, "layer1.0.conv1"
+  LayerId parent;    // enclosing layer, invalid at top level
+};
+
+struct Iteration {
+  std::string name;                 // "ProfilerStep#12"
+  int64_t measured_start_ns = 0;    // the trace's marker, informational
+  int64_t measured_end_ns = 0;
+};
+
+struct Edge {
+  TaskId src;
+  TaskId dst;
+  int32_t delay_ns = 0;  // dst may start delay_ns after src ends
+  EdgeKind kind = EdgeKind::kUser;
+  bool removed = false;
+};
+
+// Everything needed to create a task.
+struct TaskSpec {
+  TaskKind kind = TaskKind::kCpuWork;
+  std::string_view name;
+  ResourceId resource;
+  int64_t duration_ns = 0;
+  int64_t gap_ns = 0;
+  LayerId layer;
+  Phase phase = Phase::kUnknown;
+  int32_t iteration = -1;
+  int64_t measured_start_ns = -1;  // -1: not from the trace (inserted)
+  int64_t bytes = 0;               // memcpy / memset / comm payload
+};
+
+// Compressed adjacency of live edges, rebuilt lazily after mutations.
+struct Adjacency {
+  std::vector<uint32_t> out_offsets;  // task_count()+1 entries
+  std::vector<EdgeId> out_edges;
+  std::vector<uint32_t> in_offsets;
+  std::vector<EdgeId> in_edges;
+};
+
+class Graph {
+ public:
+  Graph();
+  Graph(const Graph&);
+  Graph& operator=(const Graph&);
+  Graph(Graph&&) noexcept;
+  Graph& operator=(Graph&&) noexcept;
+  ~Graph();
+
+  // ---- names (interned) ----
+  uint32_t InternName(std::string_view s);
+  std::string_view NameOf(uint32_t name_id) const { return names_[name_id]; }
+  size_t name_count() const { return names_.size(); }
+
+  // ---- resources ----
+  ResourceId AddResource(Resource r);
+  const Resource& resource(ResourceId id) const { return resources_[id.value()]; }
+  size_t resource_count() const { return resources_.size(); }
+  TaskId first_on_resource(ResourceId id) const { return res_first_[id.value()]; }
+  TaskId last_on_resource(ResourceId id) const { return res_last_[id.value()]; }
+
+  // ---- layers ----
+  // Returns the existing id when `path` is already known.
+  LayerId AddLayer(std::string_view path, LayerId parent);
+  const Layer& layer(LayerId id) const { return layers_[id.value()]; }
+  size_t layer_count() const { return layers_.size(); }
+  LayerId FindLayer(std::string_view path) const;
+
+  // ---- iterations ----
+  int32_t AddIteration(Iteration it);
+  const Iteration& iteration_info(int32_t i) const { return iterations_[i]; }
+  size_t iteration_count() const { return iterations_.size(); }
+
+  // ---- tasks ----
+  // Appends at the end of the spec's resource.
+  TaskId AppendTask(const TaskSpec& spec);
+  // Inserts right after / before `anchor` on the anchor's resource (the
+  // spec's resource is ignored).
+  TaskId InsertTaskAfter(TaskId anchor, const TaskSpec& spec);
+  TaskId InsertTaskBefore(TaskId anchor, const TaskSpec& spec);
+  // Unlinks the task from its resource and removes its edges. Does not
+  // rewire dependencies through it (see transforms/).
+  void RemoveTask(TaskId t);
+  // Moves a live task to the end of another resource.
+  void MoveTaskToResource(TaskId t, ResourceId r);
+
+  size_t task_count() const { return kind_.size(); }
+  size_t live_task_count() const { return live_tasks_; }
+  bool removed(TaskId t) const { return flags_[t.value()] & kFlagRemoved; }
+
+  TaskKind kind(TaskId t) const { return kind_[t.value()]; }
+  uint32_t name_id(TaskId t) const { return name_[t.value()]; }
+  std::string_view name(TaskId t) const { return names_[name_[t.value()]]; }
+  ResourceId resource_of(TaskId t) const { return resource_[t.value()]; }
+  int64_t duration_ns(TaskId t) const { return duration_[t.value()]; }
+  int64_t gap_ns(TaskId t) const { return gap_[t.value()]; }
+  LayerId layer_of(TaskId t) const { return layer_[t.value()]; }
+  Phase phase(TaskId t) const { return phase_[t.value()]; }
+  int32_t iteration_of(TaskId t) const { return iteration_[t.value()]; }
+  int64_t measured_start_ns(TaskId t) const { return measured_start_[t.value()]; }
+  int64_t bytes(TaskId t) const { return bytes_[t.value()]; }
+  int32_t priority(TaskId t) const { return priority_[t.value()]; }
+  TaskId prev_on_resource(TaskId t) const { return prev_[t.value()]; }
+  TaskId next_on_resource(TaskId t) const { return next_[t.value()]; }
+
+  void set_duration_ns(TaskId t, int64_t d) { duration_[t.value()] = d; }
+  void set_gap_ns(TaskId t, int64_t g) { gap_[t.value()] = g; }
+  void set_layer(TaskId t, LayerId l) { layer_[t.value()] = l; }
+  void set_phase(TaskId t, Phase p) { phase_[t.value()] = p; }
+  void set_iteration(TaskId t, int32_t i) { iteration_[t.value()] = i; }
+  void set_priority(TaskId t, int32_t p) { priority_[t.value()] = p; }
+  void set_bytes(TaskId t, int64_t b) { bytes_[t.value()] = b; }
+  void set_name(TaskId t, std::string_view n) { name_[t.value()] = InternName(n); }
+
+  // ---- edges ----
+  EdgeId AddEdge(TaskId src, TaskId dst, EdgeKind kind, int32_t delay_ns = 0);
+  void RemoveEdge(EdgeId e);
+  const Edge& edge(EdgeId e) const { return edges_[e.value()]; }
+  void set_edge_delay_ns(EdgeId e, int32_t d) { edges_[e.value()].delay_ns = d; }
+  size_t edge_count() const { return edges_.size(); }  // including removed
+  size_t live_edge_count() const { return live_edges_; }
+
+  // Live out/in edges of every task; valid until the next mutation that adds
+  // or removes a task or an edge.
+  const Adjacency& adjacency() const;
+
+  // Checks the invariants above and that live edges plus resource order
+  // form no cycle. kFailedPrecondition names the first offending task.
+  absl::Status Validate() const;
+
+  // Bytes held by the arrays (for the memory benchmark).
+  size_t MemoryBytes() const;
+
+ private:
+  static constexpr uint8_t kFlagRemoved = 1;
+
+  TaskId NewTask(const TaskSpec& spec, ResourceId resource);
+  void LinkAfter(TaskId anchor, TaskId t);   // anchor may be invalid: at the front
+  void Unlink(TaskId t);
+  void Touch() { adjacency_valid_ = false; }
+
+  std::vector<std::string> names_;
+  absl::flat_hash_map<std::string, uint32_t> name_index_;
+
+  std::vector<Resource> resources_;
+  std::vector<TaskId> res_first_;
+  std::vector<TaskId> res_last_;
+
+  std::vector<Layer> layers_;
+  absl::flat_hash_map<std::string, LayerId> layer_index_;
+  std::vector<Iteration> iterations_;
+
+  // Task arrays (structure of arrays).
+  std::vector<TaskKind> kind_;
+  std::vector<Phase> phase_;
+  std::vector<uint8_t> flags_;
+  std::vector<uint32_t> name_;
+  std::vector<ResourceId> resource_;
+  std::vector<LayerId> layer_;
+  std::vector<int32_t> iteration_;
+  std::vector<int32_t> priority_;
+  std::vector<int64_t> duration_;
+  std::vector<int64_t> gap_;
+  std::vector<int64_t> measured_start_;
+  std::vector<int64_t> bytes_;
+  std::vector<TaskId> prev_;
+  std::vector<TaskId> next_;
+  size_t live_tasks_ = 0;
+
+  std::vector<Edge> edges_;
+  size_t live_edges_ = 0;
+
+  mutable std::unique_ptr<Adjacency> adjacency_;
+  mutable bool adjacency_valid_ = false;
+};
+
+}  // namespace reverie::depgraph
+
+#endif  // REVERIE_DEPGRAPH_GRAPH_H_

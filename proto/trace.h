@@ -1,0 +1,65 @@
+// File: proto/trace.h
+//
+// Trace: one raw trace in memory (header + every event, merged from all the
+// chunks of a .pb file or produced by an importer), plus the string table.
+//
+// Invariants:
+// - events().strings(0) == "" so that string id 0 means "no string".
+// - Intern() returns the same id for equal strings added through it; strings
+//   appended to events().strings by other means are found by String() but are
+//   not deduplicated (a reader of a .pb file gets the producer's table as is).
+// - Counters are unique by name: AddCounter() merges.
+// - Global indexes (Range.parent) index the merged repeated fields directly.
+#ifndef REVERIE_PROTO_TRACE_H_
+#define REVERIE_PROTO_TRACE_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "absl/container/flat_hash_map.h"
+#include "proto/trace.pb.h"
+
+namespace reverie {
+
+inline constexpr char kTraceMagic[] = "reverie.trace";
+inline constexpr uint32_t kTraceSchemaVersion = 1;
+
+class Trace {
+ public:
+  Trace();
+  Trace(Trace&&) noexcept;
+  Trace& operator=(Trace&&) noexcept;
+  ~Trace();
+
+  proto::TraceHeader& header() { return *header_; }
+  const proto::TraceHeader& header() const { return *header_; }
+  proto::TraceChunk& events() { return *events_; }
+  const proto::TraceChunk& events() const { return *events_; }
+
+  // Returns the id of `s` in the string table, adding it when new.
+  uint32_t Intern(std::string_view s);
+  // The string with id `sid`, or "" when out of range (counted by callers
+  // that care; a bad id is a data anomaly, not a crash).
+  std::string_view String(uint32_t sid) const;
+  size_t string_count() const { return events_->strings_size(); }
+
+  // Adds `delta` to the named counter (creating it at 0).
+  void AddCounter(std::string_view name, int64_t delta = 1);
+  int64_t GetCounter(std::string_view name) const;
+
+  // Rebuilds the intern and counter indexes after events() was filled by
+  // other means (a reader merging chunks).
+  void Reindex();
+
+ private:
+  std::unique_ptr<proto::TraceHeader> header_;
+  std::unique_ptr<proto::TraceChunk> events_;
+  absl::flat_hash_map<std::string_view, uint32_t> intern_;
+  absl::flat_hash_map<std::string, int> counter_index_;
+};
+
+}  // namespace reverie
+
+#endif  // REVERIE_PROTO_TRACE_H_
