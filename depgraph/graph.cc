@@ -181,6 +181,24 @@ void Graph::Unlink(TaskId t) {
   next_[t.value()] = TaskId::Invalid();
 }
 
+void Graph::Reserve(size_t tasks, size_t edges) {
+  kind_.reserve(tasks);
+  phase_.reserve(tasks);
+  flags_.reserve(tasks);
+  name_.reserve(tasks);
+  resource_.reserve(tasks);
+  layer_.reserve(tasks);
+  iteration_.reserve(tasks);
+  priority_.reserve(tasks);
+  duration_.reserve(tasks);
+  gap_.reserve(tasks);
+  measured_start_.reserve(tasks);
+  bytes_.reserve(tasks);
+  prev_.reserve(tasks);
+  next_.reserve(tasks);
+  edges_.reserve(edges);
+}
+
 TaskId Graph::AppendTask(const TaskSpec& spec) {
   const TaskId t = NewTask(spec, spec.resource);
   LinkAfter(res_last_[spec.resource.value()], t);
@@ -213,6 +231,26 @@ void Graph::RemoveTask(TaskId t) {
     doomed.push_back(adj.in_edges[i]);
   }
   for (EdgeId e : doomed) RemoveEdge(e);
+  Touch();
+}
+
+void Graph::RemoveTasks(const std::vector<TaskId>& tasks) {
+  bool any = false;
+  for (TaskId t : tasks) {
+    if (removed(t)) continue;
+    Unlink(t);
+    flags_[t.value()] |= kFlagRemoved;
+    --live_tasks_;
+    any = true;
+  }
+  if (!any) return;
+  for (Edge& e : edges_) {
+    if (e.removed) continue;
+    if ((flags_[e.src.value()] & kFlagRemoved) || (flags_[e.dst.value()] & kFlagRemoved)) {
+      e.removed = true;
+      --live_edges_;
+    }
+  }
   Touch();
 }
 

@@ -192,8 +192,16 @@ class Graph {
   // Unlinks the task from its resource and removes its edges. Does not
   // rewire dependencies through it (see transforms/).
   void RemoveTask(TaskId t);
+  // Removes every listed live task and all their edges with one pass over
+  // the edge list (O(V+E) however many), where RemoveTask costs an adjacency
+  // rebuild each. Same rewiring caveat as RemoveTask.
+  void RemoveTasks(const std::vector<TaskId>& tasks);
   // Moves a live task to the end of another resource.
   void MoveTaskToResource(TaskId t, ResourceId r);
+
+  // Pre-sizes the task and edge arrays (builders and copies that know their
+  // size avoid the growth slack of push_back).
+  void Reserve(size_t tasks, size_t edges);
 
   size_t task_count() const { return kind_.size(); }
   size_t live_task_count() const { return live_tasks_; }
@@ -222,6 +230,9 @@ class Graph {
   void set_priority(TaskId t, int32_t p) { priority_[t.value()] = p; }
   void set_bytes(TaskId t, int64_t b) { bytes_[t.value()] = b; }
   void set_name(TaskId t, std::string_view n) { name_[t.value()] = InternName(n); }
+  // For builders that re-time a task's modelled span (a blocking call shrunk
+  // to its post-wait residual); never read by the simulator.
+  void set_measured_start_ns(TaskId t, int64_t v) { measured_start_[t.value()] = v; }
 
   // ---- edges ----
   EdgeId AddEdge(TaskId src, TaskId dst, EdgeKind kind, int32_t delay_ns = 0);
@@ -229,6 +240,8 @@ class Graph {
   const Edge& edge(EdgeId e) const { return edges_[e.value()]; }
   void set_edge_delay_ns(EdgeId e, int32_t d) { edges_[e.value()].delay_ns = d; }
   size_t edge_count() const { return edges_.size(); }  // including removed
+  // Every edge by EdgeId value, removed ones included (check Edge::removed).
+  const std::vector<Edge>& edges() const { return edges_; }
   size_t live_edge_count() const { return live_edges_; }
 
   // Live out/in edges of every task; valid until the next mutation that adds

@@ -12,6 +12,14 @@
 //   at a time; when several are ready the SchedulePolicy picks (default:
 //   earliest ready, then lowest TaskId).
 // - Deterministic: the same graph gives the same result.
+// - Iteration time (IterationTime) is the span from the earliest start to the
+//   latest end over the tasks tagged with that iteration. The builder tags a GPU
+//   task with the iteration of the CPU call that launched it, so the span runs
+//   from the iteration's first task to the last task it caused. Measured
+//   iteration time (replay, breakdown) uses the same definition on measured
+//   start/end times, so the two are comparable.
+// - Cost: O((V + E) log F) time, F = the event-frontier size; O(V) extra memory
+//   beyond the result (a ref count per task; ready times live in start_ns).
 #ifndef REVERIE_DEPGRAPH_SIMULATOR_H_
 #define REVERIE_DEPGRAPH_SIMULATOR_H_
 
@@ -70,6 +78,17 @@ struct SimResult {
 
 // kFailedPrecondition when the graph has a cycle (names a task on it).
 absl::StatusOr<SimResult> Simulate(const Graph& graph, const SimOptions& options = {});
+
+// The same per-iteration spans computed from the trace's measured times
+// (measured_start_ns + duration_ns of the tasks the builder created; inserted
+// tasks, measured_start_ns < 0, are ignored). Comparable with
+// SimResult::iterations entry by entry.
+std::vector<IterationTime> MeasuredIterations(const Graph& graph);
+
+// Same as Simulate() but fills `result` in place, reusing its buffers' capacity, so that
+// a caller that simulates many variants of one graph (a transform search, a benchmark)
+// allocates nothing per run after the first. On error `result` is unspecified.
+absl::Status SimulateInto(const Graph& graph, const SimOptions& options, SimResult* result);
 
 }  // namespace reverie::depgraph
 

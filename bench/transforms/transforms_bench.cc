@@ -1,0 +1,129 @@
+// transforms_bench: what a transformation costs next to a simulation of the
+// same graph. The graph (transforms/test_graphs.h MakeLargeGraph) has
+// `--tasks` tasks (default one million: launch call + kernel pairs on one
+// thread and one stream, six kernel names, 100 steps).
+//
+//   build/release/bench/transforms/transforms_bench [--tasks=N] [benchmark flags]
+//
+// BM_Simulate is the baseline; BM_AmpScript is the whole `--script amp.lua`
+// path (ScriptRunner: graph copies, Lua, selection by name, scaling,
+// validation shortcut, diff, commit). The ratio goes to docs/PERFORMANCE.md.
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <string>
+
+#include "benchmark/benchmark.h"
+#include "depgraph/simulator.h"
+#include "scripts/script_runner.h"
+#include "transforms/edit.h"
+#include "transforms/remove.h"
+#include "transforms/select.h"
+#include "transforms/session.h"
+#include "transforms/test_graphs.h"
+
+namespace {
+
+using reverie::depgraph::Graph;
+namespace tf = reverie::transforms;
+
+int64_t g_tasks = 1'000'000;
+
+const Graph& BigGraph() {
+  static const Graph* g = new Graph(tf::testing::MakeLargeGraph(g_tasks));
+  return *g;
+}
+
+void BM_Simulate(benchmark::State& state) {
+  const Graph& g = BigGraph();
+  reverie::depgraph::SimResult r;
+  for (auto _ : state) {
+    if (!reverie::depgraph::SimulateInto(g, {}, &r).ok()) state.SkipWithError("simulate failed");
+    benchmark::DoNotOptimize(r.makespan_ns);
+  }
+  state.counters["tasks"] = static_cast<double>(g.live_task_count());
+}
+
+void BM_GraphCopy(benchmark::State& state) {
+  const Graph& g = BigGraph();
+  for (auto _ : state) {
+    Graph copy = g;
+    benchmark::DoNotOptimize(copy.task_count());
+  }
+}
+
+void BM_SelectByName(benchmark::State& state) {
+  const Graph& g = BigGraph();
+  tf::TaskQuery q;
+  q.kinds = tf::KindBit(reverie::depgraph::TaskKind::kKernel);
+  q.names = {"gemm", "scudnn", "conv", "winograd"};
+  for (auto _ : state) {
+    absl::StatusOr<tf::Selection> s = tf::Select(g, q);
+    benchmark::DoNotOptimize(s->size());
+  }
+}
+
+void BM_ScaleHalf(benchmark::State& state) {
+  Graph g = BigGraph();
+  const tf::Selection all = tf::SelectAll(g);
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(tf::ScaleDuration(g, all, 1.0).ok());
+  }
+}
+
+void BM_RemoveUpdatePhase(benchmark::State& state) {
+  const Graph& base = BigGraph();
+  tf::TaskQuery q;
+  q.kinds = tf::KindBit(reverie::depgraph::TaskKind::kKernel);
+  q.phases = tf::PhaseBit(reverie::depgraph::Phase::kUpdate);
+  const tf::Selection k = *tf::Select(base, q);
+  const tf::Selection victims = k.Union(tf::LaunchesOf(base, k));
+  for (auto _ : state) {
+    state.PauseTiming();
+    Graph g = base;
+    state.ResumeTiming();
+    absl::StatusOr<tf::RemoveResult> r = tf::RemoveTasks(g, victims);
+    benchmark::DoNotOptimize(r->removed);
+  }
+  state.counters["removed"] = static_cast<double>(victims.size());
+}
+
+void BM_AmpScript(benchmark::State& state) {
+  const Graph& base = BigGraph();
+  for (auto _ : state) {
+    state.PauseTiming();
+    Graph g = base;  // the caller's graph; the runner copies it again
+    reverie::lua::RunnerOptions o;
+    o.script_dirs = {REVERIE_SOURCE_DIR "/scripts"};
+    reverie::lua::ScriptRunner runner(std::move(o));
+    state.ResumeTiming();
+    const absl::Status s = runner.Run({"amp.lua"}, {}, &g);
+    if (!s.ok()) state.SkipWithError(std::string(s.message()).c_str());
+    benchmark::DoNotOptimize(g.task_count());
+  }
+}
+
+BENCHMARK(BM_Simulate)->Unit(benchmark::kMillisecond)->MinTime(2.0);
+BENCHMARK(BM_GraphCopy)->Unit(benchmark::kMillisecond)->MinTime(2.0);
+BENCHMARK(BM_SelectByName)->Unit(benchmark::kMillisecond)->MinTime(2.0);
+BENCHMARK(BM_ScaleHalf)->Unit(benchmark::kMillisecond)->MinTime(2.0);
+BENCHMARK(BM_RemoveUpdatePhase)->Unit(benchmark::kMillisecond)->MinTime(2.0);
+BENCHMARK(BM_AmpScript)->Unit(benchmark::kMillisecond)->MinTime(2.0);
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    if (std::strncmp(argv[i], "--tasks=", 8) == 0) {
+      g_tasks = std::atoll(argv[i] + 8);
+      for (int j = i; j + 1 < argc; ++j) argv[j] = argv[j + 1];
+      --argc;
+      --i;
+    }
+  }
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

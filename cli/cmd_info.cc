@@ -1,0 +1,297 @@
+// `reverie info TRACE [--json]`: what a trace holds (Kineto JSON or .pb).
+#include <algorithm>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "cli/command.h"
+#include "cli/json_writer.h"
+#include "depgraph/breakdown.h"
+#include "depgraph/builder.h"
+#include "depgraph/simulator.h"
+#include "frameworks/trace_loader.h"
+#include "frameworks/trace_summary.h"
+
+namespace reverie::cli {
+namespace {
+
+constexpr char kUsage[] = "info TRACE [--json]";
+
+double Us(int64_t ns) { return static_cast<double>(ns) / 1000.0; }
+double Ms(int64_t ns) { return static_cast<double>(ns) / 1e6; }
+
+// The dependency-graph view of the trace: what the builder inferred and where
+// each measured iteration's time went (Daydream Fig. 6). Optional: a trace
+// the builder cannot use (no API calls and no GPU work) still gets its info.
+struct GraphView {
+  bool built = false;
+  std::string why_not;
+  size_t tasks = 0;
+  size_t edges = 0;
+  depgraph::BuildStats stats;
+  depgraph::GraphBreakdown breakdown;
+};
+
+GraphView AnalyzeGraph(const Trace& trace) {
+  GraphView v;
+  absl::StatusOr<depgraph::Graph> graph = depgraph::BuildGraph(trace, {}, &v.stats);
+  if (!graph.ok()) {
+    v.why_not = std::string(graph.status().message());
+    return v;
+  }
+  absl::StatusOr<depgraph::SimResult> sim = depgraph::Simulate(*graph);
+  if (!sim.ok()) {
+    v.why_not = std::string(sim.status().message());
+    return v;
+  }
+  v.built = true;
+  v.tasks = graph->live_task_count();
+  v.edges = graph->live_edge_count();
+  v.breakdown = depgraph::ComputeBreakdown(*graph, *sim);
+  return v;
+}
+
+void WriteSplit(JsonWriter& w, const char* key, const depgraph::TimeSplit& t) {
+  w.Key(key).BeginObject();
+  w.Field("cpu_only_us", Us(t.cpu_only_ns)).Field("gpu_only_us", Us(t.gpu_only_ns));
+  w.Field("overlap_us", Us(t.overlap_ns)).Field("idle_us", Us(t.idle_ns));
+  w.EndObject();
+}
+
+void WriteGraphJson(JsonWriter& w, const GraphView& v) {
+  w.Key("graph").BeginObject();
+  w.Field("built", v.built);
+  if (!v.built) {
+    w.Field("reason", v.why_not);
+    w.EndObject();
+    return;
+  }
+  w.Field("tasks", static_cast<int64_t>(v.tasks)).Field("edges", static_cast<int64_t>(v.edges));
+  w.Key("counters").BeginObject();
+  for (const auto& [name, value] : v.stats.counters) w.Field(name, value);
+  w.EndObject();
+  w.Key("breakdown").BeginArray();
+  for (const depgraph::IterationBreakdown& it : v.breakdown.iterations) {
+    w.BeginObject().Field("name", it.name);
+    WriteSplit(w, "measured", it.measured);
+    w.EndObject();
+  }
+  w.EndArray();
+  w.Key("phases").BeginArray();
+  for (const depgraph::GroupTime& g : v.breakdown.by_phase) {
+    w.BeginObject().Field("phase", g.name).Field("cpu_us", Us(g.cpu_ns));
+    w.Field("gpu_us", Us(g.gpu_ns)).EndObject();
+  }
+  w.EndArray();
+  w.EndObject();
+}
+
+void PrintGraph(const GraphView& v) {
+  if (!v.built) {
+    std::printf("\ndependency graph: not built (%s)\n", v.why_not.c_str());
+    return;
+  }
+  std::printf("\ndependency graph: %zu tasks, %zu edges\n", v.tasks, v.edges);
+  std::printf("\nmeasured breakdown per iteration (ms)\n  %-22s %10s %10s %10s %10s\n",
+              "iteration", "cpu only", "gpu only", "cpu+gpu", "idle");
+  for (const depgraph::IterationBreakdown& it : v.breakdown.iterations) {
+    std::printf("  %-22s %10.3f %10.3f %10.3f %10.3f\n", it.name.c_str(),
+                Ms(it.measured.cpu_only_ns), Ms(it.measured.gpu_only_ns),
+                Ms(it.measured.overlap_ns), Ms(it.measured.idle_ns));
+  }
+  std::printf("\ntime per phase (ms, all iterations)\n  %-14s %10s %10s\n", "phase", "cpu", "gpu");
+  for (const depgraph::GroupTime& g : v.breakdown.by_phase) {
+    std::printf("  %-14s %10.3f %10.3f\n", g.name.c_str(), Ms(g.cpu_ns), Ms(g.gpu_ns));
+  }
+  if (!v.breakdown.by_layer.empty()) {
+    std::printf("\ntop layers by GPU time (ms)\n");
+    const size_t n = std::min<size_t>(10, v.breakdown.by_layer.size());
+    for (size_t i = 0; i < n; ++i) {
+      const depgraph::GroupTime& g = v.breakdown.by_layer[i];
+      std::printf("  %10.3f gpu %10.3f cpu  %s\n", Ms(g.gpu_ns), Ms(g.cpu_ns), g.name.c_str());
+    }
+  }
+  std::printf("\ngraph builder counters (inferred dependencies, dropped data)%s\n",
+              v.stats.counters.empty() ? ": none" : "");
+  for (const auto& [name, value] : v.stats.counters) {
+    std::printf("  %-36s %lld\n", name.c_str(), static_cast<long long>(value));
+  }
+}
+
+std::string WriteJson(const Trace& trace, const TraceSummary& s, const GraphView& g) {
+  JsonWriter w;
+  w.BeginObject();
+  w.Field("producer", trace.header().producer());
+  w.Key("tasks").BeginObject();
+  w.Field("cpu_api", s.runtime_calls + s.driver_calls);
+  w.Field("runtime", s.runtime_calls);
+  w.Field("driver", s.driver_calls);
+  w.Field("kernel", s.kernels);
+  w.Field("memcpy", s.memcpys);
+  w.Field("memset", s.memsets);
+  w.Field("sync", s.syncs);
+  w.Field("event_record", s.event_records);
+  w.Field("range", s.ranges);
+  w.Field("collective", s.collectives);
+  w.Field("flow", s.flows);
+  w.EndObject();
+  w.Key("ranges").BeginObject();
+  w.Field("cpu_op", s.cpu_op_ranges);
+  w.Field("user_annotation", s.annotation_ranges);
+  w.Field("layer", s.layer_ranges);
+  w.Field("gpu_annotation", s.gpu_annotation_ranges);
+  w.EndObject();
+  w.Field("threads", s.threads);
+  w.Field("streams", s.streams);
+  w.Field("devices", s.devices);
+  w.Field("layers", s.layers);
+  w.Key("iterations").BeginArray();
+  for (const IterationStat& it : s.iterations) {
+    w.BeginObject().Field("name", it.name).Field("index", it.index);
+    w.Field("measured_us", Us(it.measured_ns)).EndObject();
+  }
+  w.EndArray();
+  w.Field("has_gpu_events", s.has_gpu_events);
+  w.Field("gpu_busy_fraction", s.gpu_busy_fraction);
+  w.Field("gpu_busy_us", Us(s.gpu_busy_ns));
+  w.Field("span_us", Us(s.span_ns));
+  w.Field("kernel_total_us", Us(s.kernel_total_ns));
+  w.Key("top_kernels").BeginArray();
+  for (const KernelStat& k : s.top_kernels) {
+    w.BeginObject().Field("name", k.name).Field("count", k.count);
+    w.Field("total_us", Us(k.total_ns));
+    w.Field("percent", s.kernel_total_ns > 0 ? 100.0 * static_cast<double>(k.total_ns) /
+                                                   static_cast<double>(s.kernel_total_ns)
+                                             : 0.0);
+    w.EndObject();
+  }
+  w.EndArray();
+  w.Key("device_properties").BeginArray();
+  for (const proto::Device& d : trace.header().devices()) {
+    w.BeginObject().Field("id", d.id()).Field("name", d.name()).Field("vendor", d.vendor());
+    w.Field("sm_count", d.sm_count()).EndObject();
+  }
+  w.EndArray();
+  if (trace.header().has_distributed()) {
+    const proto::DistributedInfo& di = trace.header().distributed();
+    w.Key("distributed").BeginObject().Field("backend", di.backend());
+    w.Field("rank", di.rank()).Field("world_size", di.world_size()).EndObject();
+  }
+  w.Key("anomalies").BeginObject();
+  for (const auto& [name, value] : s.anomalies) w.Field(name, value);
+  w.EndObject();
+  w.Key("skipped").BeginObject();
+  for (const auto& [name, value] : s.skipped) w.Field(name, value);
+  w.EndObject();
+  WriteGraphJson(w, g);
+  w.EndObject();
+  return w.str();
+}
+
+void PrintText(const std::string& path, const Trace& trace, const TraceSummary& s) {
+  const proto::TraceHeader& h = trace.header();
+  std::printf("trace      %s\n", path.c_str());
+  std::printf("producer   %s%s%s\n", h.producer().c_str(), h.framework().empty() ? "" : ", ",
+              h.framework().c_str());
+  for (const proto::Device& d : h.devices()) {
+    std::string detail = d.vendor();
+    if (d.sm_count() > 0) absl::StrAppend(&detail, detail.empty() ? "" : ", ", d.sm_count(), " SMs");
+    const std::string suffix = detail.empty() ? "" : absl::StrCat(" (", detail, ")");
+    std::printf("device %-3d %s%s\n", d.id(), d.name().empty() ? "(unnamed)" : d.name().c_str(),
+                suffix.c_str());
+  }
+  if (h.has_distributed()) {
+    const proto::DistributedInfo& di = h.distributed();
+    std::printf("distributed %s rank %d of %d\n", di.backend().empty() ? "?" : di.backend().c_str(),
+                di.rank(), di.world_size());
+  }
+  std::printf("\ntasks\n");
+  std::printf("  cpu api calls %9lld  (runtime %lld, driver %lld)\n",
+              static_cast<long long>(s.runtime_calls + s.driver_calls),
+              static_cast<long long>(s.runtime_calls), static_cast<long long>(s.driver_calls));
+  std::printf("  kernels       %9lld\n", static_cast<long long>(s.kernels));
+  std::printf("  memcpys       %9lld\n", static_cast<long long>(s.memcpys));
+  std::printf("  memsets       %9lld\n", static_cast<long long>(s.memsets));
+  std::printf("  syncs         %9lld\n", static_cast<long long>(s.syncs));
+  std::printf("  ranges        %9lld  (cpu ops %lld, annotations %lld, layers %lld, gpu "
+              "annotations %lld)\n",
+              static_cast<long long>(s.ranges), static_cast<long long>(s.cpu_op_ranges),
+              static_cast<long long>(s.annotation_ranges), static_cast<long long>(s.layer_ranges),
+              static_cast<long long>(s.gpu_annotation_ranges));
+  std::printf("  collectives   %9lld\n", static_cast<long long>(s.collectives));
+  std::printf("\nthreads %lld   streams %lld   devices %lld   layers %lld\n",
+              static_cast<long long>(s.threads), static_cast<long long>(s.streams),
+              static_cast<long long>(s.devices), static_cast<long long>(s.layers));
+  std::printf("\niterations %zu\n", s.iterations.size());
+  for (const IterationStat& it : s.iterations) {
+    std::printf("  %-22s %12.3f ms\n", it.name.c_str(), Ms(it.measured_ns));
+  }
+  if (!s.has_gpu_events) {
+    std::printf("\nGPU: no GPU events in this trace (CPU-only run, or GPU activity was not "
+                "captured)\n");
+  } else {
+    std::printf("\nGPU busy %.1f%% of the %.3f ms span (%.3f ms busy)\n",
+                100.0 * s.gpu_busy_fraction, Ms(s.span_ns), Ms(s.gpu_busy_ns));
+    if (!s.top_kernels.empty()) {
+      std::printf("\ntop kernels by total time\n  %12s %6s %8s  name\n", "total ms", "%", "count");
+      for (const KernelStat& k : s.top_kernels) {
+        const double pct = s.kernel_total_ns > 0 ? 100.0 * static_cast<double>(k.total_ns) /
+                                                       static_cast<double>(s.kernel_total_ns)
+                                                 : 0.0;
+        std::string name = k.name;
+        if (name.size() > 100) name = name.substr(0, 97) + "...";
+        std::printf("  %12.3f %6.1f %8lld  %s\n", Ms(k.total_ns), pct,
+                    static_cast<long long>(k.count), name.c_str());
+      }
+    }
+  }
+  std::printf("\nanomalies%s\n", s.anomalies.empty() ? ": none" : "");
+  for (const auto& [name, value] : s.anomalies) {
+    std::printf("  %-36s %lld\n", name.c_str(), static_cast<long long>(value));
+  }
+  if (!s.skipped.empty()) {
+    std::printf("skipped events (no place in the trace model)\n");
+    for (const auto& [name, value] : s.skipped) {
+      std::printf("  %-36s %lld\n", name.c_str(), static_cast<long long>(value));
+    }
+  }
+}
+
+int RunInfo(const std::vector<std::string>& args) {
+  std::string path;
+  bool json = false;
+  for (const std::string& a : args) {
+    if (a == "--json") {
+      json = true;
+    } else if (!a.empty() && a[0] == '-' && a != "-") {
+      return BadInput(absl::StrCat("info: unknown option '", a, "' (usage: ", kUsage, ")"));
+    } else if (path.empty()) {
+      path = a;
+    } else {
+      return BadInput(absl::StrCat("info: more than one trace given (usage: ", kUsage, ")"));
+    }
+  }
+  if (path.empty()) return BadInput(absl::StrCat("info: no trace given (usage: ", kUsage, ")"));
+  absl::StatusOr<Trace> trace = LoadTraceFile(path);
+  if (!trace.ok()) return BadInput(std::string(trace.status().message()));
+  const TraceSummary summary = Summarize(*trace);
+  const GraphView graph = AnalyzeGraph(*trace);
+  if (json) {
+    const std::string out = WriteJson(*trace, summary, graph);
+    std::fwrite(out.data(), 1, out.size(), stdout);
+    std::fputc('\n', stdout);
+  } else {
+    PrintText(path, *trace, summary);
+    PrintGraph(graph);
+  }
+  return std::fflush(stdout) == 0 ? kExitOk : kExitFailure;
+}
+
+}  // namespace
+}  // namespace reverie::cli
+
+REVERIE_COMMAND(info, "info", reverie::cli::kUsage,
+                "what a trace holds: tasks, threads, iterations, top kernels, anomalies",
+                reverie::cli::RunInfo);

@@ -1,0 +1,144 @@
+// `reverie report TRACE --script F [--script F ...] [--set k=v ...] -o OUT.html
+//  [--timeline OUT.json] [--top N]`: one self-contained HTML page with the
+// baseline, each script's prediction (and, with several scripts, all of them
+// applied in order), charts, top changed layers and kernels, the critical
+// path and the anomaly counters (report/html.h).
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "cli/cmd_report_scripts.h"
+#include "cli/command.h"
+#include "report/assemble.h"
+#include "report/html.h"
+#include "report/progress.h"
+#include "report/timeline.h"
+
+namespace reverie::cli {
+namespace {
+
+constexpr char kUsage[] =
+    "report TRACE --script F [--script F ...] [--set k=v ...] -o OUT.html [--timeline OUT.json]";
+
+int RunReport(const std::vector<std::string>& raw_args) {
+  std::vector<std::string> args = raw_args;
+  std::string timeline;
+  if (absl::Status s = report::ExtractTimelineFlag(args, &timeline); !s.ok()) {
+    return BadInput(absl::StrCat("report: ", s.message()));
+  }
+  std::string trace_path, out_path;
+  std::vector<std::string> scripts;
+  std::vector<std::pair<std::string, std::string>> settings;
+  int top_n = 15;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    auto value = [&](std::string* v) {
+      if (i + 1 >= args.size()) return false;
+      *v = args[++i];
+      return true;
+    };
+    std::string v;
+    if (a == "--script") {
+      if (!value(&v)) return BadInput("report: --script needs a file");
+      scripts.push_back(v);
+    } else if (a == "--set") {
+      if (!value(&v)) return BadInput("report: --set needs key=value");
+      absl::StatusOr<std::pair<std::string, std::string>> kv = lua::ParseSetting(v);
+      if (!kv.ok()) return BadInput(absl::StrCat("report: ", kv.status().message()));
+      settings.push_back(std::move(*kv));
+    } else if (a == "-o" || a == "--output") {
+      if (!value(&out_path)) return BadInput("report: -o needs an output path");
+    } else if (a == "--top") {
+      if (!value(&v) || !absl::SimpleAtoi(v, &top_n) || top_n <= 0) {
+        return BadInput("report: --top needs a positive number");
+      }
+    } else if (a.size() > 1 && a[0] == '-') {
+      return BadInput(
+          absl::StrCat("report: unknown option '", a, "' (usage: reverie ", kUsage, ")"));
+    } else if (trace_path.empty()) {
+      trace_path = a;
+    } else {
+      return BadInput(
+          absl::StrCat("report: more than one TRACE given ('", trace_path, "', '", a, "')"));
+    }
+  }
+  if (trace_path.empty())
+    return BadInput(absl::StrCat("report: missing TRACE (usage: reverie ", kUsage, ")"));
+  if (out_path.empty()) return BadInput("report: missing -o OUT.html");
+
+  absl::StatusOr<std::unique_ptr<report_scripts::LoadedTrace>> base =
+      report_scripts::LoadAndSimulate(trace_path);
+  if (!base.ok()) return BadInput(std::string(base.status().message()));
+  const report_scripts::LoadedTrace& lt = **base;
+
+  // Each script alone, then (with several) all of them in order.
+  std::vector<std::pair<std::string, std::vector<std::string>>> runs;
+  // Scripts are shown by file name: paths make unreadable chart labels.
+  std::vector<std::string> names;
+  for (const std::string& s : scripts) {
+    names.push_back(std::filesystem::path(s).filename().string());
+    runs.push_back({names.back(), {s}});
+  }
+  if (scripts.size() > 1) runs.push_back({absl::StrJoin(names, " + "), scripts});
+  std::vector<report_scripts::Prediction> predictions(runs.size());
+  report::AssembleInput in;
+  in.trace_path = trace_path;
+  in.trace = &lt.trace;
+  in.build_counters = &lt.stats.counters;
+  in.baseline = &lt.graph;
+  in.baseline_sim = &lt.baseline;
+  in.settings = settings;
+  report::Progress progress("predicting", static_cast<int>(runs.size()));
+  for (size_t i = 0; i < runs.size(); ++i) {
+    progress.Update(static_cast<int>(i), runs[i].first);
+    absl::StatusOr<report_scripts::Prediction> p =
+        report_scripts::Predict(lt, runs[i].second, settings);
+    report::PredictedRun run;
+    run.name = runs[i].first;
+    if (!p.ok()) {
+      // A script that fails is bad input: say which and stop, as predict does.
+      return BadInput(std::string(p.status().message()));
+    }
+    predictions[i] = std::move(*p);
+    run.graph = &predictions[i].graph;
+    run.sim = &predictions[i].sim;
+    in.runs.push_back(std::move(run));
+  }
+  report::ReportData data = report::AssembleReport(in);
+  data.top_n = top_n;
+  const std::string html = report::RenderHtmlReport(data);
+  std::ofstream f(out_path, std::ios::binary | std::ios::trunc);
+  if (!f) return BadInput(absl::StrCat(out_path, ": cannot open for writing"));
+  f << html;
+  f.close();
+  if (!f) return BadInput(absl::StrCat(out_path, ": write failed"));
+
+  if (!timeline.empty()) {
+    const bool one = predictions.size() == 1;
+    if (absl::Status s = report::MaybeWriteTimeline(timeline, lt.graph, lt.baseline,
+                                                    one ? &predictions[0].graph : nullptr,
+                                                    one ? &predictions[0].sim : nullptr);
+        !s.ok()) {
+      return BadInput(std::string(s.message()));
+    }
+  }
+  std::printf("report: %s (baseline %.3f ms", out_path.c_str(), data.baseline_ns / 1e6);
+  for (const report::ScriptOutcome& s : data.scripts) {
+    std::printf(", %s %.3f ms", s.name.c_str(), s.predicted_ns / 1e6);
+  }
+  std::printf(")\n");
+  return kExitOk;
+}
+
+}  // namespace
+
+REVERIE_COMMAND(report, "report", kUsage,
+                "self-contained HTML report of a trace and what-if scripts", RunReport);
+
+}  // namespace reverie::cli

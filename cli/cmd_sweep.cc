@@ -1,0 +1,112 @@
+// `reverie sweep TRACE --script F [--script F ...] --set k=v1,v2,... [--set ...]
+//  [--json] [--svg OUT.svg]`: predicts the iteration time at every point of
+// the cartesian grid of the --set values (scripts applied in order at each
+// point), prints a table (or JSON) of predicted time and speedup, and
+// optionally writes a line chart: x = the first parameter, one line per
+// combination of the others (report/sweep.h).
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "cli/cmd_report_scripts.h"
+#include "cli/command.h"
+#include "report/progress.h"
+#include "report/sweep.h"
+
+namespace reverie::cli {
+namespace {
+
+constexpr char kUsage[] =
+    "sweep TRACE --script F --set k=v1,v2,... [--set ...] [--json] [--svg OUT.svg]";
+
+int RunSweep(const std::vector<std::string>& args) {
+  std::string trace_path, svg_path;
+  std::vector<std::string> scripts;
+  std::vector<report::SweepParam> params;
+  bool json = false;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    if (a == "--script" || a == "--set" || a == "--svg") {
+      if (i + 1 >= args.size()) return BadInput(absl::StrCat("sweep: ", a, " needs a value"));
+      const std::string& v = args[++i];
+      if (a == "--script") {
+        scripts.push_back(v);
+      } else if (a == "--svg") {
+        svg_path = v;
+      } else {
+        absl::StatusOr<report::SweepParam> p = report::ParseSweepParam(v);
+        if (!p.ok()) return BadInput(absl::StrCat("sweep: ", p.status().message()));
+        for (const report::SweepParam& q : params) {
+          if (q.key == p->key)
+            return BadInput(absl::StrCat("sweep: --set ", p->key, " given twice"));
+        }
+        params.push_back(std::move(*p));
+      }
+    } else if (a == "--json") {
+      json = true;
+    } else if (a.size() > 1 && a[0] == '-') {
+      return BadInput(
+          absl::StrCat("sweep: unknown option '", a, "' (usage: reverie ", kUsage, ")"));
+    } else if (trace_path.empty()) {
+      trace_path = a;
+    } else {
+      return BadInput(
+          absl::StrCat("sweep: more than one TRACE given ('", trace_path, "', '", a, "')"));
+    }
+  }
+  if (trace_path.empty())
+    return BadInput(absl::StrCat("sweep: missing TRACE (usage: reverie ", kUsage, ")"));
+  if (scripts.empty()) return BadInput("sweep: at least one --script is needed");
+  if (params.empty()) return BadInput("sweep: at least one --set key=v1,v2,... is needed");
+
+  absl::StatusOr<std::unique_ptr<report_scripts::LoadedTrace>> base =
+      report_scripts::LoadAndSimulate(trace_path);
+  if (!base.ok()) return BadInput(std::string(base.status().message()));
+  const report_scripts::LoadedTrace& lt = **base;
+
+  report::SweepResult result;
+  result.trace_path = trace_path;
+  result.scripts = scripts;
+  result.baseline_ns = lt.baseline.mean_iteration_ns();
+  result.params = params;
+  const std::vector<std::vector<report::Setting>> grid = report::SweepGrid(params);
+  report::Progress progress("sweep", static_cast<int>(grid.size()));
+  int failed = 0;
+  for (size_t i = 0; i < grid.size(); ++i) {
+    progress.Update(static_cast<int>(i));
+    const std::vector<std::pair<std::string, std::string>> settings(grid[i].begin(), grid[i].end());
+    report::SweepPoint point;
+    point.settings = grid[i];
+    absl::StatusOr<report_scripts::Prediction> p = report_scripts::Predict(lt, scripts, settings);
+    if (p.ok()) {
+      point.predicted_ns = p->sim.mean_iteration_ns();
+    } else {
+      point.error = std::string(p.status().message());
+      ++failed;
+    }
+    result.points.push_back(std::move(point));
+  }
+  progress.Update(static_cast<int>(grid.size()));
+  // Every point failing is a bad script or bad parameters, not a result.
+  if (failed == static_cast<int>(grid.size())) return BadInput(result.points[0].error);
+  if (!svg_path.empty()) {
+    std::ofstream f(svg_path, std::ios::binary | std::ios::trunc);
+    if (!f) return BadInput(absl::StrCat(svg_path, ": cannot open for writing"));
+    f << report::SweepChart(result).Str();
+    f.close();
+    if (!f) return BadInput(absl::StrCat(svg_path, ": write failed"));
+  }
+  const std::string out = json ? report::SweepJson(result) : report::SweepTable(result);
+  std::fwrite(out.data(), 1, out.size(), stdout);
+  return failed > 0 ? kExitFailure : kExitOk;
+}
+
+}  // namespace
+
+REVERIE_COMMAND(sweep, "sweep", kUsage, "predict iteration time over a grid of script parameters",
+                RunSweep);
+
+}  // namespace reverie::cli

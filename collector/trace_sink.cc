@@ -1,0 +1,107 @@
+#include "collector/trace_sink.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <utility>
+
+namespace reverie::collector {
+
+std::string ProcThreadName(int64_t pid, int64_t tid) {
+  const std::string path =
+      "/proc/" + std::to_string(static_cast<long long>(pid)) + "/task/" +
+      std::to_string(static_cast<long long>(tid)) + "/comm";
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return "";
+  char buf[64];
+  const ssize_t n = ::read(fd, buf, sizeof buf);
+  ::close(fd);
+  if (n <= 0) return "";
+  std::string name(buf, static_cast<size_t>(n));
+  while (!name.empty() && (name.back() == '\n' || name.back() == '\0')) name.pop_back();
+  return name;
+}
+
+TraceSink::TraceSink(ChunkWriter* writer, IterationWindow* window, HeaderInfo header,
+                     ThreadNameFn thread_name)
+    : writer_(writer), window_(window), header_(std::move(header)), thread_name_(thread_name) {}
+
+void TraceSink::NoteThread(int64_t pid, int64_t tid) {
+  if (pids_.insert(pid).second) {
+    ProcessRecord p;
+    p.pid = pid;
+    p.name = thread_name_(pid, pid);
+    writer_->AddProcess(p);
+  }
+  const uint64_t key = (static_cast<uint64_t>(pid) << 32) ^ static_cast<uint64_t>(tid);
+  if (threads_.insert(key).second) {
+    ThreadRecord t;
+    t.pid = pid;
+    t.tid = tid;
+    t.name = thread_name_(pid, tid);
+    writer_->AddThread(t);
+  }
+}
+
+void TraceSink::ApiCall(const ApiCallRecord& r) {
+  if (!window_->KeepApiCall(r.correlation_id, r.start_ns, r.end_ns)) return Dropped();
+  NoteThread(r.pid, r.tid);
+  writer_->AddApiCall(r);
+}
+
+void TraceSink::GpuActivity(const GpuActivityRecord& r) {
+  if (!window_->KeepCorrelated(r.correlation_id, r.start_ns)) return Dropped();
+  writer_->AddGpuActivity(r);
+}
+
+void TraceSink::Sync(const SyncRecord& r) {
+  if (!window_->KeepSpan(r.start_ns, r.end_ns)) return Dropped();
+  if (r.tid != 0) NoteThread(r.pid, r.tid);
+  writer_->AddSync(r);
+}
+
+void TraceSink::EventRecord(const EventRecordRecord& r) {
+  if (!window_->KeepCorrelated(r.correlation_id, 0)) return Dropped();
+  writer_->AddEventRecord(r);
+}
+
+uint32_t TraceSink::Range(const RangeRecord& r) {
+  NoteThread(r.pid, r.tid);
+  return writer_->AddRange(r);
+}
+
+void TraceSink::Iteration(const IterationRecord& r) {
+  if (!window_->WantIteration(r.index)) return;  // not an event of the window: not counted
+  NoteThread(r.pid, r.tid);
+  writer_->AddIteration(r);
+}
+
+void TraceSink::Device(const DeviceRecord& d) {
+  for (DeviceRecord& existing : header_.devices) {
+    if (existing.id == d.id) {
+      existing = d;
+      writer_->UpdateHeader(header_);
+      return;
+    }
+  }
+  header_.devices.push_back(d);
+  writer_->UpdateHeader(header_);
+}
+
+void TraceSink::SetMetadata(const std::string& key, const std::string& value) {
+  if (key == "framework") {
+    header_.framework = value;
+  } else {
+    bool found = false;
+    for (auto& [k, v] : header_.metadata) {
+      if (k == key) {
+        v = value;
+        found = true;
+      }
+    }
+    if (!found) header_.metadata.emplace_back(key, value);
+  }
+  writer_->UpdateHeader(header_);
+}
+
+}  // namespace reverie::collector

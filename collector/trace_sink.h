@@ -1,0 +1,73 @@
+// File: collector/trace_sink.h
+//
+// TraceSink: where decoded records go. It applies the iteration window,
+// registers every thread and process the first time one of their records is
+// kept (a Thread/Process message with its name), keeps the header facts
+// (devices, metadata) and rewrites the header when they change, then hands
+// the records to the ChunkWriter.
+//
+// Invariants:
+// - A kept record's thread has a Thread message in the same or an earlier
+//   chunk position.
+// - Every dropped record is counted (`records_outside_window`).
+//
+// Not thread-safe: owned by the writer thread.
+#ifndef REVERIE_COLLECTOR_TRACE_SINK_H_
+#define REVERIE_COLLECTOR_TRACE_SINK_H_
+
+#include <cstdint>
+#include <string>
+#include <unordered_set>
+
+#include "collector/chunk_writer.h"
+#include "collector/iteration_window.h"
+#include "collector/records.h"
+#include "collector/trace_encoder.h"
+
+namespace reverie::collector {
+
+// Name of thread `tid` of process `pid` ("" when unknown). The default reads
+// /proc; tests substitute their own.
+using ThreadNameFn = std::string (*)(int64_t pid, int64_t tid);
+std::string ProcThreadName(int64_t pid, int64_t tid);
+
+class TraceSink {
+ public:
+  TraceSink(ChunkWriter* writer, IterationWindow* window, HeaderInfo header,
+            ThreadNameFn thread_name = &ProcThreadName);
+
+  ChunkWriter& writer() { return *writer_; }
+  IterationWindow& window() { return *window_; }
+  const HeaderInfo& header() const { return header_; }
+
+  void ApiCall(const ApiCallRecord& r);
+  void GpuActivity(const GpuActivityRecord& r);
+  void Sync(const SyncRecord& r);
+  void EventRecord(const EventRecordRecord& r);
+  // Ranges are filtered by RangeTracker (it must keep parents with their
+  // children); returns the range's id for its children.
+  uint32_t Range(const RangeRecord& r);
+  void Iteration(const IterationRecord& r);
+  void Parameter(const ParameterRecord& r) { writer_->AddParameter(r); }
+  void GradientBucket(const GradientBucketRecord& r) { writer_->AddGradientBucket(r); }
+
+  void Device(const DeviceRecord& d);
+  void SetMetadata(const std::string& key, const std::string& value);
+  void Count(const std::string& name, int64_t delta) { writer_->AddCounter(name, delta); }
+  void Dropped() { writer_->AddCounter("records_outside_window", 1); }
+
+  // Registers the thread (and its process) when first seen.
+  void NoteThread(int64_t pid, int64_t tid);
+
+ private:
+  ChunkWriter* writer_;
+  IterationWindow* window_;
+  HeaderInfo header_;
+  ThreadNameFn thread_name_;
+  std::unordered_set<int64_t> pids_;
+  std::unordered_set<uint64_t> threads_;
+};
+
+}  // namespace reverie::collector
+
+#endif  // REVERIE_COLLECTOR_TRACE_SINK_H_

@@ -1,0 +1,123 @@
+// File: depgraph/builder_internal.h
+//
+// State shared by the builder's passes (builder.cc: tasks and launch edges;
+// builder_sync.cc: sync, event and blocking-copy edges and the blocked
+// calls' residual durations; builder_threads.cc:
+// inter-thread edges; builder_annotate.cc: layers, phases, iterations).
+// Not part of the public API.
+//
+// Invariants once BuildCpuTasks/BuildGpuTasks ran:
+// - calls[] and ops[] are in task order; calls of one thread are contiguous
+//   and sorted by start; ops of one stream are contiguous and sorted by start.
+// - Every call/op has its task in the graph; times are the trace's, untouched
+//   (the passes change task durations in the graph, never these records).
+#ifndef REVERIE_DEPGRAPH_BUILDER_INTERNAL_H_
+#define REVERIE_DEPGRAPH_BUILDER_INTERNAL_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "depgraph/builder.h"
+#include "depgraph/graph.h"
+#include "proto/trace.h"
+
+namespace reverie::depgraph::internal {
+
+inline constexpr uint32_t kNone = UINT32_MAX;
+
+struct CpuCall {
+  int64_t start = 0;
+  int64_t end = 0;
+  uint32_t api = 0;     // index into trace api_calls
+  uint32_t thread = 0;  // index into Context::threads
+  TaskId task;
+  int32_t iteration = -1;
+  uint32_t first_launch = kNone;  // op index of the first GPU task it launched
+};
+
+struct GpuOp {
+  int64_t start = 0;
+  int64_t end = 0;
+  uint32_t act = 0;     // index into trace gpu_activities
+  uint32_t stream = 0;  // index into Context::streams
+  TaskId task;
+  uint32_t launch = kNone;        // call index of the launching call
+  EdgeId launch_edge;             // invalid when launched by nothing known
+  bool explained = false;         // start explained by stream order or an event edge
+};
+
+struct ThreadInfo {
+  int64_t pid = 0;
+  int64_t tid = 0;
+  ResourceId resource;
+  uint32_t begin = 0;  // calls[begin, end)
+  uint32_t end = 0;
+};
+
+struct StreamInfo {
+  int32_t device = 0;
+  int64_t stream = 0;
+  ResourceId resource;
+  uint32_t begin = 0;  // ops[begin, end)
+  uint32_t end = 0;
+  // Per op, the start of its launching call (the op's own start without one),
+  // made non-decreasing: the order work was submitted to the stream.
+  std::vector<int64_t> submitted;
+};
+
+struct Context {
+  Context(const Trace& t, const BuildOptions& o, BuildStats& s, Graph& graph)
+      : trace(t), opts(o), stats(s), g(graph) {}
+  const Trace& trace;
+  const BuildOptions& opts;
+  BuildStats& stats;
+  Graph& g;
+
+  std::vector<ThreadInfo> threads;
+  std::vector<StreamInfo> streams;
+  std::vector<CpuCall> calls;
+  std::vector<GpuOp> ops;
+  absl::flat_hash_map<uint64_t, uint32_t> call_by_corr;
+  // Median idle-stream launch latency (op start - call end) per device.
+  absl::flat_hash_map<int32_t, int64_t> typical_latency;
+
+  std::string_view ApiName(const CpuCall& c) const {
+    return trace.String(trace.events().api_calls(static_cast<int>(c.api)).name_sid());
+  }
+  const proto::GpuActivity& Act(const GpuOp& o) const {
+    return trace.events().gpu_activities(static_cast<int>(o.act));
+  }
+  // Index of the last op on stream s submitted strictly before time t, or kNone.
+  uint32_t LastSubmittedBefore(uint32_t s, int64_t t) const;
+  // Index of the first op on stream s submitted at or after time t, or kNone.
+  uint32_t FirstSubmittedFrom(uint32_t s, int64_t t) const;
+  // Index of the last op on stream s ending at or before t, or kNone.
+  uint32_t LastEndingBy(uint32_t s, int64_t t) const;
+  // The call that follows call c on its thread, or kNone.
+  uint32_t NextOnThread(uint32_t c) const {
+    return c + 1 < threads[calls[c].thread].end ? c + 1 : kNone;
+  }
+  // Makes the CPU call `c` wait for GPU op `o` (a kSync edge) and records how
+  // long the call waited; ApplySyncResiduals() then shrinks each blocked call
+  // to its post-wait residual.
+  void AddSyncEdge(uint32_t o, uint32_t c);
+  std::vector<int64_t> wait_end;  // per call: latest end of a GPU op it waited for
+  // Per call: where its own CPU part ends. The call's end, except for a
+  // blocking copy, whose part after the copy started is the copy itself (an
+  // edge from the copy to the next call on the thread carries it).
+  std::vector<int64_t> own_end;
+};
+
+void BuildCpuTasks(Context& ctx);
+void BuildGpuTasks(Context& ctx);
+void AddLaunchEdges(Context& ctx);
+void AnchorRoots(Context& ctx);
+void FinishLaunchDelays(Context& ctx);
+void AddSyncEdges(Context& ctx);
+void AddInterThreadEdges(Context& ctx);
+void Annotate(Context& ctx);
+
+}  // namespace reverie::depgraph::internal
+
+#endif  // REVERIE_DEPGRAPH_BUILDER_INTERNAL_H_

@@ -1,0 +1,315 @@
+// File: depgraph/builder_sync.cc
+//
+// GPU -> CPU (sync) and GPU -> GPU (event) edges, from Sync records when the
+// trace has them for a call, else inferred from the call's name and timing.
+//
+// Which GPU task a sync waits for: the last task *submitted* to the stream
+// before the sync call started (a sync waits for work issued before it, not
+// for work another thread issues meanwhile). When clock skew makes that task
+// end after the call returned, the last task that ended before the return is
+// used instead (counter sync_clock_skew).
+#include <algorithm>
+#include <limits>
+#include <string_view>
+#include <vector>
+
+#include "depgraph/builder_internal.h"
+
+namespace reverie::depgraph::internal {
+namespace {
+
+enum class Blocking { kNone, kDevice, kStream, kEvent, kStreamWaitEvent };
+
+Blocking Classify(std::string_view name) {
+  auto has = [&](std::string_view s) { return name.find(s) != std::string_view::npos; };
+  if (has("DeviceSynchronize") || has("CtxSynchronize")) return Blocking::kDevice;
+  if (has("StreamSynchronize")) return Blocking::kStream;
+  if (has("EventSynchronize")) return Blocking::kEvent;
+  if (has("StreamWaitEvent")) return Blocking::kStreamWaitEvent;
+  return Blocking::kNone;
+}
+
+class SyncPass {
+ public:
+  explicit SyncPass(Context& ctx) : ctx_(ctx) {
+    for (uint32_t s = 0; s < ctx.streams.size(); ++s) {
+      stream_index_[{ctx.streams[s].device, ctx.streams[s].stream}] = s;
+    }
+  }
+
+  void Run() {
+    std::vector<bool> recorded(ctx_.calls.size(), false);
+    for (const proto::Sync& s : ctx_.trace.events().syncs()) {
+      const uint32_t c = CallOf(s.correlation_id());
+      if (c == kNone) {
+        ctx_.stats.Add("sync_without_call");
+        continue;
+      }
+      recorded[c] = true;
+      FromRecord(s, c);
+    }
+    for (uint32_t c = 0; c < ctx_.calls.size(); ++c) {
+      if (recorded[c]) continue;
+      const Blocking kind = Classify(ctx_.ApiName(ctx_.calls[c]));
+      if (kind != Blocking::kNone) Infer(kind, c);
+      if (ctx_.calls[c].first_launch != kNone) MaybeBlockingCopy(c);
+    }
+    ApplyResiduals();
+  }
+
+ private:
+  uint32_t CallOf(uint64_t corr) const {
+    if (corr == 0) return kNone;
+    auto it = ctx_.call_by_corr.find(corr);
+    return it == ctx_.call_by_corr.end() ? kNone : it->second;
+  }
+  uint32_t StreamOf(int32_t device, int64_t stream) const {
+    auto it = stream_index_.find({device, stream});
+    return it == stream_index_.end() ? kNone : it->second;
+  }
+
+  // The op on stream s that a wait issued at `issued` and returning by
+  // `returned` waited for (see the file comment), or kNone.
+  uint32_t Waited(uint32_t s, int64_t issued, int64_t returned) {
+    const uint32_t o = ctx_.LastSubmittedBefore(s, issued);
+    if (o == kNone || ctx_.ops[o].end <= returned) return o;
+    ctx_.stats.Add("sync_clock_skew");
+    return ctx_.LastEndingBy(s, returned);
+  }
+
+  void SyncOnStream(uint32_t s, uint32_t c, const char* counter) {
+    const CpuCall& call = ctx_.calls[c];
+    const uint32_t o = Waited(s, call.start, call.end);
+    if (o == kNone) return;
+    ctx_.AddSyncEdge(o, c);
+    ctx_.stats.Add(counter);
+  }
+
+  void SyncOnDevice(int32_t device, uint32_t c, const char* counter) {
+    for (uint32_t s = 0; s < ctx_.streams.size(); ++s) {
+      if (device < 0 || ctx_.streams[s].device == device) SyncOnStream(s, c, counter);
+    }
+  }
+
+  // GPU -> GPU: `producer` must finish before `consumer` starts.
+  void EventEdge(uint32_t producer, uint32_t consumer, const char* counter) {
+    if (producer == kNone || consumer == kNone) return;
+    GpuOp& p = ctx_.ops[producer];
+    GpuOp& q = ctx_.ops[consumer];
+    if (p.stream == q.stream) return;  // stream order already says so
+    if (p.end > q.start) {
+      ctx_.stats.Add("event_edge_rejected");  // the trace contradicts the inference
+      return;
+    }
+    const int64_t wait = q.start - p.end;
+    const int64_t delay = std::min(wait, ctx_.opts.stream_gap_cap_ns);
+    ctx_.g.AddEdge(p.task, q.task, EdgeKind::kEvent, static_cast<int32_t>(delay));
+    if (wait <= ctx_.opts.stream_gap_cap_ns) q.explained = true;
+    ctx_.stats.Add(counter);
+  }
+
+  void FromRecord(const proto::Sync& s, uint32_t c) {
+    const CpuCall& call = ctx_.calls[c];
+    switch (s.kind()) {
+      case proto::Sync::DEVICE:
+      case proto::Sync::CONTEXT:
+        SyncOnDevice(s.device(), c, "sync_edge_device");
+        return;
+      case proto::Sync::STREAM: {
+        const uint32_t st = StreamOf(s.device(), s.stream());
+        if (st != kNone) SyncOnStream(st, c, "sync_edge_stream");
+        return;
+      }
+      case proto::Sync::EVENT:
+      case proto::Sync::STREAM_WAIT_EVENT: {
+        const uint32_t producer = EventProducer(s);
+        if (s.kind() == proto::Sync::EVENT) {
+          if (producer == kNone) {
+            Infer(Blocking::kEvent, c);
+            return;
+          }
+          if (ctx_.ops[producer].end > call.end) {
+            ctx_.stats.Add("sync_clock_skew");
+            return;
+          }
+          ctx_.AddSyncEdge(producer, c);
+          ctx_.stats.Add("sync_edge_event");
+          return;
+        }
+        const uint32_t consumer_stream = StreamOf(s.device(), s.stream());
+        if (producer == kNone || consumer_stream == kNone) {
+          ctx_.stats.Add("event_wait_unresolved");
+          return;
+        }
+        EventEdge(producer, ctx_.FirstSubmittedFrom(consumer_stream, call.start),
+                  "event_edge_recorded");
+        return;
+      }
+      default:
+        ctx_.stats.Add("sync_unknown_kind");
+    }
+  }
+
+  // The op that precedes the event's record on the recording stream.
+  uint32_t EventProducer(const proto::Sync& s) {
+    const uint32_t st = StreamOf(s.device(), s.wait_on_stream());
+    const uint32_t rec = CallOf(s.event_record_correlation_id());
+    if (st == kNone || rec == kNone) return kNone;
+    return ctx_.LastSubmittedBefore(st, ctx_.calls[rec].start);
+  }
+
+  // No Sync record for a blocking call: infer what it waited for.
+  void Infer(Blocking kind, uint32_t c) {
+    const CpuCall& call = ctx_.calls[c];
+    if (kind == Blocking::kDevice) {
+      SyncOnDevice(-1, c, "inferred_sync");
+      return;
+    }
+    if (kind == Blocking::kStreamWaitEvent) {
+      InferStreamWait(c);
+      return;
+    }
+    // Stream / event sync: the stream whose last-submitted work ended last,
+    // shortly before the call returned, is the one it waited on.
+    uint32_t best = kNone;
+    for (uint32_t s = 0; s < ctx_.streams.size(); ++s) {
+      const uint32_t o = ctx_.LastSubmittedBefore(s, call.start);
+      if (o == kNone || ctx_.ops[o].end > call.end) continue;
+      if (best == kNone || ctx_.ops[o].end > ctx_.ops[best].end) best = o;
+    }
+    if (best != kNone && call.end - ctx_.ops[best].end <= ctx_.opts.sync_tolerance_ns &&
+        ctx_.ops[best].end > call.start) {
+      ctx_.AddSyncEdge(best, c);
+      ctx_.stats.Add("inferred_sync");
+      return;
+    }
+    // It did not wait. A stream sync still orders the call after the work on
+    // the thread's current stream (the stream of its latest launch).
+    ctx_.stats.Add("sync_not_waiting");
+    if (kind == Blocking::kStream) {
+      const uint32_t cur = CurrentStream(c);
+      if (cur != kNone) SyncOnStream(cur, c, "inferred_sync");
+    }
+  }
+
+  // Stream of the latest GPU op launched from c's thread before c, or kNone.
+  uint32_t CurrentStream(uint32_t c) const {
+    const ThreadInfo& th = ctx_.threads[ctx_.calls[c].thread];
+    for (uint32_t x = c; x > th.begin && c - x < 10'000; --x) {
+      const uint32_t o = ctx_.calls[x - 1].first_launch;
+      if (o != kNone) return ctx_.ops[o].stream;
+    }
+    return kNone;
+  }
+
+  // cudaStreamWaitEvent without a record: the waiting stream is the stream of
+  // the next launch from the same thread; the event was recorded on the
+  // other stream of the device that was submitted to most recently.
+  void InferStreamWait(uint32_t c) {
+    const CpuCall& call = ctx_.calls[c];
+    const ThreadInfo& th = ctx_.threads[call.thread];
+    uint32_t consumer_stream = kNone;
+    for (uint32_t x = c + 1; x < th.end && x - c < 64; ++x) {
+      if (ctx_.calls[x].first_launch != kNone) {
+        consumer_stream = ctx_.ops[ctx_.calls[x].first_launch].stream;
+        break;
+      }
+    }
+    if (consumer_stream == kNone) {
+      ctx_.stats.Add("event_wait_unresolved");
+      return;
+    }
+    const int32_t device = ctx_.streams[consumer_stream].device;
+    uint32_t producer = kNone;
+    int64_t latest = std::numeric_limits<int64_t>::min();
+    for (uint32_t s = 0; s < ctx_.streams.size(); ++s) {
+      if (s == consumer_stream || ctx_.streams[s].device != device) continue;
+      const uint32_t o = ctx_.LastSubmittedBefore(s, call.start);
+      if (o == kNone) continue;
+      const int64_t sub = ctx_.streams[s].submitted[o - ctx_.streams[s].begin];
+      if (sub > latest) {
+        latest = sub;
+        producer = o;
+      }
+    }
+    if (producer == kNone) {
+      ctx_.stats.Add("event_wait_unresolved");
+      return;
+    }
+    EventEdge(producer, ctx_.FirstSubmittedFrom(consumer_stream, call.start),
+              "inferred_event_edge");
+  }
+
+  // A copy call that returned only after its own copy ran (cudaMemcpy, or an
+  // async copy from/to pageable memory). Such a call cannot start its copy
+  // before the work submitted earlier to the copy's stream ends, and cannot
+  // return before the copy has run. Modelled without a cycle (the call
+  // launches the copy):
+  // - the wait for the earlier work is a sync edge from the last op
+  //   submitted to the stream before the call (counter
+  //   inferred_blocking_copy_wait / _ns), so a faster GPU shortens it;
+  // - the call's own part ends where the copy started (own_end), so its
+  //   residual duration is the staging/issue time after the wait;
+  // - the copy itself is routed to the next call on the thread (a sync edge
+  //   whose delay is the measured hand-off, often slightly negative: CUPTI
+  //   stamps a staged copy's end tens of us after the call returns).
+  void MaybeBlockingCopy(uint32_t c) {
+    const std::string_view name = ctx_.ApiName(ctx_.calls[c]);
+    if (name.find("emcpy") == std::string_view::npos) return;
+    const CpuCall& call = ctx_.calls[c];
+    const uint32_t o = call.first_launch;
+    const GpuOp& op = ctx_.ops[o];
+    const bool async = name.find("Async") != std::string_view::npos;
+    const bool pageable =
+        ctx_.trace.String(ctx_.Act(op).name_sid()).find("Pageable") != std::string_view::npos;
+    if (async && !pageable) return;
+    // The copy ran inside the call: started while it ran, ended by its return
+    // (within the sync tolerance, or a tenth of the copy for long copies).
+    const int64_t slack = std::max(ctx_.opts.sync_tolerance_ns, (op.end - op.start) / 10);
+    if (op.start < call.start || op.start > call.end || op.end > call.end + slack) return;
+    const uint32_t next = ctx_.NextOnThread(c);
+    if (next == kNone) {
+      ctx_.stats.Add("blocking_copy_unrouted");
+      return;
+    }
+    const uint32_t p = ctx_.LastSubmittedBefore(op.stream, call.start);
+    if (p != kNone && p < o && ctx_.ops[p].end > call.start &&
+        ctx_.ops[p].end <= op.start + ctx_.opts.stream_gap_cap_ns) {
+      // Submitted before the call started, so it cannot depend on the call.
+      ctx_.AddSyncEdge(p, c);
+      ctx_.stats.Add("inferred_blocking_copy_wait");
+      ctx_.stats.Add("inferred_blocking_copy_wait_ns", ctx_.ops[p].end - call.start);
+    }
+    ctx_.own_end[c] = std::clamp(op.start, call.start, call.end);
+    const int64_t handoff = ctx_.calls[next].start - op.end;
+    ctx_.g.AddEdge(op.task, ctx_.calls[next].task, EdgeKind::kSync,
+                   static_cast<int32_t>(std::clamp<int64_t>(
+                       handoff, -std::numeric_limits<int32_t>::max(),
+                       std::numeric_limits<int32_t>::max())));
+    ctx_.stats.Add("inferred_blocking_copy");
+  }
+
+  // A call that blocked keeps only its own residual as duration: its
+  // modelled span is [clamp(wait end, start, own end), own end].
+  void ApplyResiduals() {
+    for (uint32_t c = 0; c < ctx_.calls.size(); ++c) {
+      const CpuCall& call = ctx_.calls[c];
+      const int64_t own_end = ctx_.own_end[c];
+      const int64_t w = ctx_.wait_end[c];
+      if (w <= call.start && own_end == call.end) continue;
+      const int64_t resumed = std::clamp(w, call.start, own_end);
+      ctx_.g.set_duration_ns(call.task, own_end - resumed);
+      ctx_.g.set_measured_start_ns(call.task, resumed);
+      if (resumed > call.start) ctx_.stats.Add("sync_wait_ns", resumed - call.start);
+    }
+  }
+
+  Context& ctx_;
+  absl::flat_hash_map<std::pair<int32_t, int64_t>, uint32_t> stream_index_;
+};
+
+}  // namespace
+
+void AddSyncEdges(Context& ctx) { SyncPass(ctx).Run(); }
+
+}  // namespace reverie::depgraph::internal

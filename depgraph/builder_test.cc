@@ -1,0 +1,415 @@
+#include "depgraph/builder.h"
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "depgraph/simulator.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace reverie::depgraph {
+namespace {
+
+constexpr int64_t kPid = 100;
+
+// Builds synthetic traces through the Trace API (times in ns).
+class T {
+ public:
+  void Api(std::string_view name, int64_t tid, int64_t start, int64_t end, uint64_t corr = 0) {
+    proto::ApiCall* a = tr.events().add_api_calls();
+    a->set_kind(proto::ApiCall::RUNTIME);
+    a->set_name_sid(tr.Intern(name));
+    a->set_pid(kPid);
+    a->set_tid(tid);
+    a->set_start_ns(start);
+    a->set_end_ns(end);
+    a->set_correlation_id(corr);
+  }
+  void Gpu(std::string_view name, int64_t stream, int64_t start, int64_t end, uint64_t corr,
+           proto::GpuActivity::Kind kind = proto::GpuActivity::KERNEL) {
+    proto::GpuActivity* g = tr.events().add_gpu_activities();
+    g->set_kind(kind);
+    g->set_name_sid(tr.Intern(name));
+    g->set_device(0);
+    g->set_stream(stream);
+    g->set_start_ns(start);
+    g->set_end_ns(end);
+    g->set_correlation_id(corr);
+  }
+  proto::Sync* Sync(proto::Sync::Kind kind, uint64_t corr, int64_t stream = 0) {
+    proto::Sync* s = tr.events().add_syncs();
+    s->set_kind(kind);
+    s->set_correlation_id(corr);
+    s->set_device(0);
+    s->set_stream(stream);
+    return s;
+  }
+  void Range(int64_t tid, int64_t start, int64_t end, std::string_view module,
+             proto::Phase phase) {
+    proto::Range* r = tr.events().add_ranges();
+    r->set_kind(proto::Range::USER_ANNOTATION);
+    r->set_name_sid(tr.Intern("r"));
+    r->set_module_path_sid(module.empty() ? 0 : tr.Intern(module));
+    r->set_phase(phase);
+    r->set_pid(kPid);
+    r->set_tid(tid);
+    r->set_start_ns(start);
+    r->set_end_ns(end);
+  }
+  void Step(int64_t index, int64_t tid, int64_t start, int64_t end) {
+    proto::Iteration* it = tr.events().add_iterations();
+    it->set_index(index);
+    it->set_name_sid(tr.Intern("ProfilerStep#" + std::to_string(index)));
+    it->set_pid(kPid);
+    it->set_tid(tid);
+    it->set_start_ns(start);
+    it->set_end_ns(end);
+  }
+  Graph Build(BuildStats* stats = nullptr, BuildOptions opts = {}) {
+    absl::StatusOr<Graph> g = BuildGraph(tr, opts, stats);
+    EXPECT_TRUE(g.ok()) << g.status();
+    if (!g.ok()) return Graph();
+    EXPECT_TRUE(g->Validate().ok()) << g->Validate();
+    return *std::move(g);
+  }
+  Trace tr;
+};
+
+// Task whose name is `name` (the n-th one).
+TaskId Find(const Graph& g, std::string_view name, int n = 0) {
+  for (uint32_t t = 0; t < g.task_count(); ++t) {
+    if (g.name(TaskId(t)) == name && n-- == 0) return TaskId(t);
+  }
+  ADD_FAILURE() << "no task " << name;
+  return TaskId(0);
+}
+
+std::vector<Edge> EdgesOfKind(const Graph& g, EdgeKind k) {
+  std::vector<Edge> out;
+  for (const Edge& e : g.edges()) {
+    if (!e.removed && e.kind == k) out.push_back(e);
+  }
+  return out;
+}
+
+// Every iteration replays exactly when nothing changed.
+void ExpectFaithful(const Graph& g) {
+  absl::StatusOr<SimResult> r = Simulate(g);
+  ASSERT_TRUE(r.ok()) << r.status();
+  const std::vector<IterationTime> m = MeasuredIterations(g);
+  ASSERT_EQ(m.size(), r->iterations.size());
+  for (size_t i = 0; i < m.size(); ++i) {
+    EXPECT_EQ(r->iterations[i].duration_ns(), m[i].duration_ns()) << "iteration " << i;
+  }
+}
+
+TEST(BuilderTest, EmptyTraceIsInvalidArgument) {
+  Trace tr;
+  absl::StatusOr<Graph> g = BuildGraph(tr);
+  ASSERT_FALSE(g.ok());
+  EXPECT_EQ(g.status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST(BuilderTest, TasksGapsAndLaunchDelays) {
+  T t;
+  t.Api("cudaLaunchKernel", 1, 1000, 1010, 1);
+  t.Api("cudaLaunchKernel", 1, 1030, 1040, 2);
+  t.Api("cudaLaunchKernel", 1, 1100, 1110, 3);
+  t.Gpu("k1", 7, 1015, 1200, 1);  // idle stream: latency 5 after the call ended
+  t.Gpu("k2", 7, 1201, 1300, 2);  // queued behind k1
+  t.Gpu("k3", 7, 5000, 5100, 3);  // idle stream again, long latency
+  BuildStats stats;
+  const Graph g = t.Build(&stats);
+  EXPECT_EQ(g.task_count(), 6u);
+  const TaskId c1 = Find(g, "cudaLaunchKernel", 0);
+  const TaskId c3 = Find(g, "cudaLaunchKernel", 2);
+  EXPECT_EQ(g.gap_ns(c1), 20);
+  EXPECT_EQ(g.gap_ns(c3), 0);  // last on its thread
+  EXPECT_EQ(g.gap_ns(Find(g, "k1")), 1);    // back-to-back overhead kept
+  EXPECT_EQ(g.gap_ns(Find(g, "k2")), 2000);  // idle stream: capped
+  const std::vector<Edge> launches = EdgesOfKind(g, EdgeKind::kLaunch);
+  ASSERT_EQ(launches.size(), 3u);
+  EXPECT_EQ(launches[0].delay_ns, 5);
+  EXPECT_LE(launches[1].delay_ns, 1201 - 1040);  // queued: does not bind
+  EXPECT_EQ(launches[2].delay_ns, 5000 - 1110);
+  EXPECT_EQ(stats.Get("kernel_without_launch"), 0);
+  EXPECT_EQ(g.iteration_count(), 1u);  // no markers: one iteration
+  ExpectFaithful(g);
+}
+
+TEST(BuilderTest, UnexplainedIdleStreamTimeStaysWithTheStream) {
+  T t;
+  t.Api("cudaLaunchKernel", 1, 0, 10, 1);
+  t.Api("cudaLaunchKernel", 1, 20, 30, 2);
+  t.Gpu("a", 7, 40, 100, 1);
+  t.Gpu("b", 7, 900'000, 900'100, 2);  // launched ~900 us earlier, stream idle
+  BuildStats stats;
+  Graph g = t.Build(&stats);
+  EXPECT_EQ(stats.Get("unexplained_stream_gap"), 1);
+  EXPECT_EQ(g.gap_ns(Find(g, "a")), 900'000 - 100);
+  const std::vector<Edge> launches = EdgesOfKind(g, EdgeKind::kLaunch);
+  ASSERT_EQ(launches.size(), 2u);
+  EXPECT_LE(launches[1].delay_ns, 50'000);  // never the 900 us wait
+  ExpectFaithful(g);
+  // The wait moves with the GPU, not the CPU: a shorter "a" starts "b" sooner.
+  g.set_duration_ns(Find(g, "a"), 10);
+  absl::StatusOr<SimResult> r = Simulate(g);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->start_ns[Find(g, "b").value()], 40 + 10 + (900'000 - 100));
+}
+
+TEST(BuilderTest, InferredDeviceSyncWaitsAndKeepsResidual) {
+  T t;
+  t.Api("cudaLaunchKernel", 1, 0, 10, 1);
+  t.Api("cudaDeviceSynchronize", 1, 20, 520, 2);
+  t.Api("cudaLaunchKernel", 1, 530, 540, 3);
+  t.Gpu("k1", 7, 15, 510, 1);
+  t.Gpu("k2", 7, 545, 600, 3);
+  BuildStats stats;
+  Graph g = t.Build(&stats);
+  const TaskId sync = Find(g, "cudaDeviceSynchronize");
+  const std::vector<Edge> syncs = EdgesOfKind(g, EdgeKind::kSync);
+  ASSERT_EQ(syncs.size(), 1u);
+  EXPECT_EQ(syncs[0].src, Find(g, "k1"));
+  EXPECT_EQ(syncs[0].dst, sync);
+  EXPECT_EQ(g.duration_ns(sync), 10);  // 520 - 510: the post-wait residual
+  EXPECT_EQ(stats.Get("inferred_sync"), 1);
+  ExpectFaithful(g);
+  // The wait now comes from the edge: a shorter kernel returns the sync earlier.
+  g.set_duration_ns(Find(g, "k1"), 95);
+  absl::StatusOr<SimResult> r = Simulate(g);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->end_ns[sync.value()], 15 + 95 + 10);
+}
+
+TEST(BuilderTest, RecordedStreamSyncUsesItsStreamOnly) {
+  T t;
+  t.Api("cudaLaunchKernel", 1, 0, 10, 1);
+  t.Api("cudaLaunchKernel", 1, 10, 20, 2);
+  t.Api("cudaStreamSynchronize", 1, 30, 210, 3);
+  t.Gpu("a", 7, 15, 200, 1);
+  t.Gpu("b", 8, 25, 400, 2);
+  t.Sync(proto::Sync::STREAM, 3, 7);
+  BuildStats stats;
+  const Graph g = t.Build(&stats);
+  const std::vector<Edge> syncs = EdgesOfKind(g, EdgeKind::kSync);
+  ASSERT_EQ(syncs.size(), 1u);
+  EXPECT_EQ(syncs[0].src, Find(g, "a"));
+  EXPECT_EQ(stats.Get("sync_edge_stream"), 1);
+  EXPECT_EQ(stats.Get("inferred_sync"), 0);
+  ExpectFaithful(g);
+}
+
+TEST(BuilderTest, RecordedStreamWaitEventMakesAGpuToGpuEdge) {
+  T t;
+  t.Api("cudaLaunchKernel", 1, 0, 10, 1);      // producer on stream 7
+  t.Api("cudaEventRecord", 1, 12, 14, 2);      // recorded on 7
+  t.Api("cudaLaunchKernel", 1, 15, 20, 3);     // after the record: not waited for
+  t.Api("cudaStreamWaitEvent", 1, 22, 24, 4);  // stream 8 waits
+  t.Api("cudaLaunchKernel", 1, 25, 30, 5);     // consumer on stream 8
+  t.Gpu("producer", 7, 12, 300, 1);
+  t.Gpu("later", 7, 301, 900, 3);
+  t.Gpu("consumer", 8, 302, 400, 5);
+  proto::Sync* s = t.Sync(proto::Sync::STREAM_WAIT_EVENT, 4, 8);
+  s->set_wait_on_stream(7);
+  s->set_event_record_correlation_id(2);
+  BuildStats stats;
+  Graph g = t.Build(&stats);
+  const std::vector<Edge> ev = EdgesOfKind(g, EdgeKind::kEvent);
+  ASSERT_EQ(ev.size(), 1u);
+  EXPECT_EQ(ev[0].src, Find(g, "producer"));
+  EXPECT_EQ(ev[0].dst, Find(g, "consumer"));
+  EXPECT_EQ(ev[0].delay_ns, 2);
+  ExpectFaithful(g);
+  // The consumer follows the producer, not its own (early) launch.
+  g.set_duration_ns(Find(g, "producer"), 1000);
+  absl::StatusOr<SimResult> r = Simulate(g);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->start_ns[Find(g, "consumer").value()], 12 + 1000 + 2);
+}
+
+TEST(BuilderTest, InferredStreamWaitEventWithoutRecords) {
+  T t;
+  t.Api("cudaLaunchKernel", 1, 0, 10, 1);
+  t.Api("cudaStreamWaitEvent", 1, 22, 24, 4);
+  t.Api("cudaLaunchKernel", 1, 25, 30, 5);
+  t.Gpu("producer", 7, 12, 300, 1);
+  t.Gpu("nccl", 14, 301, 400, 5);
+  BuildStats stats;
+  const Graph g = t.Build(&stats);
+  const std::vector<Edge> ev = EdgesOfKind(g, EdgeKind::kEvent);
+  ASSERT_EQ(ev.size(), 1u);
+  EXPECT_EQ(ev[0].dst, Find(g, "nccl"));
+  EXPECT_EQ(stats.Get("inferred_event_edge"), 1);
+  ExpectFaithful(g);
+}
+
+TEST(BuilderTest, BlockingMemcpyWaitIsRoutedToTheNextCallWithoutACycle) {
+  T t;
+  t.Api("cudaMemcpy", 1, 0, 500, 1);
+  t.Api("cudaLaunchKernel", 1, 510, 520, 2);
+  t.Gpu("Memcpy DtoH (Device -> Pageable)", 7, 20, 490, 1, proto::GpuActivity::MEMCPY);
+  t.Gpu("k", 7, 530, 600, 2);
+  BuildStats stats;
+  Graph g = t.Build(&stats);  // Build() validates: no cycle
+  EXPECT_EQ(stats.Get("inferred_blocking_copy"), 1);
+  const TaskId copy = Find(g, "Memcpy DtoH (Device -> Pageable)");
+  const TaskId next = Find(g, "cudaLaunchKernel");
+  bool routed = false;
+  for (const Edge& e : EdgesOfKind(g, EdgeKind::kSync)) routed |= e.src == copy && e.dst == next;
+  EXPECT_TRUE(routed);
+  ExpectFaithful(g);
+  g.set_duration_ns(copy, 1000);  // a slower copy holds the CPU back
+  absl::StatusOr<SimResult> r = Simulate(g);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->start_ns[next.value()], 20 + 1000 + 20);
+}
+
+TEST(BuilderTest, BlockingHtoDCopyWaitsForEarlierStreamWorkThroughAnEdge) {
+  T t;
+  t.Api("cudaLaunchKernel", 1, 0, 10, 1);
+  // Pageable HtoD copy: queued behind k, returns once the copy has run.
+  t.Api("cudaMemcpyAsync", 1, 50, 1130, 2);
+  t.Api("cudaLaunchKernel", 1, 1140, 1150, 3);
+  t.Gpu("k", 7, 20, 1000, 1);
+  t.Gpu("Memcpy HtoD (Pageable -> Device)", 7, 1005, 1100, 2, proto::GpuActivity::MEMCPY);
+  t.Gpu("k2", 7, 1200, 1300, 3);
+  BuildStats stats;
+  Graph g = t.Build(&stats);  // validates: no cycle
+  EXPECT_EQ(stats.Get("inferred_blocking_copy"), 1);
+  EXPECT_EQ(stats.Get("inferred_blocking_copy_wait"), 1);
+  const TaskId call = Find(g, "cudaMemcpyAsync");
+  EXPECT_EQ(g.duration_ns(call), 5);  // the residual after the wait, not the wait
+  ExpectFaithful(g);
+  // A faster GPU shortens the wait: k ends at 500, the copy starts 5 ns
+  // later, and so does the call's own part end.
+  g.set_duration_ns(Find(g, "k"), 480);
+  absl::StatusOr<SimResult> r = Simulate(g);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->end_ns[call.value()], 505);
+  EXPECT_EQ(r->start_ns[Find(g, "cudaLaunchKernel", 1).value()], 505 + 95 + 40);
+}
+
+TEST(BuilderTest, ThreadResumingAfterAnotherThreadsWorkWaitsForIt) {
+  T t;
+  // Main thread: forward (one long stretch of CPU work), then the loss.
+  t.Api("main_first", 1, 0, 10);
+  t.Api("main_long", 1, 1000, 4000);
+  t.Api("main_last", 1, 4900, 4910);
+  // Backward thread: a call, a short CPU op after it, idle until the main
+  // thread hands over, then a CPU op leading to its next call.
+  t.Api("bw_first", 2, 20, 30);
+  t.Range(2, 35, 45, "", proto::BACKWARD);
+  t.Range(2, 5000, 5200, "", proto::BACKWARD);
+  t.Api("bw_resume", 2, 5100, 5110);
+  BuildOptions opts;
+  opts.inter_thread_gap_ns = 1000;
+  opts.inter_thread_window_ns = 200;
+  BuildStats stats;
+  Graph g = t.Build(&stats, opts);
+  EXPECT_EQ(stats.Get("inferred_inter_thread"), 1);
+  EXPECT_EQ(stats.Get("inferred_inter_thread_wait_ns"), 5000 - 45);
+  // The gap keeps only the CPU op before the thread went idle.
+  EXPECT_EQ(g.gap_ns(Find(g, "bw_first")), 15);
+  ExpectFaithful(g);
+  // Shorter main-thread work moves the resume earlier by as much.
+  g.set_duration_ns(Find(g, "main_long"), 1000);
+  absl::StatusOr<SimResult> r = Simulate(g);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->start_ns[Find(g, "bw_resume").value()], 5100 - 2000);
+}
+
+TEST(BuilderTest, NestedDriverCallIsFoldedIntoItsRuntimeCall) {
+  T t;
+  t.Api("cudaLaunchKernel", 1, 0, 100, 1);
+  t.Api("cuLaunchKernel", 1, 10, 90, 2);
+  t.Gpu("k", 7, 95, 200, 2);
+  BuildStats stats;
+  const Graph g = t.Build(&stats);
+  EXPECT_EQ(stats.Get("nested_api_call"), 1);
+  EXPECT_EQ(g.task_count(), 2u);
+  const std::vector<Edge> launches = EdgesOfKind(g, EdgeKind::kLaunch);
+  ASSERT_EQ(launches.size(), 1u);
+  EXPECT_EQ(launches[0].src, Find(g, "cudaLaunchKernel"));
+  ExpectFaithful(g);
+}
+
+TEST(BuilderTest, KernelWithoutLaunchIsAnchoredAndCounted) {
+  T t;
+  t.Api("cudaLaunchKernel", 1, 0, 10, 1);
+  t.Api("cudaFree", 1, 1000, 1010, 0);
+  t.Gpu("k", 7, 15, 100, 1);
+  t.Gpu("orphan", 7, 2000, 2100, 0);
+  t.Gpu("lost", 8, 3000, 3100, 99);
+  BuildStats stats;
+  const Graph g = t.Build(&stats);
+  EXPECT_EQ(stats.Get("kernel_without_launch"), 2);
+  EXPECT_EQ(stats.Get("unmatched_correlation"), 1);
+  ExpectFaithful(g);
+  absl::StatusOr<SimResult> r = Simulate(g);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->start_ns[Find(g, "orphan").value()], 2000);
+}
+
+TEST(BuilderTest, InterThreadEdgeHandsTheGapToTheOtherThread) {
+  T t;
+  // Main thread launches, then idles while the backward thread works, then resumes.
+  t.Api("cudaLaunchKernel", 1, 0, 10, 1);
+  t.Api("cudaLaunchKernel", 1, 400, 410, 2);
+  t.Api("cudaLaunchKernel", 2, 20, 30, 3);
+  t.Api("cudaLaunchKernel", 2, 300, 390, 4);
+  t.Gpu("k1", 7, 15, 20, 1);
+  t.Gpu("k3", 7, 35, 40, 3);
+  t.Gpu("k4", 7, 395, 398, 4);
+  t.Gpu("k2", 7, 415, 420, 2);
+  BuildOptions opts;
+  opts.inter_thread_gap_ns = 100;
+  opts.inter_thread_window_ns = 20;
+  BuildStats stats;
+  Graph g = t.Build(&stats, opts);
+  EXPECT_EQ(stats.Get("inferred_inter_thread"), 1);
+  EXPECT_EQ(stats.Get("thread_start_anchor"), 1);  // thread 2 starts after thread 1's call
+  ExpectFaithful(g);
+  // The backward thread finishing later delays the main thread's resume.
+  g.set_duration_ns(Find(g, "cudaLaunchKernel", 3), 190);
+  absl::StatusOr<SimResult> r = Simulate(g);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->start_ns[Find(g, "cudaLaunchKernel", 1).value()], 500);
+}
+
+TEST(BuilderTest, LayersPhasesAndIterations) {
+  T t;
+  t.Step(1, 1, 0, 1000);
+  t.Step(2, 1, 1000, 2000);
+  t.Range(1, 0, 500, "encoder.layer.0", proto::FORWARD);
+  t.Range(1, 100, 200, "encoder.layer.0.attn", proto::PHASE_UNKNOWN);
+  t.Range(1, 1000, 1500, "", proto::BACKWARD);
+  t.Api("cudaLaunchKernel", 1, 50, 60, 1);    // layer.0, forward
+  t.Api("cudaLaunchKernel", 1, 150, 160, 2);  // attn, forward (inherited)
+  t.Api("cudaLaunchKernel", 1, 1100, 1110, 3);  // no layer, backward, iteration 2
+  t.Api("cudaLaunchKernel", 2, 1200, 1210, 4);  // other thread: latest iteration
+  t.Gpu("k1", 7, 70, 80, 1);
+  t.Gpu("k2", 7, 170, 180, 2);
+  t.Gpu("k3", 7, 1120, 1130, 3);
+  t.Gpu("k4", 7, 1220, 1230, 4);
+  const Graph g = t.Build();
+  ASSERT_EQ(g.iteration_count(), 2u);
+  EXPECT_EQ(g.iteration_info(1).name, "ProfilerStep#2");
+  const LayerId attn = g.FindLayer("encoder.layer.0.attn");
+  ASSERT_TRUE(attn.valid());
+  EXPECT_EQ(g.layer(attn).parent, g.FindLayer("encoder.layer.0"));
+  EXPECT_EQ(g.layer(g.FindLayer("encoder.layer")).parent, g.FindLayer("encoder"));
+  EXPECT_EQ(g.layer_of(Find(g, "k1")), g.FindLayer("encoder.layer.0"));
+  EXPECT_EQ(g.layer_of(Find(g, "k2")), attn);
+  EXPECT_EQ(g.phase(Find(g, "k2")), Phase::kForward);
+  EXPECT_EQ(g.phase(Find(g, "k3")), Phase::kBackward);
+  EXPECT_FALSE(g.layer_of(Find(g, "k3")).valid());
+  EXPECT_EQ(g.iteration_of(Find(g, "k1")), 0);
+  EXPECT_EQ(g.iteration_of(Find(g, "k3")), 1);
+  EXPECT_EQ(g.iteration_of(Find(g, "k4")), 1);
+  ExpectFaithful(g);
+}
+
+}  // namespace
+}  // namespace reverie::depgraph

@@ -1,0 +1,70 @@
+// File: depgraph/critical_path.h
+//
+// Critical path of each simulated iteration: the chain of tasks that bounds
+// it. Walking back from the iteration's last-ending task, each step goes to
+// the *binding* predecessor, the one whose constraint set the task's
+// simulated start: the resource predecessor (end + gap), an edge parent
+// (end + delay), or on a channel the task that held the channel. The walk
+// stops at the iteration's start or at a task nothing held back.
+//
+// Attribution: each path task's duration (clipped to the iteration span)
+// goes to its resource kind, phase, layer and kernel class; the link time
+// between a task and its binding predecessor goes to "cpu gap" (untraced
+// CPU work on a thread), "gpu gap" (stream overhead) or "<edge kind>
+// latency". The verdict is the largest of CPU (thread tasks + cpu gaps),
+// GPU compute (kernels, copies, gpu gaps) and communication (comm tasks and
+// communication kernels such as NCCL's).
+#ifndef REVERIE_DEPGRAPH_CRITICAL_PATH_H_
+#define REVERIE_DEPGRAPH_CRITICAL_PATH_H_
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "depgraph/graph.h"
+#include "depgraph/simulator.h"
+
+namespace reverie::depgraph {
+
+enum class Bound : uint8_t { kCpu, kGpu, kCommunication, kUnknown };
+std::string_view BoundName(Bound b);  // "cpu", "gpu", "communication", "unknown"
+
+// Coarse class of a kernel by name ("gemm", "conv", "communication",
+// "elementwise", "reduction", "normalization", "softmax", "attention",
+// "memcpy", "memset", "other"); "cpu" for CPU tasks.
+std::string_view KernelClass(const Graph& graph, TaskId t);
+
+struct PathShare {
+  std::string name;
+  int64_t ns = 0;
+  double pct = 0;  // of the path length
+};
+
+struct CriticalPath {
+  int32_t iteration = -1;
+  std::string name;
+  int64_t length_ns = 0;      // the iteration's simulated span
+  std::vector<TaskId> tasks;  // in time order
+  int64_t cpu_ns = 0;
+  int64_t gpu_ns = 0;
+  int64_t comm_ns = 0;
+  int64_t latency_ns = 0;  // edge delays on the path
+  Bound verdict = Bound::kUnknown;
+  std::vector<PathShare> by_resource_kind;  // largest first
+  std::vector<PathShare> by_phase;
+  std::vector<PathShare> by_layer;
+  std::vector<PathShare> by_kernel_class;
+};
+
+// One per SimResult::iterations entry.
+std::vector<CriticalPath> CriticalPaths(const Graph& graph, const SimResult& sim);
+
+// The binding predecessor of `t` in `sim`, or an invalid id when nothing held
+// it back. `via` (may be null) gets the edge that bound it, invalid when it
+// was the resource order.
+TaskId BindingPredecessor(const Graph& graph, const SimResult& sim, TaskId t, EdgeId* via);
+
+}  // namespace reverie::depgraph
+
+#endif  // REVERIE_DEPGRAPH_CRITICAL_PATH_H_

@@ -1,0 +1,327 @@
+// File: depgraph/simulator.cc
+//
+// Daydream's Algorithm 1 as an event-driven simulation.
+//
+// Why two frontiers: on an ordered resource (thread, stream) a task's start is
+// fully determined once its parents are done: max(prev.end + prev.gap,
+// parent.end + delay). The order in which such tasks are taken from the
+// frontier cannot change any time, so they go through a LIFO work stack in
+// O(1). Only an unordered resource (communication channel) has a real choice
+// (Algorithm 1's schedule()), and that choice must see every task that is
+// ready by the time the channel frees up; so channel arrivals and "channel
+// free" decisions are events in a time-ordered heap, processed in time order,
+// with each channel keeping its own ready queue ordered by the SchedulePolicy.
+// Everything an event causes happens at or after the event's time, so when a
+// channel picks at time T every arrival at or before T is already queued.
+//
+// Memory: besides the result's start_ns/end_ns (16 bytes a task), nothing per
+// task. While a task waits, start_ns holds its ready time so far and end_ns
+// holds kPending + (number of unfinished parents); both become the real
+// times when it starts.
+#include "depgraph/simulator.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "base/sv.h"
+
+namespace reverie::depgraph {
+namespace {
+
+// end_ns of a live task that has not started: kPending + unfinished parents.
+constexpr int64_t kPending = std::numeric_limits<int64_t>::min() / 2;
+
+enum EventType : uint32_t {
+  kArrival = 0,   // a channel task became ready: queue it on its channel
+  kDispatch = 1,  // a channel may be free: start its best queued task
+};
+
+// Arrivals at time T are handled before dispatches at time T so that a
+// channel choosing at T sees every task ready at T.
+struct Event {
+  int64_t time;
+  uint32_t type;
+  uint32_t id;  // task for arrivals, resource for dispatches
+};
+struct EventAfter {
+  bool operator()(const Event& a, const Event& b) const {
+    if (a.time != b.time) return a.time > b.time;
+    if (a.type != b.type) return a.type > b.type;
+    return a.id > b.id;
+  }
+};
+
+struct Queued {
+  int64_t key;
+  uint32_t task;
+};
+struct QueuedAfter {
+  bool operator()(const Queued& a, const Queued& b) const {
+    return a.key != b.key ? a.key > b.key : a.task > b.task;
+  }
+};
+
+struct Channel {
+  std::vector<Queued> queue;  // heap by (policy key, task id)
+  int64_t free_at = 0;
+  bool dispatch_pending = false;
+};
+
+class Run {
+ public:
+  Run(const Graph& g, const SchedulePolicy& policy, SimResult* r)
+      : g_(g),
+        policy_(policy),
+        adj_(g.adjacency()),
+        edges_(g.edges()),
+        start_(r->start_ns),
+        end_(r->end_ns) {}
+
+  absl::Status Execute() {
+    const uint32_t n = static_cast<uint32_t>(g_.task_count());
+    start_.assign(n, 0);
+    end_.assign(n, kPending);
+    ordered_.resize(g_.resource_count());
+    channels_.resize(g_.resource_count());
+    for (uint32_t r = 0; r < g_.resource_count(); ++r) {
+      ordered_[r] = g_.resource(ResourceId(r)).ordered;
+    }
+    const std::vector<Edge>& edges = edges_;
+    // Count parents: live edges between live tasks, plus the resource predecessor.
+    for (uint32_t t = 0; t < n; ++t) {
+      const TaskId id(t);
+      if (g_.removed(id)) {
+        start_[t] = -1;
+        end_[t] = -1;
+        continue;
+      }
+      ++live_;
+      if (ordered_[g_.resource_of(id).value()] && g_.prev_on_resource(id).valid()) ++end_[t];
+      for (uint32_t i = adj_.out_offsets[t]; i < adj_.out_offsets[t + 1]; ++i) {
+        const uint32_t c = edges[adj_.out_edges[i].value()].dst.value();
+        if (!g_.removed(TaskId(c))) ++end_[c];
+      }
+    }
+    for (uint32_t t = 0; t < n; ++t) {
+      if (end_[t] == kPending) BecomeReady(t);
+    }
+    Drain();
+    while (!events_.empty()) {
+      std::pop_heap(events_.begin(), events_.end(), EventAfter());
+      const Event ev = events_.back();
+      events_.pop_back();
+      now_ = ev.time;
+      if (ev.type == kArrival) {
+        Arrive(ev.id);
+      } else {
+        Dispatch(ev.id);
+      }
+      Drain();
+    }
+    if (started_ != live_) return CycleError();
+    return absl::OkStatus();
+  }
+
+ private:
+    static int64_t NonNegative(int64_t v) { return v < 0 ? 0 : v; }
+
+  void BecomeReady(uint32_t t) {
+    if (ordered_[g_.resource_of(TaskId(t)).value()]) {
+      stack_.push_back(t);
+    } else {
+      Push({std::max(start_[t], now_), kArrival, t});
+    }
+  }
+
+  void Push(Event e) {
+    events_.push_back(e);
+    std::push_heap(events_.begin(), events_.end(), EventAfter());
+  }
+
+  // Starts every ordered-resource task whose parents are all done.
+  void Drain() {
+    while (!stack_.empty()) {
+      const uint32_t t = stack_.back();
+      stack_.pop_back();
+      Start(t, start_[t]);
+    }
+  }
+
+  void Start(uint32_t t, int64_t at) {
+    const TaskId id(t);
+    start_[t] = at;
+    const int64_t end = at + NonNegative(g_.duration_ns(id));
+    end_[t] = end;
+    ++started_;
+    const std::vector<Edge>& edges = edges_;
+    for (uint32_t i = adj_.out_offsets[t]; i < adj_.out_offsets[t + 1]; ++i) {
+      const Edge& e = edges[adj_.out_edges[i].value()];
+      Release(e.dst.value(), end + e.delay_ns);
+    }
+    const uint32_t r = g_.resource_of(id).value();
+    const int64_t free_at = end + NonNegative(g_.gap_ns(id));
+    if (ordered_[r]) {
+      const TaskId next = g_.next_on_resource(id);
+      if (next.valid()) Release(next.value(), free_at);
+    } else {
+      Channel& ch = channels_[r];
+      ch.free_at = free_at;
+      ch.dispatch_pending = true;
+      Push({free_at, kDispatch, r});
+    }
+  }
+
+  void Release(uint32_t c, int64_t ready) {
+    if (g_.removed(TaskId(c))) return;
+    if (ready > start_[c]) start_[c] = ready;
+    if (--end_[c] == kPending) BecomeReady(c);
+  }
+
+  void Arrive(uint32_t t) {
+    const uint32_t r = g_.resource_of(TaskId(t)).value();
+    Channel& ch = channels_[r];
+    ch.queue.push_back({policy_.Key(g_, TaskId(t), start_[t]), t});
+    std::push_heap(ch.queue.begin(), ch.queue.end(), QueuedAfter());
+    if (!ch.dispatch_pending) {
+      ch.dispatch_pending = true;
+      Push({std::max(now_, ch.free_at), kDispatch, r});
+    }
+  }
+
+  void Dispatch(uint32_t r) {
+    Channel& ch = channels_[r];
+    ch.dispatch_pending = false;
+    if (ch.queue.empty()) return;
+    std::pop_heap(ch.queue.begin(), ch.queue.end(), QueuedAfter());
+    const uint32_t t = ch.queue.back().task;
+    ch.queue.pop_back();
+    Start(t, std::max(now_, ch.free_at));
+  }
+
+  // Walks from a task that never started through parents that never started
+  // until one repeats: that task lies on a cycle.
+  absl::Status CycleError() {
+    const uint32_t n = static_cast<uint32_t>(g_.task_count());
+    std::vector<uint32_t> parent_in(n, UINT32_MAX);  // one unstarted parent per task
+    const std::vector<Edge>& edges = edges_;
+    for (const Edge& e : edges) {
+      if (e.removed || g_.removed(e.src) || g_.removed(e.dst)) continue;
+      if (end_[e.src.value()] < -1 && end_[e.dst.value()] < -1) {
+        parent_in[e.dst.value()] = e.src.value();
+      }
+    }
+    uint32_t t = UINT32_MAX;
+    for (uint32_t i = 0; i < n; ++i) {
+      if (end_[i] >= -1) continue;
+      if (t == UINT32_MAX) t = i;
+      const TaskId p = g_.prev_on_resource(TaskId(i));
+      if (ordered_[g_.resource_of(TaskId(i)).value()] && p.valid() && end_[p.value()] < -1) {
+        parent_in[i] = p.value();
+      }
+    }
+    std::vector<bool> seen(n, false);
+    while (t != UINT32_MAX && !seen[t]) {
+      seen[t] = true;
+      t = parent_in[t];
+    }
+    if (t == UINT32_MAX) {
+      return absl::FailedPreconditionError("dependency cycle: some tasks never became ready");
+    }
+    return absl::FailedPreconditionError(absl::StrCat(
+        "dependency cycle through task ", t, " (", Sv(g_.name(TaskId(t))), ")"));
+  }
+
+  const Graph& g_;
+  const SchedulePolicy& policy_;
+  const Adjacency& adj_;
+  const std::vector<Edge>& edges_;
+  std::vector<int64_t>& start_;
+  std::vector<int64_t>& end_;
+  std::vector<uint8_t> ordered_;
+  std::vector<Channel> channels_;
+  std::vector<uint32_t> stack_;
+  std::vector<Event> events_;
+  int64_t now_ = 0;
+  size_t live_ = 0;
+  size_t started_ = 0;
+};
+
+}  // namespace
+
+double SimResult::mean_iteration_ns() const {
+  if (iterations.empty()) return 0;
+  double sum = 0;
+  for (const IterationTime& it : iterations) sum += static_cast<double>(it.duration_ns());
+  return sum / static_cast<double>(iterations.size());
+}
+
+namespace {
+
+// Per-iteration spans (see IterationTime in simulator.h) over the tasks for
+// which span(t) gives a span; tasks it returns {-1, -1} for are skipped.
+template <typename SpanFn>
+void FillSpans(const Graph& g, SpanFn span, std::vector<IterationTime>* out) {
+  constexpr int64_t kUnset = std::numeric_limits<int64_t>::max();
+  const size_t n = g.task_count();
+  const size_t k = g.iteration_count();
+  out->assign(std::max<size_t>(k, 1), IterationTime{-1, kUnset, std::numeric_limits<int64_t>::min()});
+  for (size_t i = 0; i < k; ++i) (*out)[i].iteration = static_cast<int32_t>(i);
+  for (size_t t = 0; t < n; ++t) {
+    const TaskId id(static_cast<uint32_t>(t));
+    if (g.removed(id)) continue;
+    const auto [s, e] = span(id);
+    if (e < 0) continue;
+    const int32_t it = k == 0 ? 0 : g.iteration_of(id);
+    if (it < 0 || static_cast<size_t>(it) >= out->size()) continue;
+    IterationTime& x = (*out)[it];
+    x.start_ns = std::min(x.start_ns, s);
+    x.end_ns = std::max(x.end_ns, e);
+  }
+  for (IterationTime& x : *out) {
+    if (x.start_ns == kUnset) x.start_ns = x.end_ns = 0;
+  }
+}
+
+void FillIterations(const Graph& g, SimResult* r) {
+  r->makespan_ns = 0;
+  for (int64_t e : r->end_ns) r->makespan_ns = std::max(r->makespan_ns, e);
+  FillSpans(
+      g,
+      [r](TaskId t) { return std::pair<int64_t, int64_t>(r->start_ns[t.value()], r->end_ns[t.value()]); },
+      &r->iterations);
+}
+
+}  // namespace
+
+std::vector<IterationTime> MeasuredIterations(const Graph& graph) {
+  std::vector<IterationTime> out;
+  FillSpans(
+      graph,
+      [&graph](TaskId t) {
+        const int64_t s = graph.measured_start_ns(t);
+        if (s < 0) return std::pair<int64_t, int64_t>(-1, -1);
+        return std::pair<int64_t, int64_t>(s, s + std::max<int64_t>(0, graph.duration_ns(t)));
+      },
+      &out);
+  return out;
+}
+
+absl::Status SimulateInto(const Graph& graph, const SimOptions& options, SimResult* result) {
+  static const EarliestReadyPolicy kDefaultPolicy;
+  const SchedulePolicy& policy = options.policy ? *options.policy : kDefaultPolicy;
+  Run run(graph, policy, result);
+  if (absl::Status s = run.Execute(); !s.ok()) return s;
+  FillIterations(graph, result);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<SimResult> Simulate(const Graph& graph, const SimOptions& options) {
+  SimResult result;
+  if (absl::Status s = SimulateInto(graph, options, &result); !s.ok()) return s;
+  return result;
+}
+
+}  // namespace reverie::depgraph

@@ -1,0 +1,97 @@
+// File: frameworks/kineto/kineto_builder.h
+//
+// KinetoTraceBuilder turns decoded Kineto events (RawEvent) into a reverie
+// Trace. AddEvent() is called once per event in file order; Finish() does
+// what needs the whole trace: correlation checks, range nesting, phase and
+// layer inference (kineto_ranges.cc), iterations, collectives, flows,
+// threads and devices.
+//
+// Invariants:
+// - Nothing that a RawEvent's string_views point to is kept past AddEvent()
+//   except through Trace::Intern (B/E pairs are resolved inside the document).
+// - Every event is either turned into trace data or counted under a named
+//   counter (skipped_*, unknown_category, missing_field, ...): none vanish.
+#ifndef REVERIE_FRAMEWORKS_KINETO_KINETO_BUILDER_H_
+#define REVERIE_FRAMEWORKS_KINETO_KINETO_BUILDER_H_
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "frameworks/kineto/kineto_event.h"
+#include "frameworks/kineto/kineto_ranges.h"
+#include "proto/trace.h"
+
+namespace reverie::kineto {
+
+inline constexpr char kKinetoProducer[] = "reverie import (kineto json)";
+
+class KinetoTraceBuilder {
+ public:
+  explicit KinetoTraceBuilder(const std::string& source_path);
+
+  Trace& trace() { return trace_; }
+  proto::TraceHeader& header() { return trace_.header(); }
+
+  // One trace event, in file order.
+  void AddEvent(const RawEvent& e);
+  // Called when the traceEvents array ends: unmatched "B" events are counted.
+  void EndOfEvents();
+  // Post-processing; the builder must not be used afterwards.
+  Trace Finish();
+
+  // Number of events seen (any kind), for the "no events" check.
+  int64_t events_seen() const { return events_seen_; }
+
+ private:
+  void AddComplete(const RawEvent& e);  // a "ph":"X" event (or a paired B/E)
+  void AddApiCall(const RawEvent& e, int64_t end_ns);
+  void AddGpuActivity(const RawEvent& e, int64_t end_ns);
+  void AddSync(const RawEvent& e, int64_t end_ns);
+  void AddEventRecord(const RawEvent& e);
+  void AddRange(const RawEvent& e, int64_t end_ns, proto::Range::Kind kind);
+  void AddCollectiveFromArgs(const RawEvent& e, int64_t end_ns);
+  void AddMetadata(const RawEvent& e);
+  void AddFlowEnd(const RawEvent& e);
+  void NoteCpuThread(int64_t pid, int64_t tid);
+
+  void CheckCorrelations();
+  void ResolveSyncThreads();
+  void BuildCollectivesFromAnnotations();
+  std::vector<FwdBwdLink> BuildFlows();
+  void BuildThreadsAndProcesses();
+  void BuildDevices();
+
+  Trace trace_;
+  int64_t events_seen_ = 0;
+  uint32_t file_order_ = 0;
+  std::vector<RangeRec> ranges_;
+  // "nccl:all_reduce"-style annotations: collectives when no
+  // record_param_comms with args lies inside them.
+  struct CommAnnotation {
+    int64_t pid, tid, start_ns, end_ns;
+    uint64_t external_id;
+    uint32_t name_sid;
+  };
+  std::vector<CommAnnotation> comm_annotations_;
+  struct FlowEnd {
+    int64_t tid = 0;
+    int64_t ts_ns = 0;
+    bool seen = false;
+  };
+  absl::flat_hash_map<uint64_t, std::pair<FlowEnd, FlowEnd>> fwdbwd_;  // id -> (start, finish)
+  // Open "B" events per (pid, tid), paired with "E" in file order.
+  absl::flat_hash_map<std::pair<int64_t, int64_t>, std::vector<RawEvent>> open_begins_;
+  absl::flat_hash_map<std::pair<int64_t, int64_t>, uint32_t> cpu_threads_;  // -> name sid
+  absl::flat_hash_map<int64_t, std::pair<uint32_t, uint32_t>> processes_;  // pid -> name, label
+  absl::flat_hash_map<std::pair<int64_t, int64_t>, uint32_t> thread_names_;
+  absl::flat_hash_map<uint64_t, int> api_by_correlation_;  // -> index in api_calls
+  bool saw_hip_api_ = false;
+};
+
+}  // namespace reverie::kineto
+
+#endif  // REVERIE_FRAMEWORKS_KINETO_KINETO_BUILDER_H_

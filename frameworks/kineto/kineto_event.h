@@ -1,0 +1,116 @@
+// File: frameworks/kineto/kineto_event.h
+//
+// RawEvent: the fields of one Kineto trace event that the importer uses,
+// decoded from JSON by kineto_parser.cc and consumed by kineto_builder.cc.
+// Keeping the two apart lets the builder be tested without JSON and keeps the
+// parser free of trace semantics.
+//
+// Invariants: string_views point into the simdjson parser's string buffer or
+// the input text and stay valid until the document is finished; `has_*`
+// flags tell a missing field from a zero.
+#ifndef REVERIE_FRAMEWORKS_KINETO_KINETO_EVENT_H_
+#define REVERIE_FRAMEWORKS_KINETO_KINETO_EVENT_H_
+
+#include <cstdint>
+#include <string_view>
+
+namespace reverie::kineto {
+
+// Event categories (`cat`). Both schemas map to one value: the 2021 names
+// (Kernel, Runtime, Operator, Memcpy, Memset, async) are aliases.
+enum class Category : uint8_t {
+  kNone,  // no `cat` (metadata, some instants)
+  kCpuOp,
+  kUserAnnotation,
+  kGpuUserAnnotation,
+  kPythonFunction,
+  kCudaRuntime,
+  kCudaDriver,
+  kCudaSync,
+  kCudaEvent,
+  kKernel,
+  kGpuMemcpy,
+  kGpuMemset,
+  kAc2g,     // CPU launch -> GPU flow (2021: "async")
+  kFwdBwd,   // forward op -> backward op flow
+  // Known categories the trace model has no place for (counted as skipped).
+  kCpuInstantEvent,
+  kOverhead,
+  kTraceSpan,           // "Trace": the profiler's own span
+  kCudaProfilerRange,
+  kCollectiveComm,
+  kOtherKnown,
+  kUnknown,
+};
+
+// Decodes a `cat` value; unknown names give Category::kUnknown.
+Category CategoryFromName(std::string_view cat);
+// Name for counters ("skipped_<name>").
+std::string_view SkippedCounterName(Category c);
+
+struct RawEvent {
+  char ph = 0;
+  Category cat = Category::kNone;
+  std::string_view cat_name;
+  std::string_view name;
+  bool has_name = false;
+  int64_t pid = 0;
+  int64_t tid = 0;
+  bool has_pid = false;
+  bool has_tid = false;
+  bool pid_is_text = false;  // pid was a non-numeric string ("Spans")
+  bool tid_is_text = false;
+  int64_t ts_ns = 0;
+  int64_t dur_ns = 0;
+  bool has_ts = false;
+  bool has_dur = false;
+  bool bad_number = false;  // a ts/dur that was present but unparsable
+  // Flow events.
+  uint64_t flow_id = 0;
+  bool has_flow_id = false;
+  bool binding_enclosing = false;  // "bp": "e"
+
+  // args.
+  uint64_t correlation = 0;
+  bool has_correlation = false;
+  uint64_t external_id = 0;
+  int64_t stream = 0;
+  bool has_stream = false;
+  int32_t device = 0;
+  bool has_device = false;
+  int64_t context = 0;
+  int32_t grid[3] = {0, 0, 0};
+  int32_t block[3] = {0, 0, 0};
+  int32_t registers_per_thread = 0;
+  int64_t shared_memory = 0;
+  int64_t bytes = 0;
+  int64_t graph_id = 0;
+  uint32_t cbid = 0;
+  std::string_view copy_kind_arg;  // AMD "kind": "DtoD"
+  std::string_view sync_kind;
+  int64_t wait_on_stream = 0;
+  bool has_wait_on_stream = false;
+  int64_t wait_on_event_record_corr = 0;
+  int64_t event_id = 0;
+  bool has_event_id = false;
+  int64_t sequence_number = -1;
+  bool has_sequence_number = false;
+  int64_t fwd_thread_id = 0;
+  int64_t python_id = 0;
+  int64_t python_parent_id = 0;
+  bool has_python_id = false;
+  std::string_view collective_name;
+  int64_t in_nelems = 0;
+  int64_t out_nelems = 0;
+  int64_t group_size = 0;
+  std::string_view dtype;
+  std::string_view process_group_name;
+  int64_t seq = 0;
+  // Metadata events ("ph":"M"): args.name / args.labels.
+  std::string_view meta_name;
+  std::string_view meta_labels;
+};
+
+}  // namespace reverie::kineto
+
+#endif  // REVERIE_FRAMEWORKS_KINETO_KINETO_EVENT_H_

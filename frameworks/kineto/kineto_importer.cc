@@ -1,0 +1,48 @@
+#include "frameworks/kineto/kineto_importer.h"
+
+#include <cstring>
+#include <memory>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "frameworks/kineto/json_input.h"
+#include "frameworks/kineto/kineto_builder.h"
+#include "frameworks/kineto/kineto_parser.h"
+
+namespace reverie {
+namespace {
+
+absl::StatusOr<Trace> ImportInput(kineto::JsonInput input, const std::string& path) {
+  if (input.size() == 0) {
+    return absl::InvalidArgumentError(absl::StrCat(path, ": empty file (no JSON inside the gzip)"));
+  }
+  kineto::KinetoTraceBuilder builder(path);
+  if (absl::Status s = kineto::ParseKinetoJson(input, path, &builder); !s.ok()) return s;
+  // The text is no longer referenced: free it before the post-processing
+  // allocates, which lowers the peak memory of large imports.
+  input.Release();
+  return builder.Finish();
+}
+
+}  // namespace
+
+absl::StatusOr<Trace> ImportKinetoJson(const std::string& path) {
+  absl::StatusOr<kineto::JsonInput> input = kineto::ReadJsonInput(path);
+  if (!input.ok()) return input.status();
+  return ImportInput(*std::move(input), path);
+}
+
+absl::StatusOr<Trace> ImportKinetoJsonText(std::string_view text, const std::string& path) {
+  if (text.empty()) return absl::InvalidArgumentError(absl::StrCat(path, ": empty file"));
+  if (kineto::LooksLikeGzip(text)) {
+    absl::StatusOr<kineto::JsonInput> input = kineto::InflateGzip(text, path);
+    if (!input.ok()) return input.status();
+    return ImportInput(*std::move(input), path);
+  }
+  std::unique_ptr<char[]> copy(new char[text.size() + kineto::kJsonPadding]);
+  std::memcpy(copy.get(), text.data(), text.size());
+  std::memset(copy.get() + text.size(), 0, kineto::kJsonPadding);
+  return ImportInput(kineto::JsonInput(std::move(copy), text.size(), false), path);
+}
+
+}  // namespace reverie

@@ -1,0 +1,169 @@
+"""Optimizer (UPDATE phase), parameter sizes and DDP gradient buckets."""
+
+import threading
+
+from . import _lib
+
+# torch dtype -> the names Kineto traces use.
+_DTYPE_NAMES = {
+    "float32": "Float", "float": "Float", "float16": "Half", "half": "Half",
+    "bfloat16": "BFloat16", "float64": "Double", "double": "Double",
+    "int64": "Long", "int32": "Int", "uint8": "Byte", "int8": "Char", "bool": "Bool",
+}
+
+
+def dtype_name(dtype):
+    text = str(dtype).replace("torch.", "")
+    return _DTYPE_NAMES.get(text, text)
+
+
+def unwrap(model):
+    """The module DDP/FSDP-style wrappers hold (their names drop "module.")."""
+    inner = getattr(model, "module", None)
+    if inner is not None and type(model).__name__ in (
+            "DistributedDataParallel", "DataParallel"):
+        return inner
+    return model
+
+
+def is_ddp(model):
+    return type(model).__name__ == "DistributedDataParallel" and hasattr(model, "module")
+
+
+def parameter_bytes(p):
+    return int(p.numel()) * int(p.element_size())
+
+
+def record_parameters(model, lib):
+    """Declares every parameter that gets a gradient: name, layer, bytes.
+
+    Returns {id(param): name} for bucket membership.
+    """
+    names = {}
+    for name, p in unwrap(model).named_parameters():
+        if not getattr(p, "requires_grad", False):
+            continue
+        names[id(p)] = name
+        layer = name.rpartition(".")[0]
+        lib.parameter(name, layer, parameter_bytes(p), dtype_name(getattr(p, "dtype", "")))
+    return names
+
+
+class OptimizerHooks:
+    """Marks optimizer.step() as an UPDATE range.
+
+    Uses the public step hooks (torch >= 2.0:
+    Optimizer.register_step_pre_hook / register_step_post_hook); on older
+    optimizers it wraps the instance's ``step``.
+    """
+
+    NAME = "optimizer.step"
+
+    def __init__(self, optimizer, tracker, enabled=lambda: True):
+        self._tracker = tracker
+        self._enabled = enabled
+        self._handles = []
+        self._optimizer = optimizer
+        self._wrapped = False
+        self._active = threading.local()
+        if hasattr(optimizer, "register_step_pre_hook") and hasattr(
+                optimizer, "register_step_post_hook"):
+            self._handles.append(optimizer.register_step_pre_hook(self._pre))
+            self._handles.append(optimizer.register_step_post_hook(self._post))
+        else:
+            original = optimizer.step
+
+            def step(*args, **kwargs):
+                self._pre(optimizer, args, kwargs)
+                try:
+                    return original(*args, **kwargs)
+                finally:
+                    self._post(optimizer, args, kwargs)
+
+            optimizer.step = step
+            self._wrapped = True
+
+    def _pre(self, optimizer, args, kwargs):
+        if self._enabled():
+            self._active.on = True
+            self._tracker.push(self.NAME, _lib.PHASE_UPDATE, layer=False)
+
+    def _post(self, optimizer, args, kwargs):
+        if getattr(self._active, "on", False):
+            self._active.on = False
+            self._tracker.pop(self.NAME, _lib.PHASE_UPDATE)
+
+    def remove(self):
+        for h in self._handles:
+            h.remove()
+        self._handles = []
+        if self._wrapped:
+            del self._optimizer.step  # back to the class's method
+            self._wrapped = False
+
+
+class DdpBuckets:
+    """Which parameters DDP all-reduces together.
+
+    Primary: a DDP communication hook (the public
+    DistributedDataParallel.register_comm_hook) that records each
+    GradBucket's index and parameters, then runs DDP's default all-reduce
+    (torch.distributed.algorithms.ddp_comm_hooks.default_hooks.allreduce_hook),
+    so training is unchanged. DDP rebuilds its buckets after the first
+    iteration; the last layout seen is the one written.
+
+    Fallback (a comm hook is already registered -- DDP allows one -- or the
+    hook API is missing): buckets are approximated the way DDP first builds
+    them, parameters in reverse order filled up to ``bucket_bytes_cap``, and
+    the trace says so (metadata ``ddp_buckets=approximate``).
+    """
+
+    def __init__(self, ddp_model, names, lib, allreduce_hook=None):
+        self._lib = lib
+        self._names = names
+        self._lock = threading.Lock()
+        self.buckets = {}  # index -> (bytes, [names])
+        self.mode = "none"
+        try:
+            if allreduce_hook is None:
+                from torch.distributed.algorithms.ddp_comm_hooks import default_hooks
+                allreduce_hook = default_hooks.allreduce_hook
+            self._allreduce = allreduce_hook
+            ddp_model.register_comm_hook(state=None, hook=self._hook)
+            self.mode = "comm_hook"
+        except Exception:  # noqa: BLE001 - any failure means "use the fallback"
+            self._approximate(ddp_model)
+            self.mode = "approximate"
+
+    def _hook(self, state, bucket):
+        try:
+            params = bucket.parameters()
+            names = [self._names.get(id(p), "") for p in params]
+            nbytes = sum(parameter_bytes(p) for p in params)
+            with self._lock:
+                self.buckets[int(bucket.index())] = (nbytes, names)
+        except Exception:  # noqa: BLE001 - recording must never break training
+            pass
+        return self._allreduce(state, bucket)
+
+    def _approximate(self, ddp_model):
+        cap = int(getattr(ddp_model, "bucket_bytes_cap", 25 * 1024 * 1024))
+        first_cap = 1024 * 1024  # DDP's first bucket is small (dist._DEFAULT_FIRST_BUCKET_BYTES)
+        params = [p for p in unwrap(ddp_model).parameters() if getattr(p, "requires_grad", False)]
+        index, current, size = 0, [], 0
+        for p in reversed(params):
+            current.append(self._names.get(id(p), ""))
+            size += parameter_bytes(p)
+            if size >= (first_cap if index == 0 else cap):
+                self.buckets[index] = (size, current)
+                index, current, size = index + 1, [], 0
+        if current:
+            self.buckets[index] = (size, current)
+
+    def emit(self):
+        with self._lock:
+            items = sorted(self.buckets.items())
+        for index, (nbytes, names) in items:
+            self._lib.comm_bucket(index, nbytes, names)
+        if self.mode == "approximate":
+            self._lib.set_metadata("ddp_buckets", "approximate")

@@ -1,0 +1,68 @@
+#include "frameworks/trace_loader.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <string_view>
+
+#include "absl/strings/str_cat.h"
+#include "frameworks/kineto/json_input.h"
+#include "frameworks/kineto/kineto_importer.h"
+#include "proto/trace_io.h"
+
+namespace reverie {
+namespace {
+
+// First bytes of the file, or an error naming it.
+absl::StatusOr<std::string> Sniff(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    if (errno == ENOENT) return absl::NotFoundError(absl::StrCat(path, ": no such file"));
+    return absl::PermissionDeniedError(absl::StrCat(path, ": cannot open: ", std::strerror(errno)));
+  }
+  struct stat st {};
+  if (::fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
+    ::close(fd);
+    return absl::InvalidArgumentError(absl::StrCat(path, ": is a directory, not a trace file"));
+  }
+  std::string head(64, '\0');
+  ssize_t n;
+  do {
+    n = ::read(fd, head.data(), head.size());
+  } while (n < 0 && errno == EINTR);
+  ::close(fd);
+  if (n < 0) return absl::DataLossError(absl::StrCat(path, ": read failed: ", std::strerror(errno)));
+  head.resize(static_cast<size_t>(n));
+  return head;
+}
+
+}  // namespace
+
+absl::StatusOr<Trace> LoadTraceFile(const std::string& path) {
+  absl::StatusOr<std::string> head = Sniff(path);
+  if (!head.ok()) return head.status();
+  if (head->empty()) return absl::InvalidArgumentError(absl::StrCat(path, ": empty file"));
+  if (LooksLikeReverieTrace(*head)) return ReadTrace(path);
+  if (kineto::LooksLikeGzip(*head)) return ImportKinetoJson(path);
+  // JSON starts with optional whitespace (or a UTF-8 byte-order mark).
+  std::string_view text = *head;
+  if (text.substr(0, 3) == "\xEF\xBB\xBF") {
+    return absl::InvalidArgumentError(
+        absl::StrCat(path, ": starts with a UTF-8 byte-order mark, which JSON does not allow; "
+                           "remove it (e.g. sed -i '1s/^\\xEF\\xBB\\xBF//')"));
+  }
+  const size_t first = text.find_first_not_of(" \t\r\n");
+  if (first == std::string_view::npos) {
+    if (text.size() < 64) return absl::InvalidArgumentError(absl::StrCat(path, ": empty file (only whitespace)"));
+    return ImportKinetoJson(path);  // long leading whitespace: let the parser decide
+  }
+  const char c = text[first];
+  if (c == '{' || c == '[') return ImportKinetoJson(path);
+  return absl::InvalidArgumentError(absl::StrCat(
+      path, ": unrecognised content (not a reverie .pb trace, not JSON, not gzip)"));
+}
+
+}  // namespace reverie

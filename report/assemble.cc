@@ -1,0 +1,68 @@
+#include "report/assemble.h"
+
+#include "absl/strings/str_cat.h"
+#include "report/svg.h"
+
+namespace reverie::report {
+
+double MeasuredIterationNs(const depgraph::Graph& g) {
+  double sum = 0;
+  int n = 0;
+  for (size_t i = 0; i < g.iteration_count(); ++i) {
+    const depgraph::Iteration& it = g.iteration_info(static_cast<int32_t>(i));
+    if (it.measured_end_ns <= it.measured_start_ns) continue;
+    sum += static_cast<double>(it.measured_end_ns - it.measured_start_ns);
+    ++n;
+  }
+  return n > 0 ? sum / n : 0;
+}
+
+ReportData AssembleReport(const AssembleInput& in) {
+  ReportData d;
+  d.trace_path = in.trace_path;
+  d.settings = in.settings;
+  d.critical_path = in.critical_path;
+  if (in.baseline != nullptr) {
+    const depgraph::Graph& g = *in.baseline;
+    d.measured_iteration_ns = MeasuredIterationNs(g);
+    d.graph_facts = {{"tasks", FormatNumber(static_cast<double>(g.live_task_count()))},
+                     {"edges", FormatNumber(static_cast<double>(g.live_edge_count()))},
+                     {"resources (threads, streams, channels)",
+                      FormatNumber(static_cast<double>(g.resource_count()))},
+                     {"layers", FormatNumber(static_cast<double>(g.layer_count()))},
+                     {"iterations", FormatNumber(static_cast<double>(g.iteration_count()))}};
+    if (in.baseline_sim != nullptr) {
+      d.baseline_ns = in.baseline_sim->mean_iteration_ns();
+      d.baseline_breakdown = SimulatedBreakdown(g, *in.baseline_sim);
+      if (d.critical_path.empty()) d.critical_path = CriticalPathSummary(g, *in.baseline_sim);
+    }
+  }
+  for (const PredictedRun& r : in.runs) {
+    ScriptOutcome s;
+    s.name = r.name;
+    s.error = r.error;
+    if (r.error.empty() && (r.graph == nullptr || r.sim == nullptr)) s.error = "no result";
+    if (s.error.empty()) {
+      s.predicted_ns = r.sim->mean_iteration_ns();
+      s.breakdown = SimulatedBreakdown(*r.graph, *r.sim);
+      if (in.baseline != nullptr) {
+        s.layers = LayerDeltas(*in.baseline, *r.graph);
+        s.kernels = KernelDeltas(*in.baseline, *r.graph);
+      }
+    }
+    d.scripts.push_back(std::move(s));
+  }
+  if (in.trace != nullptr) {
+    for (const proto::Counter& c : in.trace->events().counters()) {
+      if (c.value() != 0) d.anomalies.emplace_back(absl::StrCat("trace: ", c.name()), c.value());
+    }
+  }
+  if (in.build_counters != nullptr) {
+    for (const auto& [k, v] : *in.build_counters) {
+      if (v != 0) d.anomalies.emplace_back(absl::StrCat("graph: ", k), v);
+    }
+  }
+  return d;
+}
+
+}  // namespace reverie::report

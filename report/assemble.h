@@ -1,0 +1,50 @@
+// File: report/assemble.h
+//
+// Gathers what `reverie report` shows from the pieces a command already has:
+// the trace (anomaly counters), the baseline graph and its simulation, and
+// one predicted graph + simulation per script. Kept apart from the command so
+// that it is tested without the Lua engine.
+#ifndef REVERIE_REPORT_ASSEMBLE_H_
+#define REVERIE_REPORT_ASSEMBLE_H_
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "depgraph/graph.h"
+#include "depgraph/simulator.h"
+#include "proto/trace.h"
+#include "report/html.h"
+
+namespace reverie::report {
+
+struct PredictedRun {
+  std::string name;                        // "amp.lua"
+  const depgraph::Graph* graph = nullptr;  // null when the script failed
+  const depgraph::SimResult* sim = nullptr;
+  std::string error;
+};
+
+struct AssembleInput {
+  std::string trace_path;
+  const Trace* trace = nullptr;                                    // for its counters; may be null
+  const std::map<std::string, int64_t>* build_counters = nullptr;  // BuildStats
+  const depgraph::Graph* baseline = nullptr;
+  const depgraph::SimResult* baseline_sim = nullptr;
+  std::vector<PredictedRun> runs;
+  std::vector<std::pair<std::string, std::string>> settings;
+  // Empty: computed from the baseline (CriticalPathSummary).
+  std::vector<std::pair<std::string, std::string>> critical_path;
+};
+
+// Measured iteration time: mean of the graph's iteration markers
+// (measured_end - measured_start), 0 when there are none.
+double MeasuredIterationNs(const depgraph::Graph& g);
+
+ReportData AssembleReport(const AssembleInput& in);
+
+}  // namespace reverie::report
+
+#endif  // REVERIE_REPORT_ASSEMBLE_H_

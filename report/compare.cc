@@ -1,0 +1,308 @@
+#include "report/compare.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <string>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_cat.h"
+#include "base/sv.h"
+#include "report/json.h"
+
+namespace reverie::report {
+namespace {
+
+bool ContainsAny(const std::string& s, std::initializer_list<const char*> needles) {
+  for (const char* n : needles) {
+    if (s.find(n) != std::string::npos) return true;
+  }
+  return false;
+}
+
+double Ms(double ns) { return ns / 1e6; }
+
+void SortByAbsDiff(std::vector<Diff>& v) {
+  std::stable_sort(v.begin(), v.end(), [](const Diff& x, const Diff& y) {
+    return std::fabs(x.diff_ns()) > std::fabs(y.diff_ns());
+  });
+}
+
+void SortByTime(std::vector<Diff>& v) {
+  std::stable_sort(v.begin(), v.end(), [](const Diff& x, const Diff& y) {
+    return std::max(x.a_ns, x.b_ns) > std::max(y.a_ns, y.b_ns);
+  });
+}
+
+// Joins two name -> time maps into diffs.
+void Join(const absl::flat_hash_map<std::string, TimeCount>& a,
+          const absl::flat_hash_map<std::string, TimeCount>& b, std::vector<Diff>* both,
+          std::vector<Diff>* only_a, std::vector<Diff>* only_b) {
+  for (const auto& [name, tc] : a) {
+    auto it = b.find(name);
+    Diff d{name, tc.total_ns, 0, tc.count, 0};
+    if (it != b.end()) {
+      d.b_ns = it->second.total_ns;
+      d.b_count = it->second.count;
+      both->push_back(std::move(d));
+    } else if (only_a != nullptr) {
+      only_a->push_back(std::move(d));
+    } else {
+      both->push_back(std::move(d));
+    }
+  }
+  for (const auto& [name, tc] : b) {
+    if (a.contains(name)) continue;
+    Diff d{name, 0, tc.total_ns, 0, tc.count};
+    if (only_b != nullptr) {
+      only_b->push_back(std::move(d));
+    } else {
+      both->push_back(std::move(d));
+    }
+  }
+  // Deterministic order before the stable sorts.
+  auto by_name = [](const Diff& x, const Diff& y) { return x.name < y.name; };
+  std::sort(both->begin(), both->end(), by_name);
+  if (only_a != nullptr) std::sort(only_a->begin(), only_a->end(), by_name);
+  if (only_b != nullptr) std::sort(only_b->begin(), only_b->end(), by_name);
+}
+
+void AppendDiffJson(std::string& out, const std::vector<Diff>& v, int top_n) {
+  out += "[";
+  for (size_t i = 0; i < v.size() && static_cast<int>(i) < top_n; ++i) {
+    if (i > 0) out += ",";
+    out += "{\"name\":";
+    AppendJsonString(out, v[i].name);
+    absl::StrAppend(
+        &out, ",\"a_ms\":", JsonNumber(Ms(v[i].a_ns)), ",\"b_ms\":", JsonNumber(Ms(v[i].b_ns)),
+        ",\"diff_ms\":", JsonNumber(Ms(v[i].diff_ns())), ",\"a_count\":", JsonNumber(v[i].a_count),
+        ",\"b_count\":", JsonNumber(v[i].b_count), "}");
+  }
+  out += "]";
+}
+
+std::string Shorten(const std::string& s, size_t n) {
+  return s.size() <= n ? s : s.substr(0, n - 3) + "...";
+}
+
+void AppendDiffTable(std::string& out, const char* title, const std::vector<Diff>& v, int top_n) {
+  absl::StrAppend(&out, "\n", title, " (ms per iteration, ", v.size(), " total)\n");
+  if (v.empty()) {
+    out += "  (none)\n";
+    return;
+  }
+  char buf[512];
+  std::snprintf(buf, sizeof(buf), "  %-60s %10s %10s %10s\n", "name", "A", "B", "A-B");
+  out += buf;
+  for (size_t i = 0; i < v.size() && static_cast<int>(i) < top_n; ++i) {
+    std::snprintf(buf, sizeof(buf), "  %-60s %10.3f %10.3f %+10.3f\n",
+                  Shorten(v[i].name, 60).c_str(), Ms(v[i].a_ns), Ms(v[i].b_ns), Ms(v[i].diff_ns()));
+    out += buf;
+  }
+}
+
+}  // namespace
+
+std::string_view KernelClassName(KernelClass c) {
+  switch (c) {
+    case KernelClass::kGemm:
+      return "gemm";
+    case KernelClass::kConv:
+      return "conv";
+    case KernelClass::kElementwise:
+      return "elementwise";
+    case KernelClass::kReduction:
+      return "reduction";
+    case KernelClass::kNormalization:
+      return "normalization";
+    case KernelClass::kCommunication:
+      return "communication";
+    case KernelClass::kMemcpy:
+      return "memcpy";
+    case KernelClass::kMemset:
+      return "memset";
+    case KernelClass::kOptimizer:
+      return "optimizer";
+    case KernelClass::kOther:
+      return "other";
+  }
+  return "other";
+}
+
+KernelClass ClassifyKernel(std::string_view name, proto::GpuActivity::Kind kind) {
+  if (kind == proto::GpuActivity::MEMCPY) return KernelClass::kMemcpy;
+  if (kind == proto::GpuActivity::MEMSET) return KernelClass::kMemset;
+  std::string s(name);
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (ContainsAny(s, {"nccl", "rccl", "allreduce", "all_reduce", "allgather", "all_gather",
+                      "reducescatter", "reduce_scatter", "alltoall", "sendrecv"})) {
+    return KernelClass::kCommunication;
+  }
+  if (ContainsAny(s, {"memcpy"})) return KernelClass::kMemcpy;
+  if (ContainsAny(s, {"memset"})) return KernelClass::kMemset;
+  if (ContainsAny(
+          s, {"adam", "sgd", "lamb", "adagrad", "rmsprop", "multi_tensor_apply", "fused_optim"})) {
+    return KernelClass::kOptimizer;
+  }
+  if (ContainsAny(s, {"batch_norm", "batchnorm", "bn_fw", "bn_bw", "layer_norm", "layernorm",
+                      "group_norm", "groupnorm", "rms_norm", "rmsnorm", "instance_norm"})) {
+    return KernelClass::kNormalization;
+  }
+  if (ContainsAny(s, {"conv", "cudnn", "winograd", "fprop", "dgrad", "wgrad", "implicit_gemm"})) {
+    return KernelClass::kConv;
+  }
+  if (ContainsAny(s, {"gemm", "gemv", "cublas", "cutlass", "matmul", "xmma", "bmm"})) {
+    return KernelClass::kGemm;
+  }
+  if (ContainsAny(s, {"reduce", "softmax", "sum_kernel", "mean_kernel", "argmax", "max_kernel",
+                      "min_kernel", "cross_entropy", "nll_loss", "norm_kernel"})) {
+    return KernelClass::kReduction;
+  }
+  if (ContainsAny(
+          s, {"elementwise", "vectorized", "unrolled", "pointwise", "fill",    "copy",  "relu",
+              "gelu",        "silu",       "sigmoid",  "tanh",      "dropout", "where", "clamp",
+              "cat_array",   "catarray",   "index",    "add",       "mul",     "div"})) {
+    return KernelClass::kElementwise;
+  }
+  return KernelClass::kOther;
+}
+
+TraceProfile ProfileTrace(const Trace& trace, std::string_view path, int64_t pid) {
+  TraceProfile p;
+  p.path = pid >= 0 ? absl::StrCat(Sv(path), " (pid ", pid, ")") : std::string(path);
+  const proto::TraceChunk& ev = trace.events();
+  absl::flat_hash_set<uint64_t> correlations;
+  if (pid >= 0) {
+    for (const proto::ApiCall& a : ev.api_calls()) {
+      if (a.pid() == pid && a.correlation_id() != 0) correlations.insert(a.correlation_id());
+    }
+  }
+  auto keep_api = [&](const proto::ApiCall& a) { return pid < 0 || a.pid() == pid; };
+  auto keep_gpu = [&](const proto::GpuActivity& g) {
+    return pid < 0 || correlations.contains(g.correlation_id());
+  };
+  double iter_sum = 0;
+  for (const proto::Iteration& it : ev.iterations()) {
+    if (it.end_ns() <= it.start_ns() || (pid >= 0 && it.pid() != pid)) continue;
+    ++p.iterations;
+    iter_sum += static_cast<double>(it.end_ns() - it.start_ns());
+  }
+  int64_t lo = std::numeric_limits<int64_t>::max(), hi = std::numeric_limits<int64_t>::min();
+  auto extend = [&](int64_t s, int64_t e) {
+    if (e < s) return;
+    lo = std::min(lo, s);
+    hi = std::max(hi, e);
+  };
+  for (const proto::ApiCall& a : ev.api_calls()) {
+    if (keep_api(a)) extend(a.start_ns(), a.end_ns());
+  }
+  for (const proto::GpuActivity& g : ev.gpu_activities()) {
+    if (keep_gpu(g)) extend(g.start_ns(), g.end_ns());
+  }
+  if (p.iterations > 0) {
+    p.iteration_ns = iter_sum / static_cast<double>(p.iterations);
+  } else if (hi > lo) {
+    p.iteration_ns = static_cast<double>(hi - lo);
+  }
+  const double per = 1.0 / static_cast<double>(std::max<int64_t>(p.iterations, 1));
+  for (const proto::GpuActivity& g : ev.gpu_activities()) {
+    if (!keep_gpu(g)) continue;
+    const double d = static_cast<double>(std::max<int64_t>(g.end_ns() - g.start_ns(), 0)) * per;
+    const std::string name(trace.String(g.name_sid()));
+    TimeCount& k = p.kernels[name];
+    k.total_ns += d;
+    k.count += per;
+    TimeCount& c = p.classes[static_cast<int>(ClassifyKernel(name, g.kind()))];
+    c.total_ns += d;
+    c.count += per;
+    p.gpu_busy_ns += d;
+  }
+  for (const proto::Range& r : ev.ranges()) {
+    if (r.kind() != proto::Range::LAYER || r.end_ns() < r.start_ns()) continue;
+    if (pid >= 0 && r.pid() != pid) continue;
+    std::string name(trace.String(r.module_path_sid()));
+    if (name.empty()) name = std::string(trace.String(r.name_sid()));
+    if (r.phase() == proto::BACKWARD) name += " [backward]";
+    TimeCount& l = p.layers[name];
+    l.total_ns += static_cast<double>(r.end_ns() - r.start_ns()) * per;
+    l.count += per;
+  }
+  return p;
+}
+
+CompareResult Compare(const TraceProfile& a, const TraceProfile& b) {
+  CompareResult r;
+  r.a_path = a.path;
+  r.b_path = b.path;
+  r.a_iterations = a.iterations;
+  r.b_iterations = b.iterations;
+  r.a_iteration_ns = a.iteration_ns;
+  r.b_iteration_ns = b.iteration_ns;
+  r.relative_error = b.iteration_ns > 0 ? (a.iteration_ns - b.iteration_ns) / b.iteration_ns : 0;
+  for (int c = 0; c < kKernelClassCount; ++c) {
+    r.classes.push_back({std::string(KernelClassName(static_cast<KernelClass>(c))),
+                         a.classes[c].total_ns, b.classes[c].total_ns, a.classes[c].count,
+                         b.classes[c].count});
+  }
+  Join(a.layers, b.layers, &r.layers, nullptr, nullptr);
+  SortByAbsDiff(r.layers);
+  Join(a.kernels, b.kernels, &r.kernels, &r.only_in_a, &r.only_in_b);
+  SortByAbsDiff(r.kernels);
+  SortByTime(r.only_in_a);
+  SortByTime(r.only_in_b);
+  return r;
+}
+
+std::string CompareText(const CompareResult& r, int top_n) {
+  std::string out;
+  char buf[512];
+  std::snprintf(buf, sizeof(buf),
+                "A: %s (%lld iterations)\nB: %s (%lld iterations)\n"
+                "iteration time: A %.3f ms, B %.3f ms, A-B %+.3f ms, error %+.2f%%\n",
+                r.a_path.c_str(), static_cast<long long>(r.a_iterations), r.b_path.c_str(),
+                static_cast<long long>(r.b_iterations), Ms(r.a_iteration_ns), Ms(r.b_iteration_ns),
+                Ms(r.a_iteration_ns - r.b_iteration_ns), 100.0 * r.relative_error);
+  out += buf;
+  out += "\nkernel classes (GPU ms per iteration)\n";
+  std::snprintf(buf, sizeof(buf), "  %-14s %10s %10s %10s %9s %9s\n", "class", "A", "B", "A-B",
+                "A count", "B count");
+  out += buf;
+  for (const Diff& d : r.classes) {
+    std::snprintf(buf, sizeof(buf), "  %-14s %10.3f %10.3f %+10.3f %9.0f %9.0f\n", d.name.c_str(),
+                  Ms(d.a_ns), Ms(d.b_ns), Ms(d.diff_ns()), d.a_count, d.b_count);
+    out += buf;
+  }
+  AppendDiffTable(out, "layers", r.layers, top_n);
+  AppendDiffTable(out, "kernels in both", r.kernels, top_n);
+  AppendDiffTable(out, "kernels only in A", r.only_in_a, top_n);
+  AppendDiffTable(out, "kernels only in B", r.only_in_b, top_n);
+  return out;
+}
+
+std::string CompareJson(const CompareResult& r, int top_n) {
+  std::string out = "{\"a\":{\"path\":";
+  AppendJsonString(out, r.a_path);
+  absl::StrAppend(&out, ",\"iterations\":", r.a_iterations,
+                  ",\"iteration_ms\":", JsonNumber(Ms(r.a_iteration_ns)), "},\"b\":{\"path\":");
+  AppendJsonString(out, r.b_path);
+  absl::StrAppend(&out, ",\"iterations\":", r.b_iterations,
+                  ",\"iteration_ms\":", JsonNumber(Ms(r.b_iteration_ns)), "}");
+  absl::StrAppend(&out,
+                  ",\"iteration_diff_ms\":", JsonNumber(Ms(r.a_iteration_ns - r.b_iteration_ns)),
+                  ",\"relative_error\":", JsonNumber(r.relative_error), ",\"classes\":");
+  AppendDiffJson(out, r.classes, kKernelClassCount);
+  out += ",\"layers\":";
+  AppendDiffJson(out, r.layers, top_n);
+  absl::StrAppend(&out, ",\"layer_count\":", r.layers.size(), ",\"kernels\":");
+  AppendDiffJson(out, r.kernels, top_n);
+  absl::StrAppend(&out, ",\"kernel_count\":", r.kernels.size(), ",\"only_in_a\":");
+  AppendDiffJson(out, r.only_in_a, top_n);
+  absl::StrAppend(&out, ",\"only_in_a_count\":", r.only_in_a.size(), ",\"only_in_b\":");
+  AppendDiffJson(out, r.only_in_b, top_n);
+  absl::StrAppend(&out, ",\"only_in_b_count\":", r.only_in_b.size(), "}\n");
+  return out;
+}
+
+}  // namespace reverie::report

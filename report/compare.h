@@ -1,0 +1,111 @@
+// File: report/compare.h
+//
+// `reverie compare A B`: how far trace A (typically a prediction, exported
+// with a timeline flag, or any trace) is from trace B (typically a measured
+// run of the optimized program). Works on raw traces, so either side can be
+// a Kineto JSON or a reverie .pb.
+//
+// All times are per iteration: a trace's totals are divided by its number of
+// iterations (ProfilerStep markers; 1 when it has none), so traces that
+// profiled different numbers of steps compare fairly. The iteration time is
+// the mean ProfilerStep duration, or the span of all events without markers.
+//
+// Kernel classes, by the first matching rule on the lower-cased name (GPU
+// activity kind first: memcpy / memset activities are their own classes):
+//   communication  nccl, rccl, allreduce, all_reduce, allgather, all_gather,
+//                  reducescatter, reduce_scatter, alltoall, sendrecv
+//   optimizer      adam, sgd, lamb, adagrad, rmsprop, multi_tensor_apply,
+//                  fused_optim
+//   normalization  batch_norm, batchnorm, bn_fw, bn_bw, layer_norm, layernorm,
+//                  group_norm, groupnorm, rms_norm, rmsnorm, instance_norm
+//   conv           conv, cudnn, winograd, fprop, dgrad, wgrad, implicit_gemm
+//   gemm           gemm, gemv, cublas, cutlass, matmul, xmma, bmm
+//   reduction      reduce, softmax, sum_kernel, mean_kernel, argmax, max_kernel,
+//                  min_kernel, cross_entropy, nll_loss, norm_kernel
+//   elementwise    elementwise, vectorized, unrolled, pointwise, fill, copy,
+//                  relu, gelu, silu, sigmoid, tanh, dropout, where, clamp,
+//                  cat_array, catarray, index, add, mul, div
+//   memcpy / memset  also matched by "memcpy" / "memset" in the name
+//   other          everything else
+#ifndef REVERIE_REPORT_COMPARE_H_
+#define REVERIE_REPORT_COMPARE_H_
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "proto/trace.h"
+
+namespace reverie::report {
+
+enum class KernelClass : uint8_t {
+  kGemm = 0,
+  kConv,
+  kElementwise,
+  kReduction,
+  kNormalization,
+  kCommunication,
+  kMemcpy,
+  kMemset,
+  kOptimizer,
+  kOther,
+};
+inline constexpr int kKernelClassCount = 10;
+std::string_view KernelClassName(KernelClass c);
+KernelClass ClassifyKernel(std::string_view name,
+                           proto::GpuActivity::Kind kind = proto::GpuActivity::KERNEL);
+
+struct TimeCount {
+  double total_ns = 0;  // per iteration
+  double count = 0;     // per iteration
+};
+
+// What compare needs from one trace.
+struct TraceProfile {
+  std::string path;
+  int64_t iterations = 0;   // ProfilerStep markers (0: none)
+  double iteration_ns = 0;  // mean iteration time
+  double gpu_busy_ns = 0;   // per iteration, summed over activities
+  TimeCount classes[kKernelClassCount];
+  absl::flat_hash_map<std::string, TimeCount> kernels;  // by GPU activity name
+  absl::flat_hash_map<std::string, TimeCount> layers;   // by module path (LAYER ranges)
+};
+
+// `pid` >= 0 keeps one process only: its API calls, ranges and iterations,
+// and the GPU activities whose correlation id matches one of its calls. That
+// selects one run of a timeline written by report/timeline.h (pid 1 =
+// measured, 2 = simulated baseline, 3 = predicted), where every run shares
+// the devices and streams but correlation ids are unique per run.
+TraceProfile ProfileTrace(const Trace& trace, std::string_view path, int64_t pid = -1);
+
+struct Diff {
+  std::string name;
+  double a_ns = 0, b_ns = 0;
+  double a_count = 0, b_count = 0;
+  double diff_ns() const { return a_ns - b_ns; }
+};
+
+struct CompareResult {
+  std::string a_path, b_path;
+  int64_t a_iterations = 0, b_iterations = 0;
+  double a_iteration_ns = 0, b_iteration_ns = 0;
+  double relative_error = 0;    // (A - B) / B; 0 when B is 0
+  std::vector<Diff> classes;    // every class, fixed order
+  std::vector<Diff> layers;     // sorted by |diff|, descending
+  std::vector<Diff> kernels;    // present in both, sorted by |diff|
+  std::vector<Diff> only_in_a;  // sorted by time, descending
+  std::vector<Diff> only_in_b;
+};
+
+CompareResult Compare(const TraceProfile& a, const TraceProfile& b);
+
+// Human-readable table; lists show at most `top_n` rows each.
+std::string CompareText(const CompareResult& r, int top_n = 10);
+// One JSON object (times in ms); lists capped at `top_n` rows each.
+std::string CompareJson(const CompareResult& r, int top_n = 50);
+
+}  // namespace reverie::report
+
+#endif  // REVERIE_REPORT_COMPARE_H_

@@ -1,0 +1,232 @@
+#include "report/html.h"
+
+#include <cmath>
+#include <cstdio>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "report/plots.h"
+#include "report/svg.h"
+
+namespace reverie::report {
+namespace {
+
+constexpr char kCss[] = R"css(
+body{font-family:sans-serif;margin:24px auto;max-width:1100px;color:#222;background:#fff}
+h1{font-size:24px;margin-bottom:4px}
+h2{font-size:18px;border-bottom:1px solid #ccc;padding-bottom:4px;margin-top:32px}
+table{border-collapse:collapse;margin:8px 0;font-size:13px}
+th,td{border:1px solid #ddd;padding:4px 8px;text-align:right}
+th{background:#f3f3f3}td.l,th.l{text-align:left;max-width:560px;overflow-wrap:anywhere}
+.faster{color:#007a4d;font-weight:bold}.slower{color:#b33c00;font-weight:bold}
+.muted{color:#777;font-size:12px}.chart{margin:12px 0}
+.cards{display:flex;gap:16px;flex-wrap:wrap}
+.card{border:1px solid #ddd;border-radius:6px;padding:10px 16px;min-width:180px}
+.card .v{font-size:22px;font-weight:bold}
+)css";
+
+std::string Ms(double ns, int digits = 3) {
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), "%.*f", digits, ns / 1e6);
+  return buf;
+}
+
+std::string Speedup(double base, double pred) {
+  if (pred <= 0 || base <= 0) return "n/a";
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.3fx", base / pred);
+  return buf;
+}
+
+std::string Cell(std::string_view s, bool left = false) {
+  return absl::StrCat(left ? "<td class=\"l\">" : "<td>", EscapeHtml(s), "</td>");
+}
+
+std::string DeltaTable(const std::vector<Diff>& rows, int top_n, const char* what) {
+  std::string out = absl::StrCat(
+      "<table><tr><th class=\"l\">", what,
+      "</th><th>baseline (ms/iter)</th><th>predicted (ms/iter)</th><th>change (ms)</th>"
+      "<th>change (%)</th></tr>\n");
+  int shown = 0;
+  for (const Diff& d : rows) {
+    if (shown >= top_n) break;
+    const double change = d.b_ns - d.a_ns;
+    if (change == 0) continue;
+    ++shown;
+    char pct[32] = "new";
+    if (d.a_ns > 0) std::snprintf(pct, sizeof(pct), "%+.1f%%", 100.0 * change / d.a_ns);
+    absl::StrAppend(&out, "<tr>", Cell(d.name, true), Cell(Ms(d.a_ns)), Cell(Ms(d.b_ns)),
+                    "<td class=\"", change < 0 ? "faster" : "slower", "\">",
+                    (change > 0 ? "+" : ""), Ms(change), "</td>", Cell(pct), "</tr>\n");
+  }
+  if (shown == 0) out += "<tr><td class=\"l\" colspan=\"5\">no change</td></tr>\n";
+  out += "</table>\n";
+  return out;
+}
+
+std::string BreakdownChart(const std::vector<BreakdownRow>& rows, const std::string& title) {
+  BarChart c;
+  c.title = title;
+  c.x_label = "iteration";
+  c.y_label = "time (ms)";
+  c.stacked = true;
+  c.series = {"CPU only", "GPU only", "CPU + GPU", "idle"};
+  c.values.assign(4, {});
+  for (const BreakdownRow& r : rows) {
+    c.categories.push_back(r.label);
+    c.values[0].push_back(r.cpu_only_ns / 1e6);
+    c.values[1].push_back(r.gpu_only_ns / 1e6);
+    c.values[2].push_back(r.both_ns / 1e6);
+    c.values[3].push_back(r.idle_ns / 1e6);
+  }
+  return RenderBarChart(c).StrInline();
+}
+
+}  // namespace
+
+std::string EscapeHtml(std::string_view s) { return EscapeXml(s); }
+
+std::string RenderHtmlReport(const ReportData& d) {
+  std::string h = "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n";
+  absl::StrAppend(&h, "<title>reverie report: ", EscapeHtml(d.trace_path), "</title>\n<style>",
+                  kCss, "</style></head><body>\n");
+  absl::StrAppend(&h, "<h1>reverie what-if report</h1><div class=\"muted\">trace: ",
+                  EscapeHtml(d.trace_path), "</div>\n");
+
+  // ---- summary ----
+  h += "<h2>Summary</h2><div class=\"cards\">\n";
+  if (d.measured_iteration_ns > 0) {
+    absl::StrAppend(&h, "<div class=\"card\"><div>measured iteration</div><div class=\"v\">",
+                    Ms(d.measured_iteration_ns), " ms</div></div>\n");
+  }
+  absl::StrAppend(&h, "<div class=\"card\"><div>simulated baseline</div><div class=\"v\">",
+                  Ms(d.baseline_ns), " ms</div>");
+  if (d.measured_iteration_ns > 0) {
+    char buf[64];
+    std::snprintf(buf, sizeof(buf), "%+.1f%%",
+                  100.0 * (d.baseline_ns - d.measured_iteration_ns) / d.measured_iteration_ns);
+    absl::StrAppend(&h, "<div class=\"muted\">simulation vs measured: ", buf, "</div>");
+  }
+  h += "</div>\n";
+  for (const ScriptOutcome& s : d.scripts) {
+    absl::StrAppend(&h, "<div class=\"card\"><div>", EscapeHtml(s.name), "</div>");
+    if (!s.error.empty()) {
+      absl::StrAppend(&h, "<div class=\"slower\">failed: ", EscapeHtml(s.error), "</div></div>\n");
+      continue;
+    }
+    absl::StrAppend(&h, "<div class=\"v\">", Ms(s.predicted_ns), " ms</div><div class=\"",
+                    s.predicted_ns <= d.baseline_ns ? "faster" : "slower", "\">speedup ",
+                    Speedup(d.baseline_ns, s.predicted_ns), "</div></div>\n");
+  }
+  h += "</div>\n";
+
+  h += "<table><tr><th class=\"l\">run</th><th>iteration (ms)</th><th>speedup vs baseline</th>"
+       "</tr>\n";
+  if (d.measured_iteration_ns > 0) {
+    absl::StrAppend(&h, "<tr>", Cell("measured", true), Cell(Ms(d.measured_iteration_ns)),
+                    Cell("-"), "</tr>\n");
+  }
+  absl::StrAppend(&h, "<tr>", Cell("baseline (simulated)", true), Cell(Ms(d.baseline_ns)),
+                  Cell("1.000x"), "</tr>\n");
+  for (const ScriptOutcome& s : d.scripts) {
+    absl::StrAppend(
+        &h, "<tr>", Cell(s.name, true), Cell(s.error.empty() ? Ms(s.predicted_ns) : "failed"),
+        Cell(s.error.empty() ? Speedup(d.baseline_ns, s.predicted_ns) : "-"), "</tr>\n");
+  }
+  h += "</table>\n";
+  if (!d.settings.empty()) {
+    h += "<div class=\"muted\">settings: ";
+    for (size_t i = 0; i < d.settings.size(); ++i) {
+      absl::StrAppend(&h, i > 0 ? ", " : "", EscapeHtml(d.settings[i].first), "=",
+                      EscapeHtml(d.settings[i].second));
+    }
+    h += "</div>\n";
+  }
+
+  // ---- charts ----
+  h += "<h2>Charts</h2>\n";
+  if (!d.scripts.empty()) {
+    BarChart c;
+    c.title = "Iteration time: baseline vs predicted";
+    c.x_label = "optimization script";
+    c.y_label = "iteration time (ms)";
+    c.series = {"baseline (simulated)", "predicted"};
+    c.values.assign(2, {});
+    for (const ScriptOutcome& s : d.scripts) {
+      c.categories.push_back(s.name);
+      c.values[0].push_back(d.baseline_ns / 1e6);
+      c.values[1].push_back(s.error.empty() ? s.predicted_ns / 1e6 : 0);
+    }
+    absl::StrAppend(&h, "<div class=\"chart\">", RenderBarChart(c).StrInline(), "</div>\n");
+  }
+  if (!d.baseline_breakdown.empty()) {
+    absl::StrAppend(&h, "<div class=\"chart\">",
+                    BreakdownChart(d.baseline_breakdown, "Runtime breakdown: baseline"),
+                    "</div>\n");
+  }
+  for (const ScriptOutcome& s : d.scripts) {
+    if (!s.error.empty()) continue;
+    if (!s.breakdown.empty()) {
+      absl::StrAppend(&h, "<div class=\"chart\">",
+                      BreakdownChart(s.breakdown, "Runtime breakdown: " + s.name), "</div>\n");
+    }
+    HBarChart hb;
+    hb.title = "Largest per-layer changes: " + s.name;
+    hb.x_label = "change in task time per iteration (ms; negative = faster)";
+    hb.top_n = d.top_n;
+    for (const Diff& l : s.layers) {
+      if (l.b_ns == l.a_ns) continue;
+      hb.labels.push_back(l.name);
+      hb.values.push_back((l.b_ns - l.a_ns) / 1e6);
+    }
+    if (hb.labels.empty()) {
+      absl::StrAppend(&h, "<div class=\"muted\">", EscapeHtml(s.name),
+                      ": no per-layer change</div>\n");
+    } else {
+      absl::StrAppend(&h, "<div class=\"chart\">", RenderHBarChart(hb).StrInline(), "</div>\n");
+    }
+  }
+
+  // ---- tables ----
+  for (const ScriptOutcome& s : d.scripts) {
+    if (!s.error.empty()) continue;
+    absl::StrAppend(&h, "<h2>Top changed layers: ", EscapeHtml(s.name), "</h2>\n",
+                    DeltaTable(s.layers, d.top_n, "layer"));
+    absl::StrAppend(&h, "<h2>Top changed kernels: ", EscapeHtml(s.name), "</h2>\n",
+                    DeltaTable(s.kernels, d.top_n, "kernel / GPU task"));
+  }
+
+  h += "<h2>Critical path (baseline)</h2>\n";
+  if (d.critical_path.empty()) {
+    h += "<div class=\"muted\">not available</div>\n";
+  } else {
+    h += "<table>";
+    for (const auto& [k, v] : d.critical_path) {
+      absl::StrAppend(&h, "<tr>", Cell(k, true), Cell(v), "</tr>\n");
+    }
+    h += "</table>\n";
+  }
+
+  h += "<h2>Anomaly counters</h2>\n";
+  if (d.anomalies.empty()) {
+    h += "<div class=\"muted\">none recorded</div>\n";
+  } else {
+    h += "<table><tr><th class=\"l\">counter</th><th>count</th></tr>";
+    for (const auto& [k, v] : d.anomalies) {
+      absl::StrAppend(&h, "<tr>", Cell(k, true), Cell(absl::StrCat(v)), "</tr>\n");
+    }
+    h += "</table>\n";
+  }
+  if (!d.graph_facts.empty()) {
+    h += "<h2>Graph</h2><table>";
+    for (const auto& [k, v] : d.graph_facts) {
+      absl::StrAppend(&h, "<tr>", Cell(k, true), Cell(v), "</tr>\n");
+    }
+    h += "</table>\n";
+  }
+  h += "<div class=\"muted\">Generated by reverie. Times are per iteration; predictions "
+       "come from simulating the transformed dependency graph.</div>\n</body></html>\n";
+  return h;
+}
+
+}  // namespace reverie::report

@@ -1,0 +1,23 @@
+// File: report/json.h
+//
+// JSON string quoting for the report writers (timeline, compare, sweep),
+// which stream their output by hand so that a timeline of millions of events
+// is never held as a DOM.
+#ifndef REVERIE_REPORT_JSON_H_
+#define REVERIE_REPORT_JSON_H_
+
+#include <string>
+#include <string_view>
+
+namespace reverie::report {
+
+// Appends `s` as a quoted JSON string. Bytes >= 0x80 are passed through
+// (trace names are UTF-8); control characters are \u-escaped.
+void AppendJsonString(std::string& out, std::string_view s);
+std::string JsonString(std::string_view s);
+// A finite double as JSON (NaN / inf become null).
+std::string JsonNumber(double v);
+
+}  // namespace reverie::report
+
+#endif  // REVERIE_REPORT_JSON_H_

@@ -1,0 +1,131 @@
+#include "report/summary.h"
+
+#include <algorithm>
+#include <cmath>
+#include <utility>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "depgraph/breakdown.h"
+#include "depgraph/critical_path.h"
+
+namespace reverie::report {
+namespace {
+
+using depgraph::Graph;
+using depgraph::TaskId;
+
+double Iterations(const Graph& g) {
+  return static_cast<double>(std::max<size_t>(g.iteration_count(), 1));
+}
+
+absl::flat_hash_map<std::string, TimeCount> ByLayer(const Graph& g) {
+  absl::flat_hash_map<std::string, TimeCount> m;
+  const double per = 1.0 / Iterations(g);
+  for (size_t i = 0; i < g.task_count(); ++i) {
+    const TaskId t(static_cast<uint32_t>(i));
+    if (g.removed(t)) continue;
+    const std::string name =
+        g.layer_of(t).valid() ? g.layer(g.layer_of(t)).path : std::string("(no layer)");
+    TimeCount& tc = m[name];
+    tc.total_ns += static_cast<double>(g.duration_ns(t)) * per;
+    tc.count += per;
+  }
+  return m;
+}
+
+absl::flat_hash_map<std::string, TimeCount> ByKernel(const Graph& g) {
+  absl::flat_hash_map<std::string, TimeCount> m;
+  const double per = 1.0 / Iterations(g);
+  for (size_t i = 0; i < g.task_count(); ++i) {
+    const TaskId t(static_cast<uint32_t>(i));
+    if (g.removed(t) || depgraph::IsCpuKind(g.kind(t))) continue;
+    TimeCount& tc = m[std::string(g.name(t))];
+    tc.total_ns += static_cast<double>(g.duration_ns(t)) * per;
+    tc.count += per;
+  }
+  return m;
+}
+
+std::vector<Diff> Deltas(const absl::flat_hash_map<std::string, TimeCount>& a,
+                         const absl::flat_hash_map<std::string, TimeCount>& b) {
+  std::vector<Diff> out;
+  for (const auto& [name, tc] : a) {
+    Diff d{name, tc.total_ns, 0, tc.count, 0};
+    if (auto it = b.find(name); it != b.end()) {
+      d.b_ns = it->second.total_ns;
+      d.b_count = it->second.count;
+    }
+    out.push_back(std::move(d));
+  }
+  for (const auto& [name, tc] : b) {
+    if (!a.contains(name)) out.push_back({name, 0, tc.total_ns, 0, tc.count});
+  }
+  std::sort(out.begin(), out.end(), [](const Diff& x, const Diff& y) {
+    const double dx = std::fabs(x.diff_ns()), dy = std::fabs(y.diff_ns());
+    return dx != dy ? dx > dy : x.name < y.name;
+  });
+  return out;
+}
+
+}  // namespace
+
+std::vector<BreakdownRow> SimulatedBreakdown(const Graph& g, const depgraph::SimResult& sim) {
+  std::vector<BreakdownRow> rows;
+  for (const depgraph::IterationBreakdown& it : depgraph::ComputeBreakdown(g, sim).iterations) {
+    BreakdownRow r;
+    r.label = it.name.empty() ? absl::StrCat("iteration ", it.iteration) : it.name;
+    r.cpu_only_ns = static_cast<double>(it.simulated.cpu_only_ns);
+    r.gpu_only_ns = static_cast<double>(it.simulated.gpu_only_ns);
+    r.both_ns = static_cast<double>(it.simulated.overlap_ns);
+    r.idle_ns = static_cast<double>(it.simulated.idle_ns);
+    rows.push_back(std::move(r));
+  }
+  return rows;
+}
+
+std::vector<std::pair<std::string, std::string>> CriticalPathSummary(const Graph& g,
+                                                                     const depgraph::SimResult& sim,
+                                                                     int max_iterations) {
+  std::vector<std::pair<std::string, std::string>> rows;
+  const std::vector<depgraph::CriticalPath> paths = depgraph::CriticalPaths(g, sim);
+  auto pct = [](int64_t part, int64_t whole) {
+    return whole > 0 ? 100.0 * static_cast<double>(part) / static_cast<double>(whole) : 0.0;
+  };
+  auto top = [](const std::vector<depgraph::PathShare>& v, size_t n) {
+    std::string out;
+    for (size_t i = 0; i < v.size() && i < n; ++i) {
+      absl::StrAppend(&out, i > 0 ? ", " : "", v[i].name, absl::StrFormat(" %.1f%%", v[i].pct));
+    }
+    return out.empty() ? std::string("-") : out;
+  };
+  int shown = 0;
+  for (const depgraph::CriticalPath& p : paths) {
+    if (shown++ >= max_iterations) break;
+    const std::string name = p.name.empty() ? absl::StrCat("iteration ", p.iteration) : p.name;
+    rows.emplace_back(absl::StrCat(name, ": length"),
+                      absl::StrFormat("%.3f ms, %d tasks, %s-bound", p.length_ns / 1e6,
+                                      p.tasks.size(), std::string(depgraph::BoundName(p.verdict))));
+    rows.emplace_back(absl::StrCat(name, ": CPU / GPU / comm / latency"),
+                      absl::StrFormat("%.1f%% / %.1f%% / %.1f%% / %.1f%%",
+                                      pct(p.cpu_ns, p.length_ns), pct(p.gpu_ns, p.length_ns),
+                                      pct(p.comm_ns, p.length_ns), pct(p.latency_ns, p.length_ns)));
+    rows.emplace_back(absl::StrCat(name, ": top kernel classes"), top(p.by_kernel_class, 4));
+    rows.emplace_back(absl::StrCat(name, ": top layers"), top(p.by_layer, 4));
+  }
+  if (paths.size() > static_cast<size_t>(max_iterations)) {
+    rows.emplace_back("more iterations", absl::StrCat(paths.size() - max_iterations, " not shown"));
+  }
+  return rows;
+}
+
+std::vector<Diff> LayerDeltas(const Graph& base, const Graph& other) {
+  return Deltas(ByLayer(base), ByLayer(other));
+}
+
+std::vector<Diff> KernelDeltas(const Graph& base, const Graph& other) {
+  return Deltas(ByKernel(base), ByKernel(other));
+}
+
+}  // namespace reverie::report

@@ -1,0 +1,199 @@
+#include "report/sweep.h"
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <string>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+#include "base/sv.h"
+#include "report/json.h"
+#include "report/plots.h"
+
+namespace reverie::report {
+namespace {
+
+bool ParseDouble(const std::string& s, double* v) {
+  if (s.empty()) return false;
+  char* end = nullptr;
+  *v = std::strtod(s.c_str(), &end);
+  return end != nullptr && *end == '\0' && std::isfinite(*v);
+}
+
+std::string SettingsText(const std::vector<Setting>& s) {
+  std::string out;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (i > 0) out += ", ";
+    absl::StrAppend(&out, s[i].first, "=", s[i].second);
+  }
+  return out;
+}
+
+}  // namespace
+
+absl::StatusOr<SweepParam> ParseSweepParam(std::string_view text) {
+  const size_t eq = text.find('=');
+  if (eq == std::string_view::npos) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--set '", Sv(text), "': expected key=value[,value...]"));
+  }
+  SweepParam p;
+  p.key = std::string(absl::StripAsciiWhitespace(Sv(text.substr(0, eq))));
+  if (p.key.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat("--set '", Sv(text), "': empty key"));
+  }
+  for (absl::string_view v : absl::StrSplit(Sv(text.substr(eq + 1)), ',')) {
+    v = absl::StripAsciiWhitespace(v);
+    if (v.empty()) {
+      return absl::InvalidArgumentError(absl::StrCat("--set '", Sv(text), "': empty value"));
+    }
+    p.values.emplace_back(v);
+  }
+  return p;
+}
+
+std::vector<std::vector<Setting>> SweepGrid(const std::vector<SweepParam>& params) {
+  std::vector<std::vector<Setting>> grid = {{}};
+  for (const SweepParam& p : params) {
+    std::vector<std::vector<Setting>> next;
+    next.reserve(grid.size() * p.values.size());
+    for (const auto& point : grid) {
+      for (const std::string& v : p.values) {
+        next.push_back(point);
+        next.back().emplace_back(p.key, v);
+      }
+    }
+    grid = std::move(next);
+  }
+  return grid;
+}
+
+std::string SweepTable(const SweepResult& r) {
+  std::string out;
+  char buf[512];
+  std::snprintf(buf, sizeof(buf), "trace: %s\nscripts: %s\nbaseline (simulated): %.3f ms\n\n",
+                r.trace_path.c_str(), absl::StrJoin(r.scripts, " ").c_str(), r.baseline_ns / 1e6);
+  out += buf;
+  for (const SweepParam& p : r.params) {
+    std::snprintf(buf, sizeof(buf), "%-16s ", p.key.c_str());
+    out += buf;
+  }
+  out += "  predicted_ms   speedup\n";
+  for (const SweepPoint& pt : r.points) {
+    for (const Setting& s : pt.settings) {
+      std::snprintf(buf, sizeof(buf), "%-16s ", s.second.c_str());
+      out += buf;
+    }
+    if (!pt.error.empty()) {
+      out += "  error: " + pt.error + "\n";
+      continue;
+    }
+    std::snprintf(buf, sizeof(buf), "  %12.3f   %6.3fx\n", pt.predicted_ns / 1e6,
+                  pt.predicted_ns > 0 ? r.baseline_ns / pt.predicted_ns : 0.0);
+    out += buf;
+  }
+  return out;
+}
+
+std::string SweepJson(const SweepResult& r) {
+  std::string out = "{\"trace\":";
+  AppendJsonString(out, r.trace_path);
+  out += ",\"scripts\":[";
+  for (size_t i = 0; i < r.scripts.size(); ++i) {
+    if (i > 0) out += ",";
+    AppendJsonString(out, r.scripts[i]);
+  }
+  absl::StrAppend(&out, "],\"baseline_ms\":", JsonNumber(r.baseline_ns / 1e6), ",\"params\":[");
+  for (size_t i = 0; i < r.params.size(); ++i) {
+    if (i > 0) out += ",";
+    out += "{\"key\":";
+    AppendJsonString(out, r.params[i].key);
+    out += ",\"values\":[";
+    for (size_t j = 0; j < r.params[i].values.size(); ++j) {
+      if (j > 0) out += ",";
+      AppendJsonString(out, r.params[i].values[j]);
+    }
+    out += "]}";
+  }
+  out += "],\"points\":[";
+  for (size_t i = 0; i < r.points.size(); ++i) {
+    const SweepPoint& pt = r.points[i];
+    if (i > 0) out += ",";
+    out += "{\"settings\":{";
+    for (size_t j = 0; j < pt.settings.size(); ++j) {
+      if (j > 0) out += ",";
+      AppendJsonString(out, pt.settings[j].first);
+      out += ":";
+      AppendJsonString(out, pt.settings[j].second);
+    }
+    out += "}";
+    if (!pt.error.empty()) {
+      out += ",\"error\":";
+      AppendJsonString(out, pt.error);
+    } else {
+      absl::StrAppend(
+          &out, ",\"predicted_ms\":", JsonNumber(pt.predicted_ns / 1e6),
+          ",\"speedup\":", JsonNumber(pt.predicted_ns > 0 ? r.baseline_ns / pt.predicted_ns : NAN));
+    }
+    out += "}";
+  }
+  out += "]}\n";
+  return out;
+}
+
+Svg SweepChart(const SweepResult& r) {
+  LineChart chart;
+  chart.title = "Predicted iteration time";
+  chart.y_label = "iteration time (ms)";
+  if (r.params.empty()) {
+    chart.x_label = "(no parameter)";
+    chart.x = {0};
+    LineSeries s{"predicted", {}};
+    for (const SweepPoint& pt : r.points) {
+      s.y.push_back(pt.error.empty() ? pt.predicted_ns / 1e6 : NAN);
+    }
+    chart.series.push_back(std::move(s));
+    return RenderLineChart(chart);
+  }
+  const SweepParam& xp = r.params[0];
+  chart.x_label = xp.key;
+  bool numeric = true;
+  std::vector<double> xs;
+  for (const std::string& v : xp.values) {
+    double d = 0;
+    numeric = numeric && ParseDouble(v, &d);
+    xs.push_back(d);
+  }
+  if (!numeric) {
+    xs.clear();
+    for (size_t i = 0; i < xp.values.size(); ++i) xs.push_back(static_cast<double>(i));
+    chart.x_label = xp.key + " (index: " + absl::StrJoin(xp.values, ", ") + ")";
+  }
+  chart.x = xs;
+  // One line per combination of the other parameters, in grid order.
+  std::map<std::string, size_t> line_of;
+  for (const SweepPoint& pt : r.points) {
+    if (pt.settings.empty()) continue;
+    std::vector<Setting> rest(pt.settings.begin() + 1, pt.settings.end());
+    const std::string name = rest.empty() ? std::string("predicted") : SettingsText(rest);
+    auto [it, inserted] = line_of.try_emplace(name, chart.series.size());
+    if (inserted) chart.series.push_back({name, std::vector<double>(xs.size(), NAN)});
+    for (size_t i = 0; i < xp.values.size(); ++i) {
+      if (xp.values[i] == pt.settings[0].second && pt.error.empty()) {
+        chart.series[it->second].y[i] = pt.predicted_ns / 1e6;
+      }
+    }
+  }
+  if (r.baseline_ns > 0) {
+    chart.series.push_back(
+        {"baseline", std::vector<double>(xs.size(), r.baseline_ns / 1e6), /*reference=*/true});
+  }
+  return RenderLineChart(chart);
+}
+
+}  // namespace reverie::report

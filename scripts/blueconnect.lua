@@ -1,0 +1,75 @@
+-- blueconnect.lua: BlueConnect (Cho et al., SysML'19; Daydream §5.2):
+-- hierarchical all-reduce decomposed into reduce-scatter and all-gather
+-- stages on parallel communication channels.
+--
+-- Model. N = nodes x gpus_per_node workers. Each gradient bucket (as in
+-- ddp.lua, lib/gradients.lua) is all-reduced in three stages instead of one
+-- flat ring:
+--   1. reduce-scatter inside each node over the fast link:
+--        (g - 1) / g * bytes / intra_bandwidth
+--   2. all-reduce of each GPU's 1/g shard across nodes, the g shards on g
+--      parallel channels that share the node's network bandwidth:
+--        2 (n - 1) / n * (bytes / g) / (inter_bandwidth / g)
+--   3. all-gather inside each node: (g - 1) / g * bytes / intra_bandwidth
+-- (ring formulas of [57], as Daydream estimates them). Each stage runs on its
+-- own channel, so stage 1 of one bucket overlaps stage 2 of the previous one;
+-- the weight update waits for every bucket's all-gather.
+-- Assumptions: identical nodes; each stage is bandwidth-bound plus
+-- `latency_us`; no contention between the intra-node stages and compute.
+local C = reverie.include("lib/common.lua")
+local G = reverie.include("lib/gradients.lua")
+
+local P = reverie.params(G.param_specs{
+  nodes = {default = 2, min = 1, integer = true, doc = "machines"},
+  gpus_per_node = {default = 4, min = 1, integer = true, doc = "GPUs (workers) per machine"},
+  intra_gbps = {default = 80, min = 0.001,
+                doc = "intra-node link bandwidth in Gbit/s (PCIe 3.0 x16 achieves about 10 GB/s)"},
+  inter_gbps = {default = 10, min = 0.001, doc = "network bandwidth per machine in Gbit/s"},
+  latency_us = {default = 10, min = 0, doc = "fixed cost of each stage in microseconds"},
+})
+
+local n, g = P.nodes, P.gpus_per_node
+local function ns(seconds) return math.floor(seconds * 1e9 + P.latency_us * 1e3 + 0.5) end
+local function rs_ag(bytes)  -- one intra-node reduce-scatter or all-gather
+  if g <= 1 then return 0 end
+  return ns((g - 1) / g * bytes * 8 / (P.intra_gbps * 1e9))
+end
+local function inter(bytes)  -- one shard's cross-node all-reduce
+  if n <= 1 then return 0 end
+  return ns(2 * (n - 1) / n * (bytes / g) * 8 / (P.inter_gbps / g * 1e9))
+end
+
+local steps = C.steps(graph)
+local source = G.source(graph)
+local total, how = nil, nil
+if source == "estimate" then total, how = G.estimate_total(graph, P, steps) end
+
+local rs_ch = graph:add_channel("intra-node reduce-scatter")
+local ag_ch = graph:add_channel("intra-node all-gather")
+local inter_ch = {}
+for k = 1, g do inter_ch[k] = graph:add_channel("inter-node shard " .. k) end
+
+local edges, buckets = {}, 0
+for s, step in ipairs(steps) do
+  local consumer = G.consumer(steps, s)
+  for _, b in ipairs(G.step_buckets(graph, P, step, source, total) or {}) do
+    local it = b.ready.iteration
+    local function task(name, ch, d)
+      return graph:insert{kind = "comm", name = name, resource = ch, bytes = math.floor(b.bytes),
+                          duration_ns = d, iteration = it, phase = "backward"}
+    end
+    local rs = task("reduce-scatter (intra)", rs_ch, rs_ag(b.bytes))
+    local ag = task("all-gather (intra)", ag_ch, rs_ag(b.bytes))
+    edges[#edges + 1] = {b.ready, rs, kind = "comm"}
+    for k = 1, g do
+      local ar = task("all-reduce shard (inter)", inter_ch[k], inter(b.bytes))
+      edges[#edges + 1] = {rs, ar, kind = "comm"}
+      edges[#edges + 1] = {ar, ag, kind = "comm"}
+    end
+    if consumer then edges[#edges + 1] = {ag, consumer, kind = "comm"} end
+    buckets = buckets + 1
+  end
+end
+graph:add_edges(edges)
+reverie.log(string.format("%d buckets x (reduce-scatter, %d shard all-reduces, all-gather); %d workers; gradients from %s%s",
+                          buckets, g, n * g, source, how and (" (" .. how .. ")") or ""))

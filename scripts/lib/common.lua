@@ -1,0 +1,158 @@
+-- lib/common.lua: helpers shared by the optimization scripts.
+-- Load with `local C = reverie.include("lib/common.lua")`.
+--
+-- Kernel classes are decided by name (Daydream §4.4 "Select": keywords of
+-- cuBLAS / cuDNN / framework kernels). Matching is case-insensitive and by
+-- substring (transforms/pattern.h).
+local C = {}
+
+-- Compute-bound kernels: GEMMs and convolutions (cuBLAS, cuDNN, CUTLASS,
+-- Triton / inductor matmuls). cuDNN's conv kernels with a fused ReLU epilogue
+-- ("scudnn_..._relu_...") are compute-bound too, which is why activation
+-- selections below subtract this class.
+C.COMPUTE = {"gemm", "scudnn", "conv", "winograd", "wgrad", "dgrad", "cutlass", "xmma",
+             "implicit_gemm", "fprop", "triton_mm", "mma_"}
+
+-- Element-wise activation kernels (PyTorch relu_ is clamp_min_; its backward
+-- is threshold_backward).
+C.ACTIVATION = {"relu", "clamp", "threshold", "gelu", "silu", "sigmoid", "tanh"}
+
+-- Batch-normalization kernels (cuDNN bn_fw / bn_bw, PyTorch native
+-- batch_norm_*, MIOpen).
+C.BATCHNORM = {"bn_fw", "bn_bw", "batch_norm", "batchnorm"}
+
+-- Kernels that move or combine data without much arithmetic.
+C.ELEMENTWISE = {"elementwise", "vectorized", "unrolled", "pointwise", "copy", "fill"}
+
+function C.compute_kernels(graph, extra)
+  local q = {kind = "kernel", name = C.COMPUTE}
+  for k, v in pairs(extra or {}) do q[k] = v end
+  return graph:select(q)
+end
+
+function C.activation_kernels(graph, extra)
+  local q = {kind = "kernel", name = C.ACTIVATION}
+  for k, v in pairs(extra or {}) do q[k] = v end
+  return graph:select(q) - C.compute_kernels(graph, extra)
+end
+
+function C.batchnorm_kernels(graph, extra)
+  local q = {kind = "kernel", name = C.BATCHNORM}
+  for k, v in pairs(extra or {}) do q[k] = v end
+  return graph:select(q)
+end
+
+-- Median of a Lua array of numbers (nil when empty).
+function C.median(values)
+  if #values == 0 then return nil end
+  table.sort(values)
+  return values[(#values + 1) // 2]
+end
+
+-- Median duration (ns) of a selection's tasks, or `default` when empty.
+function C.median_duration(sel, default)
+  local v = {}
+  for t in sel:tasks() do v[#v + 1] = t.duration_ns end
+  return C.median(v) or default
+end
+
+-- Training steps as runs of GPU work in simulated order. A step is the
+-- forward, backward and weight-update GPU tasks between one forward pass and
+-- the next: a new step starts at a forward GPU task that follows backward or
+-- update work. Works whether or not the trace marked iterations (a trace
+-- without ProfilerStep markers is one graph iteration holding every step).
+-- Each step: {forward = {...}, backward = {...}, update = {...}} arrays of
+-- tasks in simulated start order.
+function C.steps(graph, timeline)
+  timeline = timeline or graph:simulate()
+  local gpu = graph:select{kind = "gpu", phase = {"forward", "backward", "update"}}
+  local steps, cur = {}, nil
+  for _, t in ipairs(timeline:order(gpu)) do
+    local phase = t.phase
+    if cur == nil or (phase == "forward" and (#cur.backward > 0 or #cur.update > 0)) then
+      cur = {forward = {}, backward = {}, update = {}}
+      steps[#steps + 1] = cur
+    end
+    local list = cur[phase]
+    list[#list + 1] = t
+  end
+  return steps
+end
+
+-- The kernels (not memcpy / memset) of an array of tasks.
+function C.kernels(tasks)
+  local out = {}
+  for _, t in ipairs(tasks) do
+    if t.kind == "kernel" then out[#out + 1] = t end
+  end
+  return out
+end
+
+-- Does `name` contain any of `patterns` (case-insensitive substrings)?
+function C.name_has(name, patterns)
+  local n = name:lower()
+  for _, p in ipairs(patterns) do
+    if n:find(p:lower(), 1, true) then return true end
+  end
+  return false
+end
+
+function C.is_compute(t) return t.kind == "kernel" and C.name_has(t.name, C.COMPUTE) end
+function C.is_activation(t)
+  return t.kind == "kernel" and C.name_has(t.name, C.ACTIVATION) and not C.is_compute(t)
+end
+function C.is_batchnorm(t) return t.kind == "kernel" and C.name_has(t.name, C.BATCHNORM) end
+
+-- Maximal runs of consecutive tasks of `tasks` for which pred(t) holds:
+-- {{t1, t2}, {t5}, ...}. A run is one operator when its kernels come back to
+-- back (a cuDNN convolution is often several kernels).
+function C.runs(tasks, pred)
+  local out, cur = {}, nil
+  for _, t in ipairs(tasks) do
+    if pred(t) then
+      if not cur then
+        cur = {}
+        out[#out + 1] = cur
+      end
+      cur[#cur + 1] = t
+    else
+      cur = nil
+    end
+  end
+  return out
+end
+
+-- Pairs the j-th of `fwd` operators with its backward counterpart: the
+-- backward pass visits operators in reverse, so with equal counts forward j
+-- pairs with backward (#bwd + 1 - j); otherwise by relative position.
+function C.mirror(j, nfwd, nbwd)
+  if nbwd == 0 then return nil end
+  if nfwd == nbwd then return nbwd + 1 - j end
+  local k = math.floor((1 - (j - 0.5) / nfwd) * nbwd) + 1
+  return math.max(1, math.min(nbwd, k))
+end
+
+-- Ring all-reduce time (Thakur et al.; NCCL's "bus bandwidth" convention):
+-- every byte crosses 2(N-1)/N links, plus a fixed per-collective latency.
+-- One worker does not communicate. `gbps` is Gbit/s (network convention).
+function C.ring_allreduce_ns(bytes, workers, gbps, latency_us)
+  if workers <= 1 then return 0 end
+  local seconds = 2 * (workers - 1) / workers * bytes * 8 / (gbps * 1e9)
+  return math.floor(seconds * 1e9 + latency_us * 1e3 + 0.5)
+end
+
+-- Time (ns) to move `bytes` over a `gbps` Gbit/s link, plus latency.
+function C.transfer_ns(bytes, gbps, latency_us)
+  return math.floor(bytes * 8 / (gbps * 1e9) * 1e9 + (latency_us or 0) * 1e3 + 0.5)
+end
+
+-- Inserts a copy of GPU task `t` (same kind, name + suffix, duration) before
+-- GPU task `anchor`, with its launch call; returns the new task.
+function C.clone_before(graph, t, anchor, suffix, extra)
+  local spec = {kind = t.kind, name = t.name .. (suffix or ""), before = anchor,
+                duration_ns = t.duration_ns, bytes = t.bytes}
+  for k, v in pairs(extra or {}) do spec[k] = v end
+  return graph:insert(spec)
+end
+
+return C

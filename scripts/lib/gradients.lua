@@ -1,0 +1,192 @@
+-- lib/gradients.lua: where gradients come from and when they are ready, for
+-- the communication scripts (ddp, dgc, blueconnect, p3).
+-- Load with `local G = reverie.include("lib/gradients.lua")`.
+--
+-- Three sources, best first:
+--   "buckets":    GradientBucket records in the trace (frameworks/pytorch
+--                 records DDP's real buckets): sizes and layers are exact.
+--   "parameters": Parameter records (gradient bytes per layer): buckets are
+--                 packed greedily in the order layers finish their backward
+--                 (PyTorch fills buckets in reverse parameter order, which is
+--                 the backward order), `bucket_mb` each.
+--   "estimate":   neither is in the trace. The total gradient size is
+--                 `gradient_mb` when given, else inferred from the weight
+--                 update: SGD/Adam update kernels are memory-bound and stream
+--                 every parameter a fixed number of times, so
+--                   bytes = update-kernel time x memory bandwidth / passes
+--                 (`update_passes` = 11 for foreach SGD with momentum and weight
+--                 decay: weight decay 3, momentum 2 + 3, parameter 3 tensor
+--                 passes; the bandwidth is the achieved, not the peak, figure).
+--                 Gradients are taken to become ready in proportion to the
+--                 backward GPU time done so far: bucket k is ready at the
+--                 backward GPU task where the running backward time first
+--                 reaches the share of all gradient bytes that buckets 1..k
+--                 hold. This ignores that layers near the output often hold
+--                 more parameters (it readies early buckets late), a bias
+--                 toward exposing communication.
+local C = reverie.include("lib/common.lua")
+local G = {}
+
+G.MB = 1024 * 1024
+
+-- Parameters every gradient-based script declares (merge into its own).
+function G.param_specs(specs)
+  specs.bucket_mb = specs.bucket_mb or
+      {default = 25, min = 0.001, doc = "gradient bucket size in MiB (PyTorch DDP bucket_cap_mb)"}
+  specs.gradient_mb = specs.gradient_mb or
+      {default = 0, min = 0, doc = "total gradient size in MiB when the trace has no Parameter " ..
+        "records; 0 = infer it from the weight-update kernels"}
+  specs.gpu_memory_gbs = specs.gpu_memory_gbs or
+      {default = 524, min = 1, doc = "achieved GPU memory bandwidth in GB/s used to infer the " ..
+        "gradient size (RTX 2080 Ti measured 524 GB/s, Habitat devices.yml)"}
+  specs.update_passes = specs.update_passes or
+      {default = 11, min = 1, doc = "tensor passes of the update kernels over each gradient " ..
+        "(foreach SGD with momentum and weight decay: 11)"}
+  return specs
+end
+
+-- Layer path of `t`, or nil.
+local function layer_of(t) return t.layer end
+
+-- Is `layer` the path `owner` or below it?
+local function under(layer, owner)
+  return layer == owner or (layer:sub(1, #owner + 1) == owner .. ".")
+end
+
+-- Latest backward task (in step order) of each layer in `set` (a map path
+-- -> true, matched with sub-layers): returns index into step.backward or nil.
+local function last_index_for(step, owners)
+  local best = nil
+  for i, t in ipairs(step.backward) do
+    local l = layer_of(t)
+    if l then
+      for _, o in ipairs(owners) do
+        if under(l, o) then best = i break end
+      end
+    end
+  end
+  return best
+end
+
+-- Total gradient bytes for the "estimate" source, with a note on how.
+function G.estimate_total(graph, P, steps)
+  if P.gradient_mb > 0 then
+    return P.gradient_mb * G.MB, string.format("gradient_mb = %g", P.gradient_mb)
+  end
+  local ns, n = 0, 0
+  for _, s in ipairs(steps) do
+    local k = C.kernels(s.update)
+    if #k > 0 then
+      for _, t in ipairs(k) do ns = ns + t.duration_ns end
+      n = n + 1
+    end
+  end
+  if n == 0 then
+    error("no Parameter records and no weight-update kernels to infer the gradient size from; " ..
+          "give gradient_mb", 0)
+  end
+  local per_step_ns = ns / n
+  local bytes = per_step_ns * 1e-9 * P.gpu_memory_gbs * 1e9 / P.update_passes
+  return bytes, string.format("%.1f us of update kernels per step x %g GB/s / %g passes",
+                              per_step_ns / 1e3, P.gpu_memory_gbs, P.update_passes)
+end
+
+-- The source the graph supports and, for "parameters", bytes per layer.
+function G.source(graph)
+  local has_layers = #graph:layers() > 0
+  if has_layers and #graph:gradient_buckets() > 0 then return "buckets" end
+  if has_layers and #graph:parameters() > 0 then return "parameters" end
+  return "estimate"
+end
+
+-- Buckets of one step, in the order they become ready:
+-- {{bytes = n, ready = task, index = k}, ...}. `total_bytes` is only used by
+-- the estimate source. Returns nil when the step has no backward GPU work.
+function G.step_buckets(graph, P, step, source, total_bytes)
+  local bwd = step.backward
+  if #bwd == 0 then return nil end
+  local out = {}
+  if source == "buckets" then
+    for _, b in ipairs(graph:gradient_buckets()) do
+      local i = last_index_for(step, b.layers)
+      if i then out[#out + 1] = {bytes = b.bytes, ready = bwd[i], order = i} end
+    end
+    table.sort(out, function(a, b) return a.order < b.order end)
+  elseif source == "parameters" then
+    local per_layer, layers = {}, {}
+    for _, p in ipairs(graph:parameters()) do
+      if not per_layer[p.layer] then layers[#layers + 1] = p.layer end
+      per_layer[p.layer] = (per_layer[p.layer] or 0) + p.bytes
+    end
+    local ready = {}
+    for _, l in ipairs(layers) do
+      local i = last_index_for(step, {l})
+      if i then ready[#ready + 1] = {layer = l, order = i} end
+    end
+    table.sort(ready, function(a, b) return a.order < b.order end)
+    local cap = P.bucket_mb * G.MB
+    local cur = nil
+    for _, r in ipairs(ready) do
+      if cur == nil or cur.bytes >= cap then
+        cur = {bytes = 0}
+        out[#out + 1] = cur
+      end
+      cur.bytes = cur.bytes + per_layer[r.layer]
+      cur.ready = bwd[r.order]
+    end
+  else
+    local cap = P.bucket_mb * G.MB
+    local n = math.max(1, math.ceil(total_bytes / cap - 1e-9))
+    local total_ns = 0
+    for _, t in ipairs(bwd) do total_ns = total_ns + t.duration_ns end
+    local done, i = 0, 1
+    for k = 1, n do
+      local bytes = math.min(cap, total_bytes - (k - 1) * cap)
+      local target = total_ns * math.min(1, (k * cap) / total_bytes)
+      while i < #bwd and done + bwd[i].duration_ns < target do
+        done = done + bwd[i].duration_ns
+        i = i + 1
+      end
+      out[#out + 1] = {bytes = bytes, ready = (k == n) and bwd[#bwd] or bwd[i]}
+    end
+  end
+  -- fraction_end: share of the step's gradient bytes in buckets 1..k (in
+  -- backward order); 1 - fraction_end is where, in forward order, the
+  -- bucket's parameters are first needed (parameters near the output are
+  -- used last in the forward pass).
+  local sum, acc = 0, 0
+  for _, b in ipairs(out) do sum = sum + b.bytes end
+  for k, b in ipairs(out) do
+    b.index = k
+    acc = acc + b.bytes
+    b.fraction_end = sum > 0 and acc / sum or 1
+  end
+  return out
+end
+
+-- The forward GPU task of `step` where the running forward GPU time first
+-- reaches `fraction` of the step's forward time (the first one for 0).
+function G.forward_at(step, fraction)
+  local fwd = step.forward
+  if #fwd == 0 then return nil end
+  local total = 0
+  for _, t in ipairs(fwd) do total = total + t.duration_ns end
+  local target, done = total * fraction, 0
+  for _, t in ipairs(fwd) do
+    if done >= target then return t end
+    done = done + t.duration_ns
+  end
+  return fwd[#fwd]
+end
+
+-- First GPU task of the step's weight update (what must wait for the
+-- gradients), else the first forward GPU task of the next step.
+function G.consumer(steps, s)
+  local step = steps[s]
+  if #step.update > 0 then return step.update[1] end
+  local nxt = steps[s + 1]
+  if nxt and #nxt.forward > 0 then return nxt.forward[1] end
+  return nil
+end
+
+return G

@@ -1,0 +1,279 @@
+// The graph API as scripts see it (docs/LUA_API.md), on hand-built graphs.
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "depgraph/simulator.h"
+#include "scripts/lua_test_util.h"
+#include "transforms/structure.h"
+#include "transforms/test_graphs.h"
+
+namespace reverie::lua {
+namespace {
+
+using ::testing::AllOf;
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
+using testing::FirstLine;
+using testing::RunLua;
+
+class BindingsTest : public ::testing::Test {
+ protected:
+  depgraph::Graph g_ = transforms::testing::MakeTrainingGraph(2);
+  // Runs `code`, expecting success.
+  void Ok(const std::string& code) {
+    const auto r = RunLua(code, &g_);
+    ASSERT_TRUE(r.status.ok()) << r.status;
+  }
+  std::string Err(const std::string& code) { return FirstLine(RunLua(code, &g_).status); }
+  double MeanNs() { return depgraph::Simulate(g_)->mean_iteration_ns(); }
+};
+
+TEST_F(BindingsTest, SelectCountsAndComposes) {
+  Ok(R"(
+    local k = graph:select{kind = "kernel"}
+    assert(#k == 18 and k:count() == 18 and not k:empty())
+    local gemm = graph:select{kind = "kernel", name = {"sgemm", "scudnn"}}
+    assert(#gemm == 6, #gemm)
+    assert(#graph:select{name_regex = "^cuda"} == 20)
+    assert(#graph:select{layer = "layer1.*.conv*", kind = "gpu"} == 4)
+    assert(#graph:select{layer = "layer1"} == 16)
+    assert(#graph:select{no_layer = true, kind = "kernel"} == 6)
+    assert(#graph:select{phase = {"forward", "backward"}, kind = "kernel"} == 12)
+    assert(#graph:select{iteration = 1} == 19)
+    assert(#graph:select{iteration = {0, 1}, resource_kind = "stream"} == 18)
+    local stream = graph:resources("stream")[1]
+    assert(#graph:select{resource = stream} == 18)
+    local bwd = graph:select{phase = "backward"}
+    assert(#(k & bwd) == 6 and #(k | bwd) == 24 and #(k - bwd) == 12)
+    assert(#k:intersect(bwd) == 6 and #k:union(bwd) == 24 and #k:minus(bwd) == 12)
+    assert(#k:select{phase = "update"} == 6)
+    local long = graph:select{kind = "kernel", where = function(t) return t.duration_ns >= 60000 end}
+    assert(#long == 6)
+    assert(#k:filter(function(t) return t.phase == "forward" end) == 6)
+    assert(k:contains(k[1]) and not bwd:contains(k[1]))
+    assert(#graph:all() == 38 and #graph:none() == 0)
+  )");
+}
+
+TEST_F(BindingsTest, SelectRejectsTyposAndBadNames) {
+  EXPECT_THAT(Err("graph:select{knd = 'kernel'}"), HasSubstr("unknown field 'knd'"));
+  EXPECT_THAT(Err("graph:select{kind = 'kernal'}"), HasSubstr("unknown task kind 'kernal'"));
+  EXPECT_THAT(Err("graph:select{phase = 'fwd'}"), HasSubstr("unknown phase 'fwd'"));
+  EXPECT_THAT(Err("graph:select{name_regex = '('}"), HasSubstr("bad name regex"));
+  EXPECT_THAT(Err("\ngraph:select{kind = 3}"), StartsWith("test.lua:2:"));
+}
+
+TEST_F(BindingsTest, TaskFieldsAndNavigation) {
+  Ok(R"(
+    local k = graph:select{kind = "kernel", name = "wgrad"}[1]
+    assert(k.kind == "kernel" and k.name:find("wgrad") and k.duration_ns == 120000)
+    assert(k.phase == "backward" and k.layer == "layer1.0.conv1" and k.iteration == 0)
+    assert(k.resource.kind == "stream" and k.resource.ordered)
+    local l = k:launcher()
+    assert(l.name == "cudaLaunchKernel" and l:launched()[1] == k)
+    assert(k:parents("launch")[1] == l and #k:children() == 0)
+    assert(k:prev().name:find("bn_bw") and k:next().phase == "update")
+    assert(k:is_gpu() and not l:is_gpu())
+    k.duration_ns = 1000
+    k.gap_ns = 5
+    k.priority = 3
+    k.phase = "forward"
+    k.layer = "brand.new.layer"
+    assert(k.duration_ns == 1000 and k.priority == 3 and k.phase == "forward")
+    assert(k.layer == "brand.new.layer")
+    assert(tostring(k):find("kernel"))
+  )");
+  EXPECT_TRUE(g_.FindLayer("brand.new").valid() || g_.FindLayer("brand.new.layer").valid());
+  EXPECT_THAT(Err("local t = graph:task(0) t.duration_ns = -1"), HasSubstr(">= 0"));
+  EXPECT_THAT(Err("local t = graph:task(0) t.kind = 'kernel'"), HasSubstr("cannot be set"));
+  EXPECT_THAT(Err("local t = graph:task(0) return t.colour"), HasSubstr("no field 'colour'"));
+}
+
+TEST_F(BindingsTest, EditsOnSelections) {
+  const double before = MeanNs();
+  const auto r = RunLua(R"(
+    local gemm = graph:select{kind = "kernel", name = "sgemm"}
+    local total = gemm:total_duration()
+    gemm:shrink(2):scale(0.5)
+    assert(gemm:total_duration() == total / 4)
+    graph:select{kind = "kernel", name = "wgrad"}:set_duration(0)
+    graph:select{name = "bn_bw"}:add_duration(-1e9)
+    graph:select{kind = "cpu_api"}:set_gap(0)
+  )", &g_);
+  ASSERT_TRUE(r.status.ok()) << r.status;
+  // 4 gemm + 2 wgrad + 2 bn kernels, and the 20 CPU calls whose gap changed.
+  EXPECT_EQ(r.changes.modified, 28);
+  EXPECT_LT(MeanNs(), before);
+  EXPECT_THAT(Err("graph:all():scale(-1)"), HasSubstr("finite number >= 0"));
+  EXPECT_THAT(Err("graph:all():shrink(0)"), HasSubstr("> 0"));
+}
+
+TEST_F(BindingsTest, InsertCpuGpuAndCommTasks) {
+  const double before = MeanNs();
+  const auto r = RunLua(R"(
+    local relu = graph:select{name = "elementwise", iteration = 0}[1]
+    local enc, launch = graph:insert{kind = "kernel", name = "gist_encode", after = relu,
+                                     duration_us = 15}
+    assert(enc.phase == "forward" and enc.layer == "layer1.0.relu" and enc.iteration == 0)
+    assert(launch.name == "cudaLaunchKernel" and launch.duration_ns == 5000)
+    assert(enc:prev() == relu and enc:launcher() == launch)
+    assert(launch:prev() == relu:launcher())
+    local cpu = graph:insert{kind = "cpu_work", name = "host", before = graph:task(0),
+                             duration_ns = 1000, phase = "data_loading"}
+    assert(cpu:next() == graph:task(0) and cpu.phase == "data_loading")
+    local ch = graph:add_channel("ring")
+    assert(ch.kind == "channel" and not ch.ordered)
+    local wgrad = graph:select{name = "wgrad", iteration = 0}[1]
+    local ar = graph:insert{kind = "comm", name = "allreduce", resource = ch, duration_us = 50,
+                            bytes = 1024, iteration = 0, phase = "backward"}
+    graph:add_edge(wgrad, ar, {kind = "comm"})
+    graph:add_edge(ar, graph:select{phase = "update", kind = "kernel", iteration = 0}[1])
+    local s2 = graph:add_stream{device = 0}
+    local t2 = graph:add_thread("helper")
+    assert(s2.kind == "stream" and t2.kind == "thread")
+    local c = graph:changes()
+    assert(c.added == 4 and c.resources_added == 3, c.added)
+  )", &g_);
+  ASSERT_TRUE(r.status.ok()) << r.status;
+  EXPECT_EQ(r.changes.added, 4);
+  EXPECT_GT(MeanNs(), before);  // +15us encode, comm on the critical path
+}
+
+TEST_F(BindingsTest, InsertErrors) {
+  EXPECT_THAT(Err("graph:insert{name = 'x', duration_ns = 1}"), HasSubstr("exactly one of"));
+  EXPECT_THAT(Err("graph:insert{kind = 'kernel', name = 'x', resource = graph:resources('thread')[1]}"),
+              HasSubstr("must go on a stream"));
+  EXPECT_THAT(Err("graph:insert{kind = 'kernle', name = 'x', after = graph:task(1)}"),
+              HasSubstr("unknown task kind"));
+  EXPECT_THAT(Err("graph:insert{name = 'x', after = graph:task(0), colour = 1}"),
+              HasSubstr("unknown field 'colour'"));
+  EXPECT_THAT(Err("graph:insert{after = graph:task(0)}"), HasSubstr("'name' is required"));
+}
+
+TEST_F(BindingsTest, RemoveKeepsOrderAndStaleHandlesRaise) {
+  const auto r = RunLua(R"(
+    local upd = graph:select{phase = "update", kind = "kernel"}
+    local n, edges = graph:remove(upd | upd:launches())
+    assert(n == 12, n)
+    local sync = graph:select{name = "cudaStreamSynchronize"}[1]
+    local p = sync:parents("sync")[1]
+    assert(p.name:find("wgrad"), p.name)
+    assert(upd[1].removed)
+    graph:remove(graph:task(0))
+  )", &g_);
+  ASSERT_TRUE(r.status.ok()) << r.status;
+  EXPECT_EQ(r.changes.removed, 13);
+  EXPECT_TRUE(g_.Validate().ok());
+  EXPECT_THAT(Err("local t = graph:task(1) graph:remove(t) return t.name"),
+              HasSubstr("was removed"));
+}
+
+TEST_F(BindingsTest, AddEdgeRefusesCycles) {
+  EXPECT_THAT(Err("local k = graph:select{kind = 'kernel'}\n"
+                  "graph:add_edge(k[#k], k[1])"),
+              AllOf(StartsWith("test.lua:2:"), HasSubstr("cycle")));
+  EXPECT_THAT(Err("graph:add_edge(graph:task(0), graph:task(0))"), HasSubstr("itself"));
+  EXPECT_THAT(Err("graph:remove_edge(graph:task(0), graph:task(3))"),
+              HasSubstr("no dependency"));
+  EXPECT_THAT(Err("graph:add_edge(graph:task(0), graph:task(3), {kind = 'magic'})"),
+              HasSubstr("unknown edge kind"));
+}
+
+TEST_F(BindingsTest, SimulateTimelineAndGroupBy) {
+  Ok(R"(
+    local tl = graph:simulate()
+    assert(tl.mean_iteration_ns > 0 and #tl.iterations == 2)
+    local k = graph:select{kind = "kernel", iteration = 0}
+    local last = tl:latest(k)
+    assert(last.name:find("multi_tensor"), last.name)
+    assert(tl:earliest(k).name:find("scudnn"))
+    local order = tl:order(k)
+    assert(#order == 9 and order[1] == tl:earliest(k))
+    assert(tl:start_ns(order[2]) >= tl:end_ns(order[1]))
+    local lo, hi = tl:span(k)
+    assert(hi - lo >= k:total_duration())
+    local by_it = graph:select{kind = "kernel"}:group_by("iteration")
+    assert(#by_it[0] == 9 and #by_it[1] == 9)
+    local by_layer = graph:select{kind = "kernel"}:group_by("layer")
+    assert(#by_layer["fc"] == 4 and #by_layer[""] == 6)
+    local by_phase = graph:all():group_by("phase")
+    assert(#by_phase.update == 14)
+  )");
+}
+
+TEST_F(BindingsTest, SchedulePolicies) {
+  // Two comm tasks on one channel, both ready at the same time: the policy
+  // decides which goes first.
+  const std::string setup = R"(
+    local ch = graph:add_channel("ps")
+    local last = graph:select{kind = "kernel", iteration = 1}
+    last = last[#last]
+    local a = graph:insert{kind = "comm", name = "push a", resource = ch, duration_us = 100, iteration = 1}
+    local b = graph:insert{kind = "comm", name = "push b", resource = ch, duration_us = 100, iteration = 1}
+    graph:add_edge(last, a)
+    graph:add_edge(last, b)
+    a.priority = 5
+    b.priority = 1
+  )";
+  auto r = RunLua(setup + R"(
+    graph:set_policy("priority")
+    local tl = graph:simulate()
+    local b = graph:select{name = "push b"}[1]
+    local a = graph:select{name = "push a"}[1]
+    assert(tl:start_ns(b) < tl:start_ns(a))
+  )", &g_);
+  ASSERT_TRUE(r.status.ok()) << r.status;
+  EXPECT_EQ(r.schedule.kind, transforms::ScheduleChoice::Kind::kPriority);
+
+  g_ = transforms::testing::MakeTrainingGraph(2);
+  r = RunLua(setup + R"(
+    graph:set_policy(function(task, ready_ns) return -task.priority end)
+    local tl = graph:simulate()
+    local b = graph:select{name = "push b"}[1]
+    local a = graph:select{name = "push a"}[1]
+    assert(tl:start_ns(a) < tl:start_ns(b))
+  )", &g_);
+  ASSERT_TRUE(r.status.ok()) << r.status;
+  ASSERT_EQ(r.schedule.kind, transforms::ScheduleChoice::Kind::kCustom);
+  // The policy keeps working after the script, on the committed graph.
+  depgraph::SimOptions o;
+  o.policy = r.schedule.policy();
+  const depgraph::SimResult sim = *depgraph::Simulate(g_, o);
+  EXPECT_TRUE(r.engine->policy_status().ok());
+  EXPECT_GT(sim.makespan_ns, 0);
+
+  g_ = transforms::testing::MakeTrainingGraph(2);
+  r = RunLua(setup + "graph:set_policy(function(task)\n  error('bad key')\nend)\n", &g_);
+  ASSERT_TRUE(r.status.ok()) << r.status;
+  o.policy = r.schedule.policy();
+  (void)depgraph::Simulate(g_, o);
+  EXPECT_EQ(FirstLine(r.engine->policy_status()), "test.lua:12: bad key");
+
+  g_ = transforms::testing::MakeTrainingGraph(2);
+  EXPECT_THAT(Err(setup + "graph:set_policy(function(task) return 'soon' end)\ngraph:simulate()"),
+              HasSubstr("must return a finite number, got string"));
+  g_ = transforms::testing::MakeTrainingGraph(2);
+  EXPECT_THAT(Err(setup + "graph:set_policy(function(task) task.duration_ns = 1 return 0 end)\n"
+                          "graph:simulate()"),
+              HasSubstr("cannot be changed inside a schedule policy"));
+  EXPECT_THAT(Err("graph:set_policy('fifo')"), HasSubstr("unknown schedule policy"));
+}
+
+TEST_F(BindingsTest, ModelFactsAndLaunchModel) {
+  transforms::ModelInfo info;
+  info.parameters.push_back({"fc.weight", "fc", 4096});
+  info.buckets.push_back({0, 4096, {"fc.weight"}, {"fc"}});
+  const auto r = RunLua(R"(
+    local p = graph:parameters()
+    assert(#p == 1 and p[1].layer == "fc" and p[1].bytes == 4096)
+    local b = graph:gradient_buckets()
+    assert(#b == 1 and b[1].layers[1] == "fc")
+    local m = graph:launch_model()
+    assert(m.kernel_launch_ns == 5000 and m.samples == 18)
+    assert(#graph:layers() == 6 and graph:iteration_count() == 2)
+    assert(graph:iteration_name(1) == "ProfilerStep#1")
+  )", &g_, {}, {}, &info);
+  ASSERT_TRUE(r.status.ok()) << r.status;
+}
+
+}  // namespace
+}  // namespace reverie::lua

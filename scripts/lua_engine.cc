@@ -1,0 +1,370 @@
+#include "scripts/lua_engine.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "base/sv.h"
+#include "scripts/lua_internal.h"
+
+namespace reverie::lua {
+
+using internal::EngineState;
+using internal::State;
+
+namespace {
+
+constexpr int kHookEvery = 1000;  // instructions between budget checks
+constexpr char kBlocked[][10] = {"os", "io", "require", "package", "debug", "dofile", "loadfile"};
+constexpr char kIncludeCache[] = "reverie.includes";
+
+// lua_Alloc with a cap: returning nullptr makes Lua raise "not enough memory".
+void* Alloc(void* ud, void* ptr, size_t osize, size_t nsize) {
+  auto* a = static_cast<internal::AllocState*>(ud);
+  const size_t old = ptr != nullptr ? osize : 0;
+  if (nsize == 0) {
+    std::free(ptr);
+    a->used -= old;
+    return nullptr;
+  }
+  if (nsize > old && a->used - old + nsize > a->limit) return nullptr;
+  void* p = std::realloc(ptr, nsize);
+  if (p == nullptr) return nullptr;
+  a->used = a->used - old + nsize;
+  if (a->used > a->peak) a->peak = a->used;
+  return p;
+}
+
+void CountHook(lua_State* L, lua_Debug* ar) {
+  EngineState& S = State(L);
+  S.instructions += kHookEvery;
+  if (S.instructions <= S.limits.instruction_budget) return;
+  // luaL_error would name the caller's line; name the running one.
+  lua_getinfo(L, "Sl", ar);
+  lua_pushfstring(L, "%s:%d: instruction budget of %I VM instructions exceeded",
+                  ar->short_src, ar->currentline,
+                  static_cast<lua_Integer>(S.limits.instruction_budget));
+  lua_error(L);
+}
+
+int BlockedGlobal(lua_State* L) {
+  const char* k = lua_tostring(L, 2);
+  if (k != nullptr) {
+    for (const char* b : kBlocked) {
+      if (std::strcmp(k, b) == 0) {
+        return luaL_error(L,
+                          "'%s' is not available: reverie scripts run sandboxed (no os, io, "
+                          "require, package, debug, dofile, loadfile)",
+                          k);
+      }
+    }
+  }
+  return 0;
+}
+
+// load() restricted to text chunks: binary chunks can crash the VM.
+int SafeLoad(lua_State* L) {
+  const int n = lua_gettop(L);
+  lua_pushvalue(L, lua_upvalueindex(1));
+  lua_pushvalue(L, 1);
+  if (n >= 2) {
+    lua_pushvalue(L, 2);
+  } else {
+    lua_pushnil(L);
+  }
+  lua_pushliteral(L, "t");
+  if (n >= 4) {
+    lua_pushvalue(L, 4);
+    lua_call(L, 4, LUA_MULTRET);
+  } else {
+    lua_call(L, 3, LUA_MULTRET);
+  }
+  return lua_gettop(L) - n;
+}
+
+void EmitLog(EngineState& S, const char* line) {
+  S.log.emplace_back(line);
+  if (S.log_sink) S.log_sink(S.log.back());
+}
+
+int Print(lua_State* L) {
+  const int n = lua_gettop(L);
+  luaL_Buffer b;
+  luaL_buffinit(L, &b);
+  for (int i = 1; i <= n; ++i) {
+    if (i > 1) luaL_addchar(&b, '\t');
+    luaL_tolstring(L, i, nullptr);
+    luaL_addvalue(&b);
+  }
+  luaL_pushresult(&b);
+  EmitLog(State(L), lua_tostring(L, -1));
+  return 0;
+}
+
+int Log(lua_State* L) { return Print(L); }
+
+// ---- reverie.include ------------------------------------------------------
+
+bool ReadInclude(EngineState& S, const char* rel) {
+  const std::string_view r(rel);
+  if (r.empty() || r[0] == '/' || r.find("..") != std::string_view::npos) {
+    return Fail(S, absl::StrCat("reverie.include: '", Sv(r),
+                                "' must be a relative path inside the script library"));
+  }
+  for (const std::string& dir : S.include_dirs) {
+    std::ifstream in(dir + "/" + std::string(r), std::ios::binary);
+    if (!in) continue;
+    std::ostringstream os;
+    os << in.rdbuf();
+    S.text = os.str();
+    return true;
+  }
+  return Fail(S, absl::StrCat("reverie.include: '", Sv(r), "' not found in ",
+                              S.include_dirs.empty() ? "(no script folder)"
+                                                     : absl::StrJoin(S.include_dirs, ", ")));
+}
+
+int Include(lua_State* L) {
+  const char* rel = luaL_checkstring(L, 1);
+  EngineState& S = State(L);
+  lua_getfield(L, LUA_REGISTRYINDEX, kIncludeCache);  // 2
+  lua_getfield(L, 2, rel);
+  if (!lua_isnil(L, -1)) return 1;
+  lua_pop(L, 1);
+  if (!ReadInclude(S, rel)) return internal::RaiseError(L);
+  const char* chunkname = lua_pushfstring(L, "@%s", rel);  // 3
+  if (luaL_loadbufferx(L, S.text.data(), S.text.size(), chunkname, "t") != LUA_OK) {
+    return lua_error(L);
+  }
+  lua_call(L, 0, 1);
+  if (lua_isnil(L, -1)) {
+    lua_pop(L, 1);
+    lua_pushboolean(L, 1);
+  }
+  lua_pushvalue(L, -1);
+  lua_setfield(L, 2, rel);
+  return 1;
+}
+
+// ---- state setup and running ----------------------------------------------
+
+void OpenSandbox(lua_State* L) {
+  static const luaL_Reg kLibs[] = {{LUA_GNAME, luaopen_base},       {LUA_TABLIBNAME, luaopen_table},
+                                   {LUA_STRLIBNAME, luaopen_string}, {LUA_MATHLIBNAME, luaopen_math},
+                                   {LUA_UTF8LIBNAME, luaopen_utf8}};
+  for (const luaL_Reg& lib : kLibs) {
+    luaL_requiref(L, lib.name, lib.func, 1);
+    lua_pop(L, 1);
+  }
+  lua_pushglobaltable(L);
+  for (const char* name : {"dofile", "loadfile"}) {
+    lua_pushnil(L);
+    lua_setfield(L, -2, name);
+  }
+  lua_getfield(L, -1, "load");
+  lua_pushcclosure(L, SafeLoad, 1);
+  lua_setfield(L, -2, "load");
+  lua_getglobal(L, LUA_STRLIBNAME);
+  lua_pushnil(L);
+  lua_setfield(L, -2, "dump");
+  lua_pop(L, 1);
+  lua_newtable(L);  // metatable of _G
+  lua_pushcfunction(L, BlockedGlobal);
+  lua_setfield(L, -2, "__index");
+  lua_setmetatable(L, -2);
+  lua_pop(L, 1);
+}
+
+// Runs inside lua_pcall so that allocation failures during setup are errors,
+// not panics.
+int Setup(lua_State* L) {
+  EngineState& S = State(L);
+  if (S.limits.sandbox) {
+    OpenSandbox(L);
+  } else {
+    luaL_openlibs(L);
+  }
+  lua_pushcfunction(L, Print);
+  lua_setglobal(L, "print");
+  lua_newtable(L);
+  lua_setfield(L, LUA_REGISTRYINDEX, kIncludeCache);
+  static const luaL_Reg kReverie[] = {
+      {"params", internal::Params}, {"log", Log}, {"include", Include}, {nullptr, nullptr}};
+  luaL_newlib(L, kReverie);
+  lua_pushliteral(L, "0.1.0");
+  lua_setfield(L, -2, "version");
+  lua_pushinteger(L, 1000);
+  lua_setfield(L, -2, "NS_PER_US");
+  lua_pushinteger(L, 1000000);
+  lua_setfield(L, -2, "NS_PER_MS");
+  lua_setglobal(L, "reverie");
+  internal::RegisterGraph(L);
+  internal::RegisterSelection(L);
+  internal::RegisterTask(L);
+  internal::RegisterTimeline(L);
+  return 0;
+}
+
+struct RunArgs {
+  const char* source;
+  size_t size;
+};
+
+int RunChunk(lua_State* L) {
+  auto* args = static_cast<RunArgs*>(lua_touserdata(L, 1));
+  EngineState& S = State(L);
+  lua_getglobal(L, "reverie");
+  lua_pushstring(L, S.display_name.c_str());
+  lua_setfield(L, -2, "script");
+  lua_pop(L, 1);
+  const char* chunkname = lua_pushfstring(L, "@%s", S.display_name.c_str());
+  if (luaL_loadbufferx(L, args->source, args->size, chunkname, "t") != LUA_OK) {
+    return lua_error(L);
+  }
+  auto* g = static_cast<internal::GraphUd*>(lua_newuserdatauv(L, sizeof(internal::GraphUd), 0));
+  g->token = 1;
+  luaL_setmetatable(L, internal::kGraphMt);
+  lua_pushvalue(L, -1);
+  lua_setglobal(L, "graph");
+  lua_call(L, 1, 0);
+  return 0;
+}
+
+// Keeps only the first line and the traceback lines that point into Lua
+// code: "[C]: in ?" frames of our trampolines say nothing to a user.
+std::string CleanTraceback(const std::string& msg) {
+  std::istringstream in(msg);
+  std::string line, out;
+  while (std::getline(in, line)) {
+    if (!out.empty() && (line.find("[C]: in ?") != std::string::npos ||
+                         line.find("[C]: in function 'error'") != std::string::npos)) {
+      continue;
+    }
+    if (!out.empty()) out += '\n';
+    out += line;
+  }
+  // A traceback with no frame left is noise.
+  if (out.size() >= 17 && out.compare(out.size() - 17, 17, "\nstack traceback:") == 0) {
+    out.resize(out.size() - 17);
+  }
+  return out;
+}
+
+}  // namespace
+
+namespace internal {
+
+int MessageHandler(lua_State* L) {
+  const char* msg = lua_tostring(L, 1);
+  if (msg == nullptr) {
+    if (luaL_callmeta(L, 1, "__tostring") && lua_type(L, -1) == LUA_TSTRING) {
+      msg = lua_tostring(L, -1);
+    } else {
+      msg = lua_pushfstring(L, "(error object is a %s value)", luaL_typename(L, 1));
+    }
+  }
+  luaL_traceback(L, L, msg, 1);
+  return 1;
+}
+
+
+int RaiseError(lua_State* L) { return luaL_error(L, "%s", State(L).error.c_str()); }
+
+bool Fail(EngineState& S, const absl::Status& s) {
+  S.error = std::string(s.message());
+  return false;
+}
+
+bool Fail(EngineState& S, std::string message) {
+  S.error = std::move(message);
+  return false;
+}
+
+}  // namespace internal
+
+LuaEngine::LuaEngine() : state_(std::make_unique<EngineState>()) {}
+
+LuaEngine::~LuaEngine() {
+  if (state_ && state_->L != nullptr) lua_close(state_->L);
+}
+
+absl::StatusOr<std::unique_ptr<LuaEngine>> LuaEngine::Create(const EngineLimits& limits) {
+  std::unique_ptr<LuaEngine> e(new LuaEngine());
+  EngineState& S = *e->state_;
+  S.limits = limits;
+  S.alloc.limit = limits.memory_limit_bytes;
+  S.L = lua_newstate(Alloc, &S.alloc);
+  if (S.L == nullptr) return absl::ResourceExhaustedError("cannot create a Lua state");
+  *static_cast<EngineState**>(lua_getextraspace(S.L)) = &S;
+  lua_atpanic(S.L, [](lua_State* L) -> int {
+    // Only reachable through a bug (an unprotected Lua call); abort loudly.
+    std::fprintf(stderr, "reverie: Lua panic: %s\n", lua_tostring(L, -1));
+    std::abort();
+  });
+  lua_pushcfunction(S.L, Setup);
+  if (lua_pcall(S.L, 0, 0, 0) != LUA_OK) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat("cannot set up the Lua state: ", lua_tostring(S.L, -1)));
+  }
+  lua_sethook(S.L, CountHook, LUA_MASKCOUNT, kHookEvery);
+  return e;
+}
+
+absl::Status LuaEngine::Run(std::string_view source, const ScriptContext& ctx,
+                            transforms::EditSession* session) {
+  EngineState& S = *state_;
+  S.session = session;
+  S.model = ctx.model;
+  S.display_name = ctx.display_name;
+  S.stem = ctx.stem;
+  S.overrides = ctx.overrides;
+  S.only_script = ctx.only_script;
+  S.include_dirs = ctx.include_dirs;
+  S.log_sink = ctx.log_sink;
+  S.launch_model.reset();
+  lua_State* L = S.L;
+  lua_settop(L, 0);
+  lua_pushcfunction(L, internal::MessageHandler);
+  lua_pushcfunction(L, RunChunk);
+  RunArgs args{source.data(), source.size()};
+  lua_pushlightuserdata(L, &args);
+  const int rc = lua_pcall(L, 1, 0, 1);
+  absl::Status status;
+  if (rc != LUA_OK) {
+    const char* m = lua_tostring(L, -1);
+    std::string msg = CleanTraceback(m != nullptr ? m : "(no message)");
+    if (rc == LUA_ERRMEM) {
+      status = absl::ResourceExhaustedError(
+          absl::StrCat(S.display_name, ": Lua memory limit of ",
+                       S.limits.memory_limit_bytes >> 20, " MiB exceeded"));
+    } else if (S.instructions > S.limits.instruction_budget) {
+      status = absl::ResourceExhaustedError(msg);
+    } else {
+      status = absl::InvalidArgumentError(msg);
+    }
+  } else if (!S.params_declared && !internal::CheckOverridesUsed(S)) {
+    status = absl::InvalidArgumentError(absl::StrCat(S.display_name, ": ", S.error));
+  }
+  lua_settop(L, 0);
+  S.session = nullptr;
+  S.model = nullptr;
+  S.overrides = nullptr;
+  used_keys_.assign(S.used_keys.begin(), S.used_keys.end());
+  return status;
+}
+
+const std::vector<ParamValue>& LuaEngine::params() const { return state_->params; }
+const std::vector<std::string>& LuaEngine::used_override_keys() const { return used_keys_; }
+const std::vector<std::string>& LuaEngine::log() const { return state_->log; }
+int64_t LuaEngine::instructions_used() const { return state_->instructions; }
+size_t LuaEngine::peak_memory_bytes() const { return state_->alloc.peak; }
+
+absl::Status LuaEngine::policy_status() const {
+  if (state_->key_error.empty()) return absl::OkStatus();
+  return absl::InvalidArgumentError(state_->key_error);
+}
+
+}  // namespace reverie::lua

@@ -1,0 +1,109 @@
+// File: scripts/lua_engine.h
+//
+// LuaEngine: one Lua 5.4 state that runs one optimization script against an
+// EditSession (transforms/session.h). The script sees the graph as the global
+// `graph` (also its first argument) and the `reverie` module (docs/LUA_API.md).
+//
+// Safety:
+// - Sandboxed by default: only base (without dofile / loadfile, and `load`
+//   restricted to text chunks), table, string (without string.dump), math and
+//   utf8; os, io, require, package and debug are absent and touching them
+//   raises a clear error. EngineLimits::sandbox = false opens everything.
+// - An instruction budget (count hook) and a memory cap (custom allocator)
+//   bound a runaway script.
+// - Errors come back as absl::Status whose message is
+//   "file.lua:LINE: message" on the first line and a Lua traceback after it.
+//
+// Invariants: the engine never holds a pointer into the session after Run()
+// returns; a Lua schedule policy the script set keeps the engine alive
+// (see policy()) and sees the graph it is asked about, read-only.
+#ifndef REVERIE_SCRIPTS_LUA_ENGINE_H_
+#define REVERIE_SCRIPTS_LUA_ENGINE_H_
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "transforms/model_info.h"
+#include "transforms/session.h"
+
+namespace reverie::lua {
+
+struct EngineLimits {
+  bool sandbox = true;
+  // VM instructions for the script and every call of its schedule policy.
+  int64_t instruction_budget = 5'000'000'000;
+  size_t memory_limit_bytes = size_t{2} << 30;
+};
+
+// A parameter a script declared with reverie.params, with the value it got.
+struct ParamValue {
+  std::string name;
+  std::string type;  // "number", "boolean", "string"
+  std::string doc;
+  std::string default_text;
+  std::string value_text;
+  bool overridden = false;
+};
+
+// What one script run needs besides its text.
+struct ScriptContext {
+  std::string display_name;  // "amp.lua", used in every message
+  std::string stem;          // "amp": --set amp.key=value targets it
+  // --set values: "key" or "stem.key" -> text.
+  const std::map<std::string, std::string>* overrides = nullptr;
+  // When true, an unqualified --set key the script does not declare is an
+  // error at reverie.params time (several scripts: the runner checks later).
+  bool only_script = true;
+  const transforms::ModelInfo* model = nullptr;
+  // Folders reverie.include() may read from (the script library).
+  std::vector<std::string> include_dirs;
+  // Where print / reverie.log lines go besides log() (may be empty).
+  std::function<void(std::string_view)> log_sink;
+};
+
+namespace internal {
+struct EngineState;
+}
+
+class LuaEngine {
+ public:
+  static absl::StatusOr<std::unique_ptr<LuaEngine>> Create(const EngineLimits& limits = {});
+  ~LuaEngine();
+  LuaEngine(const LuaEngine&) = delete;
+  LuaEngine& operator=(const LuaEngine&) = delete;
+
+  // Runs `source` against `session` (the script's edits go to
+  // session->graph(); a policy it picks goes to session->schedule()).
+  // kInvalidArgument for a syntax or runtime error, kResourceExhausted for
+  // the instruction budget or the memory cap.
+  absl::Status Run(std::string_view source, const ScriptContext& context,
+                   transforms::EditSession* session);
+
+  // Parameters the script declared (sorted by name) and what it logged.
+  const std::vector<ParamValue>& params() const;
+  const std::vector<std::string>& used_override_keys() const;
+  const std::vector<std::string>& log() const;
+
+  // The first error a Lua schedule key function raised (OK when none); the
+  // simulator cannot stop mid-run, so callers check this after simulating.
+  absl::Status policy_status() const;
+
+  int64_t instructions_used() const;
+  size_t peak_memory_bytes() const;
+
+ private:
+  LuaEngine();
+  std::unique_ptr<internal::EngineState> state_;
+  std::vector<std::string> used_keys_;
+};
+
+}  // namespace reverie::lua
+
+#endif  // REVERIE_SCRIPTS_LUA_ENGINE_H_

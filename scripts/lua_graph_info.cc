@@ -1,0 +1,175 @@
+// Lua bindings: the `graph` object's schedule policy, simulation and
+// read-only facts (launch model, changes so far, model records).
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+#include "scripts/lua_internal.h"
+
+namespace reverie::lua::internal {
+using depgraph::Graph;
+
+// ---- schedule and simulation -----------------------------------------------
+
+static bool SetNamedPolicy(EngineState& S, const char* name) {
+  transforms::ScheduleChoice c;
+  if (std::strcmp(name, "priority") == 0) {
+    c.kind = transforms::ScheduleChoice::Kind::kPriority;
+    c.description = "priority";
+  } else if (std::strcmp(name, "earliest_ready") != 0 && std::strcmp(name, "earliest") != 0) {
+    return Fail(S, absl::StrCat("unknown schedule policy '", name,
+                                "' (earliest_ready, priority, or a key function)"));
+  }
+  S.session->schedule() = std::move(c);
+  return true;
+}
+
+static void SetCustomPolicy(EngineState& S, std::shared_ptr<const depgraph::SchedulePolicy> p,
+                     const char* where) {
+  transforms::ScheduleChoice c;
+  c.kind = transforms::ScheduleChoice::Kind::kCustom;
+  c.custom = std::move(p);
+  c.description = absl::StrCat("lua key function (", where, ")");
+  S.session->schedule() = std::move(c);
+}
+
+int GraphSetPolicy(lua_State* L) {
+  MutableGraphOrRaise(L);
+  EngineState& S = State(L);
+  if (lua_isfunction(L, 2)) {
+    lua_Debug ar;
+    lua_pushvalue(L, 2);
+    lua_getinfo(L, ">S", &ar);
+    const char* where = lua_pushfstring(L, "%s:%d", ar.short_src, ar.linedefined);
+    SetCustomPolicy(S, MakeLuaPolicy(L, 2), where);
+    return 0;
+  }
+  if (!SetNamedPolicy(S, luaL_checkstring(L, 2))) return RaiseError(L);
+  return 0;
+}
+
+namespace {
+enum SimOutcome { kSimOk, kSimError, kSimKeyError };
+}  // namespace
+
+static SimOutcome DoSimulate(EngineState& S) {
+  depgraph::SimOptions o;
+  o.policy = S.session->schedule().policy();
+  absl::Status st = depgraph::SimulateInto(S.session->graph(), o, &S.sim);
+  if (!S.key_error.empty()) return kSimKeyError;
+  if (!st.ok()) {
+    Fail(S, st);
+    return kSimError;
+  }
+  return kSimOk;
+}
+
+int GraphSimulate(lua_State* L) {
+  MutableGraphOrRaise(L);  // not from inside a schedule policy
+  EngineState& S = State(L);
+  switch (DoSimulate(S)) {
+    case kSimOk: break;
+    case kSimError: return RaiseError(L);
+    case kSimKeyError:
+      lua_pushstring(L, S.key_error.c_str());  // already "file:line: message"
+      return lua_error(L);
+  }
+  PushTimeline(L);
+  return 1;
+}
+
+int GraphLaunchModel(lua_State* L) {
+  MutableGraphOrRaise(L);
+  const transforms::LaunchModel& m = SessionLaunchModel(State(L));
+  lua_createtable(L, 0, 5);
+  lua_pushinteger(L, m.kernel_launch_ns);
+  lua_setfield(L, -2, "kernel_launch_ns");
+  lua_pushinteger(L, m.memcpy_launch_ns);
+  lua_setfield(L, -2, "memcpy_launch_ns");
+  lua_pushinteger(L, m.memset_launch_ns);
+  lua_setfield(L, -2, "memset_launch_ns");
+  lua_pushinteger(L, m.launch_delay_ns);
+  lua_setfield(L, -2, "launch_delay_ns");
+  lua_pushinteger(L, m.kernel_launch_samples);
+  lua_setfield(L, -2, "samples");
+  return 1;
+}
+
+static bool DoValidate(EngineState& S) {
+  absl::Status s = S.session->Validate();
+  if (!s.ok()) return Fail(S, s);
+  return true;
+}
+
+int GraphValidate(lua_State* L) {
+  MutableGraphOrRaise(L);
+  if (!DoValidate(State(L))) return RaiseError(L);
+  return 0;
+}
+
+int GraphChanges(lua_State* L) {
+  MutableGraphOrRaise(L);
+  EngineState& S = State(L);
+  const transforms::ChangeSummary c = transforms::Diff(S.session->base(), S.session->graph());
+  lua_createtable(L, 0, 6);
+  lua_pushinteger(L, c.added);
+  lua_setfield(L, -2, "added");
+  lua_pushinteger(L, c.removed);
+  lua_setfield(L, -2, "removed");
+  lua_pushinteger(L, c.modified);
+  lua_setfield(L, -2, "modified");
+  lua_pushinteger(L, c.edges_added);
+  lua_setfield(L, -2, "edges_added");
+  lua_pushinteger(L, c.edges_removed);
+  lua_setfield(L, -2, "edges_removed");
+  lua_pushinteger(L, c.resources_added);
+  lua_setfield(L, -2, "resources_added");
+  return 1;
+}
+
+int GraphParameters(lua_State* L) {
+  EngineState& S = State(L);
+  lua_newtable(L);
+  if (S.model == nullptr) return 1;
+  int n = 0;
+  for (const transforms::ParameterInfo& p : S.model->parameters) {
+    lua_createtable(L, 0, 3);
+    lua_pushstring(L, p.name.c_str());
+    lua_setfield(L, -2, "name");
+    lua_pushstring(L, p.layer.c_str());
+    lua_setfield(L, -2, "layer");
+    lua_pushinteger(L, p.bytes);
+    lua_setfield(L, -2, "bytes");
+    lua_rawseti(L, -2, ++n);
+  }
+  return 1;
+}
+
+static void PushStrings(lua_State* L, const std::vector<std::string>& v) {
+  lua_createtable(L, static_cast<int>(v.size()), 0);
+  for (size_t i = 0; i < v.size(); ++i) {
+    lua_pushstring(L, v[i].c_str());
+    lua_rawseti(L, -2, static_cast<lua_Integer>(i + 1));
+  }
+}
+
+int GraphGradientBuckets(lua_State* L) {
+  EngineState& S = State(L);
+  lua_newtable(L);
+  if (S.model == nullptr) return 1;
+  int n = 0;
+  for (const transforms::BucketInfo& b : S.model->buckets) {
+    lua_createtable(L, 0, 4);
+    lua_pushinteger(L, b.index);
+    lua_setfield(L, -2, "index");
+    lua_pushinteger(L, b.bytes);
+    lua_setfield(L, -2, "bytes");
+    PushStrings(L, b.parameters);
+    lua_setfield(L, -2, "parameters");
+    PushStrings(L, b.layers);
+    lua_setfield(L, -2, "layers");
+    lua_rawseti(L, -2, ++n);
+  }
+  return 1;
+}
+
+}  // namespace reverie::lua::internal

@@ -1,0 +1,208 @@
+// File: scripts/lua_internal.h
+//
+// Internal to scripts/: the state the Lua bindings share, and the helpers
+// every binding file uses. Not a public header.
+//
+// THE RULE for every function Lua calls (liblua5.4 is a C library: a Lua
+// error is a longjmp that skips C++ destructors):
+//   1. read arguments with luaL_check* while only trivially destructible
+//      locals (ints, doubles, const char*, raw pointers) are alive;
+//   2. do the C++ work in a separate function whose non-trivial locals
+//      (vectors, strings, Status) are gone when it returns; it reports
+//      failure by returning false after setting EngineState::error;
+//   3. raise with RaiseError() only then. Anything that must survive a Lua
+//      API call that can raise (allocation, lua_call) lives in EngineState,
+//      never on the C++ stack.
+// Userdata hold ids (TaskId, ResourceId values), never pointers: the graph a
+// handle refers to is whatever EngineState::graph() is at the time of use.
+#ifndef REVERIE_SCRIPTS_LUA_INTERNAL_H_
+#define REVERIE_SCRIPTS_LUA_INTERNAL_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "depgraph/graph.h"
+#include "depgraph/simulator.h"
+#include "lua.hpp"
+#include "scripts/lua_engine.h"
+#include "transforms/model_info.h"
+#include "transforms/select.h"
+#include "transforms/session.h"
+#include "transforms/structure.h"
+
+namespace reverie::lua::internal {
+
+inline constexpr char kGraphMt[] = "reverie.Graph";
+inline constexpr char kTaskMt[] = "reverie.Task";
+inline constexpr char kResourceMt[] = "reverie.Resource";
+inline constexpr char kSelectionMt[] = "reverie.Selection";
+inline constexpr char kTimelineMt[] = "reverie.Timeline";
+
+struct GraphUd {
+  uint32_t token;
+};
+struct TaskUd {
+  uint32_t id;
+};
+struct ResourceUd {
+  uint32_t id;
+};
+// Variable-size userdata: `count` ids follow the header, strictly increasing.
+struct SelectionUd {
+  uint64_t count;
+  uint32_t ids[1];
+};
+inline size_t SelectionBytes(size_t n) { return offsetof(SelectionUd, ids) + n * sizeof(uint32_t); }
+// Variable-size userdata: start/end per task, then (start, end) per iteration.
+struct TimelineUd {
+  uint64_t tasks;
+  uint64_t iterations;
+  double mean_iteration_ns;
+  int64_t makespan_ns;
+  int64_t data[1];  // start[tasks], end[tasks], iter[2 * iterations]
+};
+inline size_t TimelineBytes(size_t tasks, size_t iterations) {
+  return offsetof(TimelineUd, data) + (2 * tasks + 2 * iterations) * sizeof(int64_t);
+}
+
+struct AllocState {
+  size_t used = 0;
+  size_t limit = 0;
+  size_t peak = 0;
+};
+
+// Everything the bindings share; owned by LuaEngine, reachable from the
+// lua_State's extra space.
+struct EngineState {
+  lua_State* L = nullptr;
+  EngineLimits limits;
+  AllocState alloc;
+  int64_t instructions = 0;
+
+  // Set while a script runs.
+  transforms::EditSession* session = nullptr;
+  const transforms::ModelInfo* model = nullptr;
+  std::string display_name;  // "amp.lua" as the user named it
+  std::string stem;          // "amp": the prefix of qualified --set keys
+  const std::map<std::string, std::string>* overrides = nullptr;
+  bool only_script = true;  // unqualified unknown --set keys fail at once
+  std::vector<std::string> include_dirs;
+  std::function<void(std::string_view)> log_sink;
+
+  // Set while a schedule key function runs: the graph being simulated.
+  const depgraph::Graph* policy_graph = nullptr;
+  bool read_only = false;
+
+  // Results a run leaves behind.
+  bool params_declared = false;
+  std::vector<ParamValue> params;
+  std::set<std::string> used_keys;
+  std::vector<std::string> log;
+  std::string key_error;  // first error raised by a Lua schedule key
+  std::optional<transforms::LaunchModel> launch_model;
+
+  // Scratch that may be live across Lua calls (see THE RULE).
+  std::string error;
+  std::string text;
+  transforms::TaskQuery query;
+  std::vector<depgraph::TaskId> ids;
+  std::vector<transforms::Dependency> deps;
+  std::string spec_name;
+  std::string spec_launch_name;
+  std::string spec_layer;
+  depgraph::SimResult sim;
+
+  // The graph handles refer to (nullptr when none is attached).
+  const depgraph::Graph* graph() const {
+    if (policy_graph != nullptr) return policy_graph;
+    return session != nullptr ? &session->graph() : nullptr;
+  }
+};
+
+inline EngineState& State(lua_State* L) {
+  return **static_cast<EngineState**>(lua_getextraspace(L));
+}
+
+// Raises EngineState::error as a Lua error at the caller's line.
+int RaiseError(lua_State* L);
+// Sets EngineState::error from a status (or message) and returns false.
+bool Fail(EngineState& S, const absl::Status& s);
+bool Fail(EngineState& S, std::string message);
+
+// Graph access; both raise when no graph is attached, the mutable one also
+// inside a schedule policy.
+const depgraph::Graph& GraphOrRaise(lua_State* L);
+depgraph::Graph& MutableGraphOrRaise(lua_State* L);
+
+// Handles.
+void PushTask(lua_State* L, depgraph::TaskId t);
+void PushResource(lua_State* L, depgraph::ResourceId r);
+// A live task of the current graph at `idx` (raises otherwise).
+depgraph::TaskId CheckTask(lua_State* L, int idx);
+// Like CheckTask but accepts removed tasks (for `id`, `removed`).
+depgraph::TaskId CheckTaskAny(lua_State* L, int idx);
+depgraph::ResourceId CheckResource(lua_State* L, int idx);
+SelectionUd* CheckSelection(lua_State* L, int idx);
+// Allocates a selection userdata for `n` ids (count set to n) on the stack.
+SelectionUd* NewSelection(lua_State* L, size_t n);
+// Pushes a selection holding EngineState::ids (which must be sorted).
+void PushScratchSelection(lua_State* L);
+// Copies a selection userdata into a transforms::Selection (C++ side only).
+transforms::Selection ToSelection(const SelectionUd* s);
+
+// Reads a `TaskQuery` from the table at `idx` into EngineState::query;
+// returns the stack index of a `where` function, or 0. Raises on errors.
+int ReadQuery(lua_State* L, int idx, const char* what);
+
+// Numbers: a Lua number as int64 nanoseconds (raises when not finite).
+int64_t CheckNs(lua_State* L, int idx);
+int64_t FieldNs(lua_State* L, int table, const char* ns_key, const char* us_key, int64_t dflt);
+
+// Resolves (creating when new) a layer path; its parent is the longest known
+// dotted prefix.
+depgraph::LayerId LayerFor(depgraph::Graph& g, std::string_view path);
+
+// lua_pcall message handler: appends a traceback to the error message.
+int MessageHandler(lua_State* L);
+
+// The launch model of the session's original graph (cached per run).
+const transforms::LaunchModel& SessionLaunchModel(EngineState& S);
+
+// Registration of each binding file's metatables and functions.
+void RegisterGraph(lua_State* L);
+// reverie.params (lua_params.cc), and the check that every --set key meant
+// for this script was declared (false with EngineState::error set).
+int Params(lua_State* L);
+bool CheckOverridesUsed(EngineState& S);
+
+// graph methods defined in lua_graph_info.cc.
+int GraphSetPolicy(lua_State* L);
+int GraphSimulate(lua_State* L);
+int GraphLaunchModel(lua_State* L);
+int GraphValidate(lua_State* L);
+int GraphChanges(lua_State* L);
+int GraphParameters(lua_State* L);
+int GraphGradientBuckets(lua_State* L);
+// graph:select (lua_query.cc); the query in EngineState::query resolved
+// into EngineState::ids (false with EngineState::error set); sel:filter.
+int GraphSelect(lua_State* L);
+bool CheckQueryResult(EngineState& S);
+int SelFilter(lua_State* L);
+void RegisterSelection(lua_State* L);
+void RegisterTask(lua_State* L);
+void RegisterTimeline(lua_State* L);
+// Pushes a new Timeline of EngineState::sim.
+void PushTimeline(lua_State* L);
+
+// graph:set_policy(function): wraps the function at `idx` as a policy.
+std::shared_ptr<const depgraph::SchedulePolicy> MakeLuaPolicy(lua_State* L, int idx);
+
+}  // namespace reverie::lua::internal
+
+#endif  // REVERIE_SCRIPTS_LUA_INTERNAL_H_

@@ -1,0 +1,154 @@
+// Lua bindings: the query tables graph:select / sel:select read, resolved
+// with transforms::Select (one pass over the tasks, names matched once).
+#include <cstring>
+
+#include "scripts/lua_internal.h"
+
+namespace reverie::lua::internal {
+namespace {
+
+// ---- query tables ----------------------------------------------------------
+
+constexpr const char* kQueryFields[] = {"kind",     "name",      "name_regex", "layer",
+                                        "no_layer", "phase",     "resource",   "resource_kind",
+                                        "iteration", "where"};
+
+bool AddKind(EngineState& S, const char* v) {
+  absl::StatusOr<uint32_t> m = transforms::ParseKindMask(v);
+  if (!m.ok()) return Fail(S, m.status());
+  S.query.kinds |= *m;
+  return true;
+}
+bool AddPhase(EngineState& S, const char* v) {
+  absl::StatusOr<depgraph::Phase> p = transforms::ParsePhase(v);
+  if (!p.ok()) return Fail(S, p.status());
+  S.query.phases |= transforms::PhaseBit(*p);
+  return true;
+}
+bool AddResourceKind(EngineState& S, const char* v) {
+  absl::StatusOr<depgraph::ResourceKind> k = transforms::ParseResourceKind(v);
+  if (!k.ok()) return Fail(S, k.status());
+  S.query.resource_kinds |= transforms::ResourceKindBit(*k);
+  return true;
+}
+void AddName(EngineState& S, const char* v) { S.query.names.emplace_back(v); }
+void AddLayer(EngineState& S, const char* v) { S.query.layers.emplace_back(v); }
+
+// Calls `add` for the string or each string of the array at `idx`.
+template <typename F>
+void ForEachString(lua_State* L, int idx, const char* field, F add) {
+  if (lua_type(L, idx) == LUA_TSTRING) {
+    add(lua_tostring(L, idx));
+    return;
+  }
+  if (!lua_istable(L, idx)) luaL_error(L, "select: '%s' must be a string or a list of strings", field);
+  const lua_Integer n = luaL_len(L, idx);
+  for (lua_Integer i = 1; i <= n; ++i) {
+    if (lua_rawgeti(L, idx, i) != LUA_TSTRING) {
+      luaL_error(L, "select: '%s' must be a string or a list of strings", field);
+    }
+    add(lua_tostring(L, -1));
+    lua_pop(L, 1);
+  }
+}
+
+}  // namespace
+
+bool CheckQueryResult(EngineState& S) {
+  absl::StatusOr<transforms::Selection> sel = transforms::Select(*S.graph(), S.query);
+  if (!sel.ok()) return Fail(S, sel.status());
+  S.ids.assign(sel->ids().begin(), sel->ids().end());
+  return true;
+}
+
+int ReadQuery(lua_State* L, int idx, const char* what) {
+  EngineState& S = State(L);
+  luaL_checktype(L, idx, LUA_TTABLE);
+  idx = lua_absindex(L, idx);
+  S.query = transforms::TaskQuery();
+  // Reject unknown fields: a typo must not silently select everything.
+  lua_pushnil(L);
+  while (lua_next(L, idx) != 0) {
+    const char* k = lua_type(L, -2) == LUA_TSTRING ? lua_tostring(L, -2) : "?";
+    bool known = false;
+    for (const char* f : kQueryFields) known = known || std::strcmp(k, f) == 0;
+    if (!known) {
+      luaL_error(L,
+                 "%s: unknown field '%s' (kind, name, name_regex, layer, no_layer, phase, "
+                 "resource, resource_kind, iteration, where)",
+                 what, k);
+    }
+    lua_pop(L, 1);
+  }
+  const int top = lua_gettop(L);
+  if (lua_getfield(L, idx, "kind") != LUA_TNIL) {
+    ForEachString(L, -1, "kind", [&](const char* v) { if (!AddKind(S, v)) RaiseError(L); });
+  }
+  if (lua_getfield(L, idx, "name") != LUA_TNIL) {
+    ForEachString(L, -1, "name", [&](const char* v) { AddName(S, v); });
+  }
+  if (lua_getfield(L, idx, "name_regex") != LUA_TNIL) S.query.name_regex = luaL_checkstring(L, -1);
+  if (lua_getfield(L, idx, "layer") != LUA_TNIL) {
+    ForEachString(L, -1, "layer", [&](const char* v) { AddLayer(S, v); });
+  }
+  if (lua_getfield(L, idx, "no_layer") != LUA_TNIL) S.query.no_layer = lua_toboolean(L, -1);
+  if (lua_getfield(L, idx, "phase") != LUA_TNIL) {
+    ForEachString(L, -1, "phase", [&](const char* v) { if (!AddPhase(S, v)) RaiseError(L); });
+  }
+  if (lua_getfield(L, idx, "resource_kind") != LUA_TNIL) {
+    ForEachString(L, -1, "resource_kind",
+                  [&](const char* v) { if (!AddResourceKind(S, v)) RaiseError(L); });
+  }
+  if (lua_getfield(L, idx, "resource") != LUA_TNIL) {
+    if (luaL_testudata(L, -1, kResourceMt) != nullptr) {
+      S.query.resources.push_back(CheckResource(L, -1));
+    } else {
+      luaL_checktype(L, -1, LUA_TTABLE);
+      const lua_Integer n = luaL_len(L, -1);
+      for (lua_Integer i = 1; i <= n; ++i) {
+        lua_rawgeti(L, -1, i);
+        S.query.resources.push_back(CheckResource(L, -1));
+        lua_pop(L, 1);
+      }
+    }
+  }
+  if (lua_getfield(L, idx, "iteration") != LUA_TNIL) {
+    if (lua_isinteger(L, -1)) {
+      S.query.iterations.push_back(static_cast<int32_t>(lua_tointeger(L, -1)));
+    } else {
+      luaL_checktype(L, -1, LUA_TTABLE);
+      const lua_Integer n = luaL_len(L, -1);
+      for (lua_Integer i = 1; i <= n; ++i) {
+        lua_rawgeti(L, -1, i);
+        S.query.iterations.push_back(static_cast<int32_t>(luaL_checkinteger(L, -1)));
+        lua_pop(L, 1);
+      }
+    }
+  }
+  lua_settop(L, top);
+  if (lua_getfield(L, idx, "where") == LUA_TNIL) {
+    lua_pop(L, 1);
+    return 0;
+  }
+  luaL_checktype(L, -1, LUA_TFUNCTION);
+  lua_pop(L, 1);
+  // The caller finds the function in the query table again when needed.
+  lua_getfield(L, idx, "where");
+  return lua_gettop(L);
+}
+
+// graph:select(query)
+int GraphSelect(lua_State* L) {
+  GraphOrRaise(L);
+  const int where = ReadQuery(L, 2, "select");
+  if (!CheckQueryResult(State(L))) return RaiseError(L);
+  PushScratchSelection(L);
+  if (where == 0) return 1;
+  lua_pushcfunction(L, SelFilter);
+  lua_insert(L, -2);
+  lua_pushvalue(L, where);
+  lua_call(L, 2, 1);
+  return 1;
+}
+
+}  // namespace reverie::lua::internal

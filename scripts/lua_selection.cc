@@ -1,0 +1,380 @@
+// Lua bindings: Selection (sorted task-id sets held in Lua memory) and the
+// query tables graph:select / sel:select read.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+#include "scripts/lua_internal.h"
+#include "transforms/edit.h"
+#include "transforms/remove.h"
+
+namespace reverie::lua::internal {
+namespace {
+
+using depgraph::Graph;
+using depgraph::TaskId;
+
+uint32_t* Begin(SelectionUd* s) { return s->ids; }
+uint32_t* End(SelectionUd* s) { return s->ids + s->count; }
+
+// ---- selection methods -----------------------------------------------------
+
+int SelLen(lua_State* L) {
+  lua_pushinteger(L, static_cast<lua_Integer>(CheckSelection(L, 1)->count));
+  return 1;
+}
+
+int SelCount(lua_State* L) { return SelLen(L); }
+
+int SelEmpty(lua_State* L) {
+  lua_pushboolean(L, CheckSelection(L, 1)->count == 0);
+  return 1;
+}
+
+int SelGet(lua_State* L) {
+  SelectionUd* s = CheckSelection(L, 1);
+  const lua_Integer i = luaL_checkinteger(L, 2);
+  if (i < 1 || static_cast<uint64_t>(i) > s->count) return 0;
+  PushTask(L, TaskId(s->ids[i - 1]));
+  return 1;
+}
+
+int SelFirst(lua_State* L) {
+  SelectionUd* s = CheckSelection(L, 1);
+  if (s->count == 0) return 0;
+  PushTask(L, TaskId(s->ids[0]));
+  return 1;
+}
+
+int SelLast(lua_State* L) {
+  SelectionUd* s = CheckSelection(L, 1);
+  if (s->count == 0) return 0;
+  PushTask(L, TaskId(s->ids[s->count - 1]));
+  return 1;
+}
+
+int SelIter(lua_State* L) {
+  SelectionUd* s = CheckSelection(L, lua_upvalueindex(1));
+  const lua_Integer i = lua_tointeger(L, lua_upvalueindex(2));
+  if (static_cast<uint64_t>(i) >= s->count) return 0;
+  lua_pushinteger(L, i + 1);
+  lua_replace(L, lua_upvalueindex(2));
+  PushTask(L, TaskId(s->ids[i]));
+  return 1;
+}
+
+int SelTasks(lua_State* L) {
+  CheckSelection(L, 1);
+  lua_pushvalue(L, 1);
+  lua_pushinteger(L, 0);
+  lua_pushcclosure(L, SelIter, 2);
+  return 1;
+}
+
+int SelList(lua_State* L) {
+  SelectionUd* s = CheckSelection(L, 1);
+  lua_createtable(L, static_cast<int>(std::min<uint64_t>(s->count, 1 << 24)), 0);
+  for (uint64_t i = 0; i < s->count; ++i) {
+    PushTask(L, TaskId(s->ids[i]));
+    lua_rawseti(L, -2, static_cast<lua_Integer>(i + 1));
+  }
+  return 1;
+}
+
+int SelIds(lua_State* L) {
+  SelectionUd* s = CheckSelection(L, 1);
+  lua_createtable(L, static_cast<int>(std::min<uint64_t>(s->count, 1 << 24)), 0);
+  for (uint64_t i = 0; i < s->count; ++i) {
+    lua_pushinteger(L, s->ids[i]);
+    lua_rawseti(L, -2, static_cast<lua_Integer>(i + 1));
+  }
+  return 1;
+}
+
+enum SetOp { kUnion, kIntersect, kMinus };
+
+int SetOperation(lua_State* L, SetOp op) {
+  SelectionUd* a = CheckSelection(L, 1);
+  SelectionUd* b = CheckSelection(L, 2);
+  const size_t cap = op == kUnion ? a->count + b->count : a->count;
+  SelectionUd* out = NewSelection(L, cap);  // userdata never move: a and b stay valid
+  uint32_t* end = nullptr;
+  switch (op) {
+    case kUnion: end = std::set_union(Begin(a), End(a), Begin(b), End(b), out->ids); break;
+    case kIntersect: end = std::set_intersection(Begin(a), End(a), Begin(b), End(b), out->ids); break;
+    case kMinus: end = std::set_difference(Begin(a), End(a), Begin(b), End(b), out->ids); break;
+  }
+  out->count = static_cast<uint64_t>(end - out->ids);
+  return 1;
+}
+
+int SelUnion(lua_State* L) { return SetOperation(L, kUnion); }
+int SelIntersect(lua_State* L) { return SetOperation(L, kIntersect); }
+int SelMinus(lua_State* L) { return SetOperation(L, kMinus); }
+
+int SelContains(lua_State* L) {
+  SelectionUd* s = CheckSelection(L, 1);
+  const TaskId t = CheckTaskAny(L, 2);
+  lua_pushboolean(L, std::binary_search(Begin(s), End(s), t.value()));
+  return 1;
+}
+
+// sel:filter(fn): keeps the tasks for which fn(task) is truthy.
+int SelFilterImpl(lua_State* L) {
+  SelectionUd* in = CheckSelection(L, 1);
+  luaL_checktype(L, 2, LUA_TFUNCTION);
+  GraphOrRaise(L);
+  SelectionUd* out = NewSelection(L, in->count);  // 3
+  uint64_t n = 0;
+  for (uint64_t i = 0; i < in->count; ++i) {
+    lua_pushvalue(L, 2);
+    PushTask(L, TaskId(in->ids[i]));
+    lua_call(L, 1, 1);
+    if (lua_toboolean(L, -1)) out->ids[n++] = in->ids[i];
+    lua_pop(L, 1);
+  }
+  out->count = n;
+  return 1;
+}
+
+// sel:select{query}: the members that also match the query.
+int SelSelect(lua_State* L) {
+  SelectionUd* in = CheckSelection(L, 1);
+  const int where = ReadQuery(L, 2, "select");
+  if (!CheckQueryResult(State(L))) return RaiseError(L);
+  PushScratchSelection(L);
+  SelectionUd* hits = CheckSelection(L, -1);
+  SelectionUd* out = NewSelection(L, std::min(in->count, hits->count));
+  out->count = static_cast<uint64_t>(
+      std::set_intersection(Begin(in), End(in), Begin(hits), End(hits), out->ids) - out->ids);
+  if (where == 0) return 1;
+  lua_replace(L, -2);  // drop `hits`, keep `out` on top
+  lua_pushcfunction(L, SelFilterImpl);
+  lua_insert(L, -2);
+  lua_pushvalue(L, where);
+  lua_call(L, 2, 1);
+  return 1;
+}
+
+// Edits: each runs a transforms/edit.h function over a C++ copy.
+enum EditOp { kScale, kShrink, kSetDuration, kAddDuration, kScaleGap, kSetGap, kSetPriority };
+
+bool ApplyEdit(EngineState& S, const SelectionUd* s, EditOp op, double x) {
+  Graph& g = S.session->graph();
+  const transforms::Selection sel = ToSelection(s);
+  absl::Status st;
+  switch (op) {
+    case kScale: st = transforms::ScaleDuration(g, sel, x); break;
+    case kShrink: st = transforms::ShrinkDuration(g, sel, x); break;
+    case kSetDuration: st = transforms::SetDuration(g, sel, static_cast<int64_t>(std::llround(x))); break;
+    case kAddDuration: st = transforms::AddDuration(g, sel, static_cast<int64_t>(std::llround(x))); break;
+    case kScaleGap: st = transforms::ScaleGap(g, sel, x); break;
+    case kSetGap: st = transforms::SetGap(g, sel, static_cast<int64_t>(std::llround(x))); break;
+    case kSetPriority: st = transforms::SetPriority(g, sel, static_cast<int32_t>(x)); break;
+  }
+  if (!st.ok()) return Fail(S, st);
+  return true;
+}
+
+int Edit(lua_State* L, EditOp op) {
+  SelectionUd* s = CheckSelection(L, 1);
+  const double x = op == kSetPriority ? static_cast<double>(luaL_checkinteger(L, 2))
+                                      : static_cast<double>(luaL_checknumber(L, 2));
+  MutableGraphOrRaise(L);
+  if (!ApplyEdit(State(L), s, op, x)) return RaiseError(L);
+  lua_settop(L, 1);
+  return 1;  // the selection, for chaining
+}
+
+int SelScale(lua_State* L) { return Edit(L, kScale); }
+int SelShrink(lua_State* L) { return Edit(L, kShrink); }
+int SelSetDuration(lua_State* L) { return Edit(L, kSetDuration); }
+int SelAddDuration(lua_State* L) { return Edit(L, kAddDuration); }
+int SelScaleGap(lua_State* L) { return Edit(L, kScaleGap); }
+int SelSetGap(lua_State* L) { return Edit(L, kSetGap); }
+int SelSetPriority(lua_State* L) { return Edit(L, kSetPriority); }
+
+int SelTotalDuration(lua_State* L) {
+  SelectionUd* s = CheckSelection(L, 1);
+  const Graph& g = GraphOrRaise(L);
+  int64_t sum = 0;
+  for (uint64_t i = 0; i < s->count; ++i) {
+    const TaskId t(s->ids[i]);
+    if (t.value() < g.task_count() && !g.removed(t)) sum += g.duration_ns(t);
+  }
+  lua_pushinteger(L, sum);
+  return 1;
+}
+
+bool CollectLaunches(EngineState& S, const SelectionUd* s) {
+  const transforms::Selection l = transforms::LaunchesOf(*S.graph(), ToSelection(s));
+  S.ids.assign(l.ids().begin(), l.ids().end());
+  return true;
+}
+
+int SelLaunches(lua_State* L) {
+  SelectionUd* s = CheckSelection(L, 1);
+  GraphOrRaise(L);
+  CollectLaunches(State(L), s);
+  PushScratchSelection(L);
+  return 1;
+}
+
+struct RemoveOut {
+  int64_t removed = 0;
+  int64_t edges = 0;
+};
+
+bool DoRemove(EngineState& S, const SelectionUd* s, RemoveOut* out) {
+  absl::StatusOr<transforms::RemoveResult> r =
+      transforms::RemoveTasks(S.session->graph(), ToSelection(s));
+  if (!r.ok()) return Fail(S, r.status());
+  out->removed = r->removed;
+  out->edges = r->edges_added;
+  return true;
+}
+
+int SelRemove(lua_State* L) {
+  SelectionUd* s = CheckSelection(L, 1);
+  MutableGraphOrRaise(L);
+  RemoveOut out;
+  if (!DoRemove(State(L), s, &out)) return RaiseError(L);
+  lua_pushinteger(L, out.removed);
+  lua_pushinteger(L, out.edges);
+  return 2;
+}
+
+void PushGroupKey(lua_State* L, const Graph& g, TaskId t, int key) {
+  std::string_view v;
+  switch (key) {
+    case 0: lua_pushinteger(L, g.iteration_of(t)); return;
+    case 3: lua_pushinteger(L, g.resource_of(t).value()); return;
+    case 1: {
+      const depgraph::LayerId l = g.layer_of(t);
+      lua_pushstring(L, l.valid() && l.value() < g.layer_count() ? g.layer(l).path.c_str() : "");
+      return;
+    }
+    case 2: v = depgraph::PhaseName(g.phase(t)); break;
+    case 4: v = g.name(t); break;
+    default: v = depgraph::TaskKindName(g.kind(t)); break;
+  }
+  lua_pushlstring(L, v.data(), v.size());
+}
+
+// sel:group_by(key): key = "iteration" | "layer" | "phase" | "resource" |
+// "name" | "kind" -> table key -> Selection (tasks without a layer go under
+// the empty string). Two passes so that each group is allocated exactly.
+int SelGroupBy(lua_State* L) {
+  SelectionUd* s = CheckSelection(L, 1);
+  static const char* const kKeys[] = {"iteration", "layer", "phase", "resource", "name", "kind", nullptr};
+  const int key = luaL_checkoption(L, 2, nullptr, kKeys);
+  const Graph& g = GraphOrRaise(L);
+  lua_settop(L, 2);
+  lua_newtable(L);  // 3: key -> count
+  lua_newtable(L);  // 4: key -> selection
+  for (uint64_t i = 0; i < s->count; ++i) {
+    const TaskId t(s->ids[i]);
+    if (t.value() >= g.task_count() || g.removed(t)) continue;
+    PushGroupKey(L, g, t, key);
+    lua_pushvalue(L, -1);
+    lua_rawget(L, 3);
+    const lua_Integer c = lua_tointeger(L, -1);
+    lua_pop(L, 1);
+    lua_pushinteger(L, c + 1);
+    lua_rawset(L, 3);
+  }
+  for (uint64_t i = 0; i < s->count; ++i) {
+    const TaskId t(s->ids[i]);
+    if (t.value() >= g.task_count() || g.removed(t)) continue;
+    PushGroupKey(L, g, t, key);
+    lua_pushvalue(L, -1);
+    SelectionUd* group = nullptr;
+    if (lua_rawget(L, 4) == LUA_TNIL) {
+      lua_pop(L, 1);
+      lua_pushvalue(L, -1);
+      lua_rawget(L, 3);
+      const lua_Integer n = lua_tointeger(L, -1);
+      lua_pop(L, 1);
+      group = NewSelection(L, static_cast<size_t>(n));
+      group->count = 0;
+      lua_pushvalue(L, -2);
+      lua_pushvalue(L, -2);
+      lua_rawset(L, 4);
+    } else {
+      group = static_cast<SelectionUd*>(lua_touserdata(L, -1));
+    }
+    group->ids[group->count++] = t.value();
+    lua_pop(L, 2);
+  }
+  return 1;
+}
+
+int SelToString(lua_State* L) {
+  lua_pushfstring(L, "selection of %I tasks", static_cast<lua_Integer>(CheckSelection(L, 1)->count));
+  return 1;
+}
+
+const luaL_Reg kSelMethods[] = {
+    {"count", SelCount},         {"empty", SelEmpty},
+    {"get", SelGet},             {"first", SelFirst},
+    {"last", SelLast},           {"tasks", SelTasks},
+    {"list", SelList},           {"ids", SelIds},
+    {"union", SelUnion},         {"intersect", SelIntersect},
+    {"minus", SelMinus},         {"contains", SelContains},
+    {"filter", SelFilterImpl},       {"select", SelSelect},
+    {"scale", SelScale},         {"shrink", SelShrink},
+    {"set_duration", SelSetDuration}, {"add_duration", SelAddDuration},
+    {"scale_gap", SelScaleGap},  {"set_gap", SelSetGap},
+    {"set_priority", SelSetPriority}, {"total_duration", SelTotalDuration},
+    {"launches", SelLaunches},   {"remove", SelRemove},
+    {"group_by", SelGroupBy},    {nullptr, nullptr}};
+
+int SelIndex(lua_State* L) {
+  if (lua_type(L, 2) == LUA_TNUMBER) return SelGet(L);
+  lua_pushvalue(L, 2);
+  if (lua_rawget(L, lua_upvalueindex(1)) != LUA_TNIL) return 1;
+  return luaL_error(L, "selection has no method '%s'", luaL_tolstring(L, 2, nullptr));
+}
+
+}  // namespace
+
+int SelFilter(lua_State* L) { return SelFilterImpl(L); }
+
+SelectionUd* CheckSelection(lua_State* L, int idx) {
+  return static_cast<SelectionUd*>(luaL_checkudata(L, idx, kSelectionMt));
+}
+
+SelectionUd* NewSelection(lua_State* L, size_t n) {
+  auto* s = static_cast<SelectionUd*>(lua_newuserdatauv(L, SelectionBytes(n), 0));
+  s->count = n;
+  luaL_setmetatable(L, kSelectionMt);
+  return s;
+}
+
+void PushScratchSelection(lua_State* L) {
+  EngineState& S = State(L);
+  SelectionUd* s = NewSelection(L, S.ids.size());
+  for (size_t i = 0; i < S.ids.size(); ++i) s->ids[i] = S.ids[i].value();
+}
+
+transforms::Selection ToSelection(const SelectionUd* s) {
+  std::vector<TaskId> ids(s->count);
+  for (uint64_t i = 0; i < s->count; ++i) ids[i] = TaskId(s->ids[i]);
+  return transforms::Selection::FromSorted(std::move(ids));
+}
+
+void RegisterSelection(lua_State* L) {
+  luaL_newmetatable(L, kSelectionMt);
+  lua_newtable(L);
+  luaL_setfuncs(L, kSelMethods, 0);
+  lua_pushcclosure(L, SelIndex, 1);
+  lua_setfield(L, -2, "__index");
+  static const luaL_Reg kMeta[] = {{"__len", SelLen},       {"__bor", SelUnion},
+                                   {"__band", SelIntersect}, {"__sub", SelMinus},
+                                   {"__tostring", SelToString}, {nullptr, nullptr}};
+  luaL_setfuncs(L, kMeta, 0);
+  lua_pop(L, 1);
+}
+
+}  // namespace reverie::lua::internal

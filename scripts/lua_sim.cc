@@ -1,0 +1,252 @@
+// Lua bindings: Timeline (a simulation result held in Lua memory) and the
+// schedule policy backed by a Lua key function.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "scripts/lua_internal.h"
+
+namespace reverie::lua::internal {
+namespace {
+
+using depgraph::Graph;
+using depgraph::TaskId;
+
+TimelineUd* CheckTimeline(lua_State* L, int idx) {
+  return static_cast<TimelineUd*>(luaL_checkudata(L, idx, kTimelineMt));
+}
+
+int64_t* Starts(TimelineUd* t) { return t->data; }
+int64_t* Ends(TimelineUd* t) { return t->data + t->tasks; }
+int64_t* Iters(TimelineUd* t) { return t->data + 2 * t->tasks; }
+
+uint32_t TaskIn(lua_State* L, TimelineUd* tl, int idx) {
+  auto* ud = static_cast<TaskUd*>(luaL_checkudata(L, idx, kTaskMt));
+  if (ud->id >= tl->tasks) luaL_error(L, "task %d is newer than this timeline", static_cast<int>(ud->id));
+  return ud->id;
+}
+
+int TlStart(lua_State* L) {
+  TimelineUd* tl = CheckTimeline(L, 1);
+  const uint32_t t = TaskIn(L, tl, 2);
+  if (Starts(tl)[t] < 0) return 0;  // removed
+  lua_pushinteger(L, Starts(tl)[t]);
+  return 1;
+}
+
+int TlEnd(lua_State* L) {
+  TimelineUd* tl = CheckTimeline(L, 1);
+  const uint32_t t = TaskIn(L, tl, 2);
+  if (Starts(tl)[t] < 0) return 0;
+  lua_pushinteger(L, Ends(tl)[t]);
+  return 1;
+}
+
+// Latest-ending (or earliest-starting) simulated member of a selection.
+int Extreme(lua_State* L, bool latest) {
+  TimelineUd* tl = CheckTimeline(L, 1);
+  SelectionUd* s = CheckSelection(L, 2);
+  int64_t best = latest ? std::numeric_limits<int64_t>::min() : std::numeric_limits<int64_t>::max();
+  int64_t pick = -1;
+  for (uint64_t i = 0; i < s->count; ++i) {
+    const uint32_t t = s->ids[i];
+    if (t >= tl->tasks || Starts(tl)[t] < 0) continue;
+    const int64_t v = latest ? Ends(tl)[t] : Starts(tl)[t];
+    if (latest ? v > best : v < best) {
+      best = v;
+      pick = t;
+    }
+  }
+  if (pick < 0) return 0;
+  PushTask(L, TaskId(static_cast<uint32_t>(pick)));
+  return 1;
+}
+
+int TlLatest(lua_State* L) { return Extreme(L, true); }
+int TlEarliest(lua_State* L) { return Extreme(L, false); }
+
+// tl:order(sel): array of the simulated members by start time (ties by id).
+bool SortByStart(EngineState& S, TimelineUd* tl, const SelectionUd* s) {
+  S.ids.clear();
+  for (uint64_t i = 0; i < s->count; ++i) {
+    const uint32_t t = s->ids[i];
+    if (t < tl->tasks && Starts(tl)[t] >= 0) S.ids.push_back(TaskId(t));
+  }
+  const int64_t* st = Starts(tl);
+  std::stable_sort(S.ids.begin(), S.ids.end(),
+                   [st](TaskId a, TaskId b) { return st[a.value()] < st[b.value()]; });
+  return true;
+}
+
+int TlOrder(lua_State* L) {
+  TimelineUd* tl = CheckTimeline(L, 1);
+  SelectionUd* s = CheckSelection(L, 2);
+  EngineState& S = State(L);
+  SortByStart(S, tl, s);
+  lua_createtable(L, static_cast<int>(S.ids.size()), 0);
+  for (size_t i = 0; i < S.ids.size(); ++i) {
+    PushTask(L, S.ids[i]);
+    lua_rawseti(L, -2, static_cast<lua_Integer>(i + 1));
+  }
+  return 1;
+}
+
+// tl:span(sel): earliest start and latest end of the simulated members.
+int TlSpan(lua_State* L) {
+  TimelineUd* tl = CheckTimeline(L, 1);
+  SelectionUd* s = CheckSelection(L, 2);
+  int64_t lo = std::numeric_limits<int64_t>::max(), hi = std::numeric_limits<int64_t>::min();
+  for (uint64_t i = 0; i < s->count; ++i) {
+    const uint32_t t = s->ids[i];
+    if (t >= tl->tasks || Starts(tl)[t] < 0) continue;
+    lo = std::min(lo, Starts(tl)[t]);
+    hi = std::max(hi, Ends(tl)[t]);
+  }
+  if (lo > hi) return 0;
+  lua_pushinteger(L, lo);
+  lua_pushinteger(L, hi);
+  return 2;
+}
+
+const luaL_Reg kTlMethods[] = {{"start_ns", TlStart},   {"end_ns", TlEnd},
+                               {"latest", TlLatest},    {"earliest", TlEarliest},
+                               {"order", TlOrder},      {"span", TlSpan},
+                               {nullptr, nullptr}};
+
+int TlIndex(lua_State* L) {
+  TimelineUd* tl = CheckTimeline(L, 1);
+  const char* k = luaL_checkstring(L, 2);
+  lua_pushvalue(L, 2);
+  if (lua_rawget(L, lua_upvalueindex(1)) != LUA_TNIL) return 1;
+  lua_pop(L, 1);
+  if (std::strcmp(k, "mean_iteration_ns") == 0) {
+    lua_pushnumber(L, tl->mean_iteration_ns);
+  } else if (std::strcmp(k, "makespan_ns") == 0) {
+    lua_pushinteger(L, tl->makespan_ns);
+  } else if (std::strcmp(k, "iterations") == 0) {
+    lua_createtable(L, static_cast<int>(tl->iterations), 0);
+    for (uint64_t i = 0; i < tl->iterations; ++i) {
+      lua_createtable(L, 0, 3);
+      lua_pushinteger(L, Iters(tl)[2 * i]);
+      lua_setfield(L, -2, "start_ns");
+      lua_pushinteger(L, Iters(tl)[2 * i + 1]);
+      lua_setfield(L, -2, "end_ns");
+      lua_pushinteger(L, Iters(tl)[2 * i + 1] - Iters(tl)[2 * i]);
+      lua_setfield(L, -2, "duration_ns");
+      lua_rawseti(L, -2, static_cast<lua_Integer>(i + 1));
+    }
+  } else {
+    return luaL_error(L,
+                      "timeline has no field '%s' (mean_iteration_ns, makespan_ns, iterations, "
+                      "start_ns, end_ns, latest, earliest, order, span)",
+                      k);
+  }
+  return 1;
+}
+
+// ---- Lua schedule policy ---------------------------------------------------
+
+struct KeyCall {
+  int ref;
+  uint32_t task;
+  int64_t ready;
+  int64_t result;
+};
+
+int KeyTrampoline(lua_State* L) {
+  auto* c = static_cast<KeyCall*>(lua_touserdata(L, 1));
+  lua_rawgeti(L, LUA_REGISTRYINDEX, c->ref);
+  lua_Debug ar;
+  lua_pushvalue(L, -1);
+  lua_getinfo(L, ">S", &ar);
+  PushTask(L, TaskId(c->task));
+  lua_pushinteger(L, c->ready);
+  lua_call(L, 2, 1);
+  int is_number = 0;
+  const lua_Number v = lua_tonumberx(L, -1, &is_number);
+  if (!is_number || !std::isfinite(v)) {
+    lua_pushfstring(L, "%s:%d: schedule key function must return a finite number, got %s",
+                    ar.short_src, ar.linedefined, luaL_typename(L, -1));
+    return lua_error(L);
+  }
+  c->result = v >= 9.0e18 ? static_cast<int64_t>(9.0e18)
+              : v <= -9.0e18 ? static_cast<int64_t>(-9.0e18)
+                             : static_cast<int64_t>(std::llround(v));
+  return 0;
+}
+
+// Invariants: holds a registry reference into its engine's lua_State, so it
+// must not outlive the engine (ScriptRunner owns both); it never mutates the
+// graph (the bindings are read-only while it runs).
+class LuaSchedulePolicy : public depgraph::SchedulePolicy {
+ public:
+  LuaSchedulePolicy(EngineState* state, int ref) : state_(state), ref_(ref) {}
+
+  int64_t Key(const Graph& g, TaskId t, int64_t ready_ns) const override {
+    EngineState& S = *state_;
+    if (!S.key_error.empty()) return ready_ns;  // report the first error only
+    lua_State* L = S.L;
+    const int top = lua_gettop(L);
+    const Graph* saved_graph = S.policy_graph;
+    const bool saved_read_only = S.read_only;
+    S.policy_graph = &g;
+    S.read_only = true;
+    KeyCall call{ref_, t.value(), ready_ns, ready_ns};
+    // Only non-allocating pushes outside the protected call.
+    lua_pushcfunction(L, MessageHandler);
+    lua_pushcfunction(L, KeyTrampoline);
+    lua_pushlightuserdata(L, &call);
+    const int rc = lua_pcall(L, 1, 0, top + 1);
+    if (rc != LUA_OK) {
+      const char* m = lua_tostring(L, -1);
+      S.key_error = m != nullptr ? m : "schedule key function failed";
+      if (rc == LUA_ERRMEM) S.key_error = S.display_name + ": Lua memory limit exceeded in the schedule key";
+    }
+    lua_settop(L, top);
+    S.policy_graph = saved_graph;
+    S.read_only = saved_read_only;
+    return rc == LUA_OK ? call.result : ready_ns;
+  }
+
+ private:
+  EngineState* state_;
+  int ref_;
+};
+
+}  // namespace
+
+void PushTimeline(lua_State* L) {
+  const depgraph::SimResult& r = State(L).sim;
+  const size_t n = r.start_ns.size();
+  auto* tl = static_cast<TimelineUd*>(
+      lua_newuserdatauv(L, TimelineBytes(n, r.iterations.size()), 0));
+  tl->tasks = n;
+  tl->iterations = r.iterations.size();
+  tl->mean_iteration_ns = r.mean_iteration_ns();
+  tl->makespan_ns = r.makespan_ns;
+  std::copy(r.start_ns.begin(), r.start_ns.end(), Starts(tl));
+  std::copy(r.end_ns.begin(), r.end_ns.end(), Ends(tl));
+  for (size_t i = 0; i < r.iterations.size(); ++i) {
+    Iters(tl)[2 * i] = r.iterations[i].start_ns;
+    Iters(tl)[2 * i + 1] = r.iterations[i].end_ns;
+  }
+  luaL_setmetatable(L, kTimelineMt);
+}
+
+std::shared_ptr<const depgraph::SchedulePolicy> MakeLuaPolicy(lua_State* L, int idx) {
+  lua_pushvalue(L, idx);
+  const int ref = luaL_ref(L, LUA_REGISTRYINDEX);
+  return std::make_shared<LuaSchedulePolicy>(&State(L), ref);
+}
+
+void RegisterTimeline(lua_State* L) {
+  luaL_newmetatable(L, kTimelineMt);
+  lua_newtable(L);
+  luaL_setfuncs(L, kTlMethods, 0);
+  lua_pushcclosure(L, TlIndex, 1);
+  lua_setfield(L, -2, "__index");
+  lua_pop(L, 1);
+}
+
+}  // namespace reverie::lua::internal

@@ -1,0 +1,423 @@
+// Lua bindings: shared handle helpers, Task and Resource handles.
+#include <cmath>
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+#include "scripts/lua_internal.h"
+#include "transforms/structure.h"
+
+namespace reverie::lua::internal {
+namespace {
+
+using depgraph::Graph;
+using depgraph::ResourceId;
+using depgraph::TaskId;
+
+void PushView(lua_State* L, std::string_view s) { lua_pushlstring(L, s.data(), s.size()); }
+
+int RaiseRemoved(lua_State* L, TaskId t) {
+  const Graph& g = *State(L).graph();
+  luaL_where(L, 1);
+  lua_pushfstring(L, "task %d (", static_cast<int>(t.value()));
+  PushView(L, g.name(t));
+  lua_pushliteral(L, ") was removed");
+  lua_concat(L, 4);
+  return lua_error(L);
+}
+
+// ---- Task ----------------------------------------------------------------
+
+int TaskEq(lua_State* L) {
+  auto* a = static_cast<TaskUd*>(luaL_testudata(L, 1, kTaskMt));
+  auto* b = static_cast<TaskUd*>(luaL_testudata(L, 2, kTaskMt));
+  lua_pushboolean(L, a != nullptr && b != nullptr && a->id == b->id);
+  return 1;
+}
+
+int TaskToString(lua_State* L) {
+  auto* t = static_cast<TaskUd*>(luaL_checkudata(L, 1, kTaskMt));
+  const Graph* g = State(L).graph();
+  if (g == nullptr || t->id >= g->task_count()) {
+    lua_pushfstring(L, "task %d", static_cast<int>(t->id));
+    return 1;
+  }
+  const TaskId id(t->id);
+  lua_pushfstring(L, "task %d ", static_cast<int>(t->id));
+  PushView(L, depgraph::TaskKindName(g->kind(id)));
+  lua_pushstring(L, g->removed(id) ? " (removed) '" : " '");
+  PushView(L, g->name(id));
+  lua_pushliteral(L, "'");
+  lua_concat(L, 5);
+  return 1;
+}
+
+// Pushes the tasks at the other end of `t`'s live edges (optionally of one
+// kind) as an array.
+int PushNeighbours(lua_State* L, TaskId t, bool parents, int kind_filter) {
+  const Graph& g = GraphOrRaise(L);
+  const depgraph::Adjacency& adj = g.adjacency();
+  const auto& offs = parents ? adj.in_offsets : adj.out_offsets;
+  const auto& edges = parents ? adj.in_edges : adj.out_edges;
+  lua_createtable(L, static_cast<int>(offs[t.value() + 1] - offs[t.value()]), 0);
+  int n = 0;
+  for (uint32_t i = offs[t.value()]; i < offs[t.value() + 1]; ++i) {
+    const depgraph::Edge& e = g.edge(edges[i]);
+    if (kind_filter >= 0 && static_cast<int>(e.kind) != kind_filter) continue;
+    PushTask(L, parents ? e.src : e.dst);
+    lua_rawseti(L, -2, ++n);
+  }
+  return 1;
+}
+
+int OptEdgeKind(lua_State* L, int idx) {
+  if (lua_isnoneornil(L, idx)) return -1;
+  const char* name = luaL_checkstring(L, idx);
+  for (int k = 0; k < depgraph::kEdgeKindCount; ++k) {
+    if (depgraph::EdgeKindName(static_cast<depgraph::EdgeKind>(k)) == name) return k;
+  }
+  return luaL_error(L, "unknown edge kind '%s' (launch, sync, event, inter_thread, comm, user)",
+                    name);
+}
+
+int TaskNext(lua_State* L) {
+  const TaskId t = CheckTask(L, 1);
+  const TaskId n = GraphOrRaise(L).next_on_resource(t);
+  if (!n.valid()) return 0;
+  PushTask(L, n);
+  return 1;
+}
+
+int TaskPrev(lua_State* L) {
+  const TaskId t = CheckTask(L, 1);
+  const TaskId p = GraphOrRaise(L).prev_on_resource(t);
+  if (!p.valid()) return 0;
+  PushTask(L, p);
+  return 1;
+}
+
+int TaskParents(lua_State* L) {
+  const TaskId t = CheckTask(L, 1);
+  return PushNeighbours(L, t, true, OptEdgeKind(L, 2));
+}
+
+int TaskChildren(lua_State* L) {
+  const TaskId t = CheckTask(L, 1);
+  return PushNeighbours(L, t, false, OptEdgeKind(L, 2));
+}
+
+int TaskLauncher(lua_State* L) {
+  const TaskId t = CheckTask(L, 1);
+  const TaskId l = transforms::LauncherOf(GraphOrRaise(L), t);
+  if (!l.valid()) return 0;
+  PushTask(L, l);
+  return 1;
+}
+
+int TaskLaunched(lua_State* L) {
+  const TaskId t = CheckTask(L, 1);
+  return PushNeighbours(L, t, false, static_cast<int>(depgraph::EdgeKind::kLaunch));
+}
+
+int TaskIsGpu(lua_State* L) {
+  const TaskId t = CheckTask(L, 1);
+  lua_pushboolean(L, depgraph::IsGpuKind(GraphOrRaise(L).kind(t)));
+  return 1;
+}
+
+const luaL_Reg kTaskMethods[] = {{"next", TaskNext},         {"prev", TaskPrev},
+                                 {"parents", TaskParents},   {"children", TaskChildren},
+                                 {"launcher", TaskLauncher}, {"launched", TaskLaunched},
+                                 {"is_gpu", TaskIsGpu},      {nullptr, nullptr}};
+
+int TaskIndex(lua_State* L) {
+  auto* ud = static_cast<TaskUd*>(luaL_checkudata(L, 1, kTaskMt));
+  const char* k = luaL_checkstring(L, 2);
+  lua_pushvalue(L, 2);
+  if (lua_rawget(L, lua_upvalueindex(1)) != LUA_TNIL) return 1;  // a method
+  lua_pop(L, 1);
+  if (std::strcmp(k, "id") == 0) {
+    lua_pushinteger(L, ud->id);
+    return 1;
+  }
+  const Graph& g = GraphOrRaise(L);
+  const TaskId t = CheckTaskAny(L, 1);
+  if (std::strcmp(k, "removed") == 0) {
+    lua_pushboolean(L, g.removed(t));
+    return 1;
+  }
+  if (g.removed(t)) return RaiseRemoved(L, t);
+  if (std::strcmp(k, "name") == 0) {
+    PushView(L, g.name(t));
+  } else if (std::strcmp(k, "kind") == 0) {
+    PushView(L, depgraph::TaskKindName(g.kind(t)));
+  } else if (std::strcmp(k, "duration_ns") == 0) {
+    lua_pushinteger(L, g.duration_ns(t));
+  } else if (std::strcmp(k, "gap_ns") == 0) {
+    lua_pushinteger(L, g.gap_ns(t));
+  } else if (std::strcmp(k, "priority") == 0) {
+    lua_pushinteger(L, g.priority(t));
+  } else if (std::strcmp(k, "bytes") == 0) {
+    lua_pushinteger(L, g.bytes(t));
+  } else if (std::strcmp(k, "iteration") == 0) {
+    lua_pushinteger(L, g.iteration_of(t));
+  } else if (std::strcmp(k, "measured_start_ns") == 0) {
+    lua_pushinteger(L, g.measured_start_ns(t));
+  } else if (std::strcmp(k, "phase") == 0) {
+    PushView(L, depgraph::PhaseName(g.phase(t)));
+  } else if (std::strcmp(k, "layer") == 0) {
+    const depgraph::LayerId l = g.layer_of(t);
+    if (!l.valid() || l.value() >= g.layer_count()) return 0;
+    lua_pushstring(L, g.layer(l).path.c_str());
+  } else if (std::strcmp(k, "resource") == 0) {
+    PushResource(L, g.resource_of(t));
+  } else {
+    return luaL_error(L,
+                      "task has no field '%s' (id, name, kind, duration_ns, gap_ns, phase, "
+                      "layer, iteration, resource, priority, bytes, removed, "
+                      "measured_start_ns)",
+                      k);
+  }
+  return 1;
+}
+
+bool SetPhase(EngineState& S, Graph& g, TaskId t, const char* name) {
+  absl::StatusOr<depgraph::Phase> p = transforms::ParsePhase(name);
+  if (!p.ok()) return Fail(S, p.status());
+  g.set_phase(t, *p);
+  return true;
+}
+
+int TaskNewIndex(lua_State* L) {
+  luaL_checkudata(L, 1, kTaskMt);
+  const char* k = luaL_checkstring(L, 2);
+  Graph& g = MutableGraphOrRaise(L);
+  const TaskId t = CheckTask(L, 1);
+  EngineState& S = State(L);
+  if (std::strcmp(k, "duration_ns") == 0) {
+    const int64_t v = CheckNs(L, 3);
+    if (v < 0) return luaL_error(L, "duration_ns must be >= 0");
+    g.set_duration_ns(t, v);
+  } else if (std::strcmp(k, "gap_ns") == 0) {
+    const int64_t v = CheckNs(L, 3);
+    if (v < 0) return luaL_error(L, "gap_ns must be >= 0");
+    g.set_gap_ns(t, v);
+  } else if (std::strcmp(k, "priority") == 0) {
+    g.set_priority(t, static_cast<int32_t>(luaL_checkinteger(L, 3)));
+  } else if (std::strcmp(k, "bytes") == 0) {
+    const lua_Integer v = luaL_checkinteger(L, 3);
+    if (v < 0) return luaL_error(L, "bytes must be >= 0");
+    g.set_bytes(t, v);
+  } else if (std::strcmp(k, "iteration") == 0) {
+    g.set_iteration(t, static_cast<int32_t>(luaL_checkinteger(L, 3)));
+  } else if (std::strcmp(k, "phase") == 0) {
+    if (!SetPhase(S, g, t, luaL_checkstring(L, 3))) return RaiseError(L);
+  } else if (std::strcmp(k, "name") == 0) {
+    size_t n = 0;
+    const char* s = luaL_checklstring(L, 3, &n);
+    g.set_name(t, std::string_view(s, n));
+  } else if (std::strcmp(k, "layer") == 0) {
+    if (lua_isnil(L, 3)) {
+      g.set_layer(t, depgraph::LayerId());
+    } else {
+      size_t n = 0;
+      const char* s = luaL_checklstring(L, 3, &n);
+      g.set_layer(t, LayerFor(g, std::string_view(s, n)));
+    }
+  } else {
+    return luaL_error(L,
+                      "task field '%s' cannot be set (duration_ns, gap_ns, priority, bytes, "
+                      "iteration, phase, name, layer)",
+                      k);
+  }
+  return 0;
+}
+
+// ---- Resource --------------------------------------------------------------
+
+int ResourceEq(lua_State* L) {
+  auto* a = static_cast<ResourceUd*>(luaL_testudata(L, 1, kResourceMt));
+  auto* b = static_cast<ResourceUd*>(luaL_testudata(L, 2, kResourceMt));
+  lua_pushboolean(L, a != nullptr && b != nullptr && a->id == b->id);
+  return 1;
+}
+
+int ResourceToString(lua_State* L) {
+  const ResourceId r = CheckResource(L, 1);
+  const depgraph::Resource& res = GraphOrRaise(L).resource(r);
+  lua_pushfstring(L, "resource %d ", static_cast<int>(r.value()));
+  PushView(L, depgraph::ResourceKindName(res.kind));
+  lua_pushfstring(L, " '%s'", res.name.c_str());
+  lua_concat(L, 3);
+  return 1;
+}
+
+int ResourceFirst(lua_State* L) {
+  const ResourceId r = CheckResource(L, 1);
+  const TaskId t = GraphOrRaise(L).first_on_resource(r);
+  if (!t.valid()) return 0;
+  PushTask(L, t);
+  return 1;
+}
+
+int ResourceLast(lua_State* L) {
+  const ResourceId r = CheckResource(L, 1);
+  const TaskId t = GraphOrRaise(L).last_on_resource(r);
+  if (!t.valid()) return 0;
+  PushTask(L, t);
+  return 1;
+}
+
+bool CollectResourceTasks(EngineState& S, ResourceId r) {
+  S.ids.clear();
+  const Graph& g = *S.graph();
+  for (TaskId t = g.first_on_resource(r); t.valid(); t = g.next_on_resource(t)) S.ids.push_back(t);
+  std::sort(S.ids.begin(), S.ids.end());
+  return true;
+}
+
+int ResourceTasks(lua_State* L) {
+  const ResourceId r = CheckResource(L, 1);
+  CollectResourceTasks(State(L), r);
+  PushScratchSelection(L);
+  return 1;
+}
+
+const luaL_Reg kResourceMethods[] = {
+    {"first", ResourceFirst}, {"last", ResourceLast}, {"tasks", ResourceTasks}, {nullptr, nullptr}};
+
+int ResourceIndex(lua_State* L) {
+  const ResourceId r = CheckResource(L, 1);
+  const char* k = luaL_checkstring(L, 2);
+  lua_pushvalue(L, 2);
+  if (lua_rawget(L, lua_upvalueindex(1)) != LUA_TNIL) return 1;
+  lua_pop(L, 1);
+  const depgraph::Resource& res = GraphOrRaise(L).resource(r);
+  if (std::strcmp(k, "id") == 0) {
+    lua_pushinteger(L, r.value());
+  } else if (std::strcmp(k, "name") == 0) {
+    lua_pushstring(L, res.name.c_str());
+  } else if (std::strcmp(k, "kind") == 0) {
+    PushView(L, depgraph::ResourceKindName(res.kind));
+  } else if (std::strcmp(k, "ordered") == 0) {
+    lua_pushboolean(L, res.ordered);
+  } else if (std::strcmp(k, "device") == 0) {
+    lua_pushinteger(L, res.device);
+  } else if (std::strcmp(k, "native_id") == 0) {
+    lua_pushinteger(L, res.native_id);
+  } else {
+    return luaL_error(L, "resource has no field '%s' (id, name, kind, ordered, device, native_id)",
+                      k);
+  }
+  return 1;
+}
+
+void NewClass(lua_State* L, const char* mt, const luaL_Reg* methods, lua_CFunction index,
+              lua_CFunction newindex, lua_CFunction eq, lua_CFunction tostring) {
+  luaL_newmetatable(L, mt);
+  lua_newtable(L);
+  luaL_setfuncs(L, methods, 0);
+  lua_pushcclosure(L, index, 1);
+  lua_setfield(L, -2, "__index");
+  if (newindex != nullptr) {
+    lua_pushcfunction(L, newindex);
+    lua_setfield(L, -2, "__newindex");
+  }
+  lua_pushcfunction(L, eq);
+  lua_setfield(L, -2, "__eq");
+  lua_pushcfunction(L, tostring);
+  lua_setfield(L, -2, "__tostring");
+  lua_pop(L, 1);
+}
+
+}  // namespace
+
+depgraph::LayerId LayerFor(Graph& g, std::string_view path) {
+  const depgraph::LayerId known = g.FindLayer(path);
+  if (known.valid()) return known;
+  depgraph::LayerId parent;
+  for (size_t dot = path.rfind('.'); dot != std::string_view::npos && dot > 0;
+       dot = path.rfind('.', dot - 1)) {
+    parent = g.FindLayer(path.substr(0, dot));
+    if (parent.valid()) break;
+  }
+  return g.AddLayer(path, parent);
+}
+
+const Graph& GraphOrRaise(lua_State* L) {
+  const Graph* g = State(L).graph();
+  if (g == nullptr) luaL_error(L, "no graph is attached (the script has finished)");
+  return *g;
+}
+
+Graph& MutableGraphOrRaise(lua_State* L) {
+  EngineState& S = State(L);
+  if (S.read_only) luaL_error(L, "the graph cannot be changed inside a schedule policy");
+  if (S.session == nullptr) luaL_error(L, "no graph is attached (the script has finished)");
+  return S.session->graph();
+}
+
+void PushTask(lua_State* L, TaskId t) {
+  auto* ud = static_cast<TaskUd*>(lua_newuserdatauv(L, sizeof(TaskUd), 0));
+  ud->id = t.value();
+  luaL_setmetatable(L, kTaskMt);
+}
+
+void PushResource(lua_State* L, ResourceId r) {
+  auto* ud = static_cast<ResourceUd*>(lua_newuserdatauv(L, sizeof(ResourceUd), 0));
+  ud->id = r.value();
+  luaL_setmetatable(L, kResourceMt);
+}
+
+TaskId CheckTaskAny(lua_State* L, int idx) {
+  auto* ud = static_cast<TaskUd*>(luaL_checkudata(L, idx, kTaskMt));
+  if (ud->id >= GraphOrRaise(L).task_count()) {
+    luaL_error(L, "task %d does not exist in this graph", static_cast<int>(ud->id));
+  }
+  return TaskId(ud->id);
+}
+
+TaskId CheckTask(lua_State* L, int idx) {
+  const TaskId t = CheckTaskAny(L, idx);
+  if (GraphOrRaise(L).removed(t)) RaiseRemoved(L, t);
+  return t;
+}
+
+ResourceId CheckResource(lua_State* L, int idx) {
+  auto* ud = static_cast<ResourceUd*>(luaL_checkudata(L, idx, kResourceMt));
+  if (ud->id >= GraphOrRaise(L).resource_count()) {
+    luaL_error(L, "resource %d does not exist in this graph", static_cast<int>(ud->id));
+  }
+  return ResourceId(ud->id);
+}
+
+int64_t CheckNs(lua_State* L, int idx) {
+  const lua_Number v = luaL_checknumber(L, idx);
+  if (!std::isfinite(v) || std::fabs(v) > 9.0e18) {
+    luaL_error(L, "bad time value %f (nanoseconds)", static_cast<double>(v));
+  }
+  return static_cast<int64_t>(std::llround(v));
+}
+
+int64_t FieldNs(lua_State* L, int table, const char* ns_key, const char* us_key, int64_t dflt) {
+  const int top = lua_gettop(L);
+  int64_t v = dflt;
+  if (lua_getfield(L, table, ns_key) != LUA_TNIL) {
+    v = CheckNs(L, -1);
+  } else if (us_key != nullptr && lua_getfield(L, table, us_key) != LUA_TNIL) {
+    const lua_Number us = luaL_checknumber(L, -1);
+    if (!std::isfinite(us) || std::fabs(us) > 9.0e15) {
+      luaL_error(L, "bad time value for %s", us_key);
+    }
+    v = static_cast<int64_t>(std::llround(us * 1000.0));
+  }
+  lua_settop(L, top);
+  return v;
+}
+
+void RegisterTask(lua_State* L) {
+  NewClass(L, kTaskMt, kTaskMethods, TaskIndex, TaskNewIndex, TaskEq, TaskToString);
+  NewClass(L, kResourceMt, kResourceMethods, ResourceIndex, nullptr, ResourceEq,
+           ResourceToString);
+}
+
+}  // namespace reverie::lua::internal

@@ -1,0 +1,92 @@
+// File: scripts/script_runner.h
+//
+// ScriptRunner: applies one or more optimization scripts, in order, to a
+// graph. Each script runs in its own LuaEngine on an EditSession over the
+// result of the previous one; the caller's graph is replaced only when every
+// script succeeded and every --set key was used by some script (so a failed
+// run leaves it untouched).
+//
+// Scripts are found by path, or by name in the script library:
+// $REVERIE_SCRIPTS_DIR (':'-separated), then the folder compiled in at build
+// time (the source tree's scripts/), then <binary>/../share/reverie/scripts.
+//
+// Invariants: the engines (and so any Lua schedule policy) live as long as
+// the runner; schedule() may point into them.
+#ifndef REVERIE_SCRIPTS_SCRIPT_RUNNER_H_
+#define REVERIE_SCRIPTS_SCRIPT_RUNNER_H_
+
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "depgraph/graph.h"
+#include "scripts/lua_engine.h"
+#include "transforms/model_info.h"
+#include "transforms/session.h"
+
+namespace reverie::lua {
+
+// Where library scripts are looked up, in order.
+std::vector<std::string> DefaultScriptDirs();
+
+struct ResolvedScript {
+  std::string display_name;  // as the user gave it ("amp.lua" for "amp")
+  std::string path;          // file to read
+  std::string stem;          // "amp"
+};
+// kNotFound naming every place looked in.
+absl::StatusOr<ResolvedScript> ResolveScript(const std::string& name_or_path,
+                                             const std::vector<std::string>& dirs);
+
+// "key=value" -> (key, value); kInvalidArgument when there is no '=' or no key.
+absl::StatusOr<std::pair<std::string, std::string>> ParseSetting(const std::string& text);
+
+struct ScriptReport {
+  ResolvedScript script;
+  std::vector<ParamValue> params;
+  std::vector<std::string> log;
+  transforms::ChangeSummary changes;
+  std::string policy;  // the schedule policy after this script
+};
+
+struct RunnerOptions {
+  EngineLimits limits;
+  std::vector<std::string> script_dirs = DefaultScriptDirs();
+  std::vector<std::pair<std::string, std::string>> settings;  // --set, in order
+  // Receives print / reverie.log lines as they come ("[amp.lua] ..."); may be empty.
+  std::function<void(std::string_view)> log_sink;
+};
+
+class ScriptRunner {
+ public:
+  explicit ScriptRunner(RunnerOptions options);
+  ~ScriptRunner();
+
+  // Applies `scripts` to *graph (see the file comment). Errors carry the
+  // script's message ("file.lua:LINE: message\n<traceback>").
+  absl::Status Run(const std::vector<std::string>& scripts, const transforms::ModelInfo& model,
+                   depgraph::Graph* graph);
+
+  const std::vector<ScriptReport>& reports() const { return reports_; }
+  // Changes of all scripts together (a task added then modified counts once).
+  const transforms::ChangeSummary& total_changes() const { return total_; }
+  // The policy to simulate the result with.
+  const transforms::ScheduleChoice& schedule() const { return schedule_; }
+  // The first error a Lua schedule key raised in any simulation so far.
+  absl::Status policy_status() const;
+
+ private:
+  RunnerOptions options_;
+  std::vector<std::unique_ptr<LuaEngine>> engines_;
+  std::vector<ScriptReport> reports_;
+  transforms::ChangeSummary total_;
+  transforms::ScheduleChoice schedule_;
+};
+
+}  // namespace reverie::lua
+
+#endif  // REVERIE_SCRIPTS_SCRIPT_RUNNER_H_

@@ -1,0 +1,138 @@
+#include "scripts/script_runner.h"
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "transforms/test_graphs.h"
+
+namespace reverie::lua {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+
+class RunnerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("reverie_runner_test_" + std::to_string(::getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::create_directories(dir_ / "lib");
+    Write("halve.lua",
+          "local P = reverie.params{factor = {default = 0.5, doc = 'scale'}}\n"
+          "graph:select{kind = 'kernel'}:scale(P.factor)\n");
+    Write("check.lua",
+          "local P = reverie.params{expect = {default = 50000, doc = 'gemm ns'}}\n"
+          "local g = graph:select{name = 'volta_sgemm_64x64_nn'}[1]\n"
+          "assert(g.duration_ns == P.expect, 'got ' .. g.duration_ns)\n"
+          "graph:insert{kind = 'cpu_work', name = 'x', after = g:launcher(), duration_ns = 1}\n");
+    Write("broken.lua", "graph:all():scale(3)\nlocal x = nil\nx.y = 1\n");
+    Write("lib/helper.lua", "return {answer = 42}\n");
+    Write("uses_lib.lua",
+          "local h = reverie.include('lib/helper.lua')\n"
+          "assert(h.answer == 42 and reverie.include('lib/helper.lua') == h)\n");
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  void Write(const std::string& name, const std::string& text) {
+    std::ofstream(dir_ / name) << text;
+  }
+  RunnerOptions Options(std::vector<std::pair<std::string, std::string>> sets = {}) {
+    RunnerOptions o;
+    o.script_dirs = {dir_.string()};
+    o.settings = std::move(sets);
+    return o;
+  }
+  fs::path dir_;
+  depgraph::Graph g_ = transforms::testing::MakeTrainingGraph(2);
+};
+
+TEST_F(RunnerTest, ResolvesByNameAndByPath) {
+  auto r = ResolveScript("halve", {dir_.string()});
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->display_name, "halve.lua");
+  EXPECT_EQ(r->stem, "halve");
+  r = ResolveScript("halve.lua", {"/nonexistent", dir_.string()});
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->path, (dir_ / "halve.lua").string());
+  r = ResolveScript((dir_ / "check.lua").string(), {});
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->path, (dir_ / "check.lua").string());
+  EXPECT_EQ(r->display_name, "check.lua");  // a long path is named by its file
+  r = ResolveScript("nope.lua", {dir_.string()});
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_THAT(std::string(r.status().message()), HasSubstr("REVERIE_SCRIPTS_DIR"));
+}
+
+TEST_F(RunnerTest, DefaultDirsHonourTheEnvironment) {
+  ::setenv("REVERIE_SCRIPTS_DIR", "/a:/b", 1);
+  const std::vector<std::string> d = DefaultScriptDirs();
+  ::unsetenv("REVERIE_SCRIPTS_DIR");
+  ASSERT_GE(d.size(), 2u);
+  EXPECT_EQ(d[0], "/a");
+  EXPECT_EQ(d[1], "/b");
+}
+
+TEST_F(RunnerTest, ParseSetting) {
+  EXPECT_EQ(ParseSetting("workers=8")->second, "8");
+  EXPECT_EQ(ParseSetting("ddp.mode=a=b")->first, "ddp.mode");
+  EXPECT_EQ(ParseSetting("ddp.mode=a=b")->second, "a=b");
+  EXPECT_FALSE(ParseSetting("workers").ok());
+  EXPECT_FALSE(ParseSetting("=3").ok());
+}
+
+TEST_F(RunnerTest, ScriptsRunInOrderOnTheSameGraph) {
+  ScriptRunner runner(Options({{"check.expect", "25000"}}));
+  ASSERT_TRUE(runner.Run({"halve.lua", "check.lua"}, {}, &g_).ok());
+  ASSERT_EQ(runner.reports().size(), 2u);
+  EXPECT_EQ(runner.reports()[0].changes.modified, 18);
+  EXPECT_EQ(runner.reports()[1].changes.added, 1);
+  EXPECT_EQ(runner.total_changes().modified, 18);
+  EXPECT_EQ(runner.total_changes().added, 1);
+  EXPECT_EQ(runner.reports()[1].params[0].value_text, "25000");
+}
+
+TEST_F(RunnerTest, AFailingScriptLeavesTheGraphUntouched) {
+  const depgraph::Graph before = g_;
+  ScriptRunner runner(Options());
+  const absl::Status s = runner.Run({"halve.lua", "broken.lua"}, {}, &g_);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(s.message()), HasSubstr("broken.lua:3:"));
+  EXPECT_TRUE(transforms::Diff(before, g_).empty());
+}
+
+TEST_F(RunnerTest, UnknownSettingsNameTheScripts) {
+  ScriptRunner a(Options({{"factr", "2"}}));
+  const depgraph::Graph before = g_;
+  absl::Status s = a.Run({"halve.lua", "uses_lib.lua"}, {}, &g_);
+  EXPECT_THAT(std::string(s.message()),
+              HasSubstr("unknown parameter 'factr': not declared by halve.lua, uses_lib.lua"));
+  EXPECT_TRUE(transforms::Diff(before, g_).empty());  // both scripts ran; nothing kept
+  ScriptRunner b(Options({{"ddp.workers", "2"}}));
+  s = b.Run({"halve.lua"}, {}, &g_);
+  EXPECT_THAT(std::string(s.message()), HasSubstr("no script 'ddp' in this run"));
+  ScriptRunner c(Options({{"halve.factr", "2"}}));
+  s = c.Run({"halve.lua", "check.lua"}, {}, &g_);
+  EXPECT_THAT(std::string(s.message()), HasSubstr("halve.lua:1: unknown parameter 'factr'"));
+  ScriptRunner d(Options({{"factr", "2"}}));
+  s = d.Run({"halve.lua"}, {}, &g_);
+  EXPECT_THAT(std::string(s.message()), HasSubstr("halve.lua:1: unknown parameter 'factr'"));
+}
+
+TEST_F(RunnerTest, IncludeLoadsFromTheLibraryOnce) {
+  ScriptRunner runner(Options());
+  const absl::Status s = runner.Run({"uses_lib"}, {}, &g_);
+  EXPECT_TRUE(s.ok()) << s;
+}
+
+TEST_F(RunnerTest, MissingScriptIsReportedBeforeAnythingRuns) {
+  ScriptRunner runner(Options());
+  const absl::Status s = runner.Run({"halve.lua", "missing.lua"}, {}, &g_);
+  EXPECT_EQ(s.code(), absl::StatusCode::kNotFound);
+  EXPECT_TRUE(runner.reports().empty());
+}
+
+}  // namespace
+}  // namespace reverie::lua

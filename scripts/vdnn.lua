@@ -1,0 +1,68 @@
+-- vdnn.lua: virtualized DNN (vDNN, Rhu et al., MICRO'16; Daydream §5.2):
+-- offload feature maps to host memory during the forward pass and prefetch
+-- them back for the backward pass.
+--
+-- Model (Daydream: "insert additional CUDA memory copies, and override the
+-- schedule function to implement a custom prefetching policy"). vDNN_conv
+-- offloads the input of every convolution:
+-- - offload: a device-to-host transfer of `activation_mb` issued when the
+--   convolution starts (its input is ready); vDNN synchronizes at the end of
+--   each layer, so the next convolution waits for the transfer;
+-- - prefetch: a host-to-device transfer of the same size, issued when the
+--   backward of the convolution after it starts (vDNN prefetches one layer
+--   ahead), and needed before the convolution's own backward begins.
+-- Transfers go over PCIe, full duplex: offloads and prefetches each get a
+-- channel, and the channels' schedule is overridden by a Lua key function:
+-- prefetches run in the order the backward pass needs them (not in the order
+-- they became ready), offloads first come first served. A transfer of b bytes
+-- takes b / pcie_bandwidth + latency.
+-- Convolutions are runs of consecutive compute-bound forward kernels (a cuDNN
+-- convolution is several kernels); forward and backward are paired by
+-- position (lib/common.lua C.mirror). Assumptions: every convolution input is
+-- `activation_mb` (the trace has no tensor shapes; ResNet-50 at batch 32 has
+-- 3-25 MB per layer); freed memory and allocator effects are not modelled.
+local C = reverie.include("lib/common.lua")
+
+local P = reverie.params{
+  activation_mb = {default = 8, min = 0, doc = "size of each offloaded feature map in MiB"},
+  pcie_gbs = {default = 12, min = 0.001, doc = "achieved PCIe bandwidth in GB/s (3.0 x16: about 12)"},
+  latency_us = {default = 10, min = 0, doc = "fixed cost of one transfer in microseconds"},
+}
+
+local bytes = P.activation_mb * 1024 * 1024
+local xfer_ns = math.floor(bytes / (P.pcie_gbs * 1e9) * 1e9 + P.latency_us * 1e3 + 0.5)
+local d2h = graph:add_channel("pcie device-to-host (offload)")
+local h2d = graph:add_channel("pcie host-to-device (prefetch)")
+local edges, offloads = {}, 0
+for _, step in ipairs(C.steps(graph)) do
+  local fwd = C.runs(step.forward, C.is_compute)
+  local bwd = C.runs(step.backward, C.is_compute)
+  for j, conv in ipairs(fwd) do
+    local k = C.mirror(j, #fwd, #bwd)
+    local it = conv[1].iteration
+    local off = graph:insert{kind = "comm", name = "vdnn offload (DtoH)", resource = d2h,
+                             bytes = math.floor(bytes), duration_ns = xfer_ns, iteration = it,
+                             phase = "forward"}
+    edges[#edges + 1] = {conv[1], off}
+    if fwd[j + 1] then edges[#edges + 1] = {off, fwd[j + 1][1]} end
+    if k then
+      -- Consumer position in the backward pass: the prefetch order key.
+      local pre = graph:insert{kind = "comm", name = "vdnn prefetch (HtoD)", resource = h2d,
+                               bytes = math.floor(bytes), duration_ns = xfer_ns, iteration = it,
+                               phase = "backward", priority = k}
+      edges[#edges + 1] = {off, pre}
+      if k > 1 then edges[#edges + 1] = {bwd[k - 1][1], pre} end
+      edges[#edges + 1] = {pre, bwd[k][1]}
+    end
+    offloads = offloads + 1
+  end
+end
+graph:add_edges(edges)
+
+-- Prefetches in backward order; offloads (all priority 0) by ready time.
+graph:set_policy(function(task, ready_ns)
+  if task.priority > 0 then return task.priority end
+  return ready_ns
+end)
+reverie.log(string.format("%d feature maps of %g MiB offloaded and prefetched (%.1f us each way)",
+                          offloads, P.activation_mb, xfer_ns / 1e3))

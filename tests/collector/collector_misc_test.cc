@@ -1,0 +1,159 @@
+// Smaller collector pieces: settings, CUDA detection for LD_PRELOAD, NVTX
+// callback decoding, the iteration window.
+#include <generated_nvtx_meta.h>
+#include <unistd.h>
+
+#include <string>
+
+#include "collector/config.h"
+#include "collector/cuda_detect.h"
+#include "collector/iteration_window.h"
+#include "collector/nvtx_decode.h"
+#include "gtest/gtest.h"
+
+namespace reverie::collector {
+namespace {
+
+TEST(ConfigTest, KeysValuesAndErrors) {
+  Config c;
+  std::string error;
+  EXPECT_TRUE(c.Set("REVERIE_ITERATIONS", "3", &error));
+  EXPECT_EQ(c.iterations, 3);
+  EXPECT_TRUE(c.Set("REVERIE_WARMUP", "2", &error));
+  EXPECT_TRUE(c.Set("REVERIE_FSYNC", "yes", &error));
+  EXPECT_TRUE(c.fsync_each_chunk);
+  EXPECT_TRUE(c.Set("REVERIE_DRIVER_API", "0", &error));
+  EXPECT_FALSE(c.driver_api);
+  EXPECT_FALSE(c.Set("REVERIE_ITERATIONS", "-1", &error));
+  EXPECT_NE(error.find("REVERIE_ITERATIONS=-1"), std::string::npos);
+  EXPECT_EQ(c.iterations, 3);  // unchanged on error
+  EXPECT_FALSE(c.Set("REVERIE_BUFFER_MB", "12abc", &error));
+  EXPECT_FALSE(c.Set("REVERIE_NVTX", "maybe", &error));
+  EXPECT_FALSE(c.Set("REVERIE_OUTPUT", "", &error));
+  EXPECT_FALSE(c.Set("REVERIE_UNKNOWN", "1", &error));
+  EXPECT_NE(error.find("unknown"), std::string::npos);
+  EXPECT_TRUE(c.Set("REVERIE_OUTPUT", "/tmp/t.%p.pb", &error));
+  EXPECT_EQ(c.OutputPath(123), "/tmp/t.123.pb");
+}
+
+TEST(ConfigTest, EnvironmentIsRead) {
+  ::setenv("REVERIE_WARMUP", "7", 1);
+  ::setenv("REVERIE_CHUNK_KB", "not-a-number", 1);
+  Config c;
+  const std::vector<std::string> errors = c.LoadFromEnvironment();
+  ::unsetenv("REVERIE_WARMUP");
+  ::unsetenv("REVERIE_CHUNK_KB");
+  EXPECT_EQ(c.warmup, 7);
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_NE(errors[0].find("REVERIE_CHUNK_KB"), std::string::npos);
+}
+
+TEST(CudaDetectTest, LibraryNamesAndPreloadList) {
+  EXPECT_TRUE(IsCudaLibraryName("/usr/local/cuda/lib64/libcudart.so.13"));
+  EXPECT_TRUE(IsCudaLibraryName("libcuda.so.1"));
+  EXPECT_TRUE(IsCudaLibraryName("/site-packages/torch/lib/libtorch_cuda.so"));
+  EXPECT_FALSE(IsCudaLibraryName("/lib/x86_64-linux-gnu/libc.so.6"));
+  EXPECT_FALSE(IsCudaLibraryName("libcudaxyz.so"));
+  EXPECT_TRUE(PreloadNames("/a/b/libreverie_collector.so", "libreverie_collector.so"));
+  EXPECT_TRUE(PreloadNames("libfoo.so:/x/libreverie_collector.so libbar.so", "libreverie_collector.so"));
+  EXPECT_FALSE(PreloadNames("/x/libreverie_collector.so.bak", "libreverie_collector.so"));
+  EXPECT_FALSE(PreloadNames("", "libreverie_collector.so"));
+}
+
+TEST(CudaDetectTest, ThisTestBinaryIsNotACudaProgram) {
+  EXPECT_FALSE(ElfHasDeviceCode("/proc/self/exe"));
+  EXPECT_FALSE(ElfHasDeviceCode("/nonexistent"));
+  EXPECT_FALSE(ProcessUsesCuda());
+}
+
+TEST(NvtxDecodeTest, PushPopStartEndAndRegisteredStrings) {
+  NvtxStrings strings;
+  nvtxRangePushA_params push{"forward"};
+  CUpti_NvtxData d{"nvtxRangePushA", &push, nullptr};
+  NvtxAction a = DecodeNvtxCallback(CUPTI_CBID_NVTX_nvtxRangePushA, &d, &strings);
+  EXPECT_EQ(a.type, NvtxAction::kPush);
+  EXPECT_EQ(a.name, "forward");
+
+  nvtxStringHandle_t handle = reinterpret_cast<nvtxStringHandle_t>(0x1234);
+  nvtxDomainRegisterStringA_params reg{nullptr, "registered-name"};
+  CUpti_NvtxData rd{"nvtxDomainRegisterStringA", &reg, &handle};
+  EXPECT_EQ(DecodeNvtxCallback(CUPTI_CBID_NVTX_nvtxDomainRegisterStringA, &rd, &strings).type,
+            NvtxAction::kNone);
+  nvtxEventAttributes_t attr{};
+  attr.version = NVTX_VERSION;
+  attr.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
+  attr.messageType = NVTX_MESSAGE_TYPE_REGISTERED;
+  attr.message.registered = handle;
+  nvtxDomainRangePushEx_params dpush{nullptr, {&attr}};
+  CUpti_NvtxData dd{"nvtxDomainRangePushEx", &dpush, nullptr};
+  a = DecodeNvtxCallback(CUPTI_CBID_NVTX_nvtxDomainRangePushEx, &dd, &strings);
+  EXPECT_EQ(a.type, NvtxAction::kPush);
+  EXPECT_EQ(a.name, "registered-name");
+
+  attr.messageType = NVTX_MESSAGE_TYPE_UNICODE;
+  attr.message.unicode = L"wide";
+  nvtxRangePushEx_params wpush{&attr};
+  CUpti_NvtxData wd{"nvtxRangePushEx", &wpush, nullptr};
+  EXPECT_EQ(DecodeNvtxCallback(CUPTI_CBID_NVTX_nvtxRangePushEx, &wd, &strings).name, "wide");
+
+  CUpti_NvtxData pop{"nvtxRangePop", nullptr, nullptr};
+  EXPECT_EQ(DecodeNvtxCallback(CUPTI_CBID_NVTX_nvtxRangePop, &pop, &strings).type, NvtxAction::kPop);
+
+  const nvtxRangeId_t id = 99;
+  nvtxRangeStartA_params start{"epoch"};
+  CUpti_NvtxData sd{"nvtxRangeStartA", &start, &id};
+  a = DecodeNvtxCallback(CUPTI_CBID_NVTX_nvtxRangeStartA, &sd, &strings);
+  EXPECT_EQ(a.type, NvtxAction::kStart);
+  EXPECT_EQ(a.id, 99u);
+  nvtxRangeEnd_params end{99};
+  CUpti_NvtxData ed{"nvtxRangeEnd", &end, nullptr};
+  a = DecodeNvtxCallback(CUPTI_CBID_NVTX_nvtxRangeEnd, &ed, &strings);
+  EXPECT_EQ(a.type, NvtxAction::kEnd);
+  EXPECT_EQ(a.id, 99u);
+
+  nvtxMarkA_params mark{"mark"};
+  CUpti_NvtxData md{"nvtxMarkA", &mark, nullptr};
+  EXPECT_EQ(DecodeNvtxCallback(CUPTI_CBID_NVTX_nvtxMarkA, &md, &strings).type, NvtxAction::kNone);
+  EXPECT_EQ(DecodeNvtxCallback(CUPTI_CBID_NVTX_nvtxRangePushA, nullptr, &strings).type,
+            NvtxAction::kNone);
+}
+
+TEST(IterationWindowTest, InactiveKeepsEverything) {
+  IterationWindow w(0, 0);
+  EXPECT_FALSE(w.active());
+  EXPECT_TRUE(w.KeepTime(5));
+  EXPECT_TRUE(w.KeepCorrelated(1, 0));
+  EXPECT_TRUE(w.WantIteration(100));
+}
+
+TEST(IterationWindowTest, WarmupOnlyIsOpenEnded) {
+  IterationWindow w(2, 0);
+  EXPECT_FALSE(w.KeepTime(5));
+  w.OnIterationBegin(1, 10);
+  EXPECT_FALSE(w.KeepTime(15));
+  w.OnIterationBegin(2, 20);
+  EXPECT_TRUE(w.KeepTime(25));
+  w.OnIterationEnd(2, 30);
+  EXPECT_FALSE(w.closed());
+  EXPECT_TRUE(w.KeepTime(1000));
+  EXPECT_FALSE(w.WantIteration(1));
+  EXPECT_TRUE(w.WantIteration(5));
+}
+
+TEST(IterationWindowTest, SpansOverlappingTheWindowAreKept) {
+  IterationWindow w(0, 1);
+  w.OnIterationBegin(0, 100);
+  w.OnIterationEnd(0, 200);
+  EXPECT_TRUE(w.closed());
+  EXPECT_TRUE(w.KeepSpan(50, 150));    // starts before
+  EXPECT_TRUE(w.KeepSpan(50, 250));    // encloses
+  EXPECT_FALSE(w.KeepSpan(10, 90));
+  EXPECT_FALSE(w.KeepSpan(201, 300));
+  EXPECT_TRUE(w.KeepApiCall(10, 120, 130));
+  EXPECT_TRUE(w.KeepCorrelated(10, 999));  // GPU tail of a kept call
+  EXPECT_FALSE(w.KeepCorrelated(11, 150));
+  EXPECT_FALSE(w.KeepCorrelated(9, 150));
+}
+
+}  // namespace
+}  // namespace reverie::collector

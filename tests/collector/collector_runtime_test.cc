@@ -1,0 +1,374 @@
+// The whole collector runtime with a fake CUPTI (fake_cupti.h): CUPTI-like
+// threads request, fill and complete buffers with real activity structs
+// while the application marks layers and iterations; the writer thread
+// decodes; Stop flushes. Run under ThreadSanitizer as well.
+#include "collector/collector_runtime.h"
+
+#include <cupti_runtime_cbid.h>
+#include <fcntl.h>
+#include <generated_nvtx_meta.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "collector_test_util.h"
+#include "fake_cupti.h"
+#include "gtest/gtest.h"
+#include "proto/trace_io.h"
+#include "reverie/collector.h"
+
+namespace reverie::collector {
+namespace {
+
+using testing::Str;
+using testing::TempTracePath;
+
+template <typename T>
+T Zeroed() {
+  T r;
+  std::memset(&r, 0, sizeof r);
+  return r;
+}
+
+// Plays CUPTI: one buffer per call, `n` launches + kernels, on this thread.
+void ProduceLaunches(uint32_t first_corr, int n, bool hold = false) {
+  fake::FakeState* s = fake::State();
+  uint8_t* buffer = nullptr;
+  size_t size = 0, max_records = 0;
+  // The writer recycles buffers asynchronously; like CUPTI under load, wait
+  // for one rather than dropping records (the test counts them exactly).
+  for (int tries = 0; buffer == nullptr && tries < 100000; ++tries) {
+    s->request(&buffer, &size, &max_records);
+    if (buffer == nullptr) std::this_thread::sleep_for(std::chrono::microseconds(100));
+  }
+  ASSERT_NE(buffer, nullptr);
+  fake::RecordWriter w(buffer, size);
+  for (int i = 0; i < n; ++i) {
+    const uint32_t corr = first_corr + static_cast<uint32_t>(i);
+    auto api = Zeroed<CUpti_ActivityAPI>();
+    api.kind = CUPTI_ACTIVITY_KIND_RUNTIME;
+    api.cbid = 211;
+    api.start = 1000 + corr;
+    api.end = 1001 + corr;
+    api.processId = static_cast<uint32_t>(::getpid());
+    api.threadId = 5;
+    api.correlationId = corr;
+    ASSERT_TRUE(w.Add(api));
+    auto k = Zeroed<CUpti_ActivityKernel10>();
+    k.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+    k.start = 5000 + corr;
+    k.end = 5002 + corr;
+    k.correlationId = corr;
+    k.streamId = 7;
+    k.name = "fake_kernel";
+    ASSERT_TRUE(w.Add(k));
+  }
+  if (hold) {
+    std::lock_guard<std::mutex> lock(s->held_mu);
+    s->held.emplace_back(buffer, w.used());
+  } else {
+    s->complete(nullptr, 0, buffer, size, w.used());
+  }
+}
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// Captures what the collector writes to fd 2 during `fn`.
+template <typename F>
+std::string CaptureStderr(F fn) {
+  const std::string path = TempTracePath("stderr");
+  const int saved = ::dup(2);
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  ::dup2(fd, 2);
+  ::close(fd);
+  fn();
+  ::dup2(saved, 2);
+  ::close(saved);
+  std::string text = ReadFile(path);
+  ::unlink(path.c_str());
+  return text;
+}
+
+class CollectorRuntimeTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    state_ = std::make_unique<fake::FakeState>();
+    fake::State() = state_.get();
+    api_ = fake::MakeFakeApi();
+  }
+  void TearDown() override {
+    fake::State() = nullptr;
+    if (!path_.empty()) ::unlink(path_.c_str());
+  }
+
+  std::unique_ptr<Collector> MakeCollector(const std::string& name) {
+    auto c = std::make_unique<Collector>(&api_);
+    path_ = TempTracePath(name);
+    EXPECT_EQ(c->Configure("REVERIE_OUTPUT", path_.c_str()), REVERIE_OK);
+    EXPECT_EQ(c->Configure("REVERIE_BUFFER_KB", "64"), REVERIE_OK);
+    EXPECT_EQ(c->Configure("REVERIE_BUFFER_MB", "1"), REVERIE_OK);
+    return c;
+  }
+  Trace Read() {
+    absl::StatusOr<Trace> t = ReadTrace(path_);
+    EXPECT_TRUE(t.ok()) << t.status();
+    return t.ok() ? std::move(*t) : Trace();
+  }
+
+  std::unique_ptr<fake::FakeState> state_;
+  CuptiApi api_;
+  std::string path_;
+};
+
+TEST_F(CollectorRuntimeTest, FullSessionFromSeveralCuptiThreads) {
+  auto c = MakeCollector("session");
+  ASSERT_EQ(c->Start(Collector::Mode::kApi), REVERIE_OK);
+  EXPECT_TRUE(c->IsCollecting());
+  EXPECT_EQ(c->output_path(), path_);
+  EXPECT_EQ(state_->subscribes.load(), 1);
+  EXPECT_EQ(state_->timestamp_callbacks.load(), 1);
+  EXPECT_EQ(state_->enables.load(), 11);
+  EXPECT_EQ(state_->nvtx_domain_enabled.load(), 1);
+  EXPECT_EQ(c->Configure("REVERIE_WARMUP", "1"), REVERIE_ALREADY_STARTED);
+
+  c->IterationBegin();
+  c->RangePush("data", REVERIE_PHASE_DATA_LOADING);
+  c->LayerPop();
+  c->LayerPush("fc1", REVERIE_PHASE_FORWARD);
+  std::vector<std::thread> cupti;
+  for (int t = 0; t < 3; ++t) {
+    cupti.emplace_back([t] {
+      for (int b = 0; b < 10; ++b) ProduceLaunches(static_cast<uint32_t>(1 + (t * 10 + b) * 20), 20);
+    });
+  }
+  std::thread app2([&] {
+    c->LayerPush("other.thread.layer", REVERIE_PHASE_BACKWARD);
+    c->LayerPop();
+  });
+  for (std::thread& t : cupti) t.join();
+  app2.join();
+  c->LayerPop();
+  state_->dropped_to_report = 5;
+  ProduceLaunches(100000, 3, /*hold=*/true);  // delivered by Stop's flush
+  c->Parameter("fc1.weight", "fc1", 4096, "Float");
+  c->SetMetadata("framework", "test-framework 1.0");
+  c->IterationEnd();
+  ASSERT_EQ(c->Stop(), REVERIE_OK);
+  EXPECT_FALSE(c->IsCollecting());
+  EXPECT_EQ(c->Stop(), REVERIE_NOT_COLLECTING);
+  EXPECT_EQ(state_->forced_flushes.load(), 1);
+  EXPECT_EQ(state_->disables.load(), 11);
+  EXPECT_EQ(state_->pushes.load(), 3);
+  EXPECT_EQ(state_->pops.load(), 3);
+
+  Trace t = Read();
+  EXPECT_EQ(t.events().api_calls_size(), 603);
+  EXPECT_EQ(t.events().gpu_activities_size(), 603);
+  for (const proto::ApiCall& a : t.events().api_calls()) {
+    ASSERT_EQ(Str(t, a.name_sid()), "cudaLaunchKernel");
+  }
+  ASSERT_EQ(t.events().ranges_size(), 3);
+  int layers = 0;
+  for (const proto::Range& r : t.events().ranges()) {
+    if (Str(t, r.name_sid()) == "data") {
+      EXPECT_EQ(r.kind(), proto::Range::USER_ANNOTATION);
+      EXPECT_EQ(r.phase(), proto::DATA_LOADING);
+      EXPECT_EQ(r.module_path_sid(), 0u);
+    } else {
+      EXPECT_EQ(r.kind(), proto::Range::LAYER);
+      EXPECT_EQ(Str(t, r.module_path_sid()), Str(t, r.name_sid()));
+      ++layers;
+    }
+  }
+  EXPECT_EQ(layers, 2);
+  EXPECT_EQ(t.events().iterations_size(), 1);
+  EXPECT_EQ(t.events().parameters_size(), 1);
+  EXPECT_EQ(t.header().framework(), "test-framework 1.0");
+  EXPECT_EQ(t.header().metadata().at("collector.cupti"), "active");
+  EXPECT_EQ(t.GetCounter("cupti_dropped_records"), 5);
+  EXPECT_EQ(t.GetCounter("cupti_unavailable"), 0);
+}
+
+TEST_F(CollectorRuntimeTest, AnotherSubscriberMeansOneWarningAndHostOnly) {
+  state_->subscribe_result = CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED;
+  auto c = MakeCollector("hostonly");
+  int result = -1;
+  const std::string err = CaptureStderr([&] { result = c->Start(Collector::Mode::kApi); });
+  EXPECT_EQ(result, REVERIE_HOST_ONLY);
+  EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
+  EXPECT_NE(err.find("MULTIPLE_SUBSCRIBERS"), std::string::npos) << err;
+  EXPECT_EQ(state_->enables.load(), 0);
+  EXPECT_EQ(state_->timestamp_callbacks.load(), 0);  // the other tool's setup is untouched
+  c->IterationBegin();
+  c->LayerPush("fc1", REVERIE_PHASE_FORWARD);
+  c->LayerPop();
+  c->IterationEnd();
+  EXPECT_EQ(state_->pushes.load(), 0);
+  EXPECT_EQ(c->Stop(), REVERIE_OK);
+  EXPECT_EQ(state_->flushes.load(), 0);
+  Trace t = Read();
+  EXPECT_EQ(t.events().ranges_size(), 1);
+  EXPECT_EQ(t.events().iterations_size(), 1);
+  EXPECT_EQ(t.GetCounter("cupti_unavailable"), 1);
+  EXPECT_EQ(t.header().metadata().at("collector.cupti"), "unavailable");
+}
+
+TEST_F(CollectorRuntimeTest, InjectionWithoutCuptiWarnsOnceAndWritesNothing) {
+  state_->subscribe_result = CUPTI_ERROR_NOT_INITIALIZED;
+  auto c = MakeCollector("injection_fail");
+  ::unlink(path_.c_str());
+  int result = -1;
+  const std::string err = CaptureStderr([&] { result = c->Start(Collector::Mode::kInjection); });
+  EXPECT_EQ(result, REVERIE_NOT_COLLECTING);
+  EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
+  EXPECT_NE(err.find("not collecting"), std::string::npos) << err;
+  EXPECT_FALSE(c->IsCollecting());
+  c->LayerPush("x", 1);  // harmless no-ops
+  c->LayerPop();
+  EXPECT_EQ(c->Start(Collector::Mode::kApi), REVERIE_NOT_COLLECTING);
+  struct stat st{};
+  EXPECT_NE(::stat(path_.c_str(), &st), 0);
+}
+
+TEST_F(CollectorRuntimeTest, ExhaustedPoolHandsCuptiNoBufferAndCountsIt) {
+  auto c = MakeCollector("exhausted");
+  ASSERT_EQ(c->Configure("REVERIE_BUFFER_KB", "512"), REVERIE_OK);  // 1 MB / 512 KB = 2 buffers
+  ASSERT_EQ(c->Start(Collector::Mode::kApi), REVERIE_OK);
+  std::vector<uint8_t*> taken;
+  for (int i = 0; i < 3; ++i) {
+    uint8_t* b = nullptr;
+    size_t size = 0, max_records = 0;
+    state_->request(&b, &size, &max_records);
+    taken.push_back(b);
+  }
+  EXPECT_NE(taken[0], nullptr);
+  EXPECT_NE(taken[1], nullptr);
+  EXPECT_EQ(taken[2], nullptr);
+  state_->complete(nullptr, 0, taken[0], 0, 0);
+  state_->complete(nullptr, 0, taken[1], 0, 0);
+  ASSERT_EQ(c->Stop(), REVERIE_OK);
+  EXPECT_EQ(Read().GetCounter("cupti_buffer_pool_exhausted"), 1);
+}
+
+TEST_F(CollectorRuntimeTest, WindowEndStopsCuptiAndMarkers) {
+  auto c = MakeCollector("window");
+  ASSERT_EQ(c->Configure("REVERIE_WARMUP", "1"), REVERIE_OK);
+  ASSERT_EQ(c->Configure("REVERIE_ITERATIONS", "1"), REVERIE_OK);
+  ASSERT_EQ(c->Start(Collector::Mode::kApi), REVERIE_OK);
+  for (int i = 0; i < 3; ++i) {
+    c->IterationBegin();
+    c->LayerPush("layer", REVERIE_PHASE_FORWARD);
+    c->LayerPop();
+    c->IterationEnd();
+  }
+  // Iteration 2's begin came after the window: CUPTI was flushed and
+  // disabled, and its markers cost nothing.
+  EXPECT_EQ(state_->flushes.load(), 1);
+  EXPECT_EQ(state_->disables.load(), 11);
+  EXPECT_EQ(state_->pushes.load(), 2);
+  EXPECT_EQ(state_->pops.load(), 2);
+  ASSERT_EQ(c->Stop(), REVERIE_OK);
+  EXPECT_EQ(state_->disables.load(), 11);  // not disabled twice
+  EXPECT_EQ(state_->forced_flushes.load(), 1);  // but still flushed
+  Trace t = Read();
+  ASSERT_EQ(t.events().iterations_size(), 1);
+  EXPECT_EQ(t.events().iterations(0).index(), 1);
+  EXPECT_EQ(t.events().ranges_size(), 1);
+}
+
+TEST_F(CollectorRuntimeTest, ProfilerStopCallbackFlushesToDisk) {
+  auto c = MakeCollector("profilerstop");
+  ASSERT_EQ(c->Start(Collector::Mode::kApi), REVERIE_OK);
+  ProduceLaunches(1, 4, /*hold=*/true);
+  CUpti_CallbackData data{};
+  data.callbackSite = CUPTI_API_ENTER;
+  state_->callback(state_->userdata, CUPTI_CB_DOMAIN_RUNTIME_API,
+                   CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStop_v4000, &data);
+  EXPECT_EQ(state_->flushes.load(), 1);
+  // The flush returned only after the writer wrote the records: the file on
+  // disk (while still collecting) already has them.
+  EXPECT_EQ(Read().events().gpu_activities_size(), 4);
+  data.callbackSite = CUPTI_API_ENTER;
+  state_->callback(state_->userdata, CUPTI_CB_DOMAIN_RUNTIME_API,
+                   CUPTI_RUNTIME_TRACE_CBID_cudaDeviceReset_v3020, &data);
+  EXPECT_EQ(state_->forced_flushes.load(), 1);
+  ASSERT_EQ(c->Stop(), REVERIE_OK);
+}
+
+TEST_F(CollectorRuntimeTest, NvtxCallbacksBecomeAnnotationRanges) {
+  auto c = MakeCollector("nvtx");
+  ASSERT_EQ(c->Start(Collector::Mode::kApi), REVERIE_OK);
+  nvtxRangePushA_params push{"aten::addmm"};
+  CUpti_NvtxData data{"nvtxRangePushA", &push, nullptr};
+  state_->callback(state_->userdata, CUPTI_CB_DOMAIN_NVTX, CUPTI_CBID_NVTX_nvtxRangePushA, &data);
+  nvtxRangePop_params pop{};
+  CUpti_NvtxData pop_data{"nvtxRangePop", &pop, nullptr};
+  state_->callback(state_->userdata, CUPTI_CB_DOMAIN_NVTX, CUPTI_CBID_NVTX_nvtxRangePop, &pop_data);
+  nvtxRangeStartA_params start{"epoch"};
+  const nvtxRangeId_t id = 42;
+  CUpti_NvtxData start_data{"nvtxRangeStartA", &start, &id};
+  state_->callback(state_->userdata, CUPTI_CB_DOMAIN_NVTX, CUPTI_CBID_NVTX_nvtxRangeStartA,
+                   &start_data);
+  nvtxRangeEnd_params end{42};
+  CUpti_NvtxData end_data{"nvtxRangeEnd", &end, nullptr};
+  state_->callback(state_->userdata, CUPTI_CB_DOMAIN_NVTX, CUPTI_CBID_NVTX_nvtxRangeEnd, &end_data);
+  ASSERT_EQ(c->Stop(), REVERIE_OK);
+  Trace t = Read();
+  ASSERT_EQ(t.events().ranges_size(), 2);
+  EXPECT_EQ(Str(t, t.events().ranges(0).name_sid()), "aten::addmm");
+  EXPECT_EQ(t.events().ranges(0).kind(), proto::Range::USER_ANNOTATION);
+  EXPECT_NE(t.events().ranges(0).external_id(), 0u);
+  EXPECT_EQ(Str(t, t.events().ranges(1).name_sid()), "epoch");
+  EXPECT_EQ(state_->pushes.load(), 1);
+  EXPECT_EQ(state_->pops.load(), 1);
+}
+
+TEST_F(CollectorRuntimeTest, ForkedChildSeesNoSession) {
+  auto c = MakeCollector("fork");
+  ASSERT_EQ(c->Start(Collector::Mode::kApi), REVERIE_OK);
+  const pid_t child = ::fork();
+  if (child == 0) {
+    // In the child the writer thread does not exist: everything must be a
+    // no-op, including Stop (which would otherwise wait for it).
+    const bool ok = !c->IsCollecting() && c->Stop() == REVERIE_NOT_COLLECTING &&
+                    c->Flush() == REVERIE_NOT_COLLECTING;
+    c->LayerPush("child", 1);
+    c->LayerPop();
+    ::_exit(ok ? 0 : 1);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  EXPECT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+  EXPECT_TRUE(c->IsCollecting());
+  ASSERT_EQ(c->Stop(), REVERIE_OK);
+}
+
+TEST_F(CollectorRuntimeTest, ConfigureRejectsBadValuesAndDisableIsSilent) {
+  auto c = MakeCollector("disabled");
+  EXPECT_EQ(c->Configure("REVERIE_ITERATIONS", "many"), REVERIE_BAD_ARGUMENT);
+  EXPECT_EQ(c->Configure("REVERIE_NOPE", "1"), REVERIE_BAD_ARGUMENT);
+  EXPECT_EQ(c->Configure(nullptr, "1"), REVERIE_BAD_ARGUMENT);
+  EXPECT_EQ(c->Configure("REVERIE_DISABLE", "1"), REVERIE_OK);
+  int result = -1;
+  const std::string err = CaptureStderr([&] { result = c->Start(Collector::Mode::kApi); });
+  EXPECT_EQ(result, REVERIE_NOT_COLLECTING);
+  EXPECT_EQ(err, "");
+  EXPECT_EQ(state_->subscribes.load(), 0);
+}
+
+}  // namespace
+}  // namespace reverie::collector

@@ -1,0 +1,403 @@
+// CuptiDecoder fed with real CUDA 13 CUPTI activity record structs, built
+// here field by field, through the sink and ChunkWriter to a file that
+// reverie's ReadTrace reads back: every field and every join is checked.
+#include "collector/cupti_decoder.h"
+
+#include <cupti_runtime_cbid.h>
+
+#include <cstring>
+#include <string>
+
+#include "collector_test_util.h"
+#include "gtest/gtest.h"
+
+namespace reverie::collector {
+namespace {
+
+using testing::SinkFixture;
+using testing::Str;
+
+constexpr int64_t kPid = 4242;
+
+const char* FakeName(void*, uint32_t domain, uint32_t cbid) {
+  if (domain == 2 && cbid == CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000) return "cudaLaunchKernel_v7000";
+  if (domain == 2 && cbid == CUPTI_RUNTIME_TRACE_CBID_cudaDeviceSynchronize_v3020) {
+    return "cudaDeviceSynchronize_v3020";
+  }
+  if (domain == 2 && cbid == CUPTI_RUNTIME_TRACE_CBID_cudaStreamWaitEvent_v3020) {
+    return "cudaStreamWaitEvent_v3020";
+  }
+  if (domain == 1 && cbid == 307) return "cuLaunchKernel";
+  return nullptr;
+}
+
+template <typename T>
+T Zeroed() {
+  T r;
+  std::memset(&r, 0, sizeof r);
+  return r;
+}
+
+CUpti_ActivityAPI Api(CUpti_ActivityKind kind, uint32_t cbid, uint32_t corr, uint64_t start,
+                      uint64_t end, uint32_t tid) {
+  auto r = Zeroed<CUpti_ActivityAPI>();
+  r.kind = kind;
+  r.cbid = cbid;
+  r.start = start;
+  r.end = end;
+  r.processId = kPid;
+  r.threadId = tid;
+  r.correlationId = corr;
+  return r;
+}
+
+CUpti_ActivityExternalCorrelation External(uint32_t corr, uint64_t id) {
+  auto r = Zeroed<CUpti_ActivityExternalCorrelation>();
+  r.kind = CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION;
+  r.externalKind = CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0;
+  r.externalId = id;
+  r.correlationId = corr;
+  return r;
+}
+
+template <typename R>
+void Feed(CuptiDecoder* d, const R& r) {
+  d->Decode(reinterpret_cast<const CUpti_Activity*>(&r));
+}
+
+struct DecoderFixture : SinkFixture {
+  explicit DecoderFixture(const std::string& name, int64_t warmup = 0, int64_t iterations = 0)
+      : SinkFixture(name, warmup, iterations), decoder(sink.get(), &FakeName, nullptr, kPid) {}
+  CuptiDecoder decoder;
+};
+
+TEST(CuptiDecoderTest, ApiAndKernelEveryFieldWithExternalId) {
+  DecoderFixture f("kernel");
+  Feed(&f.decoder, External(11, 900));
+  Feed(&f.decoder, Api(CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000,
+                       11, 1000, 1300, 77));
+  Feed(&f.decoder, Api(CUPTI_ACTIVITY_KIND_DRIVER, 307, 12, 1400, 1450, 77));
+
+  auto k = Zeroed<CUpti_ActivityKernel10>();
+  k.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+  k.registersPerThread = 40;
+  k.start = 2000;
+  k.end = 2500;
+  k.deviceId = 1;
+  k.contextId = 3;
+  k.streamId = 7;
+  k.gridX = 64;
+  k.gridY = 2;
+  k.gridZ = 1;
+  k.blockX = 256;
+  k.blockY = 1;
+  k.blockZ = 1;
+  k.staticSharedMemory = 1024;
+  k.dynamicSharedMemory = 2048;
+  k.correlationId = 11;
+  k.name = "_Z10sgemm_tileILi64EEvPfS0_";
+  k.graphId = 5;
+  Feed(&f.decoder, k);
+  Trace t = f.CloseAndRead();
+
+  ASSERT_EQ(t.events().api_calls_size(), 2);
+  const proto::ApiCall& a = t.events().api_calls(0);
+  EXPECT_EQ(a.kind(), proto::ApiCall::RUNTIME);
+  EXPECT_EQ(Str(t, a.name_sid()), "cudaLaunchKernel");  // CUPTI's "_v7000" dropped
+  EXPECT_EQ(a.pid(), kPid);
+  EXPECT_EQ(a.tid(), 77);
+  EXPECT_EQ(a.start_ns(), 1000);
+  EXPECT_EQ(a.end_ns(), 1300);
+  EXPECT_EQ(a.correlation_id(), 11u);
+  EXPECT_EQ(a.external_id(), 900u);
+  EXPECT_EQ(a.cbid(), static_cast<uint32_t>(CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000));
+  const proto::ApiCall& drv = t.events().api_calls(1);
+  EXPECT_EQ(drv.kind(), proto::ApiCall::DRIVER);
+  EXPECT_EQ(Str(t, drv.name_sid()), "cuLaunchKernel");
+  EXPECT_EQ(drv.external_id(), 0u);  // no external record precedes it
+
+  ASSERT_EQ(t.events().gpu_activities_size(), 1);
+  const proto::GpuActivity& g = t.events().gpu_activities(0);
+  EXPECT_EQ(g.kind(), proto::GpuActivity::KERNEL);
+  EXPECT_EQ(Str(t, g.name_sid()), "void sgemm_tile<64>(float*, float*)");
+  EXPECT_EQ(g.device(), 1);
+  EXPECT_EQ(g.stream(), 7);
+  EXPECT_EQ(g.start_ns(), 2000);
+  EXPECT_EQ(g.end_ns(), 2500);
+  EXPECT_EQ(g.correlation_id(), 11u);
+  EXPECT_EQ(g.external_id(), 900u);
+  EXPECT_EQ(g.context(), 3);
+  EXPECT_EQ(g.grid_x(), 64);
+  EXPECT_EQ(g.grid_y(), 2);
+  EXPECT_EQ(g.grid_z(), 1);
+  EXPECT_EQ(g.block_x(), 256);
+  EXPECT_EQ(g.block_y(), 1);
+  EXPECT_EQ(g.block_z(), 1);
+  EXPECT_EQ(g.registers_per_thread(), 40);
+  EXPECT_EQ(g.shared_memory_bytes(), 3072);
+  EXPECT_EQ(g.graph_id(), 5);
+  EXPECT_EQ(g.copy_kind(), proto::GpuActivity::COPY_UNKNOWN);
+
+  // The API call's thread and process were registered.
+  ASSERT_EQ(t.events().threads_size(), 1);
+  EXPECT_EQ(t.events().threads(0).tid(), 77);
+  EXPECT_EQ(t.events().threads(0).name(), "thread-4242-77");
+  ASSERT_EQ(t.events().processes_size(), 1);
+  EXPECT_EQ(t.events().processes(0).pid(), kPid);
+}
+
+TEST(CuptiDecoderTest, MemcpyAndMemsetNamesKindsAndBytes) {
+  DecoderFixture f("memcpy");
+  auto m = Zeroed<CUpti_ActivityMemcpy6>();
+  m.kind = CUPTI_ACTIVITY_KIND_MEMCPY;
+  m.copyKind = CUPTI_ACTIVITY_MEMCPY_KIND_HTOD;
+  m.srcKind = CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE;
+  m.dstKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
+  m.bytes = 1 << 20;
+  m.start = 10;
+  m.end = 90;
+  m.deviceId = 0;
+  m.contextId = 1;
+  m.streamId = 13;
+  m.correlationId = 21;
+  m.graphId = 0;
+  Feed(&f.decoder, m);
+  m.copyKind = CUPTI_ACTIVITY_MEMCPY_KIND_ATOH;
+  m.srcKind = CUPTI_ACTIVITY_MEMORY_KIND_ARRAY;
+  m.dstKind = CUPTI_ACTIVITY_MEMORY_KIND_PINNED;
+  Feed(&f.decoder, m);
+  m.copyKind = CUPTI_ACTIVITY_MEMCPY_KIND_PTOP;
+  Feed(&f.decoder, m);
+
+  auto s = Zeroed<CUpti_ActivityMemset4>();
+  s.kind = CUPTI_ACTIVITY_KIND_MEMSET;
+  s.value = 0;
+  s.bytes = 4096;
+  s.start = 100;
+  s.end = 110;
+  s.deviceId = 2;
+  s.contextId = 1;
+  s.streamId = CUPTI_INVALID_STREAM_ID;
+  s.correlationId = 22;
+  s.memoryKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
+  s.graphId = 3;
+  Feed(&f.decoder, s);
+  Trace t = f.CloseAndRead();
+
+  ASSERT_EQ(t.events().gpu_activities_size(), 4);
+  const proto::GpuActivity& h2d = t.events().gpu_activities(0);
+  EXPECT_EQ(h2d.kind(), proto::GpuActivity::MEMCPY);
+  EXPECT_EQ(Str(t, h2d.name_sid()), "Memcpy HtoD (Pageable -> Device)");
+  EXPECT_EQ(h2d.copy_kind(), proto::GpuActivity::HTOD);
+  EXPECT_EQ(h2d.bytes(), 1 << 20);
+  EXPECT_EQ(h2d.stream(), 13);
+  EXPECT_EQ(h2d.context(), 1);
+  EXPECT_EQ(h2d.start_ns(), 10);
+  EXPECT_EQ(h2d.end_ns(), 90);
+  EXPECT_EQ(h2d.correlation_id(), 21u);
+  EXPECT_EQ(Str(t, t.events().gpu_activities(1).name_sid()), "Memcpy AtoH (Array -> Pinned)");
+  EXPECT_EQ(t.events().gpu_activities(1).copy_kind(), proto::GpuActivity::DTOH);
+  EXPECT_EQ(t.events().gpu_activities(2).copy_kind(), proto::GpuActivity::PTOP);
+  const proto::GpuActivity& ms = t.events().gpu_activities(3);
+  EXPECT_EQ(ms.kind(), proto::GpuActivity::MEMSET);
+  EXPECT_EQ(Str(t, ms.name_sid()), "Memset (Device)");
+  EXPECT_EQ(ms.bytes(), 4096);
+  EXPECT_EQ(ms.device(), 2);
+  EXPECT_EQ(ms.stream(), 0);  // CUPTI's "invalid stream" is unknown
+  EXPECT_EQ(ms.graph_id(), 3);
+}
+
+TEST(CuptiDecoderTest, DeviceSyncTakesThreadAndKindFromItsApiCall) {
+  DecoderFixture f("devsync");
+  auto ctx = Zeroed<CUpti_ActivityContext3>();
+  ctx.kind = CUPTI_ACTIVITY_KIND_CONTEXT;
+  ctx.contextId = 4;
+  ctx.deviceId = 3;
+  Feed(&f.decoder, ctx);
+  // The sync record arrives before its API record: it must wait, then join.
+  auto s = Zeroed<CUpti_ActivitySynchronization2>();
+  s.kind = CUPTI_ACTIVITY_KIND_SYNCHRONIZATION;
+  s.type = CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_CONTEXT_SYNCHRONIZE;
+  s.start = 500;
+  s.end = 900;
+  s.correlationId = 31;
+  s.contextId = 4;
+  s.streamId = CUPTI_SYNCHRONIZATION_INVALID_VALUE;
+  s.cudaEventId = CUPTI_SYNCHRONIZATION_INVALID_VALUE;
+  s.cudaEventSyncId = CUPTI_SYNCHRONIZATION_INVALID_VALUE;
+  Feed(&f.decoder, s);
+  EXPECT_EQ(f.decoder.pending_syncs(), 1u);
+  Feed(&f.decoder, Api(CUPTI_ACTIVITY_KIND_RUNTIME,
+                       CUPTI_RUNTIME_TRACE_CBID_cudaDeviceSynchronize_v3020, 31, 490, 910, 55));
+  f.decoder.ResolvePending(false);
+  EXPECT_EQ(f.decoder.pending_syncs(), 0u);
+  Trace t = f.CloseAndRead();
+  ASSERT_EQ(t.events().syncs_size(), 1);
+  const proto::Sync& y = t.events().syncs(0);
+  EXPECT_EQ(y.kind(), proto::Sync::DEVICE);
+  EXPECT_EQ(y.pid(), kPid);
+  EXPECT_EQ(y.tid(), 55);
+  EXPECT_EQ(y.start_ns(), 500);
+  EXPECT_EQ(y.end_ns(), 900);
+  EXPECT_EQ(y.correlation_id(), 31u);
+  EXPECT_EQ(y.device(), 3);
+  EXPECT_EQ(y.stream(), 0);
+  EXPECT_EQ(y.event_id(), 0);
+  EXPECT_EQ(t.GetCounter("sync_thread_unknown"), 0);
+}
+
+TEST(CuptiDecoderTest, StreamWaitEventJoinsTheEventRecordBySyncId) {
+  DecoderFixture f("waitevent");
+  auto ev = Zeroed<CUpti_ActivityCudaEvent2>();
+  ev.kind = CUPTI_ACTIVITY_KIND_CUDA_EVENT;
+  ev.correlationId = 40;
+  ev.contextId = 1;
+  ev.streamId = 14;
+  ev.eventId = 6;
+  ev.deviceId = 0;
+  ev.cudaEventSyncId = 123456;
+  Feed(&f.decoder, ev);
+  Feed(&f.decoder, Api(CUPTI_ACTIVITY_KIND_RUNTIME,
+                       CUPTI_RUNTIME_TRACE_CBID_cudaStreamWaitEvent_v3020, 41, 600, 610, 56));
+  auto s = Zeroed<CUpti_ActivitySynchronization2>();
+  s.kind = CUPTI_ACTIVITY_KIND_SYNCHRONIZATION;
+  s.type = CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_WAIT_EVENT;
+  s.start = 601;
+  s.end = 609;
+  s.correlationId = 41;
+  s.contextId = 1;
+  s.streamId = 15;
+  s.cudaEventId = 6;
+  s.cudaEventSyncId = 123456;
+  Feed(&f.decoder, s);
+  EXPECT_EQ(f.decoder.pending_syncs(), 0u);
+  Trace t = f.CloseAndRead();
+
+  ASSERT_EQ(t.events().event_records_size(), 1);
+  const proto::EventRecord& e = t.events().event_records(0);
+  EXPECT_EQ(e.correlation_id(), 40u);
+  EXPECT_EQ(e.event_id(), 6);
+  EXPECT_EQ(e.device(), 0);
+  EXPECT_EQ(e.stream(), 14);
+  EXPECT_EQ(e.context(), 1);
+  ASSERT_EQ(t.events().syncs_size(), 1);
+  const proto::Sync& y = t.events().syncs(0);
+  EXPECT_EQ(y.kind(), proto::Sync::STREAM_WAIT_EVENT);
+  EXPECT_EQ(y.tid(), 56);
+  EXPECT_EQ(y.stream(), 15);
+  EXPECT_EQ(y.event_id(), 6);
+  EXPECT_EQ(y.wait_on_stream(), 14);
+  EXPECT_EQ(y.event_record_correlation_id(), 40u);
+}
+
+TEST(CuptiDecoderTest, UnresolvedSyncsAreWrittenAndCountedAtTheEnd) {
+  DecoderFixture f("unresolved");
+  auto s = Zeroed<CUpti_ActivitySynchronization2>();
+  s.kind = CUPTI_ACTIVITY_KIND_SYNCHRONIZATION;
+  s.type = CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_EVENT_SYNCHRONIZE;
+  s.start = 1;
+  s.end = 2;
+  s.correlationId = 77;
+  s.cudaEventId = 9;
+  s.cudaEventSyncId = 999;
+  Feed(&f.decoder, s);
+  f.decoder.ResolvePending(false);
+  EXPECT_EQ(f.decoder.pending_syncs(), 1u);
+  f.decoder.ResolvePending(true);
+  EXPECT_EQ(f.decoder.pending_syncs(), 0u);
+  Trace t = f.CloseAndRead();
+  ASSERT_EQ(t.events().syncs_size(), 1);
+  EXPECT_EQ(t.events().syncs(0).kind(), proto::Sync::EVENT);
+  EXPECT_EQ(t.events().syncs(0).tid(), 0);
+  EXPECT_EQ(t.GetCounter("sync_thread_unknown"), 1);
+  EXPECT_EQ(t.GetCounter("sync_event_unresolved"), 1);
+}
+
+TEST(CuptiDecoderTest, DeviceRecordFillsTheHeader) {
+  DecoderFixture f("device");
+  auto d = Zeroed<CUpti_ActivityDevice5>();
+  d.kind = CUPTI_ACTIVITY_KIND_DEVICE;
+  d.globalMemoryBandwidth = 4'800'000'000;  // KB/s
+  d.globalMemorySize = uint64_t{141} << 30;
+  d.numThreadsPerWarp = 32;
+  d.coreClockRate = 1980000;
+  d.numMultiprocessors = 132;
+  d.maxWarpsPerMultiprocessor = 64;
+  d.maxSharedMemoryPerMultiprocessor = 233472;
+  d.maxRegistersPerMultiprocessor = 65536;
+  d.computeCapabilityMajor = 9;
+  d.computeCapabilityMinor = 0;
+  d.id = 0;
+  d.name = "NVIDIA H200";
+  Feed(&f.decoder, d);
+  Trace t = f.CloseAndRead();
+  ASSERT_EQ(t.header().devices_size(), 1);
+  const proto::Device& g = t.header().devices(0);
+  EXPECT_EQ(g.name(), "NVIDIA H200");
+  EXPECT_EQ(g.vendor(), "nvidia");
+  EXPECT_EQ(g.sm_count(), 132);
+  EXPECT_EQ(g.compute_major(), 9);
+  EXPECT_EQ(g.total_memory_bytes(), int64_t{141} << 30);
+  EXPECT_EQ(g.sm_clock_khz(), 1980000);
+  EXPECT_DOUBLE_EQ(g.memory_bandwidth_gbps(), 4800.0);
+  EXPECT_EQ(g.max_threads_per_sm(), 2048);
+  EXPECT_EQ(g.registers_per_sm(), 65536);
+  EXPECT_EQ(g.shared_memory_per_sm_bytes(), 233472);
+  EXPECT_EQ(g.warp_size(), 32);
+}
+
+TEST(CuptiDecoderTest, OverheadAndUnknownKindsBecomeCounters) {
+  DecoderFixture f("overhead");
+  auto o = Zeroed<CUpti_ActivityOverhead3>();
+  o.kind = CUPTI_ACTIVITY_KIND_OVERHEAD;
+  o.overheadKind = CUPTI_ACTIVITY_OVERHEAD_CUPTI_BUFFER_FLUSH;
+  o.start = 100;
+  o.end = 350;
+  Feed(&f.decoder, o);
+  Feed(&f.decoder, o);
+  auto other = Zeroed<CUpti_ActivityAPI>();
+  other.kind = CUPTI_ACTIVITY_KIND_MARKER;
+  Feed(&f.decoder, other);
+  Trace t = f.CloseAndRead();
+  EXPECT_EQ(t.GetCounter("cupti_overhead_count"), 2);
+  EXPECT_EQ(t.GetCounter("cupti_overhead_ns"), 500);
+  EXPECT_EQ(t.GetCounter("cupti_record_unhandled_kind"), 1);
+}
+
+// REVERIE_WARMUP=1, REVERIE_ITERATIONS=1: only iteration 1's API calls, and
+// only the GPU work those calls launched (even after the iteration ends).
+TEST(CuptiDecoderTest, WindowKeepsTheIterationAndItsGpuTail) {
+  DecoderFixture f("window", /*warmup=*/1, /*iterations=*/1);
+  auto kernel = [&](uint32_t corr, uint64_t start) {
+    auto k = Zeroed<CUpti_ActivityKernel10>();
+    k.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+    k.start = start;
+    k.end = start + 10;
+    k.correlationId = corr;
+    k.name = "k";
+    Feed(&f.decoder, k);
+  };
+  const uint32_t launch = CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000;
+  f.window.OnIterationBegin(0, 100);
+  Feed(&f.decoder, Api(CUPTI_ACTIVITY_KIND_RUNTIME, launch, 1, 110, 120, 1));  // warmup
+  kernel(1, 130);
+  f.window.OnIterationBegin(1, 200);
+  Feed(&f.decoder, Api(CUPTI_ACTIVITY_KIND_RUNTIME, launch, 2, 210, 220, 1));
+  Feed(&f.decoder, Api(CUPTI_ACTIVITY_KIND_RUNTIME, launch, 3, 280, 290, 1));
+  f.window.OnIterationEnd(1, 300);
+  kernel(2, 230);
+  kernel(3, 310);  // runs after the CPU ended the iteration: still kept
+  Feed(&f.decoder, Api(CUPTI_ACTIVITY_KIND_RUNTIME, launch, 4, 320, 330, 1));  // after
+  kernel(4, 340);
+  Trace t = f.CloseAndRead();
+  ASSERT_EQ(t.events().api_calls_size(), 2);
+  EXPECT_EQ(t.events().api_calls(0).correlation_id(), 2u);
+  EXPECT_EQ(t.events().api_calls(1).correlation_id(), 3u);
+  ASSERT_EQ(t.events().gpu_activities_size(), 2);
+  EXPECT_EQ(t.events().gpu_activities(0).correlation_id(), 2u);
+  EXPECT_EQ(t.events().gpu_activities(1).correlation_id(), 3u);
+  EXPECT_EQ(t.GetCounter("records_outside_window"), 4);
+}
+
+}  // namespace
+}  // namespace reverie::collector

@@ -1,0 +1,220 @@
+// Replay fidelity and graph properties on the shared real traces.
+//
+// Fidelity bound (the project's acceptance criterion): on every shared trace
+// that holds whole ProfilerStep iterations with GPU work (not the 7-event
+// backward_thread.json excerpt, not the down-sampled sampled_rank-0), the
+// mean absolute per-iteration replay error is <= 5%, and the mean of those
+// means over the traces is <= 2%.
+#include <cmath>
+#include <cstdio>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "depgraph/breakdown.h"
+#include "depgraph/builder.h"
+#include "depgraph/critical_path.h"
+#include "depgraph/replay.h"
+#include "depgraph/simulator.h"
+#include "frameworks/trace_loader.h"
+#include "gtest/gtest.h"
+#include "tests/common/real_traces.h"
+
+namespace reverie::depgraph {
+namespace {
+
+const char* const kStepTraces[] = {
+    "AMD-AGI__TraceLens/tests/traces/h100/Falconsai_nsfw_image_detection__1016002.json.gz",
+    "AMD-AGI__TraceLens/tests/traces/h100/Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz",
+    "AMD-AGI__TraceLens/tests/traces/h100/facebook_timesformer-base-finetuned-k400__1016002.json.gz",
+    "AMD-AGI__TraceLens/tests/traces/h100/gaunernst_bert-small-uncased__1016001.json.gz",
+    "AMD-AGI__TraceLens/tests/traces/h100/google_owlv2-large-patch14-ensemble__1016001.json.gz",
+    "AMD-AGI__TraceLens/tests/traces/mi300/resnet_act_checkpoint.json.gz",
+    "facebookresearch__HolisticTraceAnalysis/tests/data/amd_trace/mi250_minitoy_train_ROCm6_2_kineto.json.gz",
+    "facebookresearch__HolisticTraceAnalysis/tests/data/critical_path/cuda_event_sync/event_sync_trace.json.gz",
+    "facebookresearch__HolisticTraceAnalysis/tests/data/df_index_resolver/df_index_resolver.json.gz",
+    "facebookresearch__HolisticTraceAnalysis/tests/data/nccl_parser_config/nccl_data.json.gz",
+    "facebookresearch__HolisticTraceAnalysis/tests/data/negative_queue_length_values_check/rank0.json.gz",
+    "facebookresearch__HolisticTraceAnalysis/tests/data/ns_resolution_trace/rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz",
+    "facebookresearch__HolisticTraceAnalysis/tests/data/triton_example/triton_example.json.gz",
+    "pytorch__kineto/tb_plugin/samples/resnet50_num_workers_0/worker0.1623143089861.pt.trace.json.gz",
+    "pytorch__kineto/tb_plugin/test/gpu_metrics_input.json",
+};
+
+// Every Kineto trace in the shared folder, edge cases included.
+const char* const kAllKinetoTraces[] = {
+    "AMD-AGI__TraceLens/tests/traces/b200/eager_trace.json.gz",
+    "AMD-AGI__TraceLens/tests/traces/mi300/ddp_resnet18_no_pool/train_resnet18.json.gz",
+    "AMD-AGI__TraceLens/tests/traces/torch_compile_triton/trace.json.gz",
+    "HazyResearch__zoology/trace.json",
+    "JeremyMorlier__GPUModel/trace.json",
+    "JeremyMorlier__GPUModel/trace2.json",
+    "JeremyMorlier__GPUModel/trace3.json",
+    "facebookresearch__HolisticTraceAnalysis/tests/data/call_stack/backward_thread.json",
+    "facebookresearch__HolisticTraceAnalysis/tests/data/cpu_only/rank-34.Jul_15_10_52_41.1074.pt.trace.json.gz",
+    "facebookresearch__HolisticTraceAnalysis/tests/data/critical_path/alexnet/benchmark_result_2869224_1695835535_trace.json.gz",
+    "facebookresearch__HolisticTraceAnalysis/tests/data/critical_path/cuda_event_sync_multi_stream/event_sync_trace.json.gz",
+    "facebookresearch__HolisticTraceAnalysis/tests/data/critical_path/simple_add/benchmark_result_493459_1694039959_trace.json.gz",
+    "facebookresearch__HolisticTraceAnalysis/tests/data/cupti_profiler/benchmark_result_924719_1679055439_trace.json.gz",
+    "facebookresearch__HolisticTraceAnalysis/tests/data/execution_trace/benchmark_simple_add_trace.json.gz",
+    "facebookresearch__HolisticTraceAnalysis/tests/data/rank_non_gpu/rank_non_gpu.json.gz",
+    "facebookresearch__HolisticTraceAnalysis/tests/data/trace_filter/sampled_rank-0.json.gz",
+    "facebookresearch__HolisticTraceAnalysis/tests/data/with_gpu_user_annotation/step_based_trace_2543932.json.gz",
+    "facebookresearch__param/et_replay/tests/inputs/linear_kineto.json.gz",
+    "facebookresearch__param/et_replay/tests/inputs/resnet_kineto.json.gz",
+    "pytorch__kineto/docs/traces/before_fix_trace.json",
+};
+
+struct Built {
+  Graph graph;
+  BuildStats stats;
+};
+
+// Loads and builds; fails the test (and returns false) on any error.
+bool LoadAndBuild(const std::string& path, Built* out) {
+  absl::StatusOr<Trace> trace = LoadTraceFile(path);
+  EXPECT_TRUE(trace.ok()) << trace.status();
+  if (!trace.ok()) return false;
+  absl::StatusOr<Graph> g = BuildGraph(*trace, {}, &out->stats);
+  EXPECT_TRUE(g.ok()) << path << ": " << g.status();
+  if (!g.ok()) return false;
+  out->graph = *std::move(g);
+  return true;
+}
+
+class StepTraceTest : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(StepTraceTest, ReplaysWithinFivePercentAndValidates) {
+  REVERIE_REQUIRE_TRACE(path, GetParam());
+  Built b;
+  ASSERT_TRUE(LoadAndBuild(path, &b));
+  ASSERT_TRUE(b.graph.Validate().ok()) << b.graph.Validate();
+  absl::StatusOr<ReplayReport> rep = Replay(b.graph);
+  ASSERT_TRUE(rep.ok()) << rep.status();
+  ASSERT_FALSE(rep->iterations.empty());
+  for (const IterationError& e : rep->iterations) {
+    std::printf("  %-24s measured %12.1f us simulated %12.1f us error %+.3f%%\n", e.name.c_str(),
+                e.measured_us, e.simulated_us, e.error_pct);
+  }
+  EXPECT_LE(rep->mean_abs_error_pct, 5.0);
+  // The breakdown partitions each simulated span.
+  const GraphBreakdown br = ComputeBreakdown(b.graph, rep->sim);
+  for (const IterationBreakdown& it : br.iterations) {
+    EXPECT_EQ(it.simulated.total_ns(), rep->sim.iterations[it.iteration < 0 ? 0 : it.iteration].duration_ns());
+  }
+  const std::vector<CriticalPath> paths = CriticalPaths(b.graph, rep->sim);
+  ASSERT_EQ(paths.size(), rep->sim.iterations.size());
+  for (const CriticalPath& p : paths) {
+    if (p.length_ns > 0) {
+      EXPECT_FALSE(p.tasks.empty()) << p.name;
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Shared, StepTraceTest, ::testing::ValuesIn(kStepTraces));
+
+TEST(StepTracesTest, MeanOfPerTraceErrorsIsAtMostTwoPercent) {
+  double sum = 0;
+  int n = 0;
+  for (const char* rel : kStepTraces) {
+    const std::string path = testing::TracePath(rel);
+    if (path.empty()) continue;
+    Built b;
+    ASSERT_TRUE(LoadAndBuild(path, &b));
+    absl::StatusOr<ReplayReport> rep = Replay(b.graph);
+    ASSERT_TRUE(rep.ok()) << rep.status();
+    sum += rep->mean_abs_error_pct;
+    ++n;
+  }
+  if (n == 0) GTEST_SKIP() << "no shared traces under " << testing::TracesDir();
+  EXPECT_EQ(n, static_cast<int>(std::size(kStepTraces))) << "some step traces are missing";
+  std::printf("mean over %d traces of the per-trace mean abs error: %.3f%%\n", n, sum / n);
+  EXPECT_LE(sum / n, 2.0);
+}
+
+class AnyTraceTest : public ::testing::TestWithParam<const char*> {};
+
+// Every Kineto trace either builds an acyclic graph that simulates, or is
+// refused with kInvalidArgument (no API calls and no GPU work).
+TEST_P(AnyTraceTest, BuildsAnAcyclicGraphOrRefusesClearly) {
+  REVERIE_REQUIRE_TRACE(path, GetParam());
+  absl::StatusOr<Trace> trace = LoadTraceFile(path);
+  ASSERT_TRUE(trace.ok()) << trace.status();
+  absl::StatusOr<Graph> g = BuildGraph(*trace);
+  if (!g.ok()) {
+    EXPECT_EQ(g.status().code(), absl::StatusCode::kInvalidArgument) << g.status();
+    return;
+  }
+  EXPECT_TRUE(g->Validate().ok()) << g->Validate();
+  absl::StatusOr<SimResult> sim = Simulate(*g);
+  ASSERT_TRUE(sim.ok()) << sim.status();
+  EXPECT_FALSE(sim->iterations.empty());
+}
+
+INSTANTIATE_TEST_SUITE_P(Shared, AnyTraceTest, ::testing::ValuesIn(kAllKinetoTraces));
+
+// Making tasks shorter never makes anything end later, with gaps, syncs,
+// event and inter-thread edges as built from a real multi-stream trace.
+TEST(RealGraphPropertyTest, ShorterTasksNeverEndLater) {
+  REVERIE_REQUIRE_TRACE(
+      path, "facebookresearch__HolisticTraceAnalysis/tests/data/nccl_parser_config/nccl_data.json.gz");
+  Built b;
+  ASSERT_TRUE(LoadAndBuild(path, &b));
+  absl::StatusOr<SimResult> base = Simulate(b.graph);
+  ASSERT_TRUE(base.ok());
+  std::mt19937 rng(7);
+  for (int trial = 0; trial < 5; ++trial) {
+    Graph g = b.graph;
+    for (int i = 0; i < 500; ++i) {
+      const TaskId t(rng() % g.task_count());
+      g.set_duration_ns(t, g.duration_ns(t) / (1 + rng() % 4));
+    }
+    absl::StatusOr<SimResult> r = Simulate(g);
+    ASSERT_TRUE(r.ok());
+    EXPECT_LE(r->makespan_ns, base->makespan_ns);
+    for (size_t i = 0; i < r->iterations.size(); ++i) {
+      EXPECT_LE(r->iterations[i].end_ns, base->iterations[i].end_ns) << "iteration " << i;
+    }
+    for (size_t t = 0; t < g.task_count(); ++t) ASSERT_LE(r->end_ns[t], base->end_ns[t]) << t;
+  }
+}
+
+// With every GPU task at zero duration only CPU work (and launch latencies)
+// remain: no iteration gets longer, the GPU is never busy, and the CPU-busy
+// time per iteration is what it was (CPU durations and gaps are unchanged).
+TEST(RealGraphPropertyTest, ZeroGpuLeavesTheCpuOnlyTime) {
+  REVERIE_REQUIRE_TRACE(
+      path, "pytorch__kineto/tb_plugin/samples/resnet50_num_workers_0/worker0.1623143089861.pt.trace.json.gz");
+  Built b;
+  ASSERT_TRUE(LoadAndBuild(path, &b));
+  absl::StatusOr<SimResult> base = Simulate(b.graph);
+  ASSERT_TRUE(base.ok());
+  Graph g = b.graph;
+  int64_t cpu_total = 0;
+  for (uint32_t t = 0; t < g.task_count(); ++t) {
+    if (IsGpuKind(g.kind(TaskId(t)))) {
+      g.set_duration_ns(TaskId(t), 0);
+    } else {
+      cpu_total += g.duration_ns(TaskId(t)) + g.gap_ns(TaskId(t));
+    }
+  }
+  absl::StatusOr<SimResult> r = Simulate(g);
+  ASSERT_TRUE(r.ok());
+  const GraphBreakdown br = ComputeBreakdown(g, *r);
+  int64_t cpu_busy = 0;
+  for (size_t i = 0; i < r->iterations.size(); ++i) {
+    EXPECT_LE(r->iterations[i].duration_ns(), base->iterations[i].duration_ns());
+    EXPECT_EQ(br.iterations[i].simulated.gpu_only_ns, 0);
+    EXPECT_EQ(br.iterations[i].simulated.overlap_ns, 0);
+  }
+  // One thread in this trace: the CPU is never idle in-between, so the whole
+  // run is exactly the CPU work.
+  const std::vector<TimeSplit> whole =
+      SplitTime(g, r->start_ns, r->end_ns, {IterationTime{0, 0, r->makespan_ns}});
+  cpu_busy = whole[0].cpu_only_ns;
+  EXPECT_GE(cpu_busy, cpu_total * 99 / 100);
+  EXPECT_LE(cpu_busy, cpu_total);
+}
+
+}  // namespace
+}  // namespace reverie::depgraph

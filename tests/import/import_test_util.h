@@ -1,0 +1,48 @@
+// File: tests/import/import_test_util.h
+//
+// Helpers for the importer tests: write a small Kineto JSON document to the
+// test's temp folder and import it.
+#ifndef REVERIE_TESTS_IMPORT_IMPORT_TEST_UTIL_H_
+#define REVERIE_TESTS_IMPORT_IMPORT_TEST_UTIL_H_
+
+#include <fstream>
+#include <string>
+#include <string_view>
+
+#include "absl/status/statusor.h"
+#include "frameworks/kineto/kineto_importer.h"
+#include "gtest/gtest.h"
+#include "proto/trace.h"
+
+namespace reverie::testing {
+
+// A file in the test temp dir named after the running test, holding `text`.
+inline std::string WriteTempFile(std::string_view text, std::string_view suffix = ".json") {
+  const ::testing::TestInfo* info = ::testing::UnitTest::GetInstance()->current_test_info();
+  std::string path = ::testing::TempDir() + "/reverie_import_" + info->test_suite_name() + "_" +
+                     info->name() + std::string(suffix);
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out.write(text.data(), static_cast<std::streamsize>(text.size()));
+  return path;
+}
+
+// {"schemaVersion": 1, <top>, "traceEvents": [<events>]}
+inline std::string KinetoDoc(std::string_view events, std::string_view top = "") {
+  std::string doc = "{\"schemaVersion\": 1, ";
+  if (!top.empty()) doc += std::string(top) + ", ";
+  doc += "\"traceEvents\": [" + std::string(events) + "]}";
+  return doc;
+}
+
+// Imports `events` (a comma-separated list of event objects) through a file.
+inline Trace ImportEvents(std::string_view events, std::string_view top = "") {
+  absl::StatusOr<Trace> t = ImportKinetoJson(WriteTempFile(KinetoDoc(events, top)));
+  EXPECT_TRUE(t.ok()) << t.status();
+  return t.ok() ? *std::move(t) : Trace();
+}
+
+inline std::string Str(const Trace& t, uint32_t sid) { return std::string(t.String(sid)); }
+
+}  // namespace reverie::testing
+
+#endif  // REVERIE_TESTS_IMPORT_IMPORT_TEST_UTIL_H_

@@ -1,0 +1,70 @@
+// File: tests/report/cli_runner.h
+//
+// Runs the `reverie` executable for end-to-end tests of report / compare /
+// sweep, capturing exit status, stdout and stderr through temporary files.
+#ifndef REVERIE_TESTS_REPORT_CLI_RUNNER_H_
+#define REVERIE_TESTS_REPORT_CLI_RUNNER_H_
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace reverie::testing {
+
+struct CliResult {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+
+inline std::string ReadFile(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+inline std::string ShellQuote(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) {
+    if (c == '\'') {
+      q += "'\\''";
+    } else {
+      q += c;
+    }
+  }
+  return q + "'";
+}
+
+// A fresh temporary directory for one test.
+inline std::string TempDir(const std::string& name) {
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("reverie_" + name + "_" + std::to_string(getpid()));
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  return dir.string();
+}
+
+inline CliResult RunCli(const std::string& binary, const std::vector<std::string>& args,
+                        const std::string& scratch) {
+  std::string cmd = ShellQuote(binary);
+  for (const std::string& a : args) cmd += " " + ShellQuote(a);
+  const std::string out = scratch + "/cli.out", err = scratch + "/cli.err";
+  cmd += " >" + ShellQuote(out) + " 2>" + ShellQuote(err) + " </dev/null";
+  const int status = std::system(cmd.c_str());
+  CliResult r;
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  r.out = ReadFile(out);
+  r.err = ReadFile(err);
+  return r;
+}
+
+}  // namespace reverie::testing
+
+#endif  // REVERIE_TESTS_REPORT_CLI_RUNNER_H_

@@ -1,0 +1,40 @@
+// File: transforms/edit.h
+//
+// Daydream's "update" primitives (§4.4): change the duration, gap or priority
+// of every live task of a selection. Removed members are skipped (a selection
+// is a value; see selection.h). Durations and gaps are integer nanoseconds;
+// scaled values are rounded to the nearest ns and never negative.
+//
+// Errors: kInvalidArgument for a factor or value that is negative, NaN or
+// infinite, before anything is changed.
+#ifndef REVERIE_TRANSFORMS_EDIT_H_
+#define REVERIE_TRANSFORMS_EDIT_H_
+
+#include <cstdint>
+
+#include "absl/status/status.h"
+#include "depgraph/graph.h"
+#include "transforms/selection.h"
+
+namespace reverie::transforms {
+
+// duration *= factor.
+absl::Status ScaleDuration(depgraph::Graph& g, const Selection& s, double factor);
+// duration /= divisor (divisor > 0): Daydream's "shrink by 3x".
+absl::Status ShrinkDuration(depgraph::Graph& g, const Selection& s, double divisor);
+absl::Status SetDuration(depgraph::Graph& g, const Selection& s, int64_t ns);
+// duration += delta_ns, clamped at 0 (a negative delta shrinks by an amount).
+absl::Status AddDuration(depgraph::Graph& g, const Selection& s, int64_t delta_ns);
+
+absl::Status ScaleGap(depgraph::Graph& g, const Selection& s, double factor);
+absl::Status SetGap(depgraph::Graph& g, const Selection& s, int64_t ns);
+
+// Priority read by depgraph::PriorityPolicy (lower runs first).
+absl::Status SetPriority(depgraph::Graph& g, const Selection& s, int32_t priority);
+
+// Sum of the durations of the live members.
+int64_t TotalDurationNs(const depgraph::Graph& g, const Selection& s);
+
+}  // namespace reverie::transforms
+
+#endif  // REVERIE_TRANSFORMS_EDIT_H_

@@ -1,0 +1,36 @@
+#include "transforms/model_info.h"
+
+#include <algorithm>
+
+namespace reverie::transforms {
+
+ModelInfo ModelInfoFromTrace(const Trace& trace) {
+  ModelInfo info;
+  const proto::TraceChunk& ev = trace.events();
+  const auto in_range = [&](uint32_t sid) { return sid < trace.string_count(); };
+  for (const proto::Parameter& p : ev.parameters()) {
+    if (p.bytes() < 0 || !in_range(p.name_sid()) || !in_range(p.layer_sid())) {
+      ++info.skipped;
+      continue;
+    }
+    info.parameters.push_back({std::string(trace.String(p.name_sid())),
+                               std::string(trace.String(p.layer_sid())), p.bytes()});
+  }
+  for (const proto::GradientBucket& b : ev.gradient_buckets()) {
+    if (b.bytes() < 0) {
+      ++info.skipped;
+      continue;
+    }
+    BucketInfo out;
+    out.index = b.index();
+    out.bytes = b.bytes();
+    for (uint32_t sid : b.parameter_sids()) out.parameters.emplace_back(trace.String(sid));
+    for (uint32_t sid : b.layer_sids()) out.layers.emplace_back(trace.String(sid));
+    info.buckets.push_back(std::move(out));
+  }
+  std::stable_sort(info.buckets.begin(), info.buckets.end(),
+                   [](const BucketInfo& a, const BucketInfo& b) { return a.index < b.index; });
+  return info;
+}
+
+}  // namespace reverie::transforms

@@ -1,0 +1,257 @@
+#include "transforms/remove.h"
+
+#include <algorithm>
+#include <vector>
+
+#include "absl/container/flat_hash_set.h"
+
+namespace reverie::transforms {
+namespace {
+
+using depgraph::EdgeKind;
+using depgraph::Graph;
+using depgraph::TaskId;
+using depgraph::TaskKind;
+
+// How a surviving ancestor reaches a removed task: through resource order
+// only (kOrderOnly, so it is on that task's resource), or with `kind` / `delay`
+// of the last explicit edge on the way.
+constexpr int kOrderOnly = -1;
+struct Entry {
+  TaskId src;
+  int kind = kOrderOnly;
+  int32_t delay = 0;
+};
+
+enum class End { kCpu, kGpu, kComm };
+End EndOf(TaskKind k) {
+  if (k == TaskKind::kComm) return End::kComm;
+  return depgraph::IsGpuKind(k) ? End::kGpu : End::kCpu;
+}
+
+bool KindFits(EdgeKind k, End s, End d) {
+  switch (k) {
+    case EdgeKind::kLaunch: return s == End::kCpu && d == End::kGpu;
+    case EdgeKind::kSync: return s == End::kGpu && d == End::kCpu;
+    case EdgeKind::kEvent: return s == End::kGpu && d == End::kGpu;
+    case EdgeKind::kInterThread: return s == End::kCpu && d == End::kCpu;
+    case EdgeKind::kComm: return s == End::kComm || d == End::kComm;
+    case EdgeKind::kUser: return true;
+  }
+  return false;
+}
+
+EdgeKind KindForEnds(End s, End d) {
+  if (s == End::kComm || d == End::kComm) return EdgeKind::kComm;
+  if (s == End::kGpu) return d == End::kGpu ? EdgeKind::kEvent : EdgeKind::kSync;
+  return d == End::kGpu ? EdgeKind::kUser : EdgeKind::kInterThread;
+}
+
+class Rewirer {
+ public:
+  explicit Rewirer(Graph& g) : g_(g), adj_(g.adjacency()) {}
+
+  absl::StatusOr<RemoveResult> Run(const Selection& sel) {
+    const size_t n = g_.task_count();
+    in_r_.assign(n, 0);
+    for (TaskId t : sel) {
+      if (t.value() < n && !g_.removed(t)) {
+        in_r_[t.value()] = 1;
+        removed_.push_back(t);
+      }
+    }
+    RemoveResult result;
+    if (removed_.empty()) return result;
+    RankResources();
+    if (!TopoOrder()) {
+      return absl::FailedPreconditionError("the graph has a cycle through the removed tasks");
+    }
+    slot_.assign(n, 0);
+    for (size_t i = 0; i < order_.size(); ++i) slot_[order_[i].value()] = static_cast<uint32_t>(i);
+    sets_.resize(order_.size());
+    for (size_t i = 0; i < order_.size(); ++i) {
+      Gather(order_[i], &sets_[i]);
+      Emit(order_[i], sets_[i]);
+    }
+    g_.RemoveTasks(removed_);
+    for (const NewEdge& e : new_edges_) g_.AddEdge(e.src, e.dst, e.kind, e.delay);
+    result.removed = static_cast<int64_t>(removed_.size());
+    result.edges_added = static_cast<int64_t>(new_edges_.size());
+    return result;
+  }
+
+ private:
+  struct NewEdge {
+    TaskId src, dst;
+    EdgeKind kind;
+    int32_t delay;
+  };
+
+  bool Ordered(TaskId t) const { return g_.resource(g_.resource_of(t)).ordered; }
+  bool InR(TaskId t) const { return in_r_[t.value()] != 0; }
+
+  void RankResources() {
+    rank_.assign(g_.task_count(), 0);
+    for (uint32_t r = 0; r < g_.resource_count(); ++r) {
+      uint32_t k = 0;
+      for (TaskId t = g_.first_on_resource(depgraph::ResourceId(r)); t.valid();
+           t = g_.next_on_resource(t)) {
+        rank_[t.value()] = k++;
+      }
+    }
+  }
+
+  // Kahn's algorithm restricted to the removed tasks.
+  bool TopoOrder() {
+    std::vector<uint32_t> indeg(removed_.size(), 0);
+    std::vector<uint32_t> idx(g_.task_count(), 0);
+    for (size_t i = 0; i < removed_.size(); ++i) idx[removed_[i].value()] = static_cast<uint32_t>(i);
+    for (size_t i = 0; i < removed_.size(); ++i) {
+      const TaskId t = removed_[i];
+      for (uint32_t k = adj_.in_offsets[t.value()]; k < adj_.in_offsets[t.value() + 1]; ++k) {
+        if (InR(g_.edge(adj_.in_edges[k]).src)) ++indeg[i];
+      }
+      const TaskId p = g_.prev_on_resource(t);
+      if (Ordered(t) && p.valid() && InR(p)) ++indeg[i];
+    }
+    std::vector<TaskId> ready;
+    for (size_t i = 0; i < removed_.size(); ++i) {
+      if (indeg[i] == 0) ready.push_back(removed_[i]);
+    }
+    while (!ready.empty()) {
+      const TaskId t = ready.back();
+      ready.pop_back();
+      order_.push_back(t);
+      auto release = [&](TaskId c) {
+        if (InR(c) && --indeg[idx[c.value()]] == 0) ready.push_back(c);
+      };
+      for (uint32_t k = adj_.out_offsets[t.value()]; k < adj_.out_offsets[t.value() + 1]; ++k) {
+        release(g_.edge(adj_.out_edges[k]).dst);
+      }
+      const TaskId nx = g_.next_on_resource(t);
+      if (Ordered(t) && nx.valid()) release(nx);
+    }
+    return order_.size() == removed_.size();
+  }
+
+  void Gather(TaskId r, std::vector<Entry>* out) {
+    for (uint32_t k = adj_.in_offsets[r.value()]; k < adj_.in_offsets[r.value() + 1]; ++k) {
+      const depgraph::Edge& e = g_.edge(adj_.in_edges[k]);
+      if (!InR(e.src)) {
+        out->push_back({e.src, static_cast<int>(e.kind), e.delay_ns});
+      } else {
+        for (const Entry& x : sets_[slot_[e.src.value()]]) {
+          out->push_back({x.src, static_cast<int>(e.kind), e.delay_ns});
+        }
+      }
+    }
+    const TaskId p = g_.prev_on_resource(r);
+    if (Ordered(r) && p.valid()) {
+      if (!InR(p)) {
+        out->push_back({p, kOrderOnly, 0});
+      } else {
+        for (const Entry& x : sets_[slot_[p.value()]]) out->push_back(x);
+      }
+    }
+    Prune(out);
+  }
+
+  // Keeps, per ordered resource, only the latest ancestor, and one entry per
+  // task elsewhere (explicit kinds preferred over order-only).
+  void Prune(std::vector<Entry>* v) {
+    if (v->size() < 2) return;
+    auto key = [this](const Entry& e) {
+      const uint32_t res = g_.resource_of(e.src).value();
+      const bool ordered = Ordered(e.src);
+      // Latest first within an ordered resource; by id elsewhere.
+      const uint64_t pos = ordered ? (0xffffffffu - rank_[e.src.value()]) : e.src.value();
+      return std::pair<uint32_t, uint64_t>(res, pos);
+    };
+    std::sort(v->begin(), v->end(), [&](const Entry& a, const Entry& b) {
+      const auto ka = key(a), kb = key(b);
+      if (ka != kb) return ka < kb;
+      return a.kind > b.kind;  // explicit (>= 0) before order-only (-1)
+    });
+    std::vector<Entry> kept;
+    for (const Entry& e : *v) {
+      if (!kept.empty()) {
+        const Entry& last = kept.back();
+        const bool same_res = g_.resource_of(last.src) == g_.resource_of(e.src);
+        if (same_res && (Ordered(e.src) || last.src == e.src)) continue;
+      }
+      kept.push_back(e);
+    }
+    v->swap(kept);
+  }
+
+  // s -> c adds nothing when s precedes c on c's ordered resource, or
+  // precedes (or is) a surviving edge parent of c on that parent's ordered
+  // resource: a kernel whose own launch call comes after s is already later.
+  bool Implied(TaskId s, TaskId c) const {
+    auto before = [this](TaskId a, TaskId b) {
+      return g_.resource_of(a) == g_.resource_of(b) && Ordered(b) &&
+             rank_[a.value()] <= rank_[b.value()];
+    };
+    if (before(s, c)) return true;
+    for (uint32_t k = adj_.in_offsets[c.value()]; k < adj_.in_offsets[c.value() + 1]; ++k) {
+      const TaskId p = g_.edge(adj_.in_edges[k]).src;
+      if (!InR(p) && (p == s || before(s, p))) return true;
+    }
+    return false;
+  }
+
+  void Emit(TaskId r, const std::vector<Entry>& set) {
+    for (uint32_t k = adj_.out_offsets[r.value()]; k < adj_.out_offsets[r.value() + 1]; ++k) {
+      const depgraph::Edge& e = g_.edge(adj_.out_edges[k]);
+      if (InR(e.dst)) continue;
+      for (const Entry& x : set) Add(x.src, e.dst, e.kind, e.delay_ns);
+    }
+    const TaskId nx = g_.next_on_resource(r);
+    if (Ordered(r) && nx.valid() && !InR(nx)) {
+      for (const Entry& x : set) {
+        if (x.kind == kOrderOnly) continue;  // the list closes up
+        Add(x.src, nx, static_cast<EdgeKind>(x.kind), x.delay);
+      }
+    }
+  }
+
+  void Add(TaskId s, TaskId c, EdgeKind kind, int32_t delay) {
+    if (s == c || Implied(s, c)) return;
+    if (!added_.insert((static_cast<uint64_t>(s.value()) << 32) | c.value()).second) return;
+    const End se = EndOf(g_.kind(s)), de = EndOf(g_.kind(c));
+    if (!KindFits(kind, se, de) || (kind == EdgeKind::kLaunch && HasLiveLauncher(c))) {
+      kind = KindForEnds(se, de);
+    }
+    if (kind == EdgeKind::kLaunch) launched_.insert(c.value());
+    new_edges_.push_back({s, c, kind, delay});
+  }
+
+  bool HasLiveLauncher(TaskId c) const {
+    for (uint32_t k = adj_.in_offsets[c.value()]; k < adj_.in_offsets[c.value() + 1]; ++k) {
+      const depgraph::Edge& e = g_.edge(adj_.in_edges[k]);
+      if (e.kind == EdgeKind::kLaunch && !InR(e.src)) return true;
+    }
+    return launched_.contains(c.value());
+  }
+
+  Graph& g_;
+  const depgraph::Adjacency& adj_;
+  std::vector<uint8_t> in_r_;
+  std::vector<uint32_t> rank_;
+  std::vector<TaskId> removed_;
+  std::vector<TaskId> order_;
+  std::vector<uint32_t> slot_;
+  std::vector<std::vector<Entry>> sets_;
+  std::vector<NewEdge> new_edges_;
+  absl::flat_hash_set<uint64_t> added_;
+  absl::flat_hash_set<uint32_t> launched_;  // tasks given a new launch edge
+};
+
+}  // namespace
+
+absl::StatusOr<RemoveResult> RemoveTasks(Graph& g, const Selection& s) {
+  Rewirer w(g);
+  return w.Run(s);
+}
+
+}  // namespace reverie::transforms

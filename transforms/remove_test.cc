@@ -1,0 +1,143 @@
+#include "transforms/remove.h"
+
+#include "depgraph/simulator.h"
+#include "gtest/gtest.h"
+#include "transforms/select.h"
+#include "transforms/structure.h"
+#include "transforms/test_graphs.h"
+
+namespace reverie::transforms {
+namespace {
+
+using depgraph::EdgeKind;
+using depgraph::Phase;
+using depgraph::TaskKind;
+
+class RemoveTest : public ::testing::Test {
+ protected:
+  depgraph::Graph g_ = testing::MakeTrainingGraph(2);
+  const depgraph::ResourceId cpu_{0}, gpu_{1};
+
+  Selection Query(uint32_t kinds, Phase phase, int32_t iteration = -2) {
+    TaskQuery q;
+    q.kinds = kinds;
+    q.phases = PhaseBit(phase);
+    if (iteration >= -1) q.iterations = {iteration};
+    return *Select(g_, q);
+  }
+  bool HasEdge(TaskId s, TaskId d, EdgeKind* kind = nullptr) {
+    for (const depgraph::Edge& e : g_.edges()) {
+      if (!e.removed && e.src == s && e.dst == d) {
+        if (kind) *kind = e.kind;
+        return true;
+      }
+    }
+    return false;
+  }
+};
+
+TEST_F(RemoveTest, RemovingAKernelClosesUpTheStream) {
+  const Selection fwd = Query(KindBit(TaskKind::kKernel), Phase::kForward, 0);
+  const TaskId relu = fwd[1];
+  const TaskId prev = g_.prev_on_resource(relu), next = g_.next_on_resource(relu);
+  const TaskId launch = LauncherOf(g_, relu);
+  absl::StatusOr<RemoveResult> r = RemoveTasks(g_, Selection::Of(relu));
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->removed, 1);
+  EXPECT_EQ(g_.next_on_resource(prev), next);
+  EXPECT_EQ(g_.prev_on_resource(next), prev);
+  // Its launch call stays and launches nothing; nothing new was needed: the
+  // launch's only child was the kernel and the stream closes up.
+  EXPECT_FALSE(g_.removed(launch));
+  EXPECT_EQ(r->edges_added, 0);
+  EXPECT_TRUE(g_.Validate().ok());
+}
+
+TEST_F(RemoveTest, RemovingALaunchCallHandsItsKernelToThePreviousCall) {
+  const Selection fwd = Query(KindBit(TaskKind::kKernel), Phase::kForward, 0);
+  const TaskId gemm = fwd[2];
+  const TaskId launch = LauncherOf(g_, gemm);
+  const TaskId before = g_.prev_on_resource(launch);
+  ASSERT_TRUE(RemoveTasks(g_, Selection::Of(launch)).ok());
+  EdgeKind kind;
+  ASSERT_TRUE(HasEdge(before, gemm, &kind));
+  EXPECT_EQ(kind, EdgeKind::kLaunch);  // the kernel had no other launcher
+  EXPECT_TRUE(g_.Validate().ok());
+}
+
+TEST_F(RemoveTest, RemovingTheUpdatePhaseKeepsTheSyncWaitingForTheGpu) {
+  // What fused_adam does first: drop every update kernel and its launch.
+  const Selection k = Query(KindBit(TaskKind::kKernel), Phase::kUpdate, 0);
+  ASSERT_EQ(k.size(), 3u);
+  const Selection victims = k.Union(LaunchesOf(g_, k));
+  const TaskId last_bwd = g_.prev_on_resource(k[0]);
+  const TaskId sync = g_.next_on_resource(LauncherOf(g_, k[2]));
+  ASSERT_EQ(g_.name(sync), "cudaStreamSynchronize");
+  absl::StatusOr<RemoveResult> r = RemoveTasks(g_, victims);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->removed, 6);
+  EdgeKind kind;
+  ASSERT_TRUE(HasEdge(last_bwd, sync, &kind));  // sync now waits for the backward
+  EXPECT_EQ(kind, EdgeKind::kSync);
+  EXPECT_TRUE(g_.Validate().ok());
+  // The simulated sync still starts after the GPU work it waited for.
+  const depgraph::SimResult sim = *depgraph::Simulate(g_);
+  EXPECT_GE(sim.start_ns[sync.value()], sim.end_ns[last_bwd.value()]);
+}
+
+TEST_F(RemoveTest, RemovingABlockInTheMiddleKeepsCrossResourceOrder) {
+  // Remove the whole backward of iteration 0 (launches and kernels): the
+  // first update kernel must still wait for the forward's last kernel (by the
+  // stream) and for the launch call before the block (by a new edge).
+  const Selection bwd = Query(0, Phase::kBackward, 0);
+  ASSERT_EQ(bwd.size(), 6u);
+  const Selection upd = Query(KindBit(TaskKind::kKernel), Phase::kUpdate, 0);
+  const Selection fwd_k = Query(KindBit(TaskKind::kKernel), Phase::kForward, 0);
+  const int64_t before = depgraph::Simulate(g_)->makespan_ns;
+  ASSERT_TRUE(RemoveTasks(g_, bwd).ok());
+  EXPECT_EQ(g_.next_on_resource(fwd_k[2]), upd[0]);
+  EXPECT_TRUE(g_.Validate().ok());
+  const depgraph::SimResult sim = *depgraph::Simulate(g_);
+  EXPECT_LT(sim.makespan_ns, before);
+  EXPECT_GE(sim.start_ns[upd[0].value()], sim.end_ns[fwd_k[2].value()]);
+}
+
+TEST_F(RemoveTest, TransitiveDependenciesThroughRemovedTasksSurvive) {
+  // a (thread 2) -> x (thread 2) -> b (gpu): removing x must keep a -> b.
+  const depgraph::ResourceId t2 = AddCpuThread(g_, "t2");
+  depgraph::TaskSpec s;
+  s.kind = TaskKind::kCpuWork;
+  s.name = "a";
+  s.duration_ns = 1'000'000;
+  const TaskId a = *InsertTask(g_, Where::OnResource(t2), s);
+  s.name = "x";
+  const TaskId x = *InsertTask(g_, Where::OnResource(t2), s);
+  const TaskId b = g_.first_on_resource(gpu_);
+  ASSERT_TRUE(AddDependency(g_, x, b, EdgeKind::kUser, 7).ok());
+  ASSERT_TRUE(RemoveTasks(g_, Selection::Of(x)).ok());
+  EdgeKind kind;
+  ASSERT_TRUE(HasEdge(a, b, &kind));
+  EXPECT_EQ(kind, EdgeKind::kUser);
+  const depgraph::SimResult sim = *depgraph::Simulate(g_);
+  EXPECT_GE(sim.start_ns[b.value()], sim.end_ns[a.value()] + 7);
+}
+
+TEST_F(RemoveTest, RemovedAndEmptySelectionsAreNoOps) {
+  const size_t live = g_.live_task_count();
+  EXPECT_EQ(RemoveTasks(g_, Selection())->removed, 0);
+  const TaskId t = g_.first_on_resource(cpu_);
+  ASSERT_EQ(RemoveTasks(g_, Selection::Of(t))->removed, 1);
+  EXPECT_EQ(RemoveTasks(g_, Selection::Of(t))->removed, 0);
+  EXPECT_EQ(g_.live_task_count(), live - 1);
+}
+
+TEST_F(RemoveTest, EverythingCanGo) {
+  ASSERT_EQ(RemoveTasks(g_, SelectAll(g_))->removed, 38);
+  EXPECT_EQ(g_.live_task_count(), 0u);
+  EXPECT_EQ(g_.live_edge_count(), 0u);
+  EXPECT_FALSE(g_.first_on_resource(cpu_).valid());
+  EXPECT_TRUE(g_.Validate().ok());
+}
+
+}  // namespace
+}  // namespace reverie::transforms

@@ -1,0 +1,160 @@
+#include "transforms/select.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "base/sv.h"
+#include "transforms/pattern.h"
+
+namespace reverie::transforms {
+
+using depgraph::Graph;
+using depgraph::TaskId;
+
+absl::StatusOr<Selection> Select(const Graph& g, const TaskQuery& q) {
+  const size_t n = g.task_count();
+  std::vector<bool> name_ok;
+  if (q.HasNameFilter()) {
+    absl::StatusOr<std::vector<bool>> m = MatchNameTable(g, q.names, q.name_regex);
+    if (!m.ok()) return m.status();
+    name_ok = *std::move(m);
+  }
+  std::vector<bool> layer_ok;
+  if (!q.layers.empty()) layer_ok = MatchLayers(g, q.layers);
+  std::vector<bool> resource_ok;
+  if (!q.resources.empty() || q.resource_kinds != 0) {
+    resource_ok.assign(g.resource_count(), q.resources.empty());
+    for (depgraph::ResourceId r : q.resources) {
+      if (!r.valid() || r.value() >= g.resource_count()) {
+        return absl::InvalidArgumentError(absl::StrCat("no resource ", r.value()));
+      }
+      resource_ok[r.value()] = true;
+    }
+    if (q.resource_kinds != 0) {
+      for (uint32_t r = 0; r < g.resource_count(); ++r) {
+        if (!(q.resource_kinds & ResourceKindBit(g.resource(depgraph::ResourceId(r)).kind))) {
+          resource_ok[r] = false;
+        }
+      }
+    }
+  }
+  // Iterations are small integers from -1 (none) up; shift by one.
+  std::vector<bool> iter_ok;
+  if (!q.iterations.empty()) {
+    int32_t hi = *std::max_element(q.iterations.begin(), q.iterations.end());
+    iter_ok.assign(static_cast<size_t>(std::max(hi, -1) + 2), false);
+    for (int32_t i : q.iterations) {
+      if (i >= -1) iter_ok[i + 1] = true;
+    }
+  }
+  std::vector<TaskId> out;
+  for (uint32_t i = 0; i < n; ++i) {
+    const TaskId t(i);
+    if (g.removed(t)) continue;
+    if (q.kinds != 0 && !(q.kinds & KindBit(g.kind(t)))) continue;
+    if (q.phases != 0 && !(q.phases & PhaseBit(g.phase(t)))) continue;
+    if (!name_ok.empty() && !name_ok[g.name_id(t)]) continue;
+    if (q.no_layer && g.layer_of(t).valid()) continue;
+    if (!q.layers.empty()) {
+      const depgraph::LayerId l = g.layer_of(t);
+      if (!l.valid() || l.value() >= layer_ok.size() || !layer_ok[l.value()]) continue;
+    }
+    if (!resource_ok.empty() && !resource_ok[g.resource_of(t).value()]) continue;
+    if (!iter_ok.empty()) {
+      const int64_t it = static_cast<int64_t>(g.iteration_of(t)) + 1;
+      if (it < 0 || static_cast<size_t>(it) >= iter_ok.size() || !iter_ok[it]) continue;
+    }
+    out.push_back(t);
+  }
+  return Selection::FromSorted(std::move(out));
+}
+
+Selection SelectAll(const Graph& g) {
+  std::vector<TaskId> out;
+  out.reserve(g.live_task_count());
+  for (uint32_t i = 0; i < g.task_count(); ++i) {
+    if (!g.removed(TaskId(i))) out.push_back(TaskId(i));
+  }
+  return Selection::FromSorted(std::move(out));
+}
+
+Selection Filter(const Graph& g, const Selection& in, const std::function<bool(TaskId)>& pred) {
+  std::vector<TaskId> out;
+  for (TaskId t : in) {
+    if (!g.removed(t) && pred(t)) out.push_back(t);
+  }
+  return Selection::FromSorted(std::move(out));
+}
+
+Selection SelectIf(const Graph& g, const std::function<bool(TaskId)>& pred) {
+  std::vector<TaskId> out;
+  for (uint32_t i = 0; i < g.task_count(); ++i) {
+    const TaskId t(i);
+    if (!g.removed(t) && pred(t)) out.push_back(t);
+  }
+  return Selection::FromSorted(std::move(out));
+}
+
+Selection LaunchesOf(const Graph& g, const Selection& gpu) {
+  const depgraph::Adjacency& adj = g.adjacency();
+  std::vector<TaskId> out;
+  for (TaskId t : gpu) {
+    if (g.removed(t)) continue;
+    for (uint32_t i = adj.in_offsets[t.value()]; i < adj.in_offsets[t.value() + 1]; ++i) {
+      const depgraph::Edge& e = g.edge(adj.in_edges[i]);
+      if (e.kind == depgraph::EdgeKind::kLaunch) out.push_back(e.src);
+    }
+  }
+  return Selection::FromUnsorted(std::move(out));
+}
+
+absl::StatusOr<depgraph::TaskKind> ParseTaskKind(std::string_view name) {
+  for (int k = 0; k < depgraph::kTaskKindCount; ++k) {
+    const auto kind = static_cast<depgraph::TaskKind>(k);
+    if (depgraph::TaskKindName(kind) == name) return kind;
+  }
+  return absl::InvalidArgumentError(absl::StrCat(
+      "unknown task kind '", Sv(name),
+      "' (kernel, memcpy, memset, cpu_api, cpu_work, comm, gpu, cpu)"));
+}
+
+absl::StatusOr<uint32_t> ParseKindMask(std::string_view name) {
+  using depgraph::TaskKind;
+  if (name == "gpu") {
+    return KindBit(TaskKind::kKernel) | KindBit(TaskKind::kMemcpy) | KindBit(TaskKind::kMemset);
+  }
+  if (name == "cpu") return KindBit(TaskKind::kCpuApi) | KindBit(TaskKind::kCpuWork);
+  absl::StatusOr<TaskKind> k = ParseTaskKind(name);
+  if (!k.ok()) return k.status();
+  return KindBit(*k);
+}
+
+absl::StatusOr<depgraph::Phase> ParsePhase(std::string_view name) {
+  for (int p = 0; p < depgraph::kPhaseCount; ++p) {
+    const auto phase = static_cast<depgraph::Phase>(p);
+    if (depgraph::PhaseName(phase) == name) return phase;
+  }
+  return absl::InvalidArgumentError(absl::StrCat(
+      "unknown phase '", Sv(name),
+      "' (forward, backward, update, data_loading, other, unknown)"));
+}
+
+absl::StatusOr<depgraph::ResourceKind> ParseResourceKind(std::string_view name) {
+  for (int k = 0; k < 3; ++k) {
+    const auto kind = static_cast<depgraph::ResourceKind>(k);
+    if (depgraph::ResourceKindName(kind) == name) return kind;
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat("unknown resource kind '", Sv(name), "' (thread, stream, channel)"));
+}
+
+absl::StatusOr<depgraph::EdgeKind> ParseEdgeKind(std::string_view name) {
+  for (int k = 0; k < depgraph::kEdgeKindCount; ++k) {
+    const auto kind = static_cast<depgraph::EdgeKind>(k);
+    if (depgraph::EdgeKindName(kind) == name) return kind;
+  }
+  return absl::InvalidArgumentError(absl::StrCat(
+      "unknown edge kind '", Sv(name), "' (launch, sync, event, inter_thread, comm, user)"));
+}
+
+}  // namespace reverie::transforms

@@ -1,0 +1,68 @@
+// File: transforms/select.h
+//
+// Select(): Daydream's selection primitive. A TaskQuery is a conjunction of
+// optional filters (kind, name, layer, phase, resource, iteration); each
+// filter is a disjunction of its values. Name and layer filters are resolved
+// against the name / layer tables first (transforms/pattern.h), so a query is
+// one forward pass over the task arrays: O(V) with a few byte compares per
+// task, whatever the patterns.
+#ifndef REVERIE_TRANSFORMS_SELECT_H_
+#define REVERIE_TRANSFORMS_SELECT_H_
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "depgraph/graph.h"
+#include "transforms/selection.h"
+
+namespace reverie::transforms {
+
+// Bit masks over TaskKind / Phase / ResourceKind values; 0 means "any".
+inline uint32_t KindBit(depgraph::TaskKind k) { return 1u << static_cast<int>(k); }
+inline uint32_t PhaseBit(depgraph::Phase p) { return 1u << static_cast<int>(p); }
+inline uint32_t ResourceKindBit(depgraph::ResourceKind k) { return 1u << static_cast<int>(k); }
+
+struct TaskQuery {
+  uint32_t kinds = 0;
+  std::vector<std::string> names;  // patterns (transforms/pattern.h), any of
+  std::string name_regex;          // ECMAScript, searched; empty = none
+  std::vector<std::string> layers;  // path patterns incl. sub-layers, any of
+  bool no_layer = false;            // only tasks without a layer
+  uint32_t phases = 0;
+  std::vector<depgraph::ResourceId> resources;  // any of
+  uint32_t resource_kinds = 0;
+  std::vector<int32_t> iterations;  // any of
+
+  bool HasNameFilter() const { return !names.empty() || !name_regex.empty(); }
+};
+
+// Live tasks that satisfy every filter of `q`, in TaskId order.
+// kInvalidArgument for a bad regex or an out-of-range resource.
+absl::StatusOr<Selection> Select(const depgraph::Graph& g, const TaskQuery& q);
+
+// Every live task.
+Selection SelectAll(const depgraph::Graph& g);
+
+// Live members of `in` (or of the whole graph) for which `pred` is true.
+Selection Filter(const depgraph::Graph& g, const Selection& in,
+                 const std::function<bool(depgraph::TaskId)>& pred);
+Selection SelectIf(const depgraph::Graph& g, const std::function<bool(depgraph::TaskId)>& pred);
+
+// The launch calls (parents over kLaunch edges) of the GPU tasks in `gpu`.
+Selection LaunchesOf(const depgraph::Graph& g, const Selection& gpu);
+
+// Parsing of the names used by scripts and the CLI. A kind name may also be
+// "gpu" (kernel|memcpy|memset) or "cpu" (cpu_api|cpu_work); all return a mask.
+absl::StatusOr<uint32_t> ParseKindMask(std::string_view name);
+absl::StatusOr<depgraph::TaskKind> ParseTaskKind(std::string_view name);
+absl::StatusOr<depgraph::Phase> ParsePhase(std::string_view name);
+absl::StatusOr<depgraph::ResourceKind> ParseResourceKind(std::string_view name);
+absl::StatusOr<depgraph::EdgeKind> ParseEdgeKind(std::string_view name);
+
+}  // namespace reverie::transforms
+
+#endif  // REVERIE_TRANSFORMS_SELECT_H_

@@ -1,0 +1,101 @@
+#include "transforms/select.h"
+
+#include "gtest/gtest.h"
+#include "transforms/test_graphs.h"
+
+namespace reverie::transforms {
+namespace {
+
+using depgraph::Phase;
+using depgraph::TaskKind;
+
+class SelectTest : public ::testing::Test {
+ protected:
+  depgraph::Graph g_ = testing::MakeTrainingGraph(2);
+  // Per iteration: 9 launches + 9 kernels + 1 sync = 19 tasks.
+  size_t Count(const TaskQuery& q) {
+    absl::StatusOr<Selection> s = Select(g_, q);
+    EXPECT_TRUE(s.ok()) << s.status();
+    return s.ok() ? s->size() : 0;
+  }
+};
+
+TEST_F(SelectTest, ByKind) {
+  TaskQuery q;
+  q.kinds = KindBit(TaskKind::kKernel);
+  EXPECT_EQ(Count(q), 18u);
+  q.kinds = *ParseKindMask("cpu");
+  EXPECT_EQ(Count(q), 20u);
+  EXPECT_EQ(SelectAll(g_).size(), 38u);
+}
+
+TEST_F(SelectTest, ByNameKeywordGlobAndRegex) {
+  TaskQuery q;
+  q.names = {"sgemm"};
+  EXPECT_EQ(Count(q), 4u);
+  q.names = {"sgemm", "scudnn"};
+  EXPECT_EQ(Count(q), 6u);
+  q.names = {"*_nt"};
+  EXPECT_EQ(Count(q), 2u);
+  q.names.clear();
+  // (assign()-from-literal trips GCC 12's -Wrestrict false positive at -O3)
+  q.name_regex = std::string("^cuda");
+  EXPECT_EQ(Count(q), 20u);  // launches and syncs
+  q.name_regex = std::string("(");
+  EXPECT_EQ(Select(g_, q).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST_F(SelectTest, ByLayerIncludesSubLayers) {
+  TaskQuery q;
+  q.kinds = KindBit(TaskKind::kKernel);
+  q.layers = {"layer1"};
+  EXPECT_EQ(Count(q), 8u);  // conv, relu, bn, wgrad x 2 iterations
+  q.layers = {"layer1.*.conv*"};
+  EXPECT_EQ(Count(q), 4u);
+  q.layers.clear();
+  q.no_layer = true;
+  EXPECT_EQ(Count(q), 6u);  // the update kernels
+}
+
+TEST_F(SelectTest, ByPhaseResourceIterationCombined) {
+  TaskQuery q;
+  q.phases = PhaseBit(Phase::kBackward);
+  EXPECT_EQ(Count(q), 12u);
+  q.resources = {depgraph::ResourceId(1)};
+  EXPECT_EQ(Count(q), 6u);
+  q.iterations = {1};
+  EXPECT_EQ(Count(q), 3u);
+  q.iterations = {5};
+  EXPECT_EQ(Count(q), 0u);
+  q.resources = {depgraph::ResourceId(9)};
+  EXPECT_EQ(Select(g_, q).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST_F(SelectTest, PredicateAndLaunches) {
+  const Selection longer = SelectIf(g_, [&](TaskId t) { return g_.duration_ns(t) >= 60'000; });
+  EXPECT_EQ(longer.size(), 6u);  // conv, bwd gemm, wgrad x 2
+  const Selection launches = LaunchesOf(g_, longer);
+  ASSERT_EQ(launches.size(), 6u);
+  for (TaskId t : launches) EXPECT_EQ(g_.name(t), "cudaLaunchKernel");
+}
+
+TEST_F(SelectTest, SkipsRemovedTasks) {
+  TaskQuery q;
+  q.kinds = KindBit(TaskKind::kKernel);
+  const Selection before = *Select(g_, q);
+  g_.RemoveTasks({before[0]});
+  EXPECT_EQ(Count(q), before.size() - 1);
+}
+
+TEST(ParseTest, NamesRoundTripAndErrorsListChoices) {
+  EXPECT_EQ(*ParsePhase("backward"), Phase::kBackward);
+  EXPECT_EQ(*ParseTaskKind("memcpy"), TaskKind::kMemcpy);
+  EXPECT_EQ(*ParseEdgeKind("launch"), depgraph::EdgeKind::kLaunch);
+  EXPECT_EQ(*ParseResourceKind("channel"), depgraph::ResourceKind::kCommChannel);
+  const absl::Status s = ParsePhase("fwd").status();
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("forward"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace reverie::transforms

@@ -1,0 +1,359 @@
+#include "transforms/structure.h"
+
+#include <algorithm>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "base/sv.h"
+
+namespace reverie::transforms {
+namespace {
+
+using depgraph::ResourceKind;
+using depgraph::TaskKind;
+
+int64_t Median(std::vector<int64_t>& v, int64_t fallback) {
+  if (v.empty()) return fallback;
+  const size_t mid = v.size() / 2;
+  std::nth_element(v.begin(), v.begin() + mid, v.end());
+  return v[mid];
+}
+
+bool Contains(std::string_view hay, std::string_view needle) {
+  return hay.find(needle) != std::string_view::npos;
+}
+
+absl::Status CheckTimes(const TaskSpec& spec) {
+  if (spec.duration_ns < 0 || spec.gap_ns < 0) {
+    return absl::InvalidArgumentError(absl::StrCat("task '", Sv(spec.name),
+                                                   "' needs duration and gap >= 0, got ",
+                                                   spec.duration_ns, " and ", spec.gap_ns));
+  }
+  if (spec.bytes < 0) return absl::InvalidArgumentError("bytes must be >= 0");
+  return absl::OkStatus();
+}
+
+// The resource a placement puts a task on, after checking the anchor.
+absl::StatusOr<ResourceId> TargetResource(const Graph& g, const Where& w) {
+  if (w.placement == Where::Placement::kAppend) {
+    if (!w.resource.valid() || w.resource.value() >= g.resource_count()) {
+      return absl::NotFoundError(absl::StrCat("no resource ", w.resource.value()));
+    }
+    return w.resource;
+  }
+  if (absl::Status s = CheckLive(g, w.anchor); !s.ok()) return s;
+  return g.resource_of(w.anchor);
+}
+
+// The launch call of the nearest GPU task on `t`'s stream, walking
+// backwards (forward when `forward`) from `t` itself.
+TaskId NearestLauncher(const Graph& g, TaskId t, bool forward) {
+  for (TaskId cur = t; cur.valid();
+       cur = forward ? g.next_on_resource(cur) : g.prev_on_resource(cur)) {
+    const TaskId l = LauncherOf(g, cur);
+    if (l.valid()) return l;
+  }
+  return TaskId::Invalid();
+}
+
+}  // namespace
+
+absl::Status CheckLive(const Graph& g, TaskId t) {
+  if (!t.valid() || t.value() >= g.task_count()) {
+    return absl::NotFoundError(absl::StrCat("no task ", t.valid() ? t.value() : -1));
+  }
+  if (g.removed(t)) {
+    return absl::FailedPreconditionError(absl::StrCat("task ", t.value(), " (", Sv(g.name(t)),
+                                                      ") was removed"));
+  }
+  return absl::OkStatus();
+}
+
+bool KindFitsResource(TaskKind tk, ResourceKind rk) {
+  switch (rk) {
+    case ResourceKind::kCpuThread: return depgraph::IsCpuKind(tk);
+    case ResourceKind::kGpuStream: return depgraph::IsGpuKind(tk);
+    case ResourceKind::kCommChannel: return tk == TaskKind::kComm;
+  }
+  return false;
+}
+
+absl::StatusOr<TaskId> InsertTask(Graph& g, const Where& w, const TaskSpec& spec) {
+  absl::StatusOr<ResourceId> r = TargetResource(g, w);
+  if (!r.ok()) return r.status();
+  if (absl::Status s = CheckTimes(spec); !s.ok()) return s;
+  const depgraph::Resource& res = g.resource(*r);
+  if (!KindFitsResource(spec.kind, res.kind)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "a ", Sv(depgraph::TaskKindName(spec.kind)), " task cannot run on ",
+        Sv(depgraph::ResourceKindName(res.kind)), " '", res.name, "'"));
+  }
+  switch (w.placement) {
+    case Where::Placement::kAfter: return g.InsertTaskAfter(w.anchor, spec);
+    case Where::Placement::kBefore: return g.InsertTaskBefore(w.anchor, spec);
+    case Where::Placement::kAppend: {
+      TaskSpec s = spec;
+      s.resource = *r;
+      return g.AppendTask(s);
+    }
+  }
+  return absl::InternalError("bad placement");
+}
+
+LaunchModel InferLaunchModel(const Graph& g) {
+  std::vector<int64_t> kernel, memcpy, memset, delay;
+  for (uint32_t i = 0; i < g.task_count(); ++i) {
+    const TaskId t(i);
+    if (g.removed(t) || g.kind(t) != TaskKind::kCpuApi) continue;
+    const std::string_view n = g.name(t);
+    if (Contains(n, "LaunchKernel")) {
+      kernel.push_back(g.duration_ns(t));
+    } else if (Contains(n, "Memcpy") && Contains(n, "Async")) {
+      memcpy.push_back(g.duration_ns(t));
+    } else if (Contains(n, "Memset") && Contains(n, "Async")) {
+      memset.push_back(g.duration_ns(t));
+    }
+  }
+  for (const depgraph::Edge& e : g.edges()) {
+    if (e.removed || e.kind != EdgeKind::kLaunch) continue;
+    if (Contains(g.name(e.src), "LaunchKernel")) delay.push_back(e.delay_ns);
+  }
+  LaunchModel m;
+  m.kernel_launch_samples = static_cast<int64_t>(kernel.size());
+  m.kernel_launch_ns = Median(kernel, LaunchModel::kDefaultLaunchNs);
+  m.memcpy_launch_ns = Median(memcpy, m.kernel_launch_ns);
+  m.memset_launch_ns = Median(memset, m.kernel_launch_ns);
+  m.launch_delay_ns = static_cast<int32_t>(Median(delay, 0));
+  return m;
+}
+
+TaskId LauncherOf(const Graph& g, TaskId gpu) {
+  const depgraph::Adjacency& adj = g.adjacency();
+  for (uint32_t i = adj.in_offsets[gpu.value()]; i < adj.in_offsets[gpu.value() + 1]; ++i) {
+    const depgraph::Edge& e = g.edge(adj.in_edges[i]);
+    if (e.kind == EdgeKind::kLaunch) return e.src;
+  }
+  return TaskId::Invalid();
+}
+
+absl::StatusOr<InsertedGpuTask> InsertGpuTask(Graph& g, const Where& w, const TaskSpec& spec,
+                                              const LaunchOptions& o, const LaunchModel& model) {
+  if (!depgraph::IsGpuKind(spec.kind)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "InsertGpuTask needs a kernel, memcpy or memset, not ", Sv(TaskKindName(spec.kind))));
+  }
+  absl::StatusOr<ResourceId> r = TargetResource(g, w);
+  if (!r.ok()) return r.status();
+  if (absl::Status s = CheckTimes(spec); !s.ok()) return s;
+  if (g.resource(*r).kind != ResourceKind::kGpuStream) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("GPU task '", Sv(spec.name), "' must go on a stream, not on '",
+                     g.resource(*r).name, "'"));
+  }
+  // Find where the launch call goes before changing anything.
+  TaskId launch_anchor;
+  bool launch_before = false;
+  // Next to the anchor's own launch call (or an earlier one on the stream) the
+  // new edge cannot close a cycle: the launch call's only predecessor is a
+  // call that already precedes the anchor. An explicit anchor, or the next
+  // launch call after the anchor, can, so those are checked.
+  bool check_cycle = false;
+  if (o.with_launch) {
+    if (o.launch_after.valid()) {
+      if (absl::Status s = CheckLive(g, o.launch_after); !s.ok()) return s;
+      if (g.resource(g.resource_of(o.launch_after)).kind != ResourceKind::kCpuThread) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "launch_after task ", o.launch_after.value(), " is not on a CPU thread"));
+      }
+      launch_anchor = o.launch_after;
+      check_cycle = true;
+    } else if (w.placement == Where::Placement::kBefore) {
+      launch_anchor = NearestLauncher(g, w.anchor, /*forward=*/true);
+      launch_before = true;
+      check_cycle = launch_anchor != LauncherOf(g, w.anchor);
+    } else {
+      const TaskId from = w.placement == Where::Placement::kAfter ? w.anchor
+                                                                  : g.last_on_resource(*r);
+      if (from.valid()) launch_anchor = NearestLauncher(g, from, /*forward=*/false);
+    }
+    if (!launch_anchor.valid()) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "no launch call to place the launch of '", Sv(spec.name),
+          "' next to (no GPU task near the anchor has one); give launch_after"));
+    }
+    if (o.launch_gap_ns < 0 || o.launch_duration_ns < -1) {
+      return absl::InvalidArgumentError("launch duration and gap must be >= 0");
+    }
+  }
+  TaskSpec gpu_spec = spec;
+  gpu_spec.measured_start_ns = -1;
+  absl::StatusOr<TaskId> gpu = InsertTask(g, w, gpu_spec);
+  if (!gpu.ok()) return gpu.status();
+  InsertedGpuTask out{*gpu, TaskId::Invalid()};
+  if (!o.with_launch) return out;
+
+  TaskSpec launch;
+  launch.kind = TaskKind::kCpuApi;
+  std::string name = o.launch_name;
+  int64_t duration = o.launch_duration_ns;
+  switch (spec.kind) {
+    case TaskKind::kMemcpy:
+      if (name.empty()) name = "cudaMemcpyAsync";
+      if (duration < 0) duration = model.memcpy_launch_ns;
+      break;
+    case TaskKind::kMemset:
+      if (name.empty()) name = "cudaMemsetAsync";
+      if (duration < 0) duration = model.memset_launch_ns;
+      break;
+    default:
+      if (name.empty()) name = "cudaLaunchKernel";
+      if (duration < 0) duration = model.kernel_launch_ns;
+      break;
+  }
+  launch.name = name;
+  launch.duration_ns = duration;
+  launch.gap_ns = o.launch_gap_ns;
+  launch.layer = spec.layer;
+  launch.phase = spec.phase;
+  launch.iteration = spec.iteration;
+  out.launch = launch_before ? g.InsertTaskBefore(launch_anchor, launch)
+                             : g.InsertTaskAfter(launch_anchor, launch);
+  // E.g. a launch placed after a call that waits for work behind the new GPU
+  // task. Undo leaves only removed (never reused) task ids behind.
+  if (check_cycle && Reaches(g, out.gpu, out.launch)) {
+    g.RemoveTasks({out.gpu, out.launch});
+    return absl::FailedPreconditionError(absl::StrCat(
+        "launching '", Sv(spec.name), "' from task ", launch_anchor.value(),
+        " would create a dependency cycle"));
+  }
+  g.AddEdge(out.launch, out.gpu, EdgeKind::kLaunch, model.launch_delay_ns);
+  return out;
+}
+
+bool Reaches(const Graph& g, TaskId from, TaskId to) {
+  if (from == to) return true;
+  const depgraph::Adjacency& adj = g.adjacency();
+  std::vector<bool> seen(g.task_count(), false);
+  std::vector<TaskId> stack{from};
+  seen[from.value()] = true;
+  while (!stack.empty()) {
+    const TaskId t = stack.back();
+    stack.pop_back();
+    auto visit = [&](TaskId c) {
+      if (!c.valid() || seen[c.value()]) return false;
+      if (c == to) return true;
+      seen[c.value()] = true;
+      stack.push_back(c);
+      return false;
+    };
+    for (uint32_t i = adj.out_offsets[t.value()]; i < adj.out_offsets[t.value() + 1]; ++i) {
+      if (visit(g.edge(adj.out_edges[i]).dst)) return true;
+    }
+    if (g.resource(g.resource_of(t)).ordered && visit(g.next_on_resource(t))) return true;
+  }
+  return false;
+}
+
+absl::StatusOr<EdgeId> AddDependency(Graph& g, TaskId src, TaskId dst, EdgeKind kind,
+                                     int32_t delay_ns) {
+  if (absl::Status s = CheckLive(g, src); !s.ok()) return s;
+  if (absl::Status s = CheckLive(g, dst); !s.ok()) return s;
+  if (src == dst) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("task ", src.value(), " cannot depend on itself"));
+  }
+  if (Reaches(g, dst, src)) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "dependency ", src.value(), " (", Sv(g.name(src)), ") -> ", dst.value(), " (",
+        Sv(g.name(dst)), ") would create a cycle: ", dst.value(), " already leads to ",
+        src.value()));
+  }
+  return g.AddEdge(src, dst, kind, delay_ns);
+}
+
+absl::Status AddDependencies(Graph& g, const std::vector<Dependency>& deps) {
+  for (const Dependency& d : deps) {
+    if (absl::Status s = CheckLive(g, d.src); !s.ok()) return s;
+    if (absl::Status s = CheckLive(g, d.dst); !s.ok()) return s;
+    if (d.src == d.dst) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("task ", d.src.value(), " cannot depend on itself"));
+    }
+  }
+  std::vector<EdgeId> added;
+  added.reserve(deps.size());
+  for (const Dependency& d : deps) added.push_back(g.AddEdge(d.src, d.dst, d.kind, d.delay_ns));
+  absl::Status v = g.Validate();
+  if (v.ok()) return v;
+  for (EdgeId e : added) g.RemoveEdge(e);
+  return absl::FailedPreconditionError(
+      absl::StrCat("the ", deps.size(), " new dependencies would create a cycle: ", v.message()));
+}
+
+absl::StatusOr<int> RemoveDependency(Graph& g, TaskId src, TaskId dst) {
+  if (absl::Status s = CheckLive(g, src); !s.ok()) return s;
+  if (absl::Status s = CheckLive(g, dst); !s.ok()) return s;
+  const depgraph::Adjacency& adj = g.adjacency();
+  std::vector<EdgeId> doomed;
+  for (uint32_t i = adj.out_offsets[src.value()]; i < adj.out_offsets[src.value() + 1]; ++i) {
+    if (g.edge(adj.out_edges[i]).dst == dst) doomed.push_back(adj.out_edges[i]);
+  }
+  if (doomed.empty()) {
+    return absl::NotFoundError(
+        absl::StrCat("no dependency ", src.value(), " -> ", dst.value()));
+  }
+  for (EdgeId e : doomed) g.RemoveEdge(e);
+  return static_cast<int>(doomed.size());
+}
+
+ResourceId AddCommChannel(Graph& g, std::string_view name) {
+  int64_t n = 0;
+  for (uint32_t r = 0; r < g.resource_count(); ++r) {
+    if (g.resource(ResourceId(r)).kind == ResourceKind::kCommChannel) ++n;
+  }
+  depgraph::Resource res;
+  res.kind = ResourceKind::kCommChannel;
+  res.native_id = n;
+  res.name = std::string(name);
+  res.ordered = false;
+  return g.AddResource(std::move(res));
+}
+
+ResourceId AddGpuStream(Graph& g, int32_t device, std::string_view name) {
+  int64_t next_id = 0;
+  int64_t pid = 0;
+  for (uint32_t r = 0; r < g.resource_count(); ++r) {
+    const depgraph::Resource& res = g.resource(ResourceId(r));
+    if (res.kind == ResourceKind::kGpuStream && res.device == device) {
+      next_id = std::max(next_id, res.native_id + 1);
+      pid = res.pid;
+    }
+  }
+  depgraph::Resource res;
+  res.kind = ResourceKind::kGpuStream;
+  res.pid = pid;
+  res.native_id = next_id;
+  res.device = device;
+  res.name = name.empty() ? absl::StrCat("stream ", next_id, " (gpu ", device, ", added)")
+                          : std::string(name);
+  return g.AddResource(std::move(res));
+}
+
+ResourceId AddCpuThread(Graph& g, std::string_view name) {
+  int64_t pid = 0;
+  for (uint32_t r = 0; r < g.resource_count(); ++r) {
+    const depgraph::Resource& res = g.resource(ResourceId(r));
+    if (res.kind == ResourceKind::kCpuThread) {
+      pid = res.pid;
+      break;
+    }
+  }
+  depgraph::Resource res;
+  res.kind = ResourceKind::kCpuThread;
+  res.pid = pid;
+  res.native_id = -static_cast<int64_t>(g.resource_count()) - 1;  // not a real tid
+  res.name = name.empty() ? std::string("added thread") : std::string(name);
+  return g.AddResource(std::move(res));
+}
+
+}  // namespace reverie::transforms

@@ -1,0 +1,108 @@
+#include "transforms/test_graphs.h"
+
+#include <string>
+
+namespace reverie::transforms::testing {
+
+using depgraph::EdgeKind;
+using depgraph::Graph;
+using depgraph::LayerId;
+using depgraph::Phase;
+using depgraph::ResourceId;
+using depgraph::TaskId;
+using depgraph::TaskKind;
+using depgraph::TaskSpec;
+
+namespace {
+
+struct Ctx {
+  Graph g;
+  ResourceId cpu, gpu;
+};
+
+void Launch(Ctx& c, const char* kernel, int64_t us, LayerId layer, Phase phase, int32_t it) {
+  TaskSpec l;
+  l.kind = TaskKind::kCpuApi;
+  l.name = "cudaLaunchKernel";
+  l.resource = c.cpu;
+  l.duration_ns = 5'000;
+  l.gap_ns = 2'000;
+  l.layer = layer;
+  l.phase = phase;
+  l.iteration = it;
+  const TaskId lt = c.g.AppendTask(l);
+  TaskSpec k;
+  k.kind = TaskKind::kKernel;
+  k.name = kernel;
+  k.resource = c.gpu;
+  k.duration_ns = us * 1'000;
+  k.layer = layer;
+  k.phase = phase;
+  k.iteration = it;
+  const TaskId kt = c.g.AppendTask(k);
+  c.g.AddEdge(lt, kt, EdgeKind::kLaunch);
+}
+
+}  // namespace
+
+Graph MakeTrainingGraph(int iterations) {
+  Ctx c;
+  c.cpu = c.g.AddResource({depgraph::ResourceKind::kCpuThread, 1, 100, -1, "thread 100", true});
+  c.gpu = c.g.AddResource({depgraph::ResourceKind::kGpuStream, 1, 7, 0, "stream 7 (gpu 0)", true});
+  const LayerId l1 = c.g.AddLayer("layer1", LayerId());
+  const LayerId l10 = c.g.AddLayer("layer1.0", l1);
+  const LayerId conv = c.g.AddLayer("layer1.0.conv1", l10);
+  const LayerId relu = c.g.AddLayer("layer1.0.relu", l10);
+  const LayerId bn = c.g.AddLayer("layer1.0.bn1", l10);
+  const LayerId fc = c.g.AddLayer("fc", LayerId());
+  for (int it = 0; it < iterations; ++it) {
+    c.g.AddIteration({"ProfilerStep#" + std::to_string(it), 0, 0});
+    Launch(c, "volta_scudnn_128x64_relu_interior_nn_v1", 100, conv, Phase::kForward, it);
+    Launch(c, "void at::native::vectorized_elementwise_kernel<4, relu>", 20, relu,
+           Phase::kForward, it);
+    Launch(c, "volta_sgemm_64x64_nn", 50, fc, Phase::kForward, it);
+    Launch(c, "volta_sgemm_64x64_nt", 60, fc, Phase::kBackward, it);
+    Launch(c, "void cudnn::bn_bw_1C11_kernel_new<float>", 30, bn, Phase::kBackward, it);
+    Launch(c, "wgrad_alg0_engine<float>", 120, conv, Phase::kBackward, it);
+    for (int k = 0; k < 3; ++k) {
+      Launch(c, "multi_tensor_apply_kernel<SGD>", 10, LayerId(), Phase::kUpdate, it);
+    }
+    TaskSpec sync;
+    sync.kind = TaskKind::kCpuApi;
+    sync.name = "cudaStreamSynchronize";
+    sync.resource = c.cpu;
+    sync.duration_ns = 2'000;
+    sync.gap_ns = 10'000;
+    sync.phase = Phase::kUpdate;
+    sync.iteration = it;
+    const TaskId s = c.g.AppendTask(sync);
+    c.g.AddEdge(c.g.last_on_resource(c.gpu), s, EdgeKind::kSync);
+  }
+  return std::move(c.g);
+}
+
+Graph MakeLargeGraph(int64_t n) {
+  Ctx c;
+  c.cpu = c.g.AddResource({depgraph::ResourceKind::kCpuThread, 1, 100, -1, "thread 100", true});
+  c.gpu = c.g.AddResource({depgraph::ResourceKind::kGpuStream, 1, 7, 0, "stream 7 (gpu 0)", true});
+  static const char* kNames[] = {
+      "volta_sgemm_128x64_nn",
+      "void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float>>",
+      "cudnn::winograd_nonfused::winogradForwardData4x4<float, float>",
+      "void cudnn::bn_fw_tr_1C11_kernel_NCHW<float, float, int, 128, true, 1, true>",
+      "void at::native::reduce_kernel<512, 1>",
+      "implicit_convolve_sgemm<float, float, 128, 5, 5, 3, 3, 3, 1, false, false, true>",
+  };
+  const int32_t per_iteration = 10'000;
+  for (int64_t i = 0; i < n / 2; ++i) {
+    const int32_t it = static_cast<int32_t>(i / per_iteration);
+    if (i % per_iteration == 0) c.g.AddIteration({"step " + std::to_string(it), 0, 0});
+    const Phase phase = (i % per_iteration) < per_iteration / 3       ? Phase::kForward
+                        : (i % per_iteration) < per_iteration * 9 / 10 ? Phase::kBackward
+                                                                       : Phase::kUpdate;
+    Launch(c, kNames[i % 6], 10 + (i * 7919) % 90, LayerId(), phase, it);
+  }
+  return std::move(c.g);
+}
+
+}  // namespace reverie::transforms::testing

@@ -1,0 +1,35 @@
+// File: transforms/test_graphs.h
+//
+// Small hand-built graphs shaped like a training trace, for the transforms
+// and Lua tests (test-only; not part of reverie_transforms).
+#ifndef REVERIE_TRANSFORMS_TEST_GRAPHS_H_
+#define REVERIE_TRANSFORMS_TEST_GRAPHS_H_
+
+#include <cstdint>
+
+#include "depgraph/graph.h"
+
+namespace reverie::transforms::testing {
+
+// One CPU thread (resource 0) and one GPU stream (resource 1). Per iteration:
+//   forward : conv (100us, "volta_scudnn_128x64_relu_interior_nn_v1", layer
+//             layer1.0.conv1), relu (20us, elementwise, layer1.0.relu),
+//             fc gemm (50us, "volta_sgemm_64x64_nn", fc)
+//   backward: fc gemm (60us, "volta_sgemm_64x64_nt", fc), bn (30us,
+//             "cudnn::bn_bw_1C11_kernel_new", layer1.0.bn1), conv wgrad
+//             (120us, "wgrad_alg0_engine", layer1.0.conv1)
+//   update  : 3 x "multi_tensor_apply_kernel" (10us), no layer
+//   then a "cudaStreamSynchronize" (2us) with a sync edge from the last
+//   update kernel.
+// Every kernel has a "cudaLaunchKernel" call (5us, gap 2us) with a launch
+// edge. Layers: layer1 > layer1.0 > {conv1, relu, bn1}, and fc.
+depgraph::Graph MakeTrainingGraph(int iterations = 2);
+
+// `n` tasks alternating launch call / kernel on one thread and one stream
+// (n/2 of each), for size-sensitive tests. Kernel names cycle through a few
+// GEMM / conv / elementwise names.
+depgraph::Graph MakeLargeGraph(int64_t n);
+
+}  // namespace reverie::transforms::testing
+
+#endif  // REVERIE_TRANSFORMS_TEST_GRAPHS_H_
