@@ -28,7 +28,12 @@ void PrintUsage(FILE* out) {
   std::sort(sorted.begin(), sorted.end(),
             [](const Command& a, const Command& b) { return a.name < b.name; });
   for (const Command& c : sorted) {
-    std::fprintf(out, "  %-58s %s\n", c.usage.c_str(), c.summary.c_str());
+    // Long usages get their summary on the next line, so the column holds.
+    if (c.usage.size() > 40) {
+      std::fprintf(out, "  %s\n  %-40s %s\n", c.usage.c_str(), "", c.summary.c_str());
+    } else {
+      std::fprintf(out, "  %-40s %s\n", c.usage.c_str(), c.summary.c_str());
+    }
   }
   std::fprintf(out, "\nA TRACE is a PyTorch-profiler (Kineto) .json / .json.gz or a reverie .pb.\n");
 }

@@ -6,15 +6,12 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "base/sv.h"
+#include "depgraph/kernel_class.h"
 
 namespace reverie::depgraph {
 namespace {
 
 int64_t NonNegative(int64_t v) { return v < 0 ? 0 : v; }
-
-bool Contains(std::string_view s, std::string_view needle) {
-  return s.find(needle) != std::string_view::npos;
-}
 
 // Accumulates named times and turns them into sorted shares of a length.
 // Names are views of strings that outlive it (graph names, static labels).
@@ -67,39 +64,13 @@ std::string_view BoundName(Bound b) {
   return "unknown";
 }
 
-std::string_view KernelClass(const Graph& graph, TaskId t) {
+std::string_view TaskClass(const Graph& graph, TaskId t) {
   const TaskKind k = graph.kind(t);
   if (IsCpuKind(k)) return "cpu";
   if (k == TaskKind::kComm) return "communication";
   if (k == TaskKind::kMemcpy) return "memcpy";
   if (k == TaskKind::kMemset) return "memset";
-  std::string lower(graph.name(t));
-  std::transform(lower.begin(), lower.end(), lower.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  if (Contains(lower, "nccl") || Contains(lower, "rccl") || Contains(lower, "allreduce") ||
-      Contains(lower, "all_reduce") || Contains(lower, "allgather") ||
-      Contains(lower, "reducescatter") || Contains(lower, "alltoall")) {
-    return "communication";
-  }
-  if (Contains(lower, "flash") || Contains(lower, "fmha") || Contains(lower, "attention")) {
-    return "attention";
-  }
-  if (Contains(lower, "conv") || Contains(lower, "wgrad") || Contains(lower, "dgrad") ||
-      Contains(lower, "implicit_gemm")) {
-    return "conv";
-  }
-  if (Contains(lower, "gemm") || Contains(lower, "matmul") || Contains(lower, "cutlass") ||
-      Contains(lower, "xmma") || Contains(lower, "cublas") || Contains(lower, "gemv")) {
-    return "gemm";
-  }
-  if (Contains(lower, "norm")) return "normalization";
-  if (Contains(lower, "softmax")) return "softmax";
-  if (Contains(lower, "reduce") || Contains(lower, "reduction")) return "reduction";
-  if (Contains(lower, "elementwise") || Contains(lower, "pointwise") ||
-      Contains(lower, "vectorized") || Contains(lower, "fill") || Contains(lower, "copy")) {
-    return "elementwise";
-  }
-  return "other";
+  return KernelClassName(ClassifyKernelName(graph.name(t)));
 }
 
 TaskId BindingPredecessor(const Graph& graph, const SimResult& sim, TaskId t, EdgeId* via) {
@@ -187,7 +158,7 @@ std::vector<CriticalPath> CriticalPaths(const Graph& graph, const SimResult& sim
       // Time this task held the path: until the next path task started.
       const int64_t until = j + 1 < p.tasks.size() ? std::min(e, sim.start_ns[p.tasks[j + 1].value()]) : e;
       const int64_t busy = std::max<int64_t>(0, until - s);
-      const std::string_view c = KernelClass(graph, t);
+      const std::string_view c = TaskClass(graph, t);
       const ResourceKind rk = graph.resource(graph.resource_of(t)).kind;
       kind.Add(ResourceKindName(rk), busy);
       phase.Add(PhaseName(graph.phase(t)), busy);

@@ -36,24 +36,16 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "depgraph/kernel_class.h"
 #include "proto/trace.h"
 
 namespace reverie::report {
 
-enum class KernelClass : uint8_t {
-  kGemm = 0,
-  kConv,
-  kElementwise,
-  kReduction,
-  kNormalization,
-  kCommunication,
-  kMemcpy,
-  kMemset,
-  kOptimizer,
-  kOther,
-};
-inline constexpr int kKernelClassCount = 10;
-std::string_view KernelClassName(KernelClass c);
+// Kernel classes are depgraph's (depgraph/kernel_class.h), shared with the
+// critical-path summary.
+using depgraph::KernelClass;
+using depgraph::KernelClassName;
+using depgraph::kKernelClassCount;
 KernelClass ClassifyKernel(std::string_view name,
                            proto::GpuActivity::Kind kind = proto::GpuActivity::KERNEL);
 
