@@ -177,17 +177,24 @@ void CuptiDecoder::DecodeApi(const CUpti_ActivityAPI& r, ApiKind kind) {
   sink_->ApiCall(a);
 }
 
+// Where and when a GPU activity ran, and what launched it: the fields that
+// kernel, memcpy and memset records share under the same names.
+template <typename Record>
+void CuptiDecoder::FillPlacement(const Record& r, GpuActivityRecord* g) const {
+  g->device = static_cast<int32_t>(r.deviceId);
+  g->stream = Id32(r.streamId);
+  g->start_ns = static_cast<int64_t>(r.start);
+  g->end_ns = static_cast<int64_t>(r.end);
+  g->correlation_id = r.correlationId;
+  g->external_id = ExternalIdOf(r.correlationId);
+  g->context = Id32(r.contextId);
+}
+
 void CuptiDecoder::DecodeKernel(const CUpti_ActivityKernel10& r) {
   GpuActivityRecord g;
   g.kind = GpuKind::kKernel;
   g.name_sid = KernelNameSid(r.name);
-  g.device = static_cast<int32_t>(r.deviceId);
-  g.stream = Id32(r.streamId);
-  g.start_ns = static_cast<int64_t>(r.start);
-  g.end_ns = static_cast<int64_t>(r.end);
-  g.correlation_id = r.correlationId;
-  g.external_id = ExternalIdOf(r.correlationId);
-  g.context = Id32(r.contextId);
+  FillPlacement(r, &g);
   g.grid_x = r.gridX;
   g.grid_y = r.gridY;
   g.grid_z = r.gridZ;
@@ -209,13 +216,7 @@ void CuptiDecoder::DecodeMemcpy(const CUpti_ActivityMemcpy6& r) {
   g.name_sid = sink_->writer().Intern(std::string("Memcpy ") + label + " (" +
                                       MemoryKindName(r.srcKind) + " -> " +
                                       MemoryKindName(r.dstKind) + ")");
-  g.device = static_cast<int32_t>(r.deviceId);
-  g.stream = Id32(r.streamId);
-  g.start_ns = static_cast<int64_t>(r.start);
-  g.end_ns = static_cast<int64_t>(r.end);
-  g.correlation_id = r.correlationId;
-  g.external_id = ExternalIdOf(r.correlationId);
-  g.context = Id32(r.contextId);
+  FillPlacement(r, &g);
   g.bytes = static_cast<int64_t>(r.bytes);
   g.graph_id = r.graphId;
   sink_->GpuActivity(g);
@@ -226,13 +227,7 @@ void CuptiDecoder::DecodeMemset(const CUpti_ActivityMemset4& r) {
   g.kind = GpuKind::kMemset;
   g.name_sid = sink_->writer().Intern(std::string("Memset (") +
                                       MemoryKindName(static_cast<uint8_t>(r.memoryKind)) + ")");
-  g.device = static_cast<int32_t>(r.deviceId);
-  g.stream = Id32(r.streamId);
-  g.start_ns = static_cast<int64_t>(r.start);
-  g.end_ns = static_cast<int64_t>(r.end);
-  g.correlation_id = r.correlationId;
-  g.external_id = ExternalIdOf(r.correlationId);
-  g.context = Id32(r.contextId);
+  FillPlacement(r, &g);
   g.bytes = static_cast<int64_t>(r.bytes);
   g.graph_id = r.graphId;
   sink_->GpuActivity(g);

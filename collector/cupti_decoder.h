@@ -102,6 +102,8 @@ class CuptiDecoder {
   uint32_t ApiNameSid(uint32_t domain, uint32_t cbid);
   uint32_t KernelNameSid(const char* name);
   uint64_t ExternalIdOf(uint64_t correlation_id) const;
+  template <typename Record>
+  void FillPlacement(const Record& r, GpuActivityRecord* g) const;
   bool TryResolve(PendingSync* p);
   void EmitSync(PendingSync* p, bool final);
 

@@ -24,15 +24,99 @@
 -- slower than this formula when it competes with kernels, §6.5: raise
 -- `latency_us` or lower `bandwidth_gbps` to account for it); gradient copies
 -- into buckets are not modelled.
+--
+-- Traces that already communicate. A trace recorded with data parallelism
+-- holds the NCCL / RCCL kernels of its collectives on their own stream
+-- (names as lib/common.lua C.COMMUNICATION, the classes of
+-- depgraph/kernel_class.cc). Adding all-reduces would count communication
+-- twice, so then nothing is inserted and each recorded all-reduce kernel is
+-- re-timed instead. Recorded with N0 workers (`measured_workers`, default the
+-- trace's distributed world size, else its collectives' group size), a kernel
+-- of measured duration d0 is
+--     d0 = t_fixed + 2 (N0 - 1) / N0 * bytes / bw0
+-- with t_fixed = min(latency_us, d0). For N workers it becomes
+--     t_fixed + 2 (N - 1) / N * bytes / bandwidth_gbps
+-- (0 for one worker). With bandwidth_gbps = 0 ("as measured") the network
+-- is the recorded one and the transfer part just scales by the ring factor,
+-- (d0 - t_fixed) * [2(N-1)/N] / [2(N0-1)/N0]: bytes are not needed and
+-- workers = N0 reproduces the trace. With a bandwidth given, bytes come from
+-- the trace's sized all-reduce Collective records (in_nelems x element
+-- size), matched to the kernels in measured order when both counts agree; else they
+-- are inferred from the kernel as (d0 - t_fixed) * measured_bandwidth_gbps /
+-- [2(N0-1)/N0]. Bandwidths are NCCL bus bandwidths in Gbit/s. Other
+-- collectives (broadcast, all-gather, ...) keep their measured time.
 local C = reverie.include("lib/common.lua")
 local G = reverie.include("lib/gradients.lua")
 
 local P = reverie.params(G.param_specs{
   workers = {default = 1, min = 1, integer = true, doc = "number of data-parallel workers (GPUs)"},
-  bandwidth_gbps = {default = 25, min = 0.001,
-                    doc = "network bandwidth per worker in Gbit/s (Daydream evaluated 10-40)"},
+  bandwidth_gbps = {default = 0, min = 0,
+                    doc = "network bandwidth per worker in Gbit/s (Daydream evaluated 10-40); " ..
+                      "0 = as measured on a trace with NCCL kernels, else 25"},
   latency_us = {default = 10, min = 0, doc = "fixed cost of one all-reduce in microseconds"},
+  measured_workers = {default = 0, min = 0, integer = true,
+                      doc = "workers the trace was recorded with when it has NCCL kernels; " ..
+                        "0 = its world size, else its collectives' group size"},
+  measured_bandwidth_gbps = {default = 25, min = 0.001,
+                             doc = "bus bandwidth the recorded all-reduces ran at, used to infer " ..
+                               "their bytes when the trace has no all-reduce Collective records"},
 })
+
+-- Re-times the recorded all-reduce kernels for P.workers (header: model).
+local function retime_recorded(comm)
+  local colls, n0 = {}, P.measured_workers
+  if n0 == 0 then n0 = graph:world_size() end
+  for _, c in ipairs(graph:collectives()) do
+    -- Unsized records (the NCCL annotation beside a sized call) say nothing.
+    if C.name_has(c.name, C.ALLREDUCE) and c.bytes > 0 then
+      colls[#colls + 1] = c
+      if n0 == 0 and c.group_size > 1 then n0 = c.group_size end
+    end
+  end
+  if n0 < 2 then
+    error("the trace has communication kernels but records no world size or group size; " ..
+          "give measured_workers", 0)
+  end
+  local kernels = comm:select{name = C.ALLREDUCE}:list()
+  table.sort(kernels, function(a, b)
+    if a.measured_start_ns ~= b.measured_start_ns then return a.measured_start_ns < b.measured_start_ns end
+    return a.id < b.id
+  end)
+  local matched = #colls == #kernels
+  local f0, f = C.ring_factor(n0), C.ring_factor(P.workers)
+  local before, after, sized = 0, 0, 0
+  for i, k in ipairs(kernels) do
+    local d0 = k.duration_ns
+    local fixed = math.min(P.latency_us * 1e3, d0)
+    local transfer
+    if P.workers <= 1 then
+      fixed, transfer = 0, 0
+    elseif P.bandwidth_gbps == 0 then
+      transfer = (d0 - fixed) * f / f0
+    else
+      local bytes = matched and colls[i].bytes or nil
+      if bytes then sized = sized + 1 end
+      bytes = bytes or (d0 - fixed) * 1e-9 * P.measured_bandwidth_gbps * 1e9 / 8 / f0
+      transfer = f * bytes * 8 / (P.bandwidth_gbps * 1e9) * 1e9
+    end
+    k.duration_ns = math.floor(fixed + transfer + 0.5)
+    before, after = before + d0, after + k.duration_ns
+  end
+  reverie.log(string.format("trace recorded with %d workers: %d communication kernels, none " ..
+                            "inserted; %d all-reduce kernels re-timed for %d workers (%s), " ..
+                            "%.1f -> %.1f ms", n0, #comm, #kernels, P.workers,
+                            P.bandwidth_gbps == 0 and "network as measured" or
+                              string.format("%g Gbit/s, %d of them sized by Collective records",
+                                            P.bandwidth_gbps, sized),
+                            before / 1e6, after / 1e6))
+end
+
+local recorded = graph:select{kind = "kernel", name = C.COMMUNICATION}
+if not recorded:empty() then
+  retime_recorded(recorded)
+  return
+end
+local bandwidth_gbps = P.bandwidth_gbps > 0 and P.bandwidth_gbps or 25
 
 local steps = C.steps(graph)
 local source = G.source(graph)
@@ -50,7 +134,7 @@ for s, step in ipairs(steps) do
       local ar = graph:insert{kind = "comm", name = string.format("allreduce bucket %d", b.index),
                               resource = channel, bytes = math.floor(b.bytes),
                               duration_ns = C.ring_allreduce_ns(b.bytes, P.workers,
-                                                                P.bandwidth_gbps, P.latency_us),
+                                                                bandwidth_gbps, P.latency_us),
                               phase = "backward", iteration = b.ready.iteration}
       graph:add_edge(b.ready, ar, {kind = "comm"})
       if consumer then graph:add_edge(ar, consumer, {kind = "comm"}) end

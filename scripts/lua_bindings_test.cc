@@ -262,7 +262,12 @@ TEST_F(BindingsTest, ModelFactsAndLaunchModel) {
   transforms::ModelInfo info;
   info.parameters.push_back({"fc.weight", "fc", 4096});
   info.buckets.push_back({0, 4096, {"fc.weight"}, {"fc"}});
+  info.collectives.push_back({"allreduce", 4096, 2, 123});
+  info.world_size = 2;
   const auto r = RunLua(R"(
+    local c = graph:collectives()
+    assert(#c == 1 and c[1].name == "allreduce" and c[1].bytes == 4096 and c[1].group_size == 2)
+    assert(c[1].measured_start_ns == 123 and graph:world_size() == 2)
     local p = graph:parameters()
     assert(#p == 1 and p[1].layer == "fc" and p[1].bytes == 4096)
     local b = graph:gradient_buckets()

@@ -423,6 +423,8 @@ const luaL_Reg kGraphMethods[] = {
     {"changes", GraphChanges},
     {"parameters", GraphParameters},
     {"gradient_buckets", GraphGradientBuckets},
+    {"collectives", GraphCollectives},
+    {"world_size", GraphWorldSize},
     {nullptr, nullptr}};
 
 int GraphIndex(lua_State* L) {

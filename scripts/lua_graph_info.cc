@@ -172,4 +172,30 @@ int GraphGradientBuckets(lua_State* L) {
   return 1;
 }
 
+int GraphCollectives(lua_State* L) {
+  EngineState& S = State(L);
+  lua_newtable(L);
+  if (S.model == nullptr) return 1;
+  int n = 0;
+  for (const transforms::CollectiveInfo& c : S.model->collectives) {
+    lua_createtable(L, 0, 4);
+    lua_pushstring(L, c.name.c_str());
+    lua_setfield(L, -2, "name");
+    lua_pushinteger(L, c.bytes);
+    lua_setfield(L, -2, "bytes");
+    lua_pushinteger(L, c.group_size);
+    lua_setfield(L, -2, "group_size");
+    lua_pushinteger(L, c.start_ns);
+    lua_setfield(L, -2, "measured_start_ns");
+    lua_rawseti(L, -2, ++n);
+  }
+  return 1;
+}
+
+int GraphWorldSize(lua_State* L) {
+  EngineState& S = State(L);
+  lua_pushinteger(L, S.model == nullptr ? 0 : S.model->world_size);
+  return 1;
+}
+
 }  // namespace reverie::lua::internal

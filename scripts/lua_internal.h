@@ -189,6 +189,8 @@ int GraphValidate(lua_State* L);
 int GraphChanges(lua_State* L);
 int GraphParameters(lua_State* L);
 int GraphGradientBuckets(lua_State* L);
+int GraphCollectives(lua_State* L);
+int GraphWorldSize(lua_State* L);
 // graph:select (lua_query.cc); the query in EngineState::query resolved
 // into EngineState::ids (false with EngineState::error set); sel:filter.
 int GraphSelect(lua_State* L);

@@ -30,6 +30,17 @@ ModelInfo ModelInfoFromTrace(const Trace& trace) {
   }
   std::stable_sort(info.buckets.begin(), info.buckets.end(),
                    [](const BucketInfo& a, const BucketInfo& b) { return a.index < b.index; });
+  for (const proto::Collective& c : ev.collectives()) {
+    if (c.bytes() < 0 || !in_range(c.name_sid())) {
+      ++info.skipped;
+      continue;
+    }
+    info.collectives.push_back(
+        {std::string(trace.String(c.name_sid())), c.bytes(), c.group_size(), c.start_ns()});
+  }
+  std::stable_sort(info.collectives.begin(), info.collectives.end(),
+                   [](const CollectiveInfo& a, const CollectiveInfo& b) { return a.start_ns < b.start_ns; });
+  if (trace.header().has_distributed()) info.world_size = trace.header().distributed().world_size();
   return info;
 }
 

@@ -3,7 +3,9 @@
 // ModelInfo: what the trace recorded about the model's parameters and DDP
 // gradient buckets (proto Parameter / GradientBucket records, written by
 // frameworks/pytorch), kept beside the graph for the scripts that model
-// communication (ddp, p3, blueconnect, dgc). The graph itself stays about
+// communication (ddp, p3, blueconnect, dgc), plus the collectives a
+// multi-GPU trace recorded and its world size (ddp re-times recorded NCCL
+// kernels instead of adding new ones). The graph itself stays about
 // tasks; these records are facts about the model, not tasks.
 //
 // Invariants: paths are the trace's strings; a record with a bad string id
@@ -32,9 +34,19 @@ struct BucketInfo {
   std::vector<std::string> layers;
 };
 
+// A collective call as the framework recorded it (proto Collective).
+struct CollectiveInfo {
+  std::string name;        // "allreduce", "broadcast", ...
+  int64_t bytes = 0;       // payload (in_nelems x element size); 0 = unknown
+  int32_t group_size = 0;  // 0 = not recorded
+  int64_t start_ns = 0;    // measured CPU start: for ordering only
+};
+
 struct ModelInfo {
   std::vector<ParameterInfo> parameters;
   std::vector<BucketInfo> buckets;  // in index order
+  std::vector<CollectiveInfo> collectives;  // in measured start order
+  int32_t world_size = 0;  // the trace's distributed world size; 0 = not recorded
   int64_t skipped = 0;
 };
 

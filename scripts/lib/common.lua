@@ -24,6 +24,13 @@ C.BATCHNORM = {"bn_fw", "bn_bw", "batch_norm", "batchnorm"}
 -- Kernels that move or combine data without much arithmetic.
 C.ELEMENTWISE = {"elementwise", "vectorized", "unrolled", "pointwise", "copy", "fill"}
 
+-- Communication kernels NCCL / RCCL launch for collectives (the same names
+-- depgraph/kernel_class.cc classes as "communication"), and the all-reduces
+-- among them.
+C.COMMUNICATION = {"nccl", "rccl", "allreduce", "all_reduce", "allgather", "all_gather",
+                   "reducescatter", "reduce_scatter", "alltoall", "sendrecv"}
+C.ALLREDUCE = {"allreduce", "all_reduce"}
+
 function C.compute_kernels(graph, extra)
   local q = {kind = "kernel", name = C.COMPUTE}
   for k, v in pairs(extra or {}) do q[k] = v end
@@ -139,6 +146,12 @@ function C.ring_allreduce_ns(bytes, workers, gbps, latency_us)
   if workers <= 1 then return 0 end
   local seconds = 2 * (workers - 1) / workers * bytes * 8 / (gbps * 1e9)
   return math.floor(seconds * 1e9 + latency_us * 1e3 + 0.5)
+end
+
+-- Ring factor of an all-reduce over `workers`: the share of the payload
+-- every worker sends, 2(N-1)/N (0 for one worker).
+function C.ring_factor(workers)
+  return workers <= 1 and 0 or 2 * (workers - 1) / workers
 end
 
 -- Time (ns) to move `bytes` over a `gbps` Gbit/s link, plus latency.

@@ -25,6 +25,9 @@ constexpr char kResnet[] = "facebookresearch__param/et_replay/tests/inputs/resne
 constexpr char kV100[] =
     "facebookresearch__HolisticTraceAnalysis/tests/data/ns_resolution_trace/"
     "rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz";
+// Two-rank data-parallel training: NCCL all-reduce and broadcast kernels on
+// their own stream, sized allreduce Collective records, world size 2.
+constexpr char kNccl[] = "facebookresearch__HolisticTraceAnalysis/tests/data/nccl_parser_config/nccl_data.json.gz";
 
 // The query's tasks (a failed query fails the test and selects nothing).
 transforms::Selection Sel(const Graph& g, const transforms::TaskQuery& q) {
@@ -122,6 +125,47 @@ TEST(ScriptsRealTest, DdpOnASlowNetworkIsSlowerAndWaitsBeforeTheUpdate) {
   ASSERT_TRUE(f.status.ok()) << f.status;
   EXPECT_LT(f.pred_us, p.pred_us);
   EXPECT_GE(f.pred_us, p.base_us * 0.999);
+}
+
+TEST(ScriptsRealTest, DdpOnAMultiGpuTraceAtItsOwnWorkerCountChangesNothing) {
+  REVERIE_REQUIRE_GRAPH(rg, kNccl);
+  ASSERT_EQ(rg->model.world_size, 2);
+  const Prediction p = Predict(*rg, {"ddp.lua"}, {{"workers", "2"}});
+  ASSERT_TRUE(p.status.ok()) << p.status;
+  EXPECT_LE(std::fabs(p.pred_us / p.base_us - 1), 0.01);
+  EXPECT_EQ(p.runner->total_changes().added, 0);
+  EXPECT_EQ(KernelNs(p.graph, 0, "nccl"), KernelNs(rg->graph, 0, "nccl"));
+}
+
+// The recorded all-reduces are re-timed, not joined by new ones: at 1 Gbit/s
+// each takes its fixed part (<= latency_us = 10 us) plus 2(16-1)/16 x its
+// Collective record's bytes over the link.
+TEST(ScriptsRealTest, DdpReTimesRecordedAllReducesForMoreWorkers) {
+  REVERIE_REQUIRE_GRAPH(rg, kNccl);
+  const Prediction p = Predict(*rg, {"ddp.lua"}, {{"workers", "16"}, {"bandwidth_gbps", "1"}});
+  ASSERT_TRUE(p.status.ok()) << p.status;
+  EXPECT_EQ(p.runner->total_changes().added, 0);
+  EXPECT_GT(p.runner->total_changes().modified, 0);
+  EXPECT_EQ(Count(p.graph, KindQ(TaskKind::kComm)), Count(rg->graph, KindQ(TaskKind::kComm)));
+  EXPECT_GT(p.pred_us, p.base_us * 1.01);
+  double ring_ns = 0;
+  int sized = 0;
+  for (const transforms::CollectiveInfo& c : rg->model.collectives) {
+    if (c.name != "allreduce" || c.bytes <= 0) continue;
+    ring_ns += 2.0 * 15 / 16 * static_cast<double>(c.bytes) * 8;  // ns at 1 Gbit/s
+    ++sized;
+  }
+  ASSERT_EQ(sized, static_cast<int>(Count(rg->graph, KindQ(TaskKind::kKernel, "AllReduce"))));
+  const double allreduce_ns = static_cast<double>(KernelNs(p.graph, 0, "AllReduce"));
+  EXPECT_GE(allreduce_ns, ring_ns - sized);
+  EXPECT_LE(allreduce_ns, ring_ns + sized * 10000.0 + sized);
+  // Other collectives keep their measured time.
+  EXPECT_EQ(KernelNs(p.graph, 0, "Broadcast"), KernelNs(rg->graph, 0, "Broadcast"));
+  // More workers on the recorded network cost more, never less.
+  const Prediction q = Predict(*rg, {"ddp.lua"}, {{"workers", "16"}});
+  ASSERT_TRUE(q.status.ok()) << q.status;
+  EXPECT_GT(KernelNs(q.graph, 0, "AllReduce"), KernelNs(rg->graph, 0, "AllReduce"));
+  EXPECT_GE(q.pred_us, q.base_us * 0.999);
 }
 
 // Runs of consecutive weight-update kernels on each stream and their sizes.
