@@ -202,7 +202,9 @@ Svg RenderLineChart(const LineChart& chart) {
   }
   if (!std::isfinite(xlo)) xlo = 0, xhi = 1;
   std::vector<double> xticks = NiceTicks(xlo, xhi, 6);
-  if (chart.x.size() <= 8) xticks = chart.x;  // few points: label exactly those
+  // Few points: label exactly those (an empty chart keeps the nice ticks, so
+  // front()/back() below always have an element).
+  if (!chart.x.empty() && chart.x.size() <= 8) xticks = chart.x;
   double xmin = std::min(xlo, xticks.front()), xmax = std::max(xhi, xticks.back());
   if (xmax == xmin) xmin -= 1, xmax += 1;
   const double px0 = kLeft + 20, px1 = plot_right - 20;
