@@ -22,6 +22,7 @@
 
 #include "absl/strings/numbers.h"
 #include "cli/command.h"
+#include "cli/cmd_report_scripts.h"
 #include "cli/json_writer.h"
 #include "depgraph/breakdown.h"
 #include "depgraph/builder.h"
@@ -382,16 +383,12 @@ int RunPredict(const std::vector<std::string>& raw_args) {
   Options opt;
   std::string error;
   if (!ParseArgs(args, &opt, &error)) return BadInput(error);
-  absl::StatusOr<Trace> trace = LoadTraceFile(opt.trace);
-  if (!trace.ok()) return BadInput(std::string(trace.status().message()));
-  depgraph::BuildStats stats;
-  absl::StatusOr<Graph> graph = depgraph::BuildGraph(*trace, {}, &stats);
-  if (!graph.ok()) return BadInput(opt.trace + ": " + std::string(graph.status().message()));
-  absl::StatusOr<SimResult> base = depgraph::Simulate(*graph);
-  if (!base.ok()) {
-    return BadInput(opt.trace + ": cannot simulate: " + std::string(base.status().message()));
-  }
-  const transforms::ModelInfo model = transforms::ModelInfoFromTrace(*trace);
+  absl::StatusOr<std::unique_ptr<report_scripts::LoadedTrace>> loaded =
+      report_scripts::LoadAndSimulate(opt.trace);
+  if (!loaded.ok()) return BadInput(std::string(loaded.status().message()));
+  const Graph* graph = &(*loaded)->graph;
+  const SimResult* base = &(*loaded)->baseline;
+  const transforms::ModelInfo& model = (*loaded)->model;
 
   lua::RunnerOptions ro;
   ro.limits = opt.limits;

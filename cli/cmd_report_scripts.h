@@ -1,7 +1,6 @@
 // File: cli/cmd_report_scripts.h
 //
-// Shared by `reverie report` and `reverie sweep` (cmd_report.cc,
-// cmd_sweep.cc): load a trace, build and simulate its graph, and predict the
+// Shared by `reverie predict`, `reverie report` and `reverie sweep`: load a trace, build and simulate its graph, and predict the
 // effect of one or more optimization scripts run in order with the Lua
 // engine. Header-only because cli/ compiles command files straight into the
 // executable (command.h), so there is no cli library to put it in.
@@ -71,7 +70,10 @@ inline absl::StatusOr<std::unique_ptr<LoadedTrace>> LoadAndSimulate(const std::s
   out->graph = std::move(*g);
   progress.Update(2, "simulating the baseline");
   absl::StatusOr<depgraph::SimResult> sim = depgraph::Simulate(out->graph);
-  if (!sim.ok()) return Named(path, sim.status());
+  if (!sim.ok()) {
+    return Named(path, absl::Status(sim.status().code(),
+                                    absl::StrCat("cannot simulate: ", sim.status().message())));
+  }
   out->baseline = std::move(*sim);
   out->model = transforms::ModelInfoFromTrace(out->trace);
   return out;
