@@ -208,6 +208,15 @@ void BuildGpuTasks(Context& ctx) {
       if (o + 1 < st.end) s.gap_ns = std::clamp<int64_t>(ctx.ops[o + 1].start - op.end, 0, cap);
       s.measured_start_ns = op.start;
       s.bytes = a.bytes();
+      if (a.kind() == proto::GpuActivity::KERNEL) {
+        s.geometry.blocks = int64_t{std::max(a.grid_x(), 1)} * std::max(a.grid_y(), 1) *
+                            std::max(a.grid_z(), 1);
+        if (a.grid_x() <= 0) s.geometry.blocks = 0;
+        s.geometry.threads_per_block =
+            a.block_x() <= 0 ? 0 : a.block_x() * std::max(a.block_y(), 1) * std::max(a.block_z(), 1);
+        s.geometry.registers_per_thread = a.registers_per_thread();
+        s.geometry.shared_memory_bytes = a.shared_memory_bytes();
+      }
       op.task = ctx.g.AppendTask(s);
       // Back-to-back with its predecessor: the stream explains its start.
       if (o > st.begin && op.start - ctx.ops[o - 1].end <= cap) op.explained = true;

@@ -411,5 +411,41 @@ TEST(BuilderTest, LayersPhasesAndIterations) {
   ExpectFaithful(g);
 }
 
+
+TEST(BuilderTest, KernelGeometryIsKeptAndInternedAndSurvivesCopies) {
+  T t;
+  t.Api("cudaLaunchKernel", 1, 0, 10, 1);
+  t.Api("cudaLaunchKernel", 1, 20, 30, 2);
+  t.Api("cudaMemcpyAsync", 1, 40, 50, 3);
+  t.Gpu("k", 7, 100, 200, 1);
+  t.Gpu("k", 7, 300, 400, 2);
+  t.Gpu("copy", 7, 500, 600, 3, proto::GpuActivity::MEMCPY);
+  for (int i = 0; i < 2; ++i) {
+    proto::GpuActivity* g = t.tr.events().mutable_gpu_activities(i);
+    g->set_grid_x(50);
+    g->set_grid_y(2);
+    g->set_block_x(128);
+    g->set_block_y(2);
+    g->set_registers_per_thread(40);
+    g->set_shared_memory_bytes(4096);
+  }
+  const Graph g = t.Build();
+  const KernelGeometry& k0 = g.geometry(Find(g, "k", 0));
+  EXPECT_EQ(k0.blocks, 100);  // grid_z 0 (unset) counts as 1
+  EXPECT_EQ(k0.threads_per_block, 256);
+  EXPECT_EQ(k0.registers_per_thread, 40);
+  EXPECT_EQ(k0.shared_memory_bytes, 4096);
+  EXPECT_TRUE(k0.known());
+  // Same geometry, one interned entry: both tasks see equal values.
+  EXPECT_EQ(g.geometry(Find(g, "k", 1)), k0);
+  EXPECT_FALSE(g.geometry(Find(g, "copy")).known());
+  EXPECT_FALSE(g.geometry(Find(g, "cudaLaunchKernel")).known());
+  Graph copy = g;
+  EXPECT_EQ(copy.geometry(Find(copy, "k", 1)), k0);
+  copy.set_geometry(Find(copy, "k", 1), KernelGeometry{});
+  EXPECT_FALSE(copy.geometry(Find(copy, "k", 1)).known());
+  EXPECT_TRUE(g.geometry(Find(g, "k", 1)).known());  // the original is untouched
+}
+
 }  // namespace
 }  // namespace reverie::depgraph

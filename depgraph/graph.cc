@@ -52,7 +52,10 @@ std::string_view PhaseName(Phase p) {
   return "?";
 }
 
-Graph::Graph() { InternName(""); }
+Graph::Graph() {
+  InternName("");
+  InternGeometry(KernelGeometry{});
+}
 Graph::Graph(const Graph& o)
     : names_(o.names_),
       name_index_(o.name_index_),
@@ -62,6 +65,8 @@ Graph::Graph(const Graph& o)
       layers_(o.layers_),
       layer_index_(o.layer_index_),
       iterations_(o.iterations_),
+      geometries_(o.geometries_),
+      geometry_index_(o.geometry_index_),
       kind_(o.kind_),
       phase_(o.phase_),
       flags_(o.flags_),
@@ -74,6 +79,7 @@ Graph::Graph(const Graph& o)
       gap_(o.gap_),
       measured_start_(o.measured_start_),
       bytes_(o.bytes_),
+      geometry_(o.geometry_),
       prev_(o.prev_),
       next_(o.next_),
       live_tasks_(o.live_tasks_),
@@ -97,6 +103,12 @@ uint32_t Graph::InternName(std::string_view s) {
   names_.emplace_back(s);
   name_index_.emplace(std::string(s), id);
   return id;
+}
+
+uint32_t Graph::InternGeometry(const KernelGeometry& g) {
+  auto [it, inserted] = geometry_index_.try_emplace(g, static_cast<uint32_t>(geometries_.size()));
+  if (inserted) geometries_.push_back(g);
+  return it->second;
 }
 
 ResourceId Graph::AddResource(Resource r) {
@@ -139,6 +151,7 @@ TaskId Graph::NewTask(const TaskSpec& spec, ResourceId resource) {
   gap_.push_back(spec.gap_ns);
   measured_start_.push_back(spec.measured_start_ns);
   bytes_.push_back(spec.bytes);
+  geometry_.push_back(spec.geometry.known() ? InternGeometry(spec.geometry) : 0);
   prev_.push_back(TaskId::Invalid());
   next_.push_back(TaskId::Invalid());
   ++live_tasks_;
@@ -194,6 +207,7 @@ void Graph::Reserve(size_t tasks, size_t edges) {
   gap_.reserve(tasks);
   measured_start_.reserve(tasks);
   bytes_.reserve(tasks);
+  geometry_.reserve(tasks);
   prev_.reserve(tasks);
   next_.reserve(tasks);
   edges_.reserve(edges);
@@ -364,7 +378,7 @@ size_t Graph::MemoryBytes() const {
   auto cap = [](const auto& v) { return v.capacity() * sizeof(v[0]); };
   size_t b = cap(kind_) + cap(phase_) + cap(flags_) + cap(name_) + cap(resource_) +
              cap(layer_) + cap(iteration_) + cap(priority_) + cap(duration_) + cap(gap_) +
-             cap(measured_start_) + cap(bytes_) + cap(prev_) + cap(next_) + cap(edges_);
+             cap(measured_start_) + cap(bytes_) + cap(geometry_) + cap(prev_) + cap(next_) + cap(edges_);
   if (adjacency_) {
     b += cap(adjacency_->out_offsets) + cap(adjacency_->out_edges) +
          cap(adjacency_->in_offsets) + cap(adjacency_->in_edges);

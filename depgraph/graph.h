@@ -40,6 +40,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -127,6 +128,23 @@ struct Edge {
   bool removed = false;
 };
 
+// A kernel's launch geometry, what counting waves needs when its time is
+// carried to another GPU (Habitat §3.3). Interned: a training step reuses a
+// few hundred geometries across thousands of launches.
+struct KernelGeometry {
+  int64_t blocks = 0;             // grid x*y*z; 0 = unknown
+  int32_t threads_per_block = 0;  // block x*y*z
+  int32_t registers_per_thread = 0;
+  int64_t shared_memory_bytes = 0;  // per block, static + dynamic
+  bool known() const { return blocks > 0 && threads_per_block > 0; }
+  friend bool operator==(const KernelGeometry&, const KernelGeometry&) = default;
+  template <typename H>
+  friend H AbslHashValue(H h, const KernelGeometry& g) {
+    return H::combine(std::move(h), g.blocks, g.threads_per_block, g.registers_per_thread,
+                      g.shared_memory_bytes);
+  }
+};
+
 // Everything needed to create a task.
 struct TaskSpec {
   TaskKind kind = TaskKind::kCpuWork;
@@ -139,6 +157,7 @@ struct TaskSpec {
   int32_t iteration = -1;
   int64_t measured_start_ns = -1;  // -1: not from the trace (inserted)
   int64_t bytes = 0;               // memcpy / memset / comm payload
+  KernelGeometry geometry;         // kernels only; unknown by default
 };
 
 // Compressed adjacency of live edges, rebuilt lazily after mutations.
@@ -219,6 +238,9 @@ class Graph {
   int64_t measured_start_ns(TaskId t) const { return measured_start_[t.value()]; }
   int64_t bytes(TaskId t) const { return bytes_[t.value()]; }
   int32_t priority(TaskId t) const { return priority_[t.value()]; }
+  // Unknown (all zero) for tasks that are not traced kernels.
+  const KernelGeometry& geometry(TaskId t) const { return geometries_[geometry_[t.value()]]; }
+  void set_geometry(TaskId t, const KernelGeometry& g) { geometry_[t.value()] = InternGeometry(g); }
   TaskId prev_on_resource(TaskId t) const { return prev_[t.value()]; }
   TaskId next_on_resource(TaskId t) const { return next_[t.value()]; }
 
@@ -262,6 +284,7 @@ class Graph {
   void LinkAfter(TaskId anchor, TaskId t);   // anchor may be invalid: at the front
   void Unlink(TaskId t);
   void Touch() { adjacency_valid_ = false; }
+  uint32_t InternGeometry(const KernelGeometry& g);
 
   std::vector<std::string> names_;
   absl::flat_hash_map<std::string, uint32_t> name_index_;
@@ -273,6 +296,8 @@ class Graph {
   std::vector<Layer> layers_;
   absl::flat_hash_map<std::string, LayerId> layer_index_;
   std::vector<Iteration> iterations_;
+  std::vector<KernelGeometry> geometries_;  // [0] is the unknown geometry
+  absl::flat_hash_map<KernelGeometry, uint32_t> geometry_index_;
 
   // Task arrays (structure of arrays).
   std::vector<TaskKind> kind_;
@@ -287,6 +312,7 @@ class Graph {
   std::vector<int64_t> gap_;
   std::vector<int64_t> measured_start_;
   std::vector<int64_t> bytes_;
+  std::vector<uint32_t> geometry_;  // index into geometries_; 0 = unknown
   std::vector<TaskId> prev_;
   std::vector<TaskId> next_;
   size_t live_tasks_ = 0;

@@ -49,6 +49,7 @@ Graph ReplicateGraph(const Graph& graph, int copies) {
         s.iteration = graph.iteration_of(t) < 0 ? -1 : graph.iteration_of(t) + k * iters;
         s.measured_start_ns = graph.measured_start_ns(t) < 0 ? -1 : graph.measured_start_ns(t) + k * span;
         s.bytes = graph.bytes(t);
+        s.geometry = graph.geometry(t);
         map[t.value()] = out.AppendTask(s);
         out.set_priority(map[t.value()], graph.priority(t));
       }

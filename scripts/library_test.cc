@@ -1,5 +1,7 @@
 // The script library on the hand-built training graph, where every expected
 // duration can be worked out by hand (transforms/test_graphs.h describes it).
+#include <cmath>
+
 #include "depgraph/simulator.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -137,6 +139,31 @@ TEST_F(LibraryTest, EveryLibraryScriptRunsWithItsDefaults) {
     ASSERT_EQ(runner_->reports().size(), 1u);
     EXPECT_FALSE(runner_->reports()[0].log.empty()) << s << " says what it did";
   }
+}
+
+TEST_F(LibraryTest, RetargetGpuWaveScalesByKernelClass) {
+  // This graph names no GPU and records no launch geometry.
+  EXPECT_THAT(std::string(Apply({"retarget_gpu.lua"}, {{"to", "A100-SXM4-80GB"}}).message()),
+              ::testing::HasSubstr("does not name its GPU; set it with --set from=KEY"));
+  ASSERT_TRUE(Apply({"retarget_gpu.lua"}, {{"from", "V100-SXM2"}, {"to", "A100-SXM4-80GB"}}).ok());
+  // Without geometry a kernel scales by whole-GPU ratios (bandwidth 900 ->
+  // 2039 GB/s); gamma from Habitat's Eq. 3 at 100 FLOP/B for GEMM/conv.
+  const double bw = 900.0 / 2039.0;
+  const auto eq3 = [](double peak_tflops) {
+    const double ridge = peak_tflops * 1000 / 2039;
+    return 100 < ridge ? 1 - 0.5 * 100 / ridge : 0.5 * ridge / 100;
+  };
+  const auto ns = [](double v) { return static_cast<int64_t>(std::nearbyint(v)); };
+  EXPECT_THAT(Durations("elementwise"), Each(ns(20'000 * bw)));     // memory-bound
+  EXPECT_THAT(Durations("multi_tensor"), Each(ns(10'000 * bw)));
+  const double g32 = eq3(19.5);  // FP32 GEMMs stay FP32 (tf32_matmul off)
+  EXPECT_THAT(Durations("sgemm_64x64_nn"),
+              Each(ns(50'000 * std::pow(bw, g32) * std::pow(15.7 / 19.5, 1 - g32))));
+  const double gtf = eq3(156);  // FP32 convolutions run as TF32 on the A100
+  EXPECT_THAT(Durations("scudnn"), Each(ns(100'000 * std::pow(bw, gtf) * std::pow(15.7 / 156, 1 - gtf))));
+  EXPECT_THAT(Durations("cudaLaunchKernel", TaskKind::kCpuApi), Each(5'000));
+  ASSERT_TRUE(Apply({"retarget_gpu.lua"}, {{"from", "A100-SXM4-80GB"}, {"to", "A100-SXM4-80GB"}}).ok());
+  EXPECT_THAT(Durations("scudnn"), Each(ns(100'000 * std::pow(bw, gtf) * std::pow(15.7 / 156, 1 - gtf))));
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include "gtest/gtest.h"
 #include "depgraph/simulator.h"
 #include "scripts/lua_test_util.h"
+#include "transforms/select.h"
 #include "transforms/structure.h"
 #include "transforms/test_graphs.h"
 
@@ -278,6 +279,59 @@ TEST_F(BindingsTest, ModelFactsAndLaunchModel) {
     assert(graph:iteration_name(1) == "ProfilerStep#1")
   )", &g_, {}, {}, &info);
   ASSERT_TRUE(r.status.ok()) << r.status;
+}
+
+TEST_F(BindingsTest, RetargetGpuScalesKernelsAndChecksItsArguments) {
+  // Give the forward conv a launch geometry; the rest have none.
+  const transforms::Selection conv = *transforms::Select(g_, [] {
+    transforms::TaskQuery q;
+    q.names = {"scudnn"};
+    return q;
+  }());
+  for (depgraph::TaskId t : conv) g_.set_geometry(t, {80 * 8 * 10, 256, 32, 0});
+  transforms::ModelInfo info;
+  info.devices.push_back({0, "Tesla V100-SXM2-32GB", "nvidia", 80, 7, 0, 32ll << 30, 2048, 65536, 96 * 1024});
+  const std::string gpus = R"(
+    local v = {name = "v", sm_count = 80, max_threads_per_sm = 2048, max_blocks_per_sm = 32,
+               registers_per_sm = 65536, shared_memory_per_sm_kb = 96, clock_mhz = 1500,
+               memory_bandwidth_gbs = 1000, tflops = {fp32 = 10}}
+    local fast = {name = "fast", sm_count = 80, max_threads_per_sm = 2048, max_blocks_per_sm = 32,
+                  registers_per_sm = 65536, shared_memory_per_sm_kb = 96, clock_mhz = 1500,
+                  memory_bandwidth_gbs = 2000, tflops = {fp32 = 40}}
+  )";
+  const auto r = RunLua(gpus + R"(
+    local d = graph:devices()
+    assert(#d == 1 and d[1].name == "Tesla V100-SXM2-32GB" and d[1].sm_count == 80)
+    assert(d[1].shared_memory_per_sm_kb == 96)
+    local conv = graph:select{kind = "kernel", name = "scudnn"}
+    local g = conv[1].geometry
+    assert(g.blocks == 6400 and g.threads_per_block == 256 and g.registers_per_thread == 32)
+    assert(graph:select{kind = "kernel", name = "sgemm"}[1].geometry == nil)
+    -- Compute-bound (gamma 0), 10 waves on both, 4x the per-SM peak: a quarter.
+    local st = conv:retarget_gpu{from = v, to = fast, gamma = 0, math = "fp32"}
+    assert(st.kernels == 2 and st.unknown_geometry == 0 and st.single_wave == 0, st.kernels)
+    assert(st.before_ns == 200000 and st.after_ns == 50000, st.after_ns)
+    assert(conv[1].duration_ns == 25000)
+    -- Memory-bound without geometry: the bandwidth ratio; launch calls are skipped.
+    local bn = graph:select{name = "bn_bw"}
+    st = (bn | bn:launches()):retarget_gpu{from = v, to = fast, gamma = 1}
+    assert(st.kernels == 2 and st.unknown_geometry == 2 and st.skipped == 2)
+    assert(bn[1].duration_ns == 15000 and bn:launches()[1].duration_ns == 5000)
+  )", &g_, {}, {}, &info);
+  ASSERT_TRUE(r.status.ok()) << r.status;
+  const std::string k = gpus + "local k = graph:select{kind = 'kernel'}\n";
+  EXPECT_THAT(Err(k + "k:retarget_gpu{from = v, to = fast, gama = 1}"), HasSubstr("unknown field 'gama'"));
+  EXPECT_THAT(Err(k + "k:retarget_gpu{from = v, to = fast}"), HasSubstr("'gamma'"));
+  EXPECT_THAT(Err(k + "k:retarget_gpu{from = v, to = 'H100', gamma = 1}"),
+              HasSubstr("'to' must be a GPU table"));
+  EXPECT_THAT(Err(k + "v.sm_count = 'many'\nk:retarget_gpu{from = v, to = fast, gamma = 1}"),
+              HasSubstr("from.sm_count must be a number"));
+  EXPECT_THAT(Err(k + "fast.memory_bandwidth_gbs = nil\nk:retarget_gpu{from = v, to = fast, gamma = 1}"),
+              HasSubstr("gpu 'fast': memory_bandwidth_gbs must be > 0"));
+  EXPECT_THAT(Err(k + "k:retarget_gpu{from = v, to = fast, gamma = 2}"), HasSubstr("gamma must be in [0, 1]"));
+  EXPECT_THAT(Err("local x = graph:select{kind = 'kernel'}[1].geometr"), HasSubstr("no field 'geometr'"));
+  // The failed calls changed nothing after the first run's quarter.
+  EXPECT_EQ(g_.duration_ns(*conv.begin()), 25'000);
 }
 
 }  // namespace

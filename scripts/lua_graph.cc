@@ -425,6 +425,7 @@ const luaL_Reg kGraphMethods[] = {
     {"gradient_buckets", GraphGradientBuckets},
     {"collectives", GraphCollectives},
     {"world_size", GraphWorldSize},
+    {"devices", GraphDevices},
     {nullptr, nullptr}};
 
 int GraphIndex(lua_State* L) {

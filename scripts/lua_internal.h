@@ -191,6 +191,12 @@ int GraphParameters(lua_State* L);
 int GraphGradientBuckets(lua_State* L);
 int GraphCollectives(lua_State* L);
 int GraphWorldSize(lua_State* L);
+// Cross-GPU prediction (lua_gpu.cc): graph:devices(), the task field
+// `geometry`, and sel:retarget_gpu added to the selection method table on
+// top of the stack.
+int GraphDevices(lua_State* L);
+void PushGeometry(lua_State* L, const depgraph::KernelGeometry& g);
+void RegisterGpuSelectionMethods(lua_State* L);
 // graph:select (lua_query.cc); the query in EngineState::query resolved
 // into EngineState::ids (false with EngineState::error set); sel:filter.
 int GraphSelect(lua_State* L);

@@ -170,11 +170,13 @@ int TaskIndex(lua_State* L) {
     lua_pushstring(L, g.layer(l).path.c_str());
   } else if (std::strcmp(k, "resource") == 0) {
     PushResource(L, g.resource_of(t));
+  } else if (std::strcmp(k, "geometry") == 0) {
+    PushGeometry(L, g.geometry(t));
   } else {
     return luaL_error(L,
                       "task has no field '%s' (id, name, kind, duration_ns, gap_ns, phase, "
                       "layer, iteration, resource, priority, bytes, removed, "
-                      "measured_start_ns)",
+                      "measured_start_ns, geometry)",
                       k);
   }
   return 1;

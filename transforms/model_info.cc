@@ -41,6 +41,19 @@ ModelInfo ModelInfoFromTrace(const Trace& trace) {
   std::stable_sort(info.collectives.begin(), info.collectives.end(),
                    [](const CollectiveInfo& a, const CollectiveInfo& b) { return a.start_ns < b.start_ns; });
   if (trace.header().has_distributed()) info.world_size = trace.header().distributed().world_size();
+  for (const proto::Device& d : trace.header().devices()) {
+    DeviceInfo& o = info.devices.emplace_back();
+    o.id = d.id();
+    o.name = d.name();
+    o.vendor = d.vendor();
+    o.sm_count = d.sm_count();
+    o.compute_major = d.compute_major();
+    o.compute_minor = d.compute_minor();
+    o.total_memory_bytes = d.total_memory_bytes();
+    o.max_threads_per_sm = d.max_threads_per_sm();
+    o.registers_per_sm = d.registers_per_sm();
+    o.shared_memory_per_sm_bytes = d.shared_memory_per_sm_bytes();
+  }
   return info;
 }
 

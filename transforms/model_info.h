@@ -42,11 +42,27 @@ struct CollectiveInfo {
   int64_t start_ns = 0;    // measured CPU start: for ordering only
 };
 
+// A GPU the trace describes (proto Device): the origin of a cross-GPU
+// prediction. Zero means unknown.
+struct DeviceInfo {
+  int32_t id = 0;
+  std::string name;    // "Tesla V100-SXM2-32GB"
+  std::string vendor;  // "nvidia", "amd" or ""
+  int32_t sm_count = 0;
+  int32_t compute_major = 0;
+  int32_t compute_minor = 0;
+  int64_t total_memory_bytes = 0;
+  int32_t max_threads_per_sm = 0;
+  int32_t registers_per_sm = 0;
+  int64_t shared_memory_per_sm_bytes = 0;
+};
+
 struct ModelInfo {
   std::vector<ParameterInfo> parameters;
   std::vector<BucketInfo> buckets;  // in index order
   std::vector<CollectiveInfo> collectives;  // in measured start order
   int32_t world_size = 0;  // the trace's distributed world size; 0 = not recorded
+  std::vector<DeviceInfo> devices;  // the trace header's GPUs, in its order
   int64_t skipped = 0;
 };
 

@@ -103,12 +103,31 @@ void BM_AmpScript(benchmark::State& state) {
   }
 }
 
+// retarget_gpu.lua end to end: per-kernel math classification in Lua plus
+// wave scaling in C++ (this graph records no launch geometry).
+void BM_RetargetScript(benchmark::State& state) {
+  const Graph& base = BigGraph();
+  for (auto _ : state) {
+    state.PauseTiming();
+    Graph g = base;
+    reverie::lua::RunnerOptions o;
+    o.script_dirs = {REVERIE_SOURCE_DIR "/scripts"};
+    o.settings = {{"from", "V100-SXM2"}, {"to", "H100-SXM"}};
+    reverie::lua::ScriptRunner runner(std::move(o));
+    state.ResumeTiming();
+    const absl::Status s = runner.Run({"retarget_gpu.lua"}, {}, &g);
+    if (!s.ok()) state.SkipWithError(std::string(s.message()).c_str());
+    benchmark::DoNotOptimize(g.task_count());
+  }
+}
+
 BENCHMARK(BM_Simulate)->Unit(benchmark::kMillisecond)->MinTime(2.0);
 BENCHMARK(BM_GraphCopy)->Unit(benchmark::kMillisecond)->MinTime(2.0);
 BENCHMARK(BM_SelectByName)->Unit(benchmark::kMillisecond)->MinTime(2.0);
 BENCHMARK(BM_ScaleHalf)->Unit(benchmark::kMillisecond)->MinTime(2.0);
 BENCHMARK(BM_RemoveUpdatePhase)->Unit(benchmark::kMillisecond)->MinTime(2.0);
 BENCHMARK(BM_AmpScript)->Unit(benchmark::kMillisecond)->MinTime(2.0);
+BENCHMARK(BM_RetargetScript)->Unit(benchmark::kMillisecond)->MinTime(2.0);
 
 }  // namespace
 

@@ -1,0 +1,125 @@
+// retarget_gpu.lua (Habitat wave scaling inside the simulator) on real
+// traces. No trace here pairs one workload across GPUs, so these check the
+// properties the model implies rather than accuracy: the identity, the order
+// of GPUs, the bound the fastest task puts on the speedup, and that a
+// CPU-bound step gains less than its kernels.
+#include <algorithm>
+#include <limits>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/lua/real_graph.h"
+
+namespace reverie {
+namespace {
+
+using depgraph::Graph;
+using depgraph::TaskId;
+using depgraph::TaskKind;
+using ::testing::HasSubstr;
+using testing::Predict;
+using testing::Prediction;
+
+// GPU-bound ResNet-like training, Tesla V100-SXM2-32GB.
+constexpr char kV100[] =
+    "facebookresearch__HolisticTraceAnalysis/tests/data/ns_resolution_trace/"
+    "rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz";
+// CPU-bound ResNet training, GeForce RTX 2080 Ti.
+constexpr char kRtx[] = "facebookresearch__param/et_replay/tests/inputs/resnet_kineto.json.gz";
+// ResNet training with activation checkpointing, AMD Instinct MI300X.
+constexpr char kMi300[] = "AMD-AGI__TraceLens/tests/traces/mi300/resnet_act_checkpoint.json.gz";
+
+int64_t SumNs(const Graph& g, TaskKind kind) {
+  int64_t sum = 0;
+  for (uint32_t i = 0; i < g.task_count(); ++i) {
+    const TaskId t(i);
+    if (!g.removed(t) && g.kind(t) == kind) sum += g.duration_ns(t);
+  }
+  return sum;
+}
+
+Prediction To(const testing::RealGraph& rg, const std::string& gpu,
+              std::vector<std::pair<std::string, std::string>> more = {}) {
+  more.emplace_back("to", gpu);
+  return Predict(rg, {"retarget_gpu.lua"}, std::move(more));
+}
+
+TEST(RetargetRealTest, TheSameGpuChangesNothing) {
+  for (const auto& [trace, gpu] : {std::pair{kV100, "V100-SXM2"}, std::pair{kRtx, "RTX2080Ti"}}) {
+    REVERIE_REQUIRE_GRAPH(rg, trace);
+    const Prediction p = To(*rg, gpu);
+    ASSERT_TRUE(p.status.ok()) << p.status;
+    for (uint32_t i = 0; i < rg->graph.task_count(); ++i) {
+      ASSERT_EQ(p.graph.duration_ns(TaskId(i)), rg->graph.duration_ns(TaskId(i))) << gpu << " task " << i;
+    }
+    EXPECT_DOUBLE_EQ(p.pred_us, p.base_us) << gpu;
+  }
+}
+
+TEST(RetargetRealTest, GpusKeepTheirOrderOnAGpuBoundStep) {
+  REVERIE_REQUIRE_GRAPH(rg, kV100);
+  const Prediction t4 = To(*rg, "T4"), a100 = To(*rg, "A100-SXM4-80GB"), h100 = To(*rg, "H100-SXM"),
+                   h200 = To(*rg, "H200");
+  for (const Prediction* p : {&t4, &a100, &h100, &h200}) ASSERT_TRUE(p->status.ok()) << p->status;
+  const int64_t base = SumNs(rg->graph, TaskKind::kKernel);
+  EXPECT_GT(SumNs(t4.graph, TaskKind::kKernel), base);
+  EXPECT_LT(SumNs(a100.graph, TaskKind::kKernel), base);
+  EXPECT_LT(SumNs(h100.graph, TaskKind::kKernel), SumNs(a100.graph, TaskKind::kKernel));
+  EXPECT_LE(SumNs(h200.graph, TaskKind::kKernel), SumNs(h100.graph, TaskKind::kKernel));
+  EXPECT_LT(t4.speedup(), 1.0);
+  EXPECT_GT(a100.speedup(), 1.0);
+  EXPECT_GE(h100.speedup(), a100.speedup());
+  // Same host: CPU calls keep their times.
+  EXPECT_EQ(SumNs(h100.graph, TaskKind::kCpuApi), SumNs(rg->graph, TaskKind::kCpuApi));
+}
+
+TEST(RetargetRealTest, SpeedupIsBoundedByTheFastestTaskSpeedup) {
+  // Start times are max-plus combinations of durations and unchanged gaps, so
+  // if no task got more than f times faster, the step cannot either.
+  REVERIE_REQUIRE_GRAPH(rg, kV100);
+  const Prediction p = To(*rg, "H100-SXM");
+  ASSERT_TRUE(p.status.ok()) << p.status;
+  double best = 1;
+  for (uint32_t i = 0; i < rg->graph.task_count(); ++i) {
+    const int64_t before = rg->graph.duration_ns(TaskId(i));
+    if (before > 1000) best = std::max(best, static_cast<double>(before) / p.graph.duration_ns(TaskId(i)));
+  }
+  EXPECT_GT(p.speedup(), 1.0);
+  EXPECT_LE(p.speedup(), best);
+}
+
+TEST(RetargetRealTest, ACpuBoundStepGainsLessThanItsKernels) {
+  REVERIE_REQUIRE_GRAPH(rg, kRtx);
+  const Prediction p = To(*rg, "H100-SXM");
+  ASSERT_TRUE(p.status.ok()) << p.status;
+  const double kernels = static_cast<double>(SumNs(rg->graph, TaskKind::kKernel)) /
+                         static_cast<double>(SumNs(p.graph, TaskKind::kKernel));
+  EXPECT_GT(kernels, 2.0);
+  EXPECT_GE(p.speedup(), 1.0);
+  EXPECT_LT(p.speedup(), kernels);
+  // The log says what was scaled and how.
+  std::string log;
+  for (const lua::ScriptReport& r : p.runner->reports()) {
+    for (const std::string& line : r.log) log += line + "\n";
+  }
+  EXPECT_THAT(log, HasSubstr("NVIDIA GeForce RTX 2080 Ti -> H100-SXM"));
+  EXPECT_THAT(log, HasSubstr("GEMM/conv fp32->tf32"));
+}
+
+TEST(RetargetRealTest, NamesTheProblemWithTheGpus) {
+  REVERIE_REQUIRE_GRAPH(rg, kV100);
+  Prediction p = To(*rg, "X100");
+  EXPECT_THAT(std::string(p.status.message()), HasSubstr("unknown GPU 'X100' (known: P100-SXM2"));
+  p = Predict(*rg, {"retarget_gpu.lua"});
+  EXPECT_THAT(std::string(p.status.message()), HasSubstr("set the destination GPU with --set to=KEY"));
+  REVERIE_REQUIRE_GRAPH(amd, kMi300);
+  p = To(*amd, "H100-SXM");
+  EXPECT_THAT(std::string(p.status.message()), HasSubstr("MI300X (amd) and H100-SXM (nvidia) run different kernels"));
+  p = To(*amd, "MI325X");  // same kernels, more bandwidth
+  ASSERT_TRUE(p.status.ok()) << p.status;
+  EXPECT_LE(SumNs(p.graph, TaskKind::kKernel), SumNs(amd->graph, TaskKind::kKernel));
+  EXPECT_GE(p.speedup(), 1.0);
+}
+
+}  // namespace
+}  // namespace reverie
