@@ -1,0 +1,204 @@
+// `reverie export TRACE --chakra PREFIX [--ranks N] [--script FILE ...]
+// [--set [SCRIPT.]KEY=VALUE ...]`: writes the dependency graph, as simulated,
+// as Chakra execution traces PREFIX.0.et .. PREFIX.(N-1).et for ASTRA-sim
+// (export/chakra.h has the mapping). Without --script the graph is the
+// baseline; with scripts it is the graph they produce, loaded and run exactly
+// as `reverie predict` does (cli/cmd_report_scripts.h). Every rank gets the
+// same graph: a data-parallel what-if (ddp.lua workers=N with --ranks N) is
+// symmetric.
+//
+// stdout: one line per file written with its node and dependency counts;
+// what the format could not express goes to stderr as notes. Errors: one line
+// naming the file, exit 2; an output path that is one of the inputs is
+// refused before anything is read or written.
+#include <cstdio>
+#include <filesystem>
+#include <string>
+#include <system_error>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "cli/cmd_report_scripts.h"
+#include "cli/command.h"
+#include "export/chakra.h"
+#include "scripts/script_runner.h"
+
+namespace reverie::cli {
+namespace {
+
+constexpr char kUsage[] =
+    "export TRACE --chakra PREFIX [--ranks N] [--script FILE ...] [--set [SCRIPT.]KEY=VALUE ...]";
+constexpr int kMaxRanks = 65536;
+
+struct Options {
+  std::string trace;
+  std::string prefix;
+  int ranks = 1;
+  std::vector<std::string> scripts;
+  std::vector<std::pair<std::string, std::string>> sets;
+};
+
+bool ParseArgs(const std::vector<std::string>& args, Options* o, std::string* error) {
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    auto value = [&](std::string* out) {
+      if (i + 1 >= args.size()) {
+        *error = absl::StrCat("export: ", a, " needs a value");
+        return false;
+      }
+      *out = args[++i];
+      return true;
+    };
+    std::string v;
+    if (a == "--chakra") {
+      if (!value(&o->prefix)) return false;
+      if (o->prefix.empty()) {
+        *error = "export: --chakra needs a non-empty PREFIX";
+        return false;
+      }
+    } else if (a == "--ranks") {
+      if (!value(&v)) return false;
+      if (!absl::SimpleAtoi(v, &o->ranks) || o->ranks < 1 || o->ranks > kMaxRanks) {
+        *error = absl::StrCat("export: --ranks expects an integer in 1..", kMaxRanks, ", got '", v,
+                              "'");
+        return false;
+      }
+    } else if (a == "--script") {
+      if (!value(&v)) return false;
+      o->scripts.push_back(v);
+    } else if (a == "--set") {
+      if (!value(&v)) return false;
+      absl::StatusOr<std::pair<std::string, std::string>> kv = lua::ParseSetting(v);
+      if (!kv.ok()) {
+        *error = absl::StrCat("export: ", kv.status().message());
+        return false;
+      }
+      o->sets.push_back(std::move(*kv));
+    } else if (a.size() > 1 && a[0] == '-') {
+      *error = absl::StrCat("export: unknown option '", a, "' (usage: reverie ", kUsage, ")");
+      return false;
+    } else if (o->trace.empty()) {
+      o->trace = a;
+    } else {
+      *error = absl::StrCat("export: more than one TRACE given ('", o->trace, "', '", a, "')");
+      return false;
+    }
+  }
+  if (o->trace.empty()) {
+    *error = absl::StrCat("export: missing TRACE (usage: reverie ", kUsage, ")");
+    return false;
+  }
+  if (o->prefix.empty()) {
+    *error = "export: give --chakra PREFIX (writes PREFIX.0.et, PREFIX.1.et, ...)";
+    return false;
+  }
+  if (!o->sets.empty() && o->scripts.empty()) {
+    *error = "export: --set needs a --script to apply to";
+    return false;
+  }
+  return true;
+}
+
+// Whether two paths name the same file (or would, once `a` is created).
+bool SameFile(const std::string& a, const std::string& b) {
+  std::error_code ec;
+  if (std::filesystem::exists(a, ec) && std::filesystem::exists(b, ec)) {
+    return std::filesystem::equivalent(a, b, ec);
+  }
+  const auto ca = std::filesystem::weakly_canonical(a, ec);
+  if (ec) return a == b;
+  const auto cb = std::filesystem::weakly_canonical(b, ec);
+  if (ec) return a == b;
+  return ca == cb;
+}
+
+void PrintNotes(const exporter::ChakraStats& s) {
+  std::fprintf(stderr,
+               "chakra: %lld CPU, %lld GPU, %lld collective, %lld gap nodes; %lld dependencies\n",
+               static_cast<long long>(s.cpu_nodes), static_cast<long long>(s.gpu_nodes),
+               static_cast<long long>(s.comm_nodes), static_cast<long long>(s.gap_nodes),
+               static_cast<long long>(s.dependencies));
+  if (s.comm_unsized > 0) {
+    std::fprintf(stderr,
+                 "note: %lld collectives have no recorded size and are written with comm_size 0 "
+                 "(ASTRA-sim raises a zero all-reduce / reduce-scatter / all-to-all to its minimum "
+                 "chunk; a zero all-gather is not safe there)\n",
+                 static_cast<long long>(s.comm_unsized));
+  }
+  if (s.comm_untyped > 0) {
+    std::fprintf(stderr,
+                 "note: %lld communication tasks are no all-reduce / all-gather / reduce-scatter / "
+                 "all-to-all / broadcast; written as compute nodes of their simulated duration\n",
+                 static_cast<long long>(s.comm_untyped));
+  }
+  if (s.delayed_edges > 0) {
+    std::fprintf(stderr,
+                 "note: %lld dependency delays (launch latency, event and window offsets; %.1f us "
+                 "in all) have no Chakra field and were dropped\n",
+                 static_cast<long long>(s.delayed_edges), s.dropped_delay_ns / 1e3);
+  }
+  if (s.channel_gaps > 0) {
+    std::fprintf(stderr, "note: %lld gaps on communication channels were dropped\n",
+                 static_cast<long long>(s.channel_gaps));
+  }
+  if (s.zero_us_nodes > 0) {
+    std::fprintf(stderr, "note: %lld sub-microsecond nodes round to 0 us\n",
+                 static_cast<long long>(s.zero_us_nodes));
+  }
+}
+
+int RunExport(const std::vector<std::string>& args) {
+  Options opt;
+  std::string error;
+  if (!ParseArgs(args, &opt, &error)) return BadInput(error);
+  std::vector<std::string> inputs = opt.scripts;
+  inputs.push_back(opt.trace);
+  for (int r = 0; r < opt.ranks; ++r) {
+    const std::string out = exporter::ChakraRankPath(opt.prefix, r);
+    for (const std::string& in : inputs) {
+      if (SameFile(out, in)) {
+        return BadInput(absl::StrCat(out, ": output would overwrite the input ", in));
+      }
+    }
+  }
+
+  absl::StatusOr<std::unique_ptr<report_scripts::LoadedTrace>> base =
+      report_scripts::LoadAndSimulate(opt.trace);
+  if (!base.ok()) return BadInput(std::string(base.status().message()));
+  const depgraph::Graph* graph = &(*base)->graph;
+  const depgraph::SimResult* sim = &(*base)->baseline;
+  report_scripts::Prediction predicted;
+  if (!opt.scripts.empty()) {
+    absl::StatusOr<report_scripts::Prediction> p =
+        report_scripts::Predict(**base, opt.scripts, opt.sets);
+    if (!p.ok()) return BadInput(std::string(p.status().message()));
+    predicted = std::move(*p);
+    graph = &predicted.graph;
+    sim = &predicted.sim;
+  }
+
+  absl::StatusOr<exporter::ChakraTrace> trace = exporter::ExportChakra(*graph, *sim);
+  if (!trace.ok()) {
+    return BadInput(absl::StrCat(opt.trace, ": cannot export: ", trace.status().message()));
+  }
+  absl::StatusOr<std::vector<std::string>> written =
+      exporter::WriteChakraRanks(*trace, opt.prefix, opt.ranks);
+  if (!written.ok()) return BadInput(std::string(written.status().message()));
+  const exporter::ChakraStats& s = trace->stats;
+  for (const std::string& path : *written) {
+    std::printf("wrote %s: %lld nodes, %lld dependencies\n", path.c_str(),
+                static_cast<long long>(s.nodes), static_cast<long long>(s.dependencies));
+  }
+  PrintNotes(s);
+  return kExitOk;
+}
+
+}  // namespace
+
+REVERIE_COMMAND(export_chakra, "export", kUsage,
+                "write the (predicted) dependency graph as Chakra traces for ASTRA-sim",
+                RunExport);
+
+}  // namespace reverie::cli
