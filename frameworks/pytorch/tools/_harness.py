@@ -36,6 +36,34 @@ def build(model_name, batch, device, channels_last=False):
                               nn.Linear(512 * 128, 10))
         x = torch.randn(batch, 128, 512, device=device)
         y = torch.randint(0, 10, (batch,), device=device)
+    elif model_name == "gpt2s":
+        # GPT-2 small-sized decoder: 12 pre-norm blocks, d_model 768, 12 heads,
+        # GELU MLP 3072, tied-size LM head over GPT-2's 50257-token vocabulary;
+        # causal mask; sequence 512 to keep a step short.
+        seq, vocab, d = 512, 50257, 768
+
+        class Gpt2Small(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.tok = nn.Embedding(vocab, d)
+                self.pos = nn.Embedding(seq, d)
+                block = nn.TransformerEncoderLayer(d_model=d, nhead=12, dim_feedforward=4 * d,
+                                                   activation="gelu", batch_first=True,
+                                                   norm_first=True, dropout=0.0)
+                self.blocks = nn.TransformerEncoder(block, num_layers=12, enable_nested_tensor=False)
+                self.norm = nn.LayerNorm(d)
+                self.head = nn.Linear(d, vocab, bias=False)
+                self.register_buffer("mask", nn.Transformer.generate_square_subsequent_mask(seq))
+
+            def forward(self, ids):
+                pos = torch.arange(ids.shape[1], device=ids.device)
+                h = self.tok(ids) + self.pos(pos)
+                h = self.blocks(h, mask=self.mask, is_causal=True)
+                return self.head(self.norm(h)).flatten(0, 1)
+
+        model = Gpt2Small()
+        x = torch.randint(0, vocab, (batch, seq), device=device)
+        y = torch.randint(0, vocab, (batch * seq,), device=device)
     elif model_name == "mlp":
         model = nn.Sequential(nn.Linear(1024, 4096), nn.ReLU(), nn.Linear(4096, 4096), nn.ReLU(),
                               nn.Linear(4096, 10))
@@ -66,8 +94,10 @@ def run(args):
     if args.optimizer == "sgd":
         opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
     else:
-        opt = torch.optim.Adam(model.parameters(), lr=1e-4,
-                               fused=args.optimizer == "adam_fused")
+        # "adam" is PyTorch's default multi-tensor (foreach) implementation.
+        fused = args.optimizer == "adam_fused"
+        opt = torch.optim.Adam(model.parameters(), lr=1e-4, fused=fused,
+                               foreach=None if fused else True)
     loss_fn = nn.CrossEntropyLoss()
     amp_dtype = {"fp16": torch.float16, "bf16": torch.bfloat16}.get(args.amp)
     scaler = torch.cuda.amp.GradScaler(enabled=args.amp == "fp16")
@@ -88,11 +118,11 @@ def run(args):
         recorder = reverie_torch.profile(model, opt, out=args.out, iterations=args.iterations,
                                          warmup=args.warmup)
     elif args.record == "torch":
-        from torch.profiler import ProfilerActivity, profile, schedule, tensorboard_trace_handler
+        from torch.profiler import ProfilerActivity, profile, schedule
+        # export_chrome_trace gzips when the name ends in .gz.
         recorder = profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA],
                            schedule=schedule(wait=0, warmup=args.warmup, active=args.iterations),
-                           on_trace_ready=tensorboard_trace_handler(os.path.dirname(args.out)
-                                                                    or "."))
+                           on_trace_ready=lambda prof: prof.export_chrome_trace(args.out))
     if recorder is not None:
         recorder.__enter__()
     try:
@@ -122,7 +152,7 @@ def run(args):
 
 def parser():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--model", default="resnet50", choices=["resnet50", "transformer", "mlp"])
+    p.add_argument("--model", default="resnet50", choices=["resnet50", "transformer", "gpt2s", "mlp"])
     p.add_argument("--batch", type=int, default=64)
     p.add_argument("--amp", default="none", choices=["none", "fp16", "bf16"])
     p.add_argument("--optimizer", default="sgd", choices=["sgd", "adam", "adam_fused"])

@@ -4,26 +4,25 @@
 Daydream-style validation: reverie predicts, from the baseline trace alone,
 how long an iteration takes after an optimization; the prediction is then
 compared with the iteration time actually measured with the optimization.
-For each pair this script
+The pairs are the ones issue 4 asks for: FP32 vs AMP (torch.autocast bf16)
+and Adam (foreach) vs Adam (fused=True), for ResNet-50 and a GPT-2-small-
+sized transformer. Every configuration runs in a fresh process and is
+recorded twice, once by reverie's collector (.pb) and once by the PyTorch
+profiler (.json.gz), each with its own timing run, and PAIRS_DIR/pairs.json
+says which file is which:
 
-  1. records the baseline with reverie_torch (REVERIE trace, .pb), and
-  2. runs the changed configuration, measures its iteration time, and
-     records it as well (for debugging a wrong prediction),
+    {"pairs": [{"name": "resnet50_amp_bf16", "script": "amp.lua",
+                "baseline": {"reverie": {"trace": "resnet50_amp_bf16.baseline.pb", "median_ms": ...},
+                             "torch":   {"trace": "resnet50_amp_bf16.baseline.json.gz", ...}},
+                "variant":  {...}}]}
 
-each in a fresh process, and writes PAIRS_DIR/pairs.json:
+Then, per pair:  reverie predict BASELINE --script SCRIPT  vs. variant median_ms
+(and `reverie compare PREDICTED VARIANT` for the per-kernel view).
 
-    {"pairs": [{"name": "resnet50_amp", "script": "amp.lua",
-                "baseline": {"trace": ".../resnet50_amp.baseline.pb", "median_ms": ...},
-                "variant":  {"trace": ".../resnet50_amp.variant.pb",  "median_ms": ...}}]}
+    python3 frameworks/pytorch/tools/record_validation_pairs.py --out-dir tests/data/validation
+    python3 frameworks/pytorch/tools/record_validation_pairs.py --only resnet50_amp_bf16
 
-Then, per pair:  reverie predict BASELINE.pb --script SCRIPT  vs. variant.median_ms.
-
-    python3 frameworks/pytorch/tools/record_validation_pairs.py --out-dir pairs/
-    python3 frameworks/pytorch/tools/record_validation_pairs.py --only resnet50_amp
-
-Needs torch (+ torchvision), a CUDA GPU and libreverie_collector.so. The
-`script` names are the reverie Lua scripts the pair validates; a pair whose
-script does not exist yet is still recorded.
+Needs torch + torchvision, a CUDA GPU and libreverie_collector.so.
 """
 
 import argparse
@@ -36,27 +35,35 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 
 # name, script, common harness args, baseline-only args, variant-only args
 PAIRS = [
-    ("resnet50_amp", "amp.lua", ["--model", "resnet50", "--batch", "64"], [], ["--amp", "fp16"]),
-    ("resnet50_batch2x", "batch_size.lua", ["--model", "resnet50"], ["--batch", "32"],
-     ["--batch", "64"]),
-    ("resnet50_channels_last", "channels_last.lua", ["--model", "resnet50", "--batch", "64"],
-     [], ["--channels-last"]),
-    ("transformer_fused_adam", "fused_adam.lua", ["--model", "transformer", "--batch", "16"],
+    ("resnet50_amp_bf16", "amp.lua", ["--model", "resnet50", "--batch", "64", "--optimizer", "sgd"],
+     [], ["--amp", "bf16"]),
+    ("resnet50_fused_adam", "fused_adam.lua", ["--model", "resnet50", "--batch", "64"],
      ["--optimizer", "adam"], ["--optimizer", "adam_fused"]),
-    ("mlp_amp_bf16", "amp.lua", ["--model", "mlp", "--batch", "256"], [], ["--amp", "bf16"]),
+    ("gpt2s_amp_bf16", "amp.lua", ["--model", "gpt2s", "--batch", "8", "--optimizer", "adam"],
+     [], ["--amp", "bf16"]),
+    ("gpt2s_fused_adam", "fused_adam.lua", ["--model", "gpt2s", "--batch", "8"],
+     ["--optimizer", "adam"], ["--optimizer", "adam_fused"]),
 ]
 
 
-def run(common, extra, trace, args):
-    result_json = trace[:-3] + ".json"
+def run(common, extra, trace, record, args):
+    result_json = trace + ".result.json"
     cmd = ([sys.executable, os.path.join(HERE, "_harness.py")] + common + extra +
            ["--warmup", str(args.warmup), "--iterations", str(args.iterations),
-            "--record", "reverie", "--out", trace, "--json", result_json])
+            "--record", record, "--out", trace, "--json", result_json])
     subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
     with open(result_json) as f:
         r = json.load(f)
-    return {"trace": trace, "median_ms": r["median_ms"], "iteration_ms": r["iteration_ms"],
-            "gpu": r["gpu"], "torch": r["torch"], "args": common + extra}
+    os.remove(result_json)
+    return {"trace": os.path.basename(trace), "median_ms": r["median_ms"],
+            "iteration_ms": r["iteration_ms"], "gpu": r["gpu"], "torch": r["torch"],
+            "args": common + extra}
+
+
+def record_both(name, side, common, extra, args):
+    stem = os.path.join(args.out_dir, f"{name}.{side}")
+    return {"reverie": run(common, extra, stem + ".pb", "reverie", args),
+            "torch": run(common, extra, stem + ".json.gz", "torch", args)}
 
 
 def main():
@@ -78,10 +85,11 @@ def main():
         if args.only and name not in args.only:
             continue
         print(f"{name} ...", flush=True)
-        base = run(common, base_extra, os.path.join(args.out_dir, f"{name}.baseline.pb"), args)
-        var = run(common, var_extra, os.path.join(args.out_dir, f"{name}.variant.pb"), args)
+        base = record_both(name, "baseline", common, base_extra, args)
+        var = record_both(name, "variant", common, var_extra, args)
         pairs.append({"name": name, "script": script, "baseline": base, "variant": var})
-        print(f"  baseline {base['median_ms']:.2f} ms, variant {var['median_ms']:.2f} ms")
+        print(f"  baseline {base['reverie']['median_ms']:.2f} ms, "
+              f"variant {var['reverie']['median_ms']:.2f} ms (reverie runs)", flush=True)
     with open(os.path.join(args.out_dir, "pairs.json"), "w") as f:
         json.dump({"pairs": pairs}, f, indent=1)
     print(f"wrote {os.path.join(args.out_dir, 'pairs.json')}")
