@@ -16,7 +16,8 @@
 --   (peak FLOPS / bandwidth) and an assumed arithmetic `intensity`: Habitat
 --   measures intensity with CUPTI metrics, a trace does not record it.
 --   Their math is read from the kernel name: tf32, fp16/bf16 tensor-core
---   (884/1688/16816/hmma/gmma/f16/bf16...), fp8, else fp32 CUDA cores.
+--   (884/1688/16816/hmma/gmma/nvjet/f16/bf16...), fp8, else fp32 CUDA
+--   cores; `compute_math` overrides it when names say nothing (Triton).
 -- - Every other kernel: gamma `memory_gamma` (1: memory-bound, Habitat's
 --   default when it has no metrics); one that fits in a single wave on both
 --   GPUs keeps its time (latency-bound).
@@ -51,6 +52,7 @@ local P = reverie.params{
   memory_gamma = {default = 1, min = 0, max = 1, doc = "memory-boundedness of non-GEMM/conv kernels (1 = bandwidth-bound)"},
   tf32_convs = {default = true, doc = "FP32 convolutions use TF32 where the destination has it and the origin did not"},
   tf32_matmul = {default = false, doc = "FP32 GEMMs use TF32 likewise"},
+  compute_math = {default = "auto", doc = "math of GEMM/conv kernels: auto (from the name), fp32, tf32, fp16, bf16, fp8"},
   scale_communication = {default = false, doc = "also wave-scale NCCL/RCCL kernels and peer copies"},
   cross_vendor = {default = false, doc = "allow NVIDIA <-> AMD (the kernels differ; results are rough)"},
 }
@@ -109,13 +111,20 @@ end
 -- tensor-core shape tags.
 local FP8 = {"fp8", "e4m3", "e5m2"}
 local TF32 = {"tf32", "tensorop_s1688", "tensorop_s16816"}
+-- nvjet: cuBLASLt's Hopper/Blackwell GEMMs, whose names carry no data type;
+-- taken as half precision, what they mostly run (set compute_math otherwise).
 local HALF = {"h884", "h1688", "h16816", "884", "1688", "16816", "hmma", "gmma", "f16", "bf16",
-              "fp16", "half", "tensorop"}
+              "bfloat16", "fp16", "half", "tensorop", "nvjet"}
 local CONV = {"conv", "scudnn", "winograd", "wgrad", "dgrad", "fprop", "implicit"}
+local MATHS = {auto = true, fp32 = true, tf32 = true, fp16 = true, bf16 = true, fp8 = true}
+if not MATHS[P.compute_math] then
+  fail("compute_math must be auto, fp32, tf32, fp16, bf16 or fp8, got '" .. P.compute_math .. "'")
+end
 local function math_of(name)
+  if P.compute_math ~= "auto" then return P.compute_math end
   if C.name_has(name, FP8) then return "fp8" end
   if C.name_has(name, TF32) then return "tf32" end
-  if C.name_has(name, HALF) then return name:lower():find("bf16") and "bf16" or "fp16" end
+  if C.name_has(name, HALF) then return C.name_has(name, {"bf16", "bfloat16"}) and "bf16" or "fp16" end
   return "fp32"
 end
 

@@ -6,12 +6,12 @@
 -- substring (transforms/pattern.h).
 local C = {}
 
--- Compute-bound kernels: GEMMs and convolutions (cuBLAS, cuDNN, CUTLASS,
--- Triton / inductor matmuls). cuDNN's conv kernels with a fused ReLU epilogue
+-- Compute-bound kernels: GEMMs and convolutions (cuBLAS incl. cuBLASLt's
+-- nvjet kernels, cuDNN, CUTLASS, Triton / inductor matmuls). cuDNN's conv kernels with a fused ReLU epilogue
 -- ("scudnn_..._relu_...") are compute-bound too, which is why activation
 -- selections below subtract this class.
 C.COMPUTE = {"gemm", "scudnn", "conv", "winograd", "wgrad", "dgrad", "cutlass", "xmma",
-             "implicit_gemm", "fprop", "triton_mm", "mma_"}
+             "implicit_gemm", "fprop", "triton_mm", "mma_", "nvjet"}
 
 -- Element-wise activation kernels (PyTorch relu_ is clamp_min_; its backward
 -- is threshold_backward).

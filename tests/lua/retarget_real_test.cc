@@ -28,6 +28,16 @@ constexpr char kV100[] =
 constexpr char kRtx[] = "facebookresearch__param/et_replay/tests/inputs/resnet_kineto.json.gz";
 // ResNet training with activation checkpointing, AMD Instinct MI300X.
 constexpr char kMi300[] = "AMD-AGI__TraceLens/tests/traces/mi300/resnet_act_checkpoint.json.gz";
+// vLLM inference on a B200: bf16 GEMMs named nvjet_* and cutlass::bfloat16_t.
+constexpr char kB200[] = "AMD-AGI__TraceLens/tests/traces/b200/eager_trace.json.gz";
+
+std::string Log(const Prediction& p) {
+  std::string log;
+  for (const lua::ScriptReport& r : p.runner->reports()) {
+    for (const std::string& line : r.log) log += line + "\n";
+  }
+  return log;
+}
 
 int64_t SumNs(const Graph& g, TaskKind kind) {
   int64_t sum = 0;
@@ -98,12 +108,24 @@ TEST(RetargetRealTest, ACpuBoundStepGainsLessThanItsKernels) {
   EXPECT_GE(p.speedup(), 1.0);
   EXPECT_LT(p.speedup(), kernels);
   // The log says what was scaled and how.
-  std::string log;
-  for (const lua::ScriptReport& r : p.runner->reports()) {
-    for (const std::string& line : r.log) log += line + "\n";
-  }
+  const std::string log = Log(p);
   EXPECT_THAT(log, HasSubstr("NVIDIA GeForce RTX 2080 Ti -> H100-SXM"));
   EXPECT_THAT(log, HasSubstr("GEMM/conv fp32->tf32"));
+}
+
+TEST(RetargetRealTest, KernelMathComesFromNamesUnlessOverridden) {
+  REVERIE_REQUIRE_GRAPH(rg, kB200);
+  Prediction p = To(*rg, "H100-SXM");
+  ASSERT_TRUE(p.status.ok()) << p.status;
+  EXPECT_THAT(Log(p), HasSubstr("NVIDIA B200 -> H100-SXM"));
+  EXPECT_THAT(Log(p), HasSubstr("GEMM/conv bf16->bf16"));
+  EXPECT_THAT(Log(p), ::testing::Not(HasSubstr("GEMM/conv fp32")));
+  EXPECT_GT(SumNs(p.graph, TaskKind::kKernel), SumNs(rg->graph, TaskKind::kKernel));  // a slower GPU
+  p = To(*rg, "H100-SXM", {{"compute_math", "fp8"}});
+  ASSERT_TRUE(p.status.ok()) << p.status;
+  EXPECT_THAT(Log(p), HasSubstr("GEMM/conv fp8->fp8"));
+  p = To(*rg, "H100-SXM", {{"compute_math", "fp64"}});
+  EXPECT_THAT(std::string(p.status.message()), HasSubstr("compute_math must be auto, fp32"));
 }
 
 TEST(RetargetRealTest, NamesTheProblemWithTheGpus) {
