@@ -8,7 +8,9 @@
 // symmetric.
 //
 // stdout: one line per file written with its node and dependency counts;
-// what the format could not express goes to stderr as notes. Errors: one line
+// what the format could not express goes to stderr as notes, as do how many
+// collectives the trace's Collective records sized and, per collective type,
+// a count mismatch that left them at comm_size 0. Errors: one line
 // naming the file, exit 2; an output path that is one of the inputs is
 // refused before anything is read or written.
 #include <cstdio>
@@ -114,18 +116,37 @@ bool SameFile(const std::string& a, const std::string& b) {
   return ca == cb;
 }
 
-void PrintNotes(const exporter::ChakraStats& s) {
+void PrintNotes(const exporter::ChakraTrace& trace) {
+  const exporter::ChakraStats& s = trace.stats;
   std::fprintf(stderr,
                "chakra: %lld CPU, %lld GPU, %lld collective, %lld gap nodes; %lld dependencies\n",
                static_cast<long long>(s.cpu_nodes), static_cast<long long>(s.gpu_nodes),
                static_cast<long long>(s.comm_nodes), static_cast<long long>(s.gap_nodes),
                static_cast<long long>(s.dependencies));
-  if (s.comm_unsized > 0) {
+  if (s.comm_record_sized > 0) {
     std::fprintf(stderr,
-                 "note: %lld collectives have no recorded size and are written with comm_size 0 "
+                 "chakra: %lld collectives sized from the trace's Collective records (paired "
+                 "by order per collective type)\n",
+                 static_cast<long long>(s.comm_record_sized));
+  }
+  for (const exporter::CollectiveTypeMatch& m : trace.collective_types) {
+    if (m.records == 0 || m.matched()) continue;
+    std::fprintf(stderr,
+                 "note: %s: %lld recorded kernels but %lld sized Collective records; pairing by "
+                 "order needs equal counts, so none of them is sized from a record\n",
+                 chakra_et::CollectiveCommType_Name(m.type).c_str(),
+                 static_cast<long long>(m.kernels), static_cast<long long>(m.records));
+  }
+  if (s.comm_unsized > 0) {
+    const std::string mismatch =
+        s.comm_count_mismatch > 0
+            ? absl::StrCat(" (", s.comm_count_mismatch, " of them for a count mismatch above)")
+            : "";
+    std::fprintf(stderr,
+                 "note: %lld collectives have no known size and are written with comm_size 0%s "
                  "(ASTRA-sim raises a zero all-reduce / reduce-scatter / all-to-all to its minimum "
                  "chunk; a zero all-gather is not safe there)\n",
-                 static_cast<long long>(s.comm_unsized));
+                 static_cast<long long>(s.comm_unsized), mismatch.c_str());
   }
   if (s.comm_untyped > 0) {
     std::fprintf(stderr,
@@ -179,7 +200,10 @@ int RunExport(const std::vector<std::string>& args) {
     sim = &predicted.sim;
   }
 
-  absl::StatusOr<exporter::ChakraTrace> trace = exporter::ExportChakra(*graph, *sim);
+  // The graph keeps the trace's task ids through scripts, so the trace's
+  // Collective records size its recorded kernels either way.
+  absl::StatusOr<exporter::ChakraTrace> trace =
+      exporter::ExportChakra(*graph, *sim, {.collectives = (*base)->model.collectives});
   if (!trace.ok()) {
     return BadInput(absl::StrCat(opt.trace, ": cannot export: ", trace.status().message()));
   }
@@ -191,7 +215,7 @@ int RunExport(const std::vector<std::string>& args) {
     std::printf("wrote %s: %lld nodes, %lld dependencies\n", path.c_str(),
                 static_cast<long long>(s.nodes), static_cast<long long>(s.dependencies));
   }
-  PrintNotes(s);
+  PrintNotes(*trace);
   return kExitOk;
 }
 

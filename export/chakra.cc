@@ -1,6 +1,7 @@
 #include "export/chakra.h"
 
 #include <algorithm>
+#include <array>
 #include <cctype>
 #include <cerrno>
 #include <cstring>
@@ -13,7 +14,6 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "base/sv.h"
-#include "depgraph/kernel_class.h"
 #include "google/protobuf/io/coded_stream.h"
 #include "google/protobuf/io/zero_copy_stream_impl_lite.h"
 
@@ -44,11 +44,11 @@ chakra_et::AttributeProto* Attr(chakra_et::Node* node, const char* name) {
   return a;
 }
 
-bool IsCommunication(const Graph& g, TaskId t) {
-  if (g.kind(t) == TaskKind::kComm) return true;
-  return g.kind(t) == TaskKind::kKernel &&
-         depgraph::ClassifyKernelName(g.name(t)) == depgraph::KernelClass::kCommunication;
-}
+// What the Collective records say about sizes (collective_sizes.h).
+struct RecordSizes {
+  RecordedCollectiveSizes match;
+  std::array<bool, chakra_et::CollectiveCommType_ARRAYSIZE> mismatched{};  // per type
+};
 
 // Writes `msg` preceded by its length as a varint (Chakra's framing).
 void WriteDelimited(const google::protobuf::MessageLite& msg,
@@ -58,7 +58,8 @@ void WriteDelimited(const google::protobuf::MessageLite& msg,
 }
 
 // Fills `node` for `item`, counting what the format cannot say.
-void FillNode(const Graph& g, const Item& item, ChakraStats* stats, chakra_et::Node* node) {
+void FillNode(const Graph& g, const Item& item, const RecordSizes& records, ChakraStats* stats,
+              chakra_et::Node* node) {
   const TaskId t = item.task;
   const bool cpu = depgraph::IsCpuKind(g.kind(t));
   node->set_start_time_micros(static_cast<uint64_t>(RoundUs(item.start_ns)));
@@ -79,7 +80,7 @@ void FillNode(const Graph& g, const Item& item, ChakraStats* stats, chakra_et::N
     ++stats->cpu_nodes;
     return;
   }
-  if (!IsCommunication(g, t)) {
+  if (!IsCommunicationTask(g, t)) {
     node->set_type(chakra_et::COMP_NODE);
     ++stats->gpu_nodes;
     return;
@@ -92,9 +93,20 @@ void FillNode(const Graph& g, const Item& item, ChakraStats* stats, chakra_et::N
   }
   node->set_type(chakra_et::COMM_COLL_NODE);
   Attr(node, "comm_type")->set_int64_val(*type);
-  const int64_t bytes = std::max<int64_t>(0, g.bytes(t));
+  int64_t bytes = std::max<int64_t>(0, g.bytes(t));
+  if (bytes == 0) {
+    bytes = records.match.bytes_of_task[t.value()];
+    if (bytes > 0) ++stats->comm_record_sized;
+  }
   Attr(node, "comm_size")->set_int64_val(bytes);
-  if (bytes == 0) ++stats->comm_unsized;
+  if (bytes == 0) {
+    ++stats->comm_unsized;
+    // A script's comm task is no recorded kernel: never paired, never a mismatch.
+    if (records.mismatched[*type] && g.kind(t) == TaskKind::kKernel &&
+        g.measured_start_ns(t) >= 0) {
+      ++stats->comm_count_mismatch;
+    }
+  }
   ++stats->comm_nodes;
 }
 
@@ -116,7 +128,8 @@ std::optional<chakra_et::CollectiveCommType> CollectiveFromName(std::string_view
   return std::nullopt;
 }
 
-absl::StatusOr<ChakraTrace> ExportChakra(const Graph& g, const SimResult& sim) {
+absl::StatusOr<ChakraTrace> ExportChakra(const Graph& g, const SimResult& sim,
+                                         const ChakraOptions& options) {
   const size_t n = g.task_count();
   if (sim.start_ns.size() != n || sim.end_ns.size() != n) {
     return absl::InvalidArgumentError(absl::StrCat("simulation has ", sim.start_ns.size(),
@@ -124,6 +137,13 @@ absl::StatusOr<ChakraTrace> ExportChakra(const Graph& g, const SimResult& sim) {
   }
   ChakraTrace out;
   ChakraStats& stats = out.stats;
+  RecordSizes records;
+  records.match = MatchCollectiveRecords(g, options.collectives);
+  for (const CollectiveTypeMatch& m : records.match.types) {
+    // No sized record of a type at all is plain "unsized", not a disagreement.
+    records.mismatched[m.type] = m.records > 0 && !m.matched();
+  }
+  out.collective_types = records.match.types;
 
   int64_t origin = std::numeric_limits<int64_t>::max();
   for (uint32_t t = 0; t < n; ++t) {
@@ -237,7 +257,7 @@ absl::StatusOr<ChakraTrace> ExportChakra(const Graph& g, const SimResult& sim) {
   for (uint32_t i : order) {
     node.Clear();
     node.set_id(id_of[i]);
-    FillNode(g, items[i], &stats, &node);
+    FillNode(g, items[i], records, &stats, &node);
     parents.clear();
     for (uint32_t k = in_off[i]; k < in_off[i + 1]; ++k) parents.push_back(id_of[deps[k].second]);
     std::sort(parents.begin(), parents.end());

@@ -21,11 +21,22 @@
 //   them, and comm tasks on channels): COMM_COLL_NODE, is_cpu_op = false,
 //   comm_type from the name (all-reduce, all-gather, reduce-scatter,
 //   all-to-all, broadcast: the five ASTRA-sim simulates) and comm_size =
-//   Graph::bytes(). A size the graph does not know is written as 0, never
-//   guessed, and counted (ChakraStats::comm_unsized): a Kineto kernel carries
-//   no payload size. [ASTRA-sim raises a zero size to its minimum chunk for
-//   all-reduce / reduce-scatter / all-to-all; a zero all-gather is not safe
-//   there.] Communication of another kind (reduce, send/recv, RCCL's generic
+//   Graph::bytes() (a script's comm task carries its bucket's bytes). A
+//   Kineto kernel carries no payload size: when the graph's size is 0, it is
+//   the bytes of the trace's Collective record paired with the kernel
+//   (ChakraOptions::collectives; the pairing rule, by order per collective
+//   type and only when the counts agree, is in export/collective_sizes.h;
+//   counted in comm_record_sized). A size neither knows is written as 0,
+//   never guessed, and counted (ChakraStats::comm_unsized; those of a type
+//   whose kernel and sized-record counts disagree also in
+//   comm_count_mismatch; a type with no sized record at all is only
+//   unsized). A record's size is in_nelems x element size: the
+//   call's input buffer (one rank's share for an all-gather).
+//   [ASTRA-sim raises a zero size to its minimum chunk for all-reduce /
+//   reduce-scatter / all-to-all; a zero all-gather is not safe there.] The
+//   record's group size has no Chakra field (pg_name names a process group
+//   the rank set would have to describe), so it is not written.
+//   Communication of another kind (reduce, send/recv, RCCL's generic
 //   kernels) stays a COMP_NODE replayed for its duration, counted in
 //   comm_untyped. No pg_name: every collective uses the default group of all
 //   ranks.
@@ -66,13 +77,16 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <span>
 #include <string_view>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "depgraph/graph.h"
 #include "depgraph/simulator.h"
+#include "export/collective_sizes.h"
 #include "proto/chakra_et.pb.h"
+#include "transforms/model_info.h"
 
 namespace reverie::exporter {
 
@@ -88,6 +102,9 @@ struct ChakraStats {
   int64_t comm_nodes = 0;     // COMM_COLL_NODE
   int64_t gap_nodes = 0;
   int64_t comm_unsized = 0;   // COMM_COLL_NODE written with comm_size 0
+  int64_t comm_record_sized = 0;    // COMM_COLL_NODE sized by a paired Collective record
+  int64_t comm_count_mismatch = 0;  // of comm_unsized: kernels of a type with sized records, but
+                                    // not as many as kernels
   int64_t comm_untyped = 0;   // communication of no supported collective type (COMP_NODE)
   int64_t delayed_edges = 0;  // edges whose delay_ns != 0 was dropped
   int64_t dropped_delay_ns = 0;
@@ -102,6 +119,17 @@ struct ChakraTrace {
   // after it; -1 for removed tasks / no gap node.
   std::vector<int64_t> node_of_task;
   std::vector<int64_t> gap_node_of_task;
+  // How each collective type's kernels paired with the Collective records
+  // (empty without records and recorded communication kernels).
+  std::vector<CollectiveTypeMatch> collective_types;
+};
+
+struct ChakraOptions {
+  // The trace's Collective records in measured order
+  // (transforms::ModelInfo::collectives of the trace the graph was built
+  // from); they size the communication kernels the graph has no bytes for.
+  // Must outlive the ExportChakra() call.
+  std::span<const transforms::CollectiveInfo> collectives;
 };
 
 // The collective a communication task's name denotes, among the five
@@ -112,7 +140,8 @@ std::optional<chakra_et::CollectiveCommType> CollectiveFromName(std::string_view
 // `sim` must be Simulate(graph) (same task count). kInvalidArgument when it
 // is not; kFailedPrecondition when edges plus resource order have a cycle.
 absl::StatusOr<ChakraTrace> ExportChakra(const depgraph::Graph& graph,
-                                         const depgraph::SimResult& sim);
+                                         const depgraph::SimResult& sim,
+                                         const ChakraOptions& options = {});
 
 // "<prefix>.<rank>.et", the name ASTRA-sim opens for each rank.
 std::string ChakraRankPath(std::string_view prefix, int rank);

@@ -1,6 +1,8 @@
-// Chakra export of a real multi-GPU trace: HTA's df_index_resolver (V100 DDP,
-// rank 1 of 2, NCCL all-reduce kernels on their own stream). Label
-// real_traces: skips when ../shared/traces is absent.
+// Chakra export of real multi-GPU traces: HTA's df_index_resolver (V100 DDP,
+// rank 1 of 2, NCCL all-reduce kernels on their own stream, Collective
+// records without sizes) and HTA's nccl_data (A100, rank 0 of 2, sized
+// record_param_comms records beside its all-reduce and broadcast kernels).
+// Label real_traces: skips when ../shared/traces is absent.
 #include <algorithm>
 #include <cstdio>
 #include <string>
@@ -15,6 +17,7 @@
 #include "gtest/gtest.h"
 #include "tests/common/real_traces.h"
 #include "tests/report/cli_runner.h"
+#include "transforms/model_info.h"
 
 namespace reverie::testing {
 namespace {
@@ -24,6 +27,8 @@ using depgraph::TaskId;
 
 constexpr char kDdpTrace[] =
     "facebookresearch__HolisticTraceAnalysis/tests/data/df_index_resolver/df_index_resolver.json.gz";
+constexpr char kSizedTrace[] =
+    "facebookresearch__HolisticTraceAnalysis/tests/data/nccl_parser_config/nccl_data.json.gz";
 
 bool HasDep(const chakra_et::Node& n, int64_t parent) {
   return parent >= 0 && std::binary_search(n.data_deps().begin(), n.data_deps().end(),
@@ -38,7 +43,9 @@ TEST(ChakraRealTest, DdpTraceKeepsEveryNcclKernelAndDependency) {
   ASSERT_TRUE(g.ok()) << g.status();
   absl::StatusOr<depgraph::SimResult> sim = depgraph::Simulate(*g);
   ASSERT_TRUE(sim.ok()) << sim.status();
-  absl::StatusOr<exporter::ChakraTrace> out = exporter::ExportChakra(*g, *sim);
+  const transforms::ModelInfo model = transforms::ModelInfoFromTrace(*trace);
+  absl::StatusOr<exporter::ChakraTrace> out =
+      exporter::ExportChakra(*g, *sim, {.collectives = model.collectives});
   ASSERT_TRUE(out.ok()) << out.status();
   absl::StatusOr<exporter::ChakraFile> file = exporter::ReadChakra(out->bytes);
   ASSERT_TRUE(file.ok()) << file.status();
@@ -59,8 +66,12 @@ TEST(ChakraRealTest, DdpTraceKeepsEveryNcclKernelAndDependency) {
   EXPECT_GT(nccl, 0);
   EXPECT_EQ(coll, nccl);
   EXPECT_EQ(out->stats.comm_untyped, 0);
-  // Kineto records no payload for these kernels: every size is unknown.
+  // Kineto records no payload for these kernels and the trace's Collective
+  // records carry none either: every size is unknown, and that is no mismatch.
+  EXPECT_GT(model.collectives.size(), 0u);
   EXPECT_EQ(out->stats.comm_unsized, nccl);
+  EXPECT_EQ(out->stats.comm_record_sized, 0);
+  EXPECT_EQ(out->stats.comm_count_mismatch, 0);
   EXPECT_EQ(static_cast<int64_t>(nodes.size()), live + out->stats.gap_nodes);
 
   // Every edge and every resource-order pair of the graph is a data_dep.
@@ -110,7 +121,97 @@ TEST(ChakraRealTest, DdpTraceKeepsEveryNcclKernelAndDependency) {
               static_cast<double>(asap_makespan) / static_cast<double>(sim_us));
 }
 
+int64_t CommSize(const chakra_et::Node& n) {
+  for (const chakra_et::AttributeProto& a : n.attr()) {
+    if (a.name() == "comm_size") return a.int64_val();
+  }
+  return -1;
+}
+
+int64_t CommType(const chakra_et::Node& n) {
+  for (const chakra_et::AttributeProto& a : n.attr()) {
+    if (a.name() == "comm_type") return a.int64_val();
+  }
+  return -1;
+}
+
+// The sized records of one collective type, in the trace's measured order.
+std::vector<int64_t> SizedRecords(const transforms::ModelInfo& model,
+                                  chakra_et::CollectiveCommType type) {
+  std::vector<int64_t> out;
+  for (const transforms::CollectiveInfo& c : model.collectives) {
+    if (c.bytes > 0 && exporter::CollectiveFromName(c.name) == type) out.push_back(c.bytes);
+  }
+  return out;
+}
+
+TEST(ChakraRealTest, SizedCollectiveRecordsGiveEveryAllReduceItsBytes) {
+  REVERIE_REQUIRE_TRACE(path, kSizedTrace);
+  absl::StatusOr<Trace> trace = LoadTraceFile(path);
+  ASSERT_TRUE(trace.ok()) << trace.status();
+  absl::StatusOr<Graph> g = depgraph::BuildGraph(*trace);
+  ASSERT_TRUE(g.ok()) << g.status();
+  absl::StatusOr<depgraph::SimResult> sim = depgraph::Simulate(*g);
+  ASSERT_TRUE(sim.ok()) << sim.status();
+  const transforms::ModelInfo model = transforms::ModelInfoFromTrace(*trace);
+  absl::StatusOr<exporter::ChakraTrace> out =
+      exporter::ExportChakra(*g, *sim, {.collectives = model.collectives});
+  ASSERT_TRUE(out.ok()) << out.status();
+  absl::StatusOr<exporter::ChakraFile> file = exporter::ReadChakra(out->bytes);
+  ASSERT_TRUE(file.ok()) << file.status();
+
+  // Node ids follow the simulated timeline, in which one NCCL stream runs
+  // its kernels in trace order: the sizes in id order are the records'.
+  std::vector<int64_t> all_reduce, broadcast;
+  for (const chakra_et::Node& n : file->nodes) {
+    if (n.type() != chakra_et::COMM_COLL_NODE) continue;
+    if (CommType(n) == chakra_et::ALL_REDUCE) all_reduce.push_back(CommSize(n));
+    if (CommType(n) == chakra_et::BROADCAST) broadcast.push_back(CommSize(n));
+  }
+  const std::vector<int64_t> records = SizedRecords(model, chakra_et::ALL_REDUCE);
+  ASSERT_FALSE(all_reduce.empty());
+  for (int64_t size : all_reduce) EXPECT_GT(size, 0);
+  EXPECT_EQ(all_reduce, records);
+  EXPECT_EQ(broadcast, SizedRecords(model, chakra_et::BROADCAST));
+  EXPECT_EQ(out->stats.comm_record_sized, out->stats.comm_nodes);
+  EXPECT_EQ(out->stats.comm_unsized, 0);
+  EXPECT_EQ(out->stats.comm_count_mismatch, 0);
+  for (const exporter::CollectiveTypeMatch& m : out->collective_types) {
+    EXPECT_TRUE(m.matched()) << m.type << ": " << m.kernels << " kernels, " << m.records;
+  }
+  const auto [lo, hi] = std::minmax_element(all_reduce.begin(), all_reduce.end());
+  std::printf("nccl_data: %lld of %lld collectives sized from records (%zu all-reduce, %lld..%lld "
+              "bytes; %zu broadcast)\n",
+              static_cast<long long>(out->stats.comm_record_sized),
+              static_cast<long long>(out->stats.comm_nodes), all_reduce.size(),
+              static_cast<long long>(*lo), static_cast<long long>(*hi), broadcast.size());
+}
+
 #ifdef REVERIE_CLI
+TEST(ChakraRealTest, CliSizesRecordedCollectivesAfterAScript) {
+  REVERIE_REQUIRE_TRACE(path, kSizedTrace);
+  const std::string dir = TempDir("export_real_sized");
+  // ddp.lua re-times the recorded all-reduces: they keep their task ids and
+  // so their records.
+  CliResult r = RunCli(REVERIE_CLI,
+                       {"export", path, "--chakra", dir + "/ddp", "--script", "ddp.lua", "--set",
+                        "workers=4", "--set", "bandwidth_gbps=100"},
+                       dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("sized from the trace's Collective records"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("comm_size 0"), std::string::npos) << r.err;
+  absl::StatusOr<exporter::ChakraFile> f = exporter::ReadChakra(ReadFile(dir + "/ddp.0.et"));
+  ASSERT_TRUE(f.ok()) << f.status();
+  int64_t coll = 0;
+  for (const chakra_et::Node& n : f->nodes) {
+    if (n.type() != chakra_et::COMM_COLL_NODE) continue;
+    ++coll;
+    EXPECT_GT(CommSize(n), 0) << n.name();
+  }
+  EXPECT_GT(coll, 0);
+  std::filesystem::remove_all(dir);
+}
+
 TEST(ChakraRealTest, CliDdpWhatIfWritesEveryRank) {
   REVERIE_REQUIRE_TRACE(path, kDdpTrace);
   const std::string dir = TempDir("export_real_ddp");
