@@ -129,6 +129,7 @@ std::string WriteJson(const Trace& trace, const TraceSummary& s, const GraphView
   w.Field("runtime", s.runtime_calls);
   w.Field("driver", s.driver_calls);
   w.Field("kernel", s.kernels);
+  w.Field("kernel_with_geometry", s.kernels_with_geometry);
   w.Field("memcpy", s.memcpys);
   w.Field("memset", s.memsets);
   w.Field("sync", s.syncs);
@@ -211,7 +212,12 @@ void PrintText(const std::string& path, const Trace& trace, const TraceSummary& 
   std::printf("  cpu api calls %9lld  (runtime %lld, driver %lld)\n",
               static_cast<long long>(s.runtime_calls + s.driver_calls),
               static_cast<long long>(s.runtime_calls), static_cast<long long>(s.driver_calls));
-  std::printf("  kernels       %9lld\n", static_cast<long long>(s.kernels));
+  std::printf("  kernels       %9lld", static_cast<long long>(s.kernels));
+  if (s.kernels > 0) {
+    std::printf("  (launch geometry %.0f%%)",
+                100.0 * static_cast<double>(s.kernels_with_geometry) / static_cast<double>(s.kernels));
+  }
+  std::printf("\n");
   std::printf("  memcpys       %9lld\n", static_cast<long long>(s.memcpys));
   std::printf("  memsets       %9lld\n", static_cast<long long>(s.memsets));
   std::printf("  syncs         %9lld\n", static_cast<long long>(s.syncs));

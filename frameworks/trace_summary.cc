@@ -31,6 +31,7 @@ TraceSummary Summarize(const Trace& trace, size_t top_kernels) {
     switch (g.kind()) {
       case proto::GpuActivity::KERNEL: {
         ++s.kernels;
+        if (g.grid_x() > 0 && g.block_x() > 0) ++s.kernels_with_geometry;
         KernelStat& k = by_name[g.name_sid()];
         ++k.count;
         k.total_ns += g.end_ns() - g.start_ns();

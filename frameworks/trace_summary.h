@@ -32,6 +32,7 @@ struct TraceSummary {
   int64_t runtime_calls = 0;
   int64_t driver_calls = 0;
   int64_t kernels = 0;
+  int64_t kernels_with_geometry = 0;  // grid and block sizes known (retarget_gpu.lua)
   int64_t memcpys = 0;
   int64_t memsets = 0;
   int64_t syncs = 0;
