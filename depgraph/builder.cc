@@ -209,9 +209,10 @@ void BuildGpuTasks(Context& ctx) {
       s.measured_start_ns = op.start;
       s.bytes = a.bytes();
       if (a.kind() == proto::GpuActivity::KERNEL) {
-        s.geometry.blocks = int64_t{std::max(a.grid_x(), 1)} * std::max(a.grid_y(), 1) *
-                            std::max(a.grid_z(), 1);
-        if (a.grid_x() <= 0) s.geometry.blocks = 0;
+        // Unset y/z dimensions count as 1; an unset x means unknown.
+        s.geometry.blocks = a.grid_x() <= 0 ? 0
+                                            : int64_t{a.grid_x()} * std::max(a.grid_y(), 1) *
+                                                  std::max(a.grid_z(), 1);
         s.geometry.threads_per_block =
             a.block_x() <= 0 ? 0 : a.block_x() * std::max(a.block_y(), 1) * std::max(a.block_z(), 1);
         s.geometry.registers_per_thread = a.registers_per_thread();

@@ -66,15 +66,14 @@ void FillNode(const Graph& g, const Item& item, const RecordSizes& records, Chak
   const int64_t duration_us = RoundUs(item.end_ns) - RoundUs(item.start_ns);
   node->set_duration_micros(static_cast<uint64_t>(duration_us));
   if (duration_us == 0 && item.end_ns > item.start_ns) ++stats->zero_us_nodes;
+  Attr(node, "is_cpu_op")->set_bool_val(cpu);
   if (item.gap) {
     node->set_name(absl::StrCat("[gap] ", g.resource(g.resource_of(t)).name));
     node->set_type(chakra_et::COMP_NODE);
-    Attr(node, "is_cpu_op")->set_bool_val(cpu);
     ++stats->gap_nodes;
     return;
   }
   node->set_name(std::string(g.name(t)));
-  Attr(node, "is_cpu_op")->set_bool_val(cpu);
   if (cpu) {
     node->set_type(chakra_et::COMP_NODE);
     ++stats->cpu_nodes;

@@ -128,8 +128,9 @@ local function math_of(name)
   return "fp32"
 end
 
--- Peak for `math` on a GPU, falling back to what the hardware would use.
-local function peak(g, math)
+-- The math `g` runs `math` with: itself when it has a peak for it, else what
+-- the hardware would fall back to.
+local function supported_math(g, math)
   local t = g.tflops
   if t[math] then return math end
   if math == "bf16" and t.fp16 then return "fp16" end
@@ -168,7 +169,7 @@ end
 local groups = {}
 for name, sel in pairs(compute:group_by("name")) do
   local m = math_of(name)
-  local om, dm = peak(origin, m), peak(dest, m)
+  local om, dm = supported_math(origin, m), supported_math(dest, m)
   if om == "fp32" and dm == "fp32" and dest.tflops.tf32 and not origin.tflops.tf32 then
     local is_conv = C.name_has(name, CONV)
     if (is_conv and P.tf32_convs) or (not is_conv and P.tf32_matmul) then dm = "tf32" end

@@ -66,25 +66,39 @@ absl::Status ValidateGpuSpec(const GpuSpec& gpu) {
   return absl::OkStatus();
 }
 
-double WaveScaleFactor(const KernelGeometry& g, const GpuSpec& o, const GpuSpec& d, double gamma) {
+namespace {
+
+// The factor, and whether the kernel fits in one wave on both GPUs.
+struct Scaling {
+  double factor = 1;
+  bool single_wave = false;
+};
+
+Scaling Scale(const KernelGeometry& g, const GpuSpec& o, const GpuSpec& d, double gamma) {
   const bool use_peak = o.peak_tflops > 0 && d.peak_tflops > 0;
   const double compute = PerSmThroughput(o, use_peak) / PerSmThroughput(d, use_peak);
   const double bandwidth = o.memory_bandwidth_gbs / d.memory_bandwidth_gbs;
   if (!g.known()) {
     const double sms = static_cast<double>(o.sm_count) / d.sm_count;
-    return std::pow(bandwidth, gamma) * std::pow(sms * compute, 1 - gamma);
+    return {std::pow(bandwidth, gamma) * std::pow(sms * compute, 1 - gamma), false};
   }
   const int64_t w_o = int64_t{BlocksPerSm(o, g)} * o.sm_count;
   const int64_t w_d = int64_t{BlocksPerSm(d, g)} * d.sm_count;
   if (g.blocks <= w_o && g.blocks <= w_d) {
     const double per_sm = static_cast<double>(CeilDiv(g.blocks, d.sm_count)) /
                           static_cast<double>(CeilDiv(g.blocks, o.sm_count));
-    return std::pow(compute * per_sm, 1 - gamma);
+    return {std::pow(compute * per_sm, 1 - gamma), true};
   }
   const double waves = static_cast<double>(CeilDiv(g.blocks, w_d)) /
                        static_cast<double>(CeilDiv(g.blocks, w_o));
   const double per_block_bw = bandwidth * static_cast<double>(w_d) / static_cast<double>(w_o);
-  return waves * std::pow(per_block_bw, gamma) * std::pow(compute, 1 - gamma);
+  return {waves * std::pow(per_block_bw, gamma) * std::pow(compute, 1 - gamma), false};
+}
+
+}  // namespace
+
+double WaveScaleFactor(const KernelGeometry& g, const GpuSpec& o, const GpuSpec& d, double gamma) {
+  return Scale(g, o, d, gamma).factor;
 }
 
 absl::StatusOr<RetargetStats> RetargetKernels(Graph& g, const Selection& s, const GpuSpec& origin,
@@ -96,7 +110,7 @@ absl::StatusOr<RetargetStats> RetargetKernels(Graph& g, const Selection& s, cons
   }
   RetargetStats stats;
   // Keyed by the interned geometry's address: stable while nothing interns.
-  absl::flat_hash_map<const KernelGeometry*, double> factor_of;
+  absl::flat_hash_map<const KernelGeometry*, Scaling> scaling_of;
   for (TaskId t : s) {
     if (g.removed(t)) continue;
     if (g.kind(t) != TaskKind::kKernel) {
@@ -104,17 +118,14 @@ absl::StatusOr<RetargetStats> RetargetKernels(Graph& g, const Selection& s, cons
       continue;
     }
     const KernelGeometry& geo = g.geometry(t);
-    auto [it, inserted] = factor_of.try_emplace(&geo, 0.0);
-    if (inserted) it->second = WaveScaleFactor(geo, origin, dest, gamma);
+    auto [it, inserted] = scaling_of.try_emplace(&geo);
+    if (inserted) it->second = Scale(geo, origin, dest, gamma);
     ++stats.kernels;
-    if (!geo.known()) {
-      ++stats.unknown_geometry;
-    } else if (geo.blocks <= int64_t{BlocksPerSm(origin, geo)} * origin.sm_count &&
-               geo.blocks <= int64_t{BlocksPerSm(dest, geo)} * dest.sm_count) {
-      ++stats.single_wave;
-    }
+    if (!geo.known()) ++stats.unknown_geometry;
+    if (it->second.single_wave) ++stats.single_wave;
     const int64_t before = g.duration_ns(t);
-    const int64_t after = static_cast<int64_t>(std::nearbyint(static_cast<double>(before) * it->second));
+    const int64_t after =
+        static_cast<int64_t>(std::nearbyint(static_cast<double>(before) * it->second.factor));
     g.set_duration_ns(t, after);
     stats.before_ns += before;
     stats.after_ns += after;
