@@ -1,6 +1,7 @@
 // KinetoTraceBuilder's whole-trace steps (everything Finish() runs except
 // range inference, which lives in kineto_ranges.cc).
 #include <algorithm>
+#include <iterator>
 #include <string>
 #include <tuple>
 
@@ -110,19 +111,27 @@ std::vector<FwdBwdLink> KinetoTraceBuilder::BuildFlows() {
 void KinetoTraceBuilder::BuildCollectivesFromAnnotations() {
   // Older traces have "nccl:all_reduce" annotations with a record_param_comms
   // op that carries no args; newer ones nest a record_param_comms with the
-  // sizes inside. Take the annotation only when no sized collective lies in
-  // it, so each call is counted once.
+  // sizes inside, or (PyTorch 2.x, HTA's nccl_data) the annotation inside the
+  // sized record_param_comms. Take the annotation only when no sized
+  // collective on its thread lies in it or around it, so each call is
+  // counted once.
   proto::TraceChunk& ev = trace_.events();
-  using Key = std::tuple<int64_t, int64_t, int64_t>;  // pid, tid, start
+  using Key = std::tuple<int64_t, int64_t, int64_t, int64_t>;  // pid, tid, start, end
   std::vector<Key> sized;
   sized.reserve(ev.collectives_size());
-  for (const proto::Collective& c : ev.collectives()) sized.emplace_back(c.pid(), c.tid(), c.start_ns());
+  for (const proto::Collective& c : ev.collectives()) {
+    sized.emplace_back(c.pid(), c.tid(), c.start_ns(), c.end_ns());
+  }
   std::sort(sized.begin(), sized.end());
+  auto same_thread = [](const Key& k, const CommAnnotation& a) {
+    return std::get<0>(k) == a.pid && std::get<1>(k) == a.tid;
+  };
   for (const CommAnnotation& a : comm_annotations_) {
-    auto it = std::lower_bound(sized.begin(), sized.end(), Key{a.pid, a.tid, a.start_ns});
-    if (it != sized.end() && std::get<0>(*it) == a.pid && std::get<1>(*it) == a.tid &&
-        std::get<2>(*it) <= a.end_ns) {
-      continue;
+    auto it = std::lower_bound(sized.begin(), sized.end(), Key{a.pid, a.tid, a.start_ns, 0});
+    if (it != sized.end() && same_thread(*it, a) && std::get<2>(*it) <= a.end_ns) continue;
+    if (it != sized.begin() && same_thread(*std::prev(it), a) &&
+        std::get<3>(*std::prev(it)) >= a.end_ns) {
+      continue;  // the latest sized call starting before the annotation encloses it
     }
     proto::Collective* c = ev.add_collectives();
     c->set_name_sid(a.name_sid);

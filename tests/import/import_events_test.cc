@@ -1,8 +1,10 @@
 // Unit tests of the Kineto importer, one event kind at a time, on small
 // hand-written JSON documents.
 #include <string>
+#include <vector>
 
 #include "frameworks/kineto/kineto_importer.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/import/import_test_util.h"
 
@@ -267,6 +269,19 @@ TEST(ImportEvents, PhaseMarkersAndSequenceNumbers) {
   EXPECT_EQ(phase["aten::add_"], proto::UPDATE);
   ASSERT_EQ(t.events().collectives_size(), 1);
   EXPECT_EQ(Str(t, t.events().collectives(0).name_sid()), "all_reduce");
+}
+
+// PyTorch 2.x (HTA's nccl_data): the annotation opens inside the sized call.
+TEST(ImportEvents, AnnotationInsideRecordParamCommsIsTheSameCall) {
+  Trace t = ImportEvents(
+      R"J({"ph":"X","cat":"cpu_op","name":"record_param_comms","pid":1,"tid":1,"ts":0,"dur":50,)J"
+      R"J("args":{"Collective name":"broadcast","In msg nelems":10,"dtype":"Float"}},)J"
+      R"J({"ph":"X","cat":"user_annotation","name":"nccl:broadcast","pid":1,"tid":1,"ts":5,"dur":30},)J"
+      R"J({"ph":"X","cat":"user_annotation","name":"nccl:all_reduce","pid":1,"tid":1,"ts":90,"dur":30})J");
+  ASSERT_EQ(t.events().collectives_size(), 2) << "the nested annotation is not a second call";
+  std::vector<std::string> names;
+  for (const proto::Collective& c : t.events().collectives()) names.push_back(Str(t, c.name_sid()));
+  EXPECT_THAT(names, ::testing::UnorderedElementsAre("broadcast", "all_reduce"));
 }
 
 TEST(ImportEvents, CollectiveFromRecordParamComms) {
