@@ -1,11 +1,12 @@
 // `reverie export TRACE --chakra PREFIX [--ranks N] [--script FILE ...]
-// [--set [SCRIPT.]KEY=VALUE ...]`: writes the dependency graph, as simulated,
-// as Chakra execution traces PREFIX.0.et .. PREFIX.(N-1).et for ASTRA-sim
+// [--set [SCRIPT.]KEY=VALUE ...] [--lua-budget N] [--lua-memory-mb N]
+// [--no-sandbox]`: writes the dependency graph, as simulated, as Chakra
+// execution traces PREFIX.0.et .. PREFIX.(N-1).et for ASTRA-sim
 // (export/chakra.h has the mapping). Without --script the graph is the
 // baseline; with scripts it is the graph they produce, loaded and run exactly
-// as `reverie predict` does (cli/cmd_report_scripts.h). Every rank gets the
-// same graph: a data-parallel what-if (ddp.lua workers=N with --ranks N) is
-// symmetric.
+// as `reverie predict` does, with the same script flags (cli/script_args.h,
+// cli/cmd_report_scripts.h). Every rank gets the same graph: a data-parallel
+// what-if (ddp.lua workers=N with --ranks N) is symmetric.
 //
 // stdout: one line per file written with its node and dependency counts;
 // what the format could not express goes to stderr as notes, as do how many
@@ -14,9 +15,7 @@
 // naming the file, exit 2; an output path that is one of the inputs is
 // refused before anything is read or written.
 #include <cstdio>
-#include <filesystem>
 #include <string>
-#include <system_error>
 #include <utility>
 #include <vector>
 
@@ -24,6 +23,8 @@
 #include "absl/strings/str_cat.h"
 #include "cli/cmd_report_scripts.h"
 #include "cli/command.h"
+#include "cli/paths.h"
+#include "cli/script_args.h"
 #include "export/chakra.h"
 #include "scripts/script_runner.h"
 
@@ -31,15 +32,15 @@ namespace reverie::cli {
 namespace {
 
 constexpr char kUsage[] =
-    "export TRACE --chakra PREFIX [--ranks N] [--script FILE ...] [--set [SCRIPT.]KEY=VALUE ...]";
+    "export TRACE --chakra PREFIX [--ranks N] [--script FILE ...] [--set [SCRIPT.]KEY=VALUE ...] "
+    "[--lua-budget N] [--lua-memory-mb N] [--no-sandbox]";
 constexpr int kMaxRanks = 65536;
 
 struct Options {
   std::string trace;
   std::string prefix;
   int ranks = 1;
-  std::vector<std::string> scripts;
-  std::vector<std::pair<std::string, std::string>> sets;
+  ScriptArgs script;
 };
 
 bool ParseArgs(const std::vector<std::string>& args, Options* o, std::string* error) {
@@ -54,7 +55,9 @@ bool ParseArgs(const std::vector<std::string>& args, Options* o, std::string* er
       return true;
     };
     std::string v;
-    if (a == "--chakra") {
+    if (ConsumeScriptArg("export", args, &i, &o->script, error)) {
+      if (!error->empty()) return false;
+    } else if (a == "--chakra") {
       if (!value(&o->prefix)) return false;
       if (o->prefix.empty()) {
         *error = "export: --chakra needs a non-empty PREFIX";
@@ -67,17 +70,6 @@ bool ParseArgs(const std::vector<std::string>& args, Options* o, std::string* er
                               "'");
         return false;
       }
-    } else if (a == "--script") {
-      if (!value(&v)) return false;
-      o->scripts.push_back(v);
-    } else if (a == "--set") {
-      if (!value(&v)) return false;
-      absl::StatusOr<std::pair<std::string, std::string>> kv = lua::ParseSetting(v);
-      if (!kv.ok()) {
-        *error = absl::StrCat("export: ", kv.status().message());
-        return false;
-      }
-      o->sets.push_back(std::move(*kv));
     } else if (a.size() > 1 && a[0] == '-') {
       *error = absl::StrCat("export: unknown option '", a, "' (usage: reverie ", kUsage, ")");
       return false;
@@ -96,24 +88,11 @@ bool ParseArgs(const std::vector<std::string>& args, Options* o, std::string* er
     *error = "export: give --chakra PREFIX (writes PREFIX.0.et, PREFIX.1.et, ...)";
     return false;
   }
-  if (!o->sets.empty() && o->scripts.empty()) {
+  if (!o->script.settings.empty() && o->script.scripts.empty()) {
     *error = "export: --set needs a --script to apply to";
     return false;
   }
   return true;
-}
-
-// Whether two paths name the same file (or would, once `a` is created).
-bool SameFile(const std::string& a, const std::string& b) {
-  std::error_code ec;
-  if (std::filesystem::exists(a, ec) && std::filesystem::exists(b, ec)) {
-    return std::filesystem::equivalent(a, b, ec);
-  }
-  const auto ca = std::filesystem::weakly_canonical(a, ec);
-  if (ec) return a == b;
-  const auto cb = std::filesystem::weakly_canonical(b, ec);
-  if (ec) return a == b;
-  return ca == cb;
 }
 
 void PrintNotes(const exporter::ChakraTrace& trace) {
@@ -174,7 +153,7 @@ int RunExport(const std::vector<std::string>& args) {
   Options opt;
   std::string error;
   if (!ParseArgs(args, &opt, &error)) return BadInput(error);
-  std::vector<std::string> inputs = opt.scripts;
+  std::vector<std::string> inputs = opt.script.scripts;
   inputs.push_back(opt.trace);
   for (int r = 0; r < opt.ranks; ++r) {
     const std::string out = exporter::ChakraRankPath(opt.prefix, r);
@@ -191,9 +170,8 @@ int RunExport(const std::vector<std::string>& args) {
   const depgraph::Graph* graph = &(*base)->graph;
   const depgraph::SimResult* sim = &(*base)->baseline;
   report_scripts::Prediction predicted;
-  if (!opt.scripts.empty()) {
-    absl::StatusOr<report_scripts::Prediction> p =
-        report_scripts::Predict(**base, opt.scripts, opt.sets);
+  if (!opt.script.scripts.empty()) {
+    absl::StatusOr<report_scripts::Prediction> p = report_scripts::Predict(**base, opt.script);
     if (!p.ok()) return BadInput(std::string(p.status().message()));
     predicted = std::move(*p);
     graph = &predicted.graph;

@@ -1,13 +1,12 @@
 // `reverie import IN -o OUT.pb`: converts any supported trace (Kineto JSON,
 // .json.gz, or .pb) to reverie's .pb format.
 #include <cstdio>
-#include <filesystem>
 #include <string>
-#include <system_error>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "cli/command.h"
+#include "cli/paths.h"
 #include "frameworks/trace_loader.h"
 #include "proto/trace_io.h"
 
@@ -15,16 +14,6 @@ namespace reverie::cli {
 namespace {
 
 constexpr char kUsage[] = "import IN -o OUT.pb";
-
-// True when `a` and `b` name the same file (or would, once `b` exists).
-bool SameFile(const std::string& a, const std::string& b) {
-  std::error_code ec;
-  if (std::filesystem::equivalent(a, b, ec) && !ec) return true;
-  const auto ca = std::filesystem::weakly_canonical(a, ec);
-  if (ec) return false;
-  const auto cb = std::filesystem::weakly_canonical(b, ec);
-  return !ec && ca == cb;
-}
 
 int RunImport(const std::vector<std::string>& args) {
   std::string in, out;

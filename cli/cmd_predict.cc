@@ -1,10 +1,13 @@
 // `reverie predict TRACE --script FILE [--script FILE ...] [--set k=v ...]
-// [--json] [--top N]`: Daydream's what-if question. Builds the dependency
-// graph, simulates it unchanged (the baseline), applies the optimization
-// scripts in order (scripts/script_runner.h: each atomic, on a copy), then
-// simulates the result and reports predicted vs baseline iteration time,
-// where the time goes (CPU only / GPU only / overlap), per-phase and
-// per-layer busy-time deltas, and what the scripts changed.
+// [--json] [--top N] [--lua-budget N] [--lua-memory-mb N] [--no-sandbox]`:
+// Daydream's what-if question. Builds the dependency graph, simulates it
+// unchanged (the baseline), applies the optimization scripts in order
+// (scripts/script_runner.h: each atomic, on a copy; the script flags and the
+// prediction are shared with the other script commands, cli/script_args.h
+// and cli/cmd_report_scripts.h), then simulates the result and reports
+// predicted vs baseline iteration time, where the time goes (CPU only / GPU
+// only / overlap), per-phase and per-layer busy-time deltas, and what the
+// scripts changed.
 //
 // Both times are simulated, so the speedup compares like with like; `reverie
 // replay` shows how close the baseline simulation is to the measured trace.
@@ -24,6 +27,8 @@
 #include "cli/command.h"
 #include "cli/cmd_report_scripts.h"
 #include "cli/json_writer.h"
+#include "cli/paths.h"
+#include "cli/script_args.h"
 #include "depgraph/breakdown.h"
 #include "depgraph/builder.h"
 #include "depgraph/simulator.h"
@@ -44,21 +49,10 @@ constexpr char kUsage[] =
 
 struct Options {
   std::string trace;
-  std::vector<std::string> scripts;
-  std::vector<std::pair<std::string, std::string>> sets;
+  ScriptArgs script;
   bool json = false;
   int top = 10;
-  lua::EngineLimits limits;
 };
-
-// Reports a failure: the first line always; Lua's traceback only in text mode.
-int Fail(const absl::Status& s, bool json) {
-  const std::string msg(s.message());
-  const size_t nl = msg.find('\n');
-  BadInput(msg.substr(0, nl));
-  if (!json && nl != std::string::npos) std::fprintf(stderr, "%s\n", msg.substr(nl + 1).c_str());
-  return kExitBadInput;
-}
 
 bool ParseArgs(const std::vector<std::string>& args, Options* o, std::string* error) {
   auto value = [&](size_t& i, const std::string& flag, std::string* out) {
@@ -72,31 +66,18 @@ bool ParseArgs(const std::vector<std::string>& args, Options* o, std::string* er
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
     std::string v;
-    if (a == "--json") {
+    if (ConsumeScriptArg("predict", args, &i, &o->script, error)) {
+      if (!error->empty()) return false;
+    } else if (a == "--json") {
       o->json = true;
-    } else if (a == "--no-sandbox") {
-      o->limits.sandbox = false;
-    } else if (a == "--script") {
-      if (!value(i, a, &v)) return false;
-      o->scripts.push_back(v);
-    } else if (a == "--set") {
-      if (!value(i, a, &v)) return false;
-      absl::StatusOr<std::pair<std::string, std::string>> kv = lua::ParseSetting(v);
-      if (!kv.ok()) {
-        *error = "predict: " + std::string(kv.status().message());
-        return false;
-      }
-      o->sets.push_back(*kv);
-    } else if (a == "--top" || a == "--lua-budget" || a == "--lua-memory-mb") {
+    } else if (a == "--top") {
       if (!value(i, a, &v)) return false;
       int64_t n = 0;
       if (!absl::SimpleAtoi(v, &n) || n <= 0) {
         *error = "predict: " + a + " expects a positive integer, got '" + v + "'";
         return false;
       }
-      if (a == "--top") o->top = static_cast<int>(std::min<int64_t>(n, 1000000));
-      if (a == "--lua-budget") o->limits.instruction_budget = n;
-      if (a == "--lua-memory-mb") o->limits.memory_limit_bytes = static_cast<size_t>(n) << 20;
+      o->top = static_cast<int>(std::min<int64_t>(n, 1000000));
     } else if (!a.empty() && a[0] == '-') {
       *error = "predict: unknown option '" + a + "' (usage: " + kUsage + ")";
       return false;
@@ -111,7 +92,7 @@ bool ParseArgs(const std::vector<std::string>& args, Options* o, std::string* er
     *error = std::string("predict: missing TRACE (usage: ") + kUsage + ")";
     return false;
   }
-  if (o->scripts.empty()) {
+  if (o->script.scripts.empty()) {
     *error = "predict: give at least one --script (e.g. --script amp.lua)";
     return false;
   }
@@ -208,7 +189,7 @@ struct Result {
   const Graph* pred_graph;
   const SimResult* base;
   const SimResult* pred;
-  const lua::ScriptRunner* runner;
+  const report_scripts::Prediction* prediction;
   std::vector<GroupDelta> phases, layers;
   depgraph::TimeSplit base_split, pred_split;
   std::vector<double> base_iter_us, pred_iter_us;
@@ -256,7 +237,7 @@ void PrintJson(const Result& r) {
   w.BeginObject();
   w.Field("trace", r.opt->trace);
   w.Key("scripts").BeginArray();
-  for (const lua::ScriptReport& s : r.runner->reports()) {
+  for (const lua::ScriptReport& s : r.prediction->reports) {
     w.BeginObject();
     w.Field("name", s.script.display_name);
     w.Field("path", s.script.path);
@@ -286,12 +267,12 @@ void PrintJson(const Result& r) {
     w.EndObject();
   }
   w.EndArray();
-  w.Field("schedule_policy", r.runner->schedule().description);
+  w.Field("schedule_policy", r.prediction->schedule_description);
   w.Field("baseline_us", base_us);
   w.Field("predicted_us", pred_us);
   w.Field("speedup", pred_us > 0 ? base_us / pred_us : 0.0);
   w.Key("changes");
-  WriteChanges(w, r.runner->total_changes());
+  WriteChanges(w, r.prediction->changes);
   w.Key("iterations").BeginArray();
   const size_t n = std::min(r.base->iterations.size(), r.pred->iterations.size());
   for (size_t i = 0; i < n; ++i) {
@@ -320,7 +301,7 @@ void PrintText(const Result& r) {
   const double base_us = MeanUs(r.base_iter_us);
   const double pred_us = MeanUs(r.pred_iter_us);
   std::printf("trace: %s\n", r.opt->trace.c_str());
-  for (const lua::ScriptReport& s : r.runner->reports()) {
+  for (const lua::ScriptReport& s : r.prediction->reports) {
     std::printf("script: %s", s.script.display_name.c_str());
     const char* sep = " (";
     for (const lua::ParamValue& p : s.params) {
@@ -336,8 +317,8 @@ void PrintText(const Result& r) {
                 static_cast<long long>(s.changes.edges_removed),
                 static_cast<long long>(s.changes.resources_added));
   }
-  if (r.runner->schedule().kind != transforms::ScheduleChoice::Kind::kEarliestReady) {
-    std::printf("schedule policy: %s\n", r.runner->schedule().description.c_str());
+  if (r.prediction->schedule_kind != transforms::ScheduleChoice::Kind::kEarliestReady) {
+    std::printf("schedule policy: %s\n", r.prediction->schedule_description.c_str());
   }
   std::printf("\nbaseline (simulated)  %14.1f us per iteration\n", base_us);
   std::printf("predicted             %14.1f us per iteration\n", pred_us);
@@ -383,29 +364,29 @@ int RunPredict(const std::vector<std::string>& raw_args) {
   Options opt;
   std::string error;
   if (!ParseArgs(args, &opt, &error)) return BadInput(error);
+  if (!timeline.empty()) {
+    std::vector<std::string> inputs = opt.script.scripts;
+    inputs.push_back(opt.trace);
+    if (std::string why = OverwritesInput(timeline, inputs); !why.empty()) return BadInput(why);
+  }
   absl::StatusOr<std::unique_ptr<report_scripts::LoadedTrace>> loaded =
       report_scripts::LoadAndSimulate(opt.trace);
   if (!loaded.ok()) return BadInput(std::string(loaded.status().message()));
   const Graph* graph = &(*loaded)->graph;
   const SimResult* base = &(*loaded)->baseline;
-  const transforms::ModelInfo& model = (*loaded)->model;
 
-  lua::RunnerOptions ro;
-  ro.limits = opt.limits;
-  ro.settings = opt.sets;
-  lua::ScriptRunner runner(std::move(ro));
-  Graph predicted = *graph;
-  if (absl::Status s = runner.Run(opt.scripts, model, &predicted); !s.ok()) {
-    return Fail(s, opt.json);
+  std::string traceback;
+  absl::StatusOr<report_scripts::Prediction> prediction =
+      report_scripts::Predict(**loaded, opt.script, &traceback);
+  if (!prediction.ok()) {
+    // The first line always; Lua's traceback only in text mode.
+    BadInput(std::string(prediction.status().message()));
+    if (!opt.json && !traceback.empty()) std::fprintf(stderr, "%s\n", traceback.c_str());
+    return kExitBadInput;
   }
-  depgraph::SimOptions so;
-  so.policy = runner.schedule().policy();
-  absl::StatusOr<SimResult> pred = depgraph::Simulate(predicted, so);
-  if (!pred.ok()) {
-    return BadInput("cannot simulate the transformed graph: " + std::string(pred.status().message()));
-  }
-  if (absl::Status s = runner.policy_status(); !s.ok()) return Fail(s, opt.json);
-  if (absl::Status s = report::MaybeWriteTimeline(timeline, *graph, *base, &predicted, &*pred);
+  const Graph& predicted = prediction->graph;
+  const SimResult* pred = &prediction->sim;
+  if (absl::Status s = report::MaybeWriteTimeline(timeline, *graph, *base, &predicted, pred);
       !s.ok()) {
     return BadInput(std::string(s.message()));
   }
@@ -413,8 +394,8 @@ int RunPredict(const std::vector<std::string>& raw_args) {
   const depgraph::GraphBreakdown bb = depgraph::ComputeBreakdown(*graph, *base);
   const depgraph::GraphBreakdown pb = depgraph::ComputeBreakdown(predicted, *pred);
   const double iters = static_cast<double>(std::max<size_t>(1, base->iterations.size()));
-  Result r{&opt,         &*graph,        &predicted,   &*base,
-           &*pred,       &runner,        {},           {},
+  Result r{&opt,          graph,         &predicted,  base,
+           pred,          &*prediction,  {},          {},
            MeanSplit(bb), MeanSplit(pb), IterationTimesUs(*base), IterationTimesUs(*pred)};
   r.phases = Deltas(bb.by_phase, pb.by_phase, iters);
   r.layers = TopByDelta(Deltas(bb.by_layer, pb.by_layer, iters), opt.top);

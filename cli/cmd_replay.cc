@@ -10,6 +10,7 @@
 #include "absl/strings/str_format.h"
 #include "cli/command.h"
 #include "cli/json_writer.h"
+#include "cli/paths.h"
 #include "depgraph/breakdown.h"
 #include "depgraph/builder.h"
 #include "depgraph/critical_path.h"
@@ -195,6 +196,9 @@ int RunReplay(const std::vector<std::string>& raw_args) {
     }
   }
   if (path.empty()) return BadInput("replay: missing TRACE (usage: replay TRACE [--json] [--critical-path] [--timeline OUT.json])");
+  if (!timeline.empty()) {
+    if (std::string why = OverwritesInput(timeline, {path}); !why.empty()) return BadInput(why);
+  }
   Stopwatch clock;
   absl::StatusOr<Trace> trace = LoadTraceFile(path);
   clock.Lap("load");

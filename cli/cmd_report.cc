@@ -1,8 +1,10 @@
 // `reverie report TRACE --script F [--script F ...] [--set k=v ...] -o OUT.html
-//  [--timeline OUT.json] [--top N]`: one self-contained HTML page with the
-// baseline, each script's prediction (and, with several scripts, all of them
-// applied in order), charts, top changed layers and kernels, the critical
-// path and the anomaly counters (report/html.h).
+//  [--timeline OUT.json] [--top N] [--lua-budget N] [--lua-memory-mb N]
+//  [--no-sandbox]`: one self-contained HTML page with the baseline, each
+// script's prediction (and, with several scripts, all of them applied in
+// order), charts, top changed layers and kernels, the critical path and the
+// anomaly counters (report/html.h). The script flags are predict's
+// (cli/script_args.h); every run gets the same --set values and limits.
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -15,6 +17,8 @@
 #include "absl/strings/str_join.h"
 #include "cli/cmd_report_scripts.h"
 #include "cli/command.h"
+#include "cli/paths.h"
+#include "cli/script_args.h"
 #include "report/assemble.h"
 #include "report/html.h"
 #include "report/progress.h"
@@ -24,7 +28,8 @@ namespace reverie::cli {
 namespace {
 
 constexpr char kUsage[] =
-    "report TRACE --script F [--script F ...] [--set k=v ...] -o OUT.html [--timeline OUT.json]";
+    "report TRACE --script F [--script F ...] [--set [SCRIPT.]KEY=VALUE ...] -o OUT.html "
+    "[--timeline OUT.json] [--top N] [--lua-budget N] [--lua-memory-mb N] [--no-sandbox]";
 
 int RunReport(const std::vector<std::string>& raw_args) {
   std::vector<std::string> args = raw_args;
@@ -33,9 +38,10 @@ int RunReport(const std::vector<std::string>& raw_args) {
     return BadInput(absl::StrCat("report: ", s.message()));
   }
   std::string trace_path, out_path;
-  std::vector<std::string> scripts;
-  std::vector<std::pair<std::string, std::string>> settings;
+  ScriptArgs script_args;
+  const std::vector<std::string>& scripts = script_args.scripts;
   int top_n = 15;
+  std::string error;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
     auto value = [&](std::string* v) {
@@ -44,14 +50,8 @@ int RunReport(const std::vector<std::string>& raw_args) {
       return true;
     };
     std::string v;
-    if (a == "--script") {
-      if (!value(&v)) return BadInput("report: --script needs a file");
-      scripts.push_back(v);
-    } else if (a == "--set") {
-      if (!value(&v)) return BadInput("report: --set needs key=value");
-      absl::StatusOr<std::pair<std::string, std::string>> kv = lua::ParseSetting(v);
-      if (!kv.ok()) return BadInput(absl::StrCat("report: ", kv.status().message()));
-      settings.push_back(std::move(*kv));
+    if (ConsumeScriptArg("report", args, &i, &script_args, &error)) {
+      if (!error.empty()) return BadInput(error);
     } else if (a == "-o" || a == "--output") {
       if (!value(&out_path)) return BadInput("report: -o needs an output path");
     } else if (a == "--top") {
@@ -71,6 +71,14 @@ int RunReport(const std::vector<std::string>& raw_args) {
   if (trace_path.empty())
     return BadInput(absl::StrCat("report: missing TRACE (usage: reverie ", kUsage, ")"));
   if (out_path.empty()) return BadInput("report: missing -o OUT.html");
+  {
+    std::vector<std::string> inputs = scripts;
+    inputs.push_back(trace_path);
+    for (const std::string& out : {out_path, timeline}) {
+      if (out.empty()) continue;
+      if (std::string why = OverwritesInput(out, inputs); !why.empty()) return BadInput(why);
+    }
+  }
 
   absl::StatusOr<std::unique_ptr<report_scripts::LoadedTrace>> base =
       report_scripts::LoadAndSimulate(trace_path);
@@ -93,12 +101,13 @@ int RunReport(const std::vector<std::string>& raw_args) {
   in.build_counters = &lt.stats.counters;
   in.baseline = &lt.graph;
   in.baseline_sim = &lt.baseline;
-  in.settings = settings;
+  in.settings = script_args.settings;
   report::Progress progress("predicting", static_cast<int>(runs.size()));
   for (size_t i = 0; i < runs.size(); ++i) {
     progress.Update(static_cast<int>(i), runs[i].first);
-    absl::StatusOr<report_scripts::Prediction> p =
-        report_scripts::Predict(lt, runs[i].second, settings);
+    ScriptArgs run_args = script_args;
+    run_args.scripts = runs[i].second;
+    absl::StatusOr<report_scripts::Prediction> p = report_scripts::Predict(lt, run_args);
     report::PredictedRun run;
     run.name = runs[i].first;
     if (!p.ok()) {

@@ -1,8 +1,10 @@
 // File: cli/cmd_report_scripts.h
 //
-// Shared by `reverie predict`, `reverie report` and `reverie sweep`: load a trace, build and simulate its graph, and predict the
-// effect of one or more optimization scripts run in order with the Lua
-// engine. Header-only because cli/ compiles command files straight into the
+// Shared by every command that runs scripts (`reverie predict`, `report`,
+// `sweep`, `export`): load a trace, build and simulate its graph, and predict
+// the effect of one or more optimization scripts run in order with the Lua
+// engine, under the limits of the command's script flags (cli/script_args.h).
+// Header-only because cli/ compiles command files straight into the
 // executable (command.h), so there is no cli library to put it in.
 //
 // Errors are one line naming the file (trace or script).
@@ -11,6 +13,7 @@
 
 #include <memory>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -18,6 +21,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
 #include "base/sv.h"
+#include "cli/script_args.h"
 #include "depgraph/builder.h"
 #include "depgraph/graph.h"
 #include "depgraph/simulator.h"
@@ -38,11 +42,16 @@ struct LoadedTrace {
   transforms::ModelInfo model;
 };
 
+// What the scripts did, copied out of the ScriptRunner so that no Lua state
+// outlives Predict (a custom schedule policy is only needed while simulating).
 struct Prediction {
   depgraph::Graph graph;
   depgraph::SimResult sim;
-  transforms::ChangeSummary changes;
-  std::vector<std::string> log;
+  transforms::ChangeSummary changes;       // all scripts together
+  std::vector<lua::ScriptReport> reports;  // per script: parameters, log, changes
+  transforms::ScheduleChoice::Kind schedule_kind = transforms::ScheduleChoice::Kind::kEarliestReady;
+  std::string schedule_description = "earliest_ready";
+  std::vector<std::string> log;            // every script's log lines, in order
 };
 
 inline std::string OneLine(std::string_view s) {
@@ -79,29 +88,50 @@ inline absl::StatusOr<std::unique_ptr<LoadedTrace>> LoadAndSimulate(const std::s
   return out;
 }
 
-// Runs `scripts` in order on a copy of the baseline graph (the library's
-// ScriptRunner: same lookup and --set rules as `reverie predict`), then
-// simulates with the schedule policy the scripts chose.
-inline absl::StatusOr<Prediction> Predict(
-    const LoadedTrace& base, const std::vector<std::string>& scripts,
-    const std::vector<std::pair<std::string, std::string>>& settings) {
+// Runs args.scripts in order on a copy of the baseline graph (the library's
+// ScriptRunner) with args.settings and args.limits (instruction budget,
+// memory cap, sandbox), then simulates with the schedule policy the scripts
+// chose. Every command predicts through here, so the script flags
+// (cli/script_args.h) mean the same everywhere.
+//
+// Errors are one line naming the script (a Lua error: "file.lua:LINE: ...");
+// when `traceback` is given it receives the lines after the first (Lua's
+// stack traceback), for callers that show it.
+inline absl::StatusOr<Prediction> Predict(const LoadedTrace& base, const ScriptArgs& args,
+                                          std::string* traceback = nullptr) {
+  auto script_error = [traceback](const absl::Status& s) {
+    const std::string_view msg = StdSv(s.message());
+    const size_t nl = msg.find('\n');
+    if (traceback != nullptr && nl != std::string_view::npos) {
+      *traceback = std::string(msg.substr(nl + 1));
+    }
+    return absl::Status(s.code(), OneLine(msg));
+  };
   lua::RunnerOptions options;
-  options.settings = settings;
+  options.limits = args.limits;
+  options.settings = args.settings;
   lua::ScriptRunner runner(std::move(options));
   Prediction p;
   p.graph = base.graph;
-  if (absl::Status s = runner.Run(scripts, base.model, &p.graph); !s.ok()) {
-    return absl::Status(s.code(), OneLine(StdSv(s.message())));
+  if (absl::Status s = runner.Run(args.scripts, base.model, &p.graph); !s.ok()) {
+    return script_error(s);
   }
   depgraph::SimOptions opts;
   opts.policy = runner.schedule().policy();
   absl::StatusOr<depgraph::SimResult> sim = depgraph::Simulate(p.graph, opts);
-  if (!sim.ok()) return Named(scripts.empty() ? base.path : scripts.back(), sim.status());
-  if (absl::Status s = runner.policy_status(); !s.ok()) {
-    return absl::Status(s.code(), OneLine(StdSv(s.message())));
+  // A Lua schedule key that failed explains a failed simulation best.
+  if (absl::Status s = runner.policy_status(); !s.ok()) return script_error(s);
+  if (!sim.ok()) {
+    return Named(args.scripts.empty() ? base.path : args.scripts.back(),
+                 absl::Status(sim.status().code(),
+                              absl::StrCat("cannot simulate the transformed graph: ",
+                                           sim.status().message())));
   }
   p.sim = std::move(*sim);
   p.changes = runner.total_changes();
+  p.reports = runner.reports();
+  p.schedule_kind = runner.schedule().kind;
+  p.schedule_description = runner.schedule().description;
   for (const lua::ScriptReport& r : runner.reports()) {
     for (const std::string& line : r.log) p.log.push_back(line);
   }

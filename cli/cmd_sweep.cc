@@ -1,9 +1,14 @@
 // `reverie sweep TRACE --script F [--script F ...] --set k=v1,v2,... [--set ...]
-//  [--json] [--svg OUT.svg]`: predicts the iteration time at every point of
-// the cartesian grid of the --set values (scripts applied in order at each
-// point), prints a table (or JSON) of predicted time and speedup, and
-// optionally writes a line chart: x = the first parameter, one line per
-// combination of the others (report/sweep.h).
+//  [--json] [--svg OUT.svg] [--lua-budget N] [--lua-memory-mb N] [--no-sandbox]`:
+// predicts the iteration time at every point of the cartesian grid of the
+// --set values (scripts applied in order at each point), prints a table (or
+// JSON) of predicted time and speedup, and optionally writes a line chart:
+// x = the first parameter, one line per combination of the others
+// (report/sweep.h).
+//
+// --script and the Lua limits are the shared script flags (cli/script_args.h);
+// --set is sweep's own, a comma list of values per key, so it is parsed
+// here before the shared flags are tried. Every point gets the same limits.
 #include <cstdio>
 #include <fstream>
 #include <map>
@@ -13,6 +18,8 @@
 #include "absl/strings/str_cat.h"
 #include "cli/cmd_report_scripts.h"
 #include "cli/command.h"
+#include "cli/paths.h"
+#include "cli/script_args.h"
 #include "report/progress.h"
 #include "report/sweep.h"
 
@@ -20,21 +27,22 @@ namespace reverie::cli {
 namespace {
 
 constexpr char kUsage[] =
-    "sweep TRACE --script F --set k=v1,v2,... [--set ...] [--json] [--svg OUT.svg]";
+    "sweep TRACE --script F [--script F ...] --set [SCRIPT.]KEY=V1,V2,... [--set ...] [--json] "
+    "[--svg OUT.svg] [--lua-budget N] [--lua-memory-mb N] [--no-sandbox]";
 
 int RunSweep(const std::vector<std::string>& args) {
   std::string trace_path, svg_path;
-  std::vector<std::string> scripts;
+  ScriptArgs script_args;  // its settings stay empty: each grid point sets its own
+  const std::vector<std::string>& scripts = script_args.scripts;
   std::vector<report::SweepParam> params;
   bool json = false;
+  std::string error;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
-    if (a == "--script" || a == "--set" || a == "--svg") {
+    if (a == "--set" || a == "--svg") {
       if (i + 1 >= args.size()) return BadInput(absl::StrCat("sweep: ", a, " needs a value"));
       const std::string& v = args[++i];
-      if (a == "--script") {
-        scripts.push_back(v);
-      } else if (a == "--svg") {
+      if (a == "--svg") {
         svg_path = v;
       } else {
         absl::StatusOr<report::SweepParam> p = report::ParseSweepParam(v);
@@ -45,6 +53,8 @@ int RunSweep(const std::vector<std::string>& args) {
         }
         params.push_back(std::move(*p));
       }
+    } else if (ConsumeScriptArg("sweep", args, &i, &script_args, &error)) {
+      if (!error.empty()) return BadInput(error);
     } else if (a == "--json") {
       json = true;
     } else if (a.size() > 1 && a[0] == '-') {
@@ -61,6 +71,11 @@ int RunSweep(const std::vector<std::string>& args) {
     return BadInput(absl::StrCat("sweep: missing TRACE (usage: reverie ", kUsage, ")"));
   if (scripts.empty()) return BadInput("sweep: at least one --script is needed");
   if (params.empty()) return BadInput("sweep: at least one --set key=v1,v2,... is needed");
+  if (!svg_path.empty()) {
+    std::vector<std::string> inputs = scripts;
+    inputs.push_back(trace_path);
+    if (std::string why = OverwritesInput(svg_path, inputs); !why.empty()) return BadInput(why);
+  }
 
   absl::StatusOr<std::unique_ptr<report_scripts::LoadedTrace>> base =
       report_scripts::LoadAndSimulate(trace_path);
@@ -77,10 +92,11 @@ int RunSweep(const std::vector<std::string>& args) {
   int failed = 0;
   for (size_t i = 0; i < grid.size(); ++i) {
     progress.Update(static_cast<int>(i));
-    const std::vector<std::pair<std::string, std::string>> settings(grid[i].begin(), grid[i].end());
+    ScriptArgs point_args = script_args;
+    point_args.settings.assign(grid[i].begin(), grid[i].end());
     report::SweepPoint point;
     point.settings = grid[i];
-    absl::StatusOr<report_scripts::Prediction> p = report_scripts::Predict(lt, scripts, settings);
+    absl::StatusOr<report_scripts::Prediction> p = report_scripts::Predict(lt, point_args);
     if (p.ok()) {
       point.predicted_ns = p->sim.mean_iteration_ns();
     } else {

@@ -1,0 +1,43 @@
+// File: cli/paths.h
+//
+// Output paths checked against the inputs before anything is written, so that
+// no command overwrites a trace or script the user gave it. Header-only for
+// the reason cli/cmd_report_scripts.h gives.
+#ifndef REVERIE_CLI_PATHS_H_
+#define REVERIE_CLI_PATHS_H_
+
+#include <filesystem>
+#include <string>
+#include <system_error>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+
+namespace reverie::cli {
+
+// Whether two paths name the same file (or would, once the missing one is
+// created): symlinks and "./" spellings included.
+inline bool SameFile(const std::string& a, const std::string& b) {
+  std::error_code ec;
+  if (std::filesystem::exists(a, ec) && std::filesystem::exists(b, ec)) {
+    return std::filesystem::equivalent(a, b, ec);
+  }
+  const auto ca = std::filesystem::weakly_canonical(a, ec);
+  if (ec) return a == b;
+  const auto cb = std::filesystem::weakly_canonical(b, ec);
+  if (ec) return a == b;
+  return ca == cb;
+}
+
+// "" when `output` is none of `inputs`, else the one-line refusal.
+inline std::string OverwritesInput(const std::string& output,
+                                   const std::vector<std::string>& inputs) {
+  for (const std::string& in : inputs) {
+    if (SameFile(output, in)) return absl::StrCat(output, ": output would overwrite the input ", in);
+  }
+  return "";
+}
+
+}  // namespace reverie::cli
+
+#endif  // REVERIE_CLI_PATHS_H_
