@@ -69,4 +69,49 @@ KernelClass ClassifyKernelName(std::string_view name) {
   return KernelClass::kOther;
 }
 
+bool IsCommunicationTask(const Graph& g, TaskId t) {
+  if (g.kind(t) == TaskKind::kComm) return true;
+  return g.kind(t) == TaskKind::kKernel &&
+         ClassifyKernelName(g.name(t)) == KernelClass::kCommunication;
+}
+
+std::string_view CollectiveName(Collective c) {
+  switch (c) {
+    case Collective::kAllReduce: return "AllReduce";
+    case Collective::kReduceScatter: return "ReduceScatter";
+    case Collective::kAllGather: return "AllGather";
+    case Collective::kAllToAll: return "AllToAll";
+    case Collective::kBroadcast: return "Broadcast";
+    case Collective::kReduce: return "Reduce";
+    case Collective::kSendRecv: return "SendRecv";
+    case Collective::kOther: return "other";
+  }
+  return "other";
+}
+
+Collective CollectiveOfName(std::string_view name) {
+  // Separators vary ("AllReduce", "all_reduce", "all-reduce"): compare without them.
+  std::string s;
+  s.reserve(name.size());
+  for (char c : name) {
+    if (c == '_' || c == '-' || c == ' ') continue;
+    s.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
+  }
+  auto has = [&](std::string_view k) { return s.find(k) != std::string::npos; };
+  // "allreduce" and "reducescatter" contain "reduce": test them first.
+  if (has("allreduce")) return Collective::kAllReduce;
+  if (has("reducescatter")) return Collective::kReduceScatter;
+  if (has("allgather")) return Collective::kAllGather;
+  if (has("alltoall")) return Collective::kAllToAll;
+  if (has("broadcast")) return Collective::kBroadcast;
+  if (has("sendrecv") || has("ncclkernelsend") || has("ncclkernelrecv") ||
+      has("nccldevkernelsend") || has("nccldevkernelrecv")) {
+    return Collective::kSendRecv;
+  }
+  if (has("ncclkernelreduce") || has("nccldevkernelreduce") || has("nccl:reduce")) {
+    return Collective::kReduce;
+  }
+  return Collective::kOther;
+}
+
 }  // namespace reverie::depgraph

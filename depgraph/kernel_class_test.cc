@@ -34,5 +34,24 @@ TEST(KernelClassTest, EveryClassHasADistinctName) {
   }
 }
 
+TEST(KernelClassTest, CollectiveFromKernelAndRecordNames) {
+  EXPECT_EQ(CollectiveOfName("ncclKernel_AllReduce_RING_LL_Sum_float"), Collective::kAllReduce);
+  EXPECT_EQ(CollectiveOfName("ncclDevKernel_ReduceScatter_Sum_f32_RING_LL"),
+            Collective::kReduceScatter);
+  EXPECT_EQ(CollectiveOfName("ncclDevKernel_AllGather_RING_LL"), Collective::kAllGather);
+  EXPECT_EQ(CollectiveOfName("nccl:all_to_all"), Collective::kAllToAll);
+  EXPECT_EQ(CollectiveOfName("ncclKernel_Broadcast_RING_LL_Sum_int8_t"), Collective::kBroadcast);
+  EXPECT_EQ(CollectiveOfName("ncclKernel_Reduce_RING_LL_Sum_float"), Collective::kReduce);
+  EXPECT_EQ(CollectiveOfName("ncclKernel_SendRecv_RING_SIMPLE_Sum_int8_t(ncclDevComm*)"),
+            Collective::kSendRecv);
+  EXPECT_EQ(CollectiveOfName("all-reduce bucket 3"), Collective::kAllReduce);
+  EXPECT_EQ(CollectiveOfName("ncclDevKernel_Generic_4"), Collective::kOther);
+  for (int a = 0; a < kCollectiveCount; ++a) {
+    for (int b = a + 1; b < kCollectiveCount; ++b) {
+      EXPECT_NE(CollectiveName(Collective(a)), CollectiveName(Collective(b)));
+    }
+  }
+}
+
 }  // namespace
 }  // namespace reverie::depgraph

@@ -8,12 +8,44 @@
 
 namespace reverie::depgraph {
 
+std::vector<TaskId> AppendGraph(const Graph& src, const AppendMapping& m, Graph* dst) {
+  std::vector<TaskId> map(src.task_count());
+  for (uint32_t r = 0; r < src.resource_count(); ++r) {
+    for (TaskId t = src.first_on_resource(ResourceId(r)); t.valid(); t = src.next_on_resource(t)) {
+      TaskSpec s;
+      s.kind = src.kind(t);
+      s.name = src.name(t);
+      s.resource = m.resource[r];
+      s.duration_ns = src.duration_ns(t);
+      s.gap_ns = src.gap_ns(t);
+      s.layer = src.layer_of(t).valid() ? m.layer[src.layer_of(t).value()] : LayerId();
+      s.phase = src.phase(t);
+      s.iteration = src.iteration_of(t) < 0 ? -1 : m.iteration[src.iteration_of(t)];
+      s.measured_start_ns =
+          src.measured_start_ns(t) < 0 ? -1 : src.measured_start_ns(t) + m.measured_shift_ns;
+      s.bytes = src.bytes(t);
+      s.geometry = src.geometry(t);
+      map[t.value()] = dst->AppendTask(s);
+      dst->set_priority(map[t.value()], src.priority(t));
+    }
+  }
+  for (const Edge& e : src.edges()) {
+    if (e.removed) continue;
+    dst->AddEdge(map[e.src.value()], map[e.dst.value()], e.kind, e.delay_ns);
+  }
+  return map;
+}
+
 Graph ReplicateGraph(const Graph& graph, int copies) {
   Graph out;
-  for (uint32_t r = 0; r < graph.resource_count(); ++r) out.AddResource(graph.resource(ResourceId(r)));
+  std::vector<ResourceId> resources;
+  for (uint32_t r = 0; r < graph.resource_count(); ++r) {
+    resources.push_back(out.AddResource(graph.resource(ResourceId(r))));
+  }
+  std::vector<LayerId> layers;
   for (uint32_t l = 0; l < graph.layer_count(); ++l) {
     const Layer& layer = graph.layer(LayerId(l));
-    out.AddLayer(layer.path, layer.parent);
+    layers.push_back(out.AddLayer(layer.path, layer.parent));
   }
   // Measured times of copy k are shifted by k spans so measured iterations stay apart.
   int64_t lo = std::numeric_limits<int64_t>::max(), hi = std::numeric_limits<int64_t>::min();
@@ -25,39 +57,18 @@ Graph ReplicateGraph(const Graph& graph, int copies) {
   }
   const int64_t span = hi > lo ? hi - lo : 0;
   const int32_t iters = static_cast<int32_t>(graph.iteration_count());
-  std::vector<TaskId> map(graph.task_count());
   out.Reserve(graph.live_task_count() * static_cast<size_t>(copies),
               graph.live_edge_count() * static_cast<size_t>(copies));
+  std::vector<int32_t> iterations(iters);
   for (int k = 0; k < copies; ++k) {
     for (int32_t i = 0; i < iters; ++i) {
       Iteration it = graph.iteration_info(i);
       it.name = absl::StrCat(it.name, "/", k);
       it.measured_start_ns += k * span;
       it.measured_end_ns += k * span;
-      out.AddIteration(std::move(it));
+      iterations[i] = out.AddIteration(std::move(it));
     }
-    for (uint32_t r = 0; r < graph.resource_count(); ++r) {
-      for (TaskId t = graph.first_on_resource(ResourceId(r)); t.valid(); t = graph.next_on_resource(t)) {
-        TaskSpec s;
-        s.kind = graph.kind(t);
-        s.name = graph.name(t);
-        s.resource = ResourceId(r);
-        s.duration_ns = graph.duration_ns(t);
-        s.gap_ns = graph.gap_ns(t);
-        s.layer = graph.layer_of(t);
-        s.phase = graph.phase(t);
-        s.iteration = graph.iteration_of(t) < 0 ? -1 : graph.iteration_of(t) + k * iters;
-        s.measured_start_ns = graph.measured_start_ns(t) < 0 ? -1 : graph.measured_start_ns(t) + k * span;
-        s.bytes = graph.bytes(t);
-        s.geometry = graph.geometry(t);
-        map[t.value()] = out.AppendTask(s);
-        out.set_priority(map[t.value()], graph.priority(t));
-      }
-    }
-    for (const Edge& e : graph.edges()) {
-      if (e.removed) continue;
-      out.AddEdge(map[e.src.value()], map[e.dst.value()], e.kind, e.delay_ns);
-    }
+    AppendGraph(graph, {resources, layers, iterations, k * span}, &out);
   }
   return out;
 }

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <array>
-#include <cctype>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -14,6 +13,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "base/sv.h"
+#include "depgraph/kernel_class.h"
 #include "google/protobuf/io/coded_stream.h"
 #include "google/protobuf/io/zero_copy_stream_impl_lite.h"
 
@@ -79,7 +79,7 @@ void FillNode(const Graph& g, const Item& item, const RecordSizes& records, Chak
     ++stats->cpu_nodes;
     return;
   }
-  if (!IsCommunicationTask(g, t)) {
+  if (!depgraph::IsCommunicationTask(g, t)) {
     node->set_type(chakra_et::COMP_NODE);
     ++stats->gpu_nodes;
     return;
@@ -112,19 +112,14 @@ void FillNode(const Graph& g, const Item& item, const RecordSizes& records, Chak
 }  // namespace
 
 std::optional<chakra_et::CollectiveCommType> CollectiveFromName(std::string_view name) {
-  std::string s;
-  s.reserve(name.size());
-  for (char c : name) {
-    if (c == '_' || c == '-') continue;
-    s.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
+  switch (depgraph::CollectiveOfName(name)) {
+    case depgraph::Collective::kAllReduce: return chakra_et::ALL_REDUCE;
+    case depgraph::Collective::kReduceScatter: return chakra_et::REDUCE_SCATTER;
+    case depgraph::Collective::kAllGather: return chakra_et::ALL_GATHER;
+    case depgraph::Collective::kAllToAll: return chakra_et::ALL_TO_ALL;
+    case depgraph::Collective::kBroadcast: return chakra_et::BROADCAST;
+    default: return std::nullopt;  // ASTRA-sim simulates only the five above
   }
-  auto has = [&](const char* k) { return s.find(k) != std::string::npos; };
-  if (has("allreduce")) return chakra_et::ALL_REDUCE;
-  if (has("reducescatter")) return chakra_et::REDUCE_SCATTER;
-  if (has("allgather")) return chakra_et::ALL_GATHER;
-  if (has("alltoall")) return chakra_et::ALL_TO_ALL;
-  if (has("broadcast")) return chakra_et::BROADCAST;
-  return std::nullopt;
 }
 
 absl::StatusOr<ChakraTrace> ExportChakra(const Graph& g, const SimResult& sim,

@@ -14,12 +14,6 @@ using depgraph::Graph;
 using depgraph::TaskId;
 using depgraph::TaskKind;
 
-bool IsCommunicationTask(const Graph& g, TaskId t) {
-  if (g.kind(t) == TaskKind::kComm) return true;
-  return g.kind(t) == TaskKind::kKernel &&
-         depgraph::ClassifyKernelName(g.name(t)) == depgraph::KernelClass::kCommunication;
-}
-
 RecordedCollectiveSizes MatchCollectiveRecords(const Graph& g,
                                                std::span<const transforms::CollectiveInfo> records) {
   // Indexed by CollectiveCommType; only the five CollectiveFromName returns occur.
@@ -36,7 +30,7 @@ RecordedCollectiveSizes MatchCollectiveRecords(const Graph& g,
   for (uint32_t t = 0; t < n; ++t) {
     const TaskId id(t);
     if (g.kind(id) != TaskKind::kKernel || g.measured_start_ns(id) < 0 ||
-        !IsCommunicationTask(g, id)) {
+        !depgraph::IsCommunicationTask(g, id)) {
       continue;
     }
     const std::optional<chakra_et::CollectiveCommType> type = CollectiveFromName(g.name(id));

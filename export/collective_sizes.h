@@ -59,10 +59,6 @@ struct RecordedCollectiveSizes {
 RecordedCollectiveSizes MatchCollectiveRecords(
     const depgraph::Graph& graph, std::span<const transforms::CollectiveInfo> records);
 
-// Whether `t` is communication: a comm task, or a kernel the kernel
-// classifier calls communication (NCCL / RCCL).
-bool IsCommunicationTask(const depgraph::Graph& graph, depgraph::TaskId t);
-
 }  // namespace reverie::exporter
 
 #endif  // REVERIE_EXPORT_COLLECTIVE_SIZES_H_

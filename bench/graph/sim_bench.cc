@@ -7,31 +7,21 @@
 //   graph_sim_bench [TRACE] [--tasks N] [--runs R]
 //
 // TRACE defaults to df_index_resolver.json.gz under the shared traces.
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 #include <string>
 
-#include "depgraph/builder.h"
+#include "bench/graph/bench_graph.h"
 #include "depgraph/replicate.h"
 #include "depgraph/simulator.h"
-#include "frameworks/trace_loader.h"
 
-namespace {
-
-using Clock = std::chrono::steady_clock;
-
-double Seconds(Clock::time_point a, Clock::time_point b) {
-  return std::chrono::duration<double>(b - a).count();
-}
-
-}  // namespace
+using reverie::bench::Clock;
+using reverie::bench::Seconds;
 
 int main(int argc, char** argv) {
   using namespace reverie::depgraph;
-  std::string path = std::string(REVERIE_DEFAULT_TRACES) +
-                     "/facebookresearch__HolisticTraceAnalysis/tests/data/df_index_resolver/"
-                     "df_index_resolver.json.gz";
+  std::string path = reverie::bench::DefaultTrace();
   size_t target = 2'000'000;
   int runs = 5;
   for (int i = 1; i < argc; ++i) {
@@ -44,16 +34,8 @@ int main(int argc, char** argv) {
       path = a;
     }
   }
-  absl::StatusOr<reverie::Trace> trace = reverie::LoadTraceFile(path);
-  if (!trace.ok()) {
-    std::fprintf(stderr, "graph_sim_bench: %s\n", std::string(trace.status().message()).c_str());
-    return 2;
-  }
-  absl::StatusOr<Graph> base = BuildGraph(*trace);
-  if (!base.ok()) {
-    std::fprintf(stderr, "graph_sim_bench: %s\n", std::string(base.status().message()).c_str());
-    return 2;
-  }
+  std::optional<Graph> base = reverie::bench::LoadGraph("graph_sim_bench", path);
+  if (!base) return 2;
   const int copies = static_cast<int>((target + base->live_task_count() - 1) / base->live_task_count());
   const Graph g = ReplicateGraph(*base, copies);
   const size_t n = g.live_task_count();

@@ -1,0 +1,355 @@
+// `reverie ranks TRACE TRACE [TRACE ...] [--script FILE ...] [--json]`: the
+// ranks of one distributed job simulated together (depgraph/ranks.h). Each
+// rank's trace alone replays its collectives with the waits it recorded; the
+// coupled job re-derives the waits from when each rank gets to each
+// collective. It shows per rank the measured step, the step alone and in the
+// job, how long the rank waited for its peers and how often it was the last
+// to arrive; with scripts, each rank is transformed alone and the predicted
+// ranks are coupled again, so a what-if on a job accounts for its straggler.
+#include <algorithm>
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "cli/cmd_report_scripts.h"
+#include "cli/command.h"
+#include "cli/json_writer.h"
+#include "cli/paths.h"
+#include "cli/script_args.h"
+#include "depgraph/ranks.h"
+#include "report/timeline.h"
+
+namespace reverie::cli {
+namespace {
+
+using depgraph::JobGraph;
+using depgraph::RankTime;
+using depgraph::SimResult;
+
+constexpr char kUsage[] =
+    "ranks TRACE TRACE [TRACE ...] [--script FILE ...] [--set [SCRIPT.]KEY=VALUE ...] "
+    "[--lua-budget N] [--lua-memory-mb N] [--no-sandbox] [--json] [--timeline OUT.json]";
+
+struct Options {
+  std::vector<std::string> traces;
+  ScriptArgs script;
+  bool json = false;
+  std::string timeline;
+};
+
+bool ParseArgs(std::vector<std::string> args, Options* o, std::string* error) {
+  if (absl::Status s = report::ExtractTimelineFlag(args, &o->timeline); !s.ok()) {
+    *error = absl::StrCat("ranks: ", s.message());
+    return false;
+  }
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    if (ConsumeScriptArg("ranks", args, &i, &o->script, error)) {
+      if (!error->empty()) return false;
+    } else if (a == "--json") {
+      o->json = true;
+    } else if (a.size() > 1 && a[0] == '-') {
+      *error = absl::StrCat("ranks: unknown flag ", a, " (usage: ", kUsage, ")");
+      return false;
+    } else {
+      o->traces.push_back(a);
+    }
+  }
+  if (o->traces.size() < 2) {
+    *error = absl::StrCat("ranks: give the traces of at least two ranks of one job (usage: ",
+                          kUsage, ")");
+    return false;
+  }
+  return true;
+}
+
+// One simulated job: the coupled graph, its simulation and each rank's share.
+struct JobRun {
+  JobGraph job;
+  SimResult sim;
+  std::vector<RankTime> ranks;
+};
+
+absl::StatusOr<JobRun> RunJob(const std::vector<depgraph::RankInput>& inputs,
+                              const depgraph::SimOptions& options = {}) {
+  absl::StatusOr<JobGraph> job = depgraph::CoupleRanks(inputs);
+  if (!job.ok()) return job.status();
+  JobRun run{std::move(*job), {}, {}};
+  absl::StatusOr<SimResult> sim = depgraph::Simulate(run.job.graph, options);
+  if (!sim.ok()) return sim.status();
+  run.sim = std::move(*sim);
+  run.ranks = depgraph::AnalyzeJob(run.job, run.sim);
+  return run;
+}
+
+double MeanNonEmptyNs(const std::vector<depgraph::IterationTime>& its) {
+  double sum = 0;
+  int n = 0;
+  for (const depgraph::IterationTime& it : its) {
+    if (it.duration_ns() <= 0) continue;
+    sum += static_cast<double>(it.duration_ns());
+    ++n;
+  }
+  return n > 0 ? sum / n : 0;
+}
+
+// Waits are per job iteration, as the step times are.
+double PerIterationUs(int64_t ns, const JobGraph& job) {
+  return static_cast<double>(ns) / 1e3 / std::max(1, job.stats.iterations);
+}
+
+std::string CollectiveCounts(const JobGraph& job) {
+  std::vector<std::string> parts;
+  for (int c = 0; c < depgraph::kCollectiveCount; ++c) {
+    const int64_t n = job.stats.collectives_by_type[c];
+    if (n > 0) absl::StrAppend(&parts.emplace_back(), Sv(CollectiveName(depgraph::Collective(c))), " ", n);
+  }
+  return absl::StrJoin(parts, ", ");
+}
+
+// A synchronous job steps at the pace of its slowest rank. (The span over
+// all ranks' tasks would add the ranks' skew at the step's start and end.)
+double JobStepNs(const std::vector<RankTime>& ranks) {
+  double slowest = 0;
+  for (const RankTime& r : ranks) slowest = std::max(slowest, r.mean_iteration_ns);
+  return slowest;
+}
+
+// The rank last to arrive most often, or -1 when the ranks arrive together.
+int Straggler(const std::vector<RankTime>& ranks) {
+  int best = -1;
+  for (size_t r = 0; r < ranks.size(); ++r) {
+    if (ranks[r].last_arrivals > 0 && (best < 0 || ranks[r].last_arrivals > ranks[best].last_arrivals)) {
+      best = static_cast<int>(r);
+    }
+  }
+  return best;
+}
+
+struct RankRow {
+  double measured_us = 0;
+  double alone_us = 0;
+  int recorded_rank = -1;  // what the trace says it was, -1 when it does not
+  int world_size = 0;
+};
+
+// Ranks are numbered by argument order; the trace's own rank, where it
+// records one, is shown beside its path.
+std::string TraceColumn(const std::string& path, const RankRow& row) {
+  if (row.recorded_rank < 0) return path;
+  return absl::StrCat(path, " (rank ", row.recorded_rank, " of ", row.world_size, ")");
+}
+
+void PrintText(const Options& opt, const std::vector<RankRow>& rows, const JobRun& base,
+               const JobRun* predicted) {
+  const JobGraph& job = base.job;
+  std::printf("job: %d ranks; %lld collectives matched across them (%s); %d iterations\n\n",
+              job.ranks, static_cast<long long>(job.stats.collectives), CollectiveCounts(job).c_str(),
+              job.stats.iterations);
+  std::printf("%-4s %13s %13s %13s %8s %11s %9s  %s\n", "rank", "measured_us", "alone_us",
+              "job_us", "error", "waited_us", "last_in", "trace");
+  for (int r = 0; r < job.ranks; ++r) {
+    const RankTime& t = base.ranks[r];
+    const double job_us = t.mean_iteration_ns / 1e3;
+    const double err = rows[r].measured_us > 0 ? (job_us / rows[r].measured_us - 1) * 100 : 0;
+    std::printf("%-4d %13.1f %13.1f %13.1f %+7.2f%% %11.1f %4d/%-4lld  %s\n", r, rows[r].measured_us,
+                rows[r].alone_us, job_us, err, PerIterationUs(t.wait_ns, job), t.last_arrivals,
+                static_cast<long long>(job.stats.collectives),
+                TraceColumn(opt.traces[r], rows[r]).c_str());
+  }
+  std::printf("\njob step (simulated; the slowest rank's): %.1f us\n", JobStepNs(base.ranks) / 1e3);
+  const int s = Straggler(base.ranks);
+  if (s < 0) {
+    std::printf("straggler: none (the ranks reach every collective together)\n");
+  } else {
+    std::printf("straggler: rank %d, last to arrive at %d of %lld collectives\n", s,
+                base.ranks[s].last_arrivals, static_cast<long long>(job.stats.collectives));
+  }
+  if (job.stats.measured_misaligned > 0) {
+    std::printf("warning: %lld of %lld matched collectives did not end together in the measured "
+                "traces (beyond a constant clock offset): the traces may have dropped or cut "
+                "collectives, and the matching may be off\n",
+                static_cast<long long>(job.stats.measured_misaligned),
+                static_cast<long long>(job.stats.measured_checked));
+  }
+  if (job.stats.untagged_tasks > 0) {
+    std::printf("note: %lld tasks of iterations beyond the %d all ranks have are not counted in "
+                "steps\n", static_cast<long long>(job.stats.untagged_tasks), job.stats.iterations);
+  }
+  if (predicted == nullptr) return;
+  std::printf("\npredicted with %s\n", absl::StrJoin(opt.script.scripts, " + ").c_str());
+  std::printf("%-4s %13s %13s %9s %11s\n", "rank", "job_us", "predicted_us", "speedup", "waited_us");
+  for (int r = 0; r < job.ranks; ++r) {
+    const double b = base.ranks[r].mean_iteration_ns, p = predicted->ranks[r].mean_iteration_ns;
+    std::printf("%-4d %13.1f %13.1f %8.3fx %11.1f\n", r, b / 1e3, p / 1e3, p > 0 ? b / p : 0,
+                PerIterationUs(predicted->ranks[r].wait_ns, predicted->job));
+  }
+  const double b = JobStepNs(base.ranks), p = JobStepNs(predicted->ranks);
+  std::printf("\njob step: baseline %.1f us, predicted %.1f us, speedup %.3fx\n", b / 1e3, p / 1e3,
+              p > 0 ? b / p : 0);
+}
+
+void WriteRanksJson(JsonWriter& w, const JobRun& run) {
+  w.BeginArray();
+  for (int r = 0; r < run.job.ranks; ++r) {
+    const RankTime& t = run.ranks[r];
+    w.BeginObject();
+    w.Field("rank", r);
+    w.Field("job_us", t.mean_iteration_ns / 1e3);
+    w.Field("waited_us_per_iteration", PerIterationUs(t.wait_ns, run.job));
+    w.Field("last_arrivals", t.last_arrivals);
+    w.EndObject();
+  }
+  w.EndArray();
+}
+
+void PrintJson(const Options& opt, const std::vector<RankRow>& rows, const JobRun& base,
+               const JobRun* predicted) {
+  JsonWriter w;
+  w.BeginObject();
+  w.Field("ranks", base.job.ranks);
+  w.Field("iterations", base.job.stats.iterations);
+  w.Key("collectives").BeginObject();
+  for (int c = 0; c < depgraph::kCollectiveCount; ++c) {
+    const int64_t n = base.job.stats.collectives_by_type[c];
+    if (n > 0) w.Field(CollectiveName(depgraph::Collective(c)), n);
+  }
+  w.EndObject();
+  w.Field("untagged_tasks", base.job.stats.untagged_tasks);
+  w.Field("measured_checked", base.job.stats.measured_checked);
+  w.Field("measured_misaligned", base.job.stats.measured_misaligned);
+  w.Key("traces").BeginArray();
+  for (int r = 0; r < base.job.ranks; ++r) {
+    w.BeginObject();
+    w.Field("path", opt.traces[r]);
+    w.Field("measured_us", rows[r].measured_us);
+    w.Field("alone_us", rows[r].alone_us);
+    w.Field("recorded_rank", rows[r].recorded_rank);
+    w.EndObject();
+  }
+  w.EndArray();
+  w.Key("baseline").BeginObject();
+  w.Field("job_step_us", JobStepNs(base.ranks) / 1e3);
+  w.Field("straggler", Straggler(base.ranks));
+  w.Key("per_rank");
+  WriteRanksJson(w, base);
+  w.EndObject();
+  if (predicted != nullptr) {
+    w.Key("predicted").BeginObject();
+    w.Key("scripts").BeginArray();
+    for (const std::string& s : opt.script.scripts) w.String(s);
+    w.EndArray();
+    w.Field("job_step_us", JobStepNs(predicted->ranks) / 1e3);
+    w.Field("straggler", Straggler(predicted->ranks));
+    w.Key("per_rank");
+    WriteRanksJson(w, *predicted);
+    w.EndObject();
+  }
+  w.EndObject();
+  std::printf("%s\n", w.str().c_str());
+}
+
+// Errors from coupling name the traces already; a simulation error names the job.
+std::string JobError(const Options& opt, const absl::Status& s) {
+  std::string msg = report_scripts::OneLine(StdSv(s.message()));
+  for (const std::string& t : opt.traces) {
+    if (msg.find(t) != std::string::npos) return msg;
+  }
+  return absl::StrCat(absl::StrJoin(opt.traces, ", "), ": ", msg);
+}
+
+int RunRanks(const std::vector<std::string>& args) {
+  Options opt;
+  std::string error;
+  if (!ParseArgs(args, &opt, &error)) return BadInput(error);
+  if (!opt.timeline.empty()) {
+    std::vector<std::string> inputs = opt.traces;
+    inputs.insert(inputs.end(), opt.script.scripts.begin(), opt.script.scripts.end());
+    if (std::string why = OverwritesInput(opt.timeline, inputs); !why.empty()) {
+      return BadInput(why);
+    }
+  }
+
+  std::vector<std::unique_ptr<report_scripts::LoadedTrace>> loaded;
+  std::vector<RankRow> rows;
+  std::vector<depgraph::RankInput> inputs;
+  for (const std::string& path : opt.traces) {
+    absl::StatusOr<std::unique_ptr<report_scripts::LoadedTrace>> t =
+        report_scripts::LoadAndSimulate(path);
+    if (!t.ok()) return BadInput(std::string(t.status().message()));
+    loaded.push_back(std::move(*t));
+    const report_scripts::LoadedTrace& l = *loaded.back();
+    RankRow row{MeanNonEmptyNs(depgraph::MeasuredIterations(l.graph)) / 1e3,
+                MeanNonEmptyNs(l.baseline.iterations) / 1e3};
+    if (l.trace.header().has_distributed()) {
+      row.recorded_rank = l.trace.header().distributed().rank();
+      row.world_size = l.trace.header().distributed().world_size();
+    }
+    rows.push_back(row);
+    inputs.push_back({&l.graph, path, &l.baseline});
+  }
+  absl::StatusOr<JobRun> base = RunJob(inputs);
+  if (!base.ok()) return BadInput(JobError(opt, base.status()));
+
+  std::vector<report_scripts::Prediction> predictions;
+  std::unique_ptr<JobRun> predicted;
+  if (!opt.script.scripts.empty()) {
+    std::vector<depgraph::RankInput> after;
+    for (size_t r = 0; r < loaded.size(); ++r) {
+      absl::StatusOr<report_scripts::Prediction> p = report_scripts::Predict(*loaded[r], opt.script);
+      if (!p.ok()) return BadInput(absl::StrCat(opt.traces[r], ": ", p.status().message()));
+      predictions.push_back(std::move(*p));
+    }
+    for (size_t r = 0; r < loaded.size(); ++r) {
+      after.push_back({&predictions[r].graph, opt.traces[r], &predictions[r].sim});
+    }
+    // The scripts' schedule for channels (P3's priorities) holds for the job
+    // too; a Lua key function lived in the rank's Lua state, gone by now.
+    using Kind = transforms::ScheduleChoice::Kind;
+    const Kind kind = predictions[0].schedule_kind;
+    if (kind == Kind::kCustom) {
+      return BadInput(absl::StrCat(
+          "ranks: ", opt.script.scripts.back(),
+          ": a schedule key function in Lua cannot order the job's channels; use "
+          "graph:set_policy(\"priority\") with task priorities instead"));
+    }
+    static const depgraph::PriorityPolicy kPriority;
+    depgraph::SimOptions options;
+    if (kind == Kind::kPriority) options.policy = &kPriority;
+    absl::StatusOr<JobRun> p = RunJob(after, options);
+    if (!p.ok()) {
+      return BadInput(JobError(opt, absl::Status(p.status().code(),
+                                                 absl::StrCat("after the scripts: ", p.status().message()))));
+    }
+    predicted = std::make_unique<JobRun>(std::move(*p));
+  }
+
+  if (!opt.timeline.empty()) {
+    std::vector<report::TimelineRun> runs = {{"job (simulated)", &base->job.graph, &base->sim}};
+    if (predicted) runs.push_back({"job (predicted)", &predicted->job.graph, &predicted->sim});
+    report::TimelineStats stats;
+    if (absl::Status s = report::WriteTimeline(opt.timeline, runs, &stats); !s.ok()) {
+      return BadInput(std::string(s.message()));
+    }
+    std::fprintf(stderr, "timeline: %s (%lld events)\n", opt.timeline.c_str(),
+                 static_cast<long long>(stats.events));
+  }
+  if (opt.json) {
+    PrintJson(opt, rows, *base, predicted.get());
+  } else {
+    PrintText(opt, rows, *base, predicted.get());
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+REVERIE_COMMAND(ranks, "ranks", kUsage,
+                "simulate the ranks of one distributed job together: who waits for whom at each "
+                "collective, and what scripts change for the whole job",
+                RunRanks);
+
+}  // namespace reverie::cli
