@@ -156,12 +156,8 @@ int RunExport(const std::vector<std::string>& args) {
   std::vector<std::string> inputs = opt.script.scripts;
   inputs.push_back(opt.trace);
   for (int r = 0; r < opt.ranks; ++r) {
-    const std::string out = exporter::ChakraRankPath(opt.prefix, r);
-    for (const std::string& in : inputs) {
-      if (SameFile(out, in)) {
-        return BadInput(absl::StrCat(out, ": output would overwrite the input ", in));
-      }
-    }
+    const std::string why = OverwritesInput(exporter::ChakraRankPath(opt.prefix, r), inputs);
+    if (!why.empty()) return BadInput(why);
   }
 
   absl::StatusOr<std::unique_ptr<report_scripts::LoadedTrace>> base =

@@ -85,17 +85,6 @@ absl::StatusOr<JobRun> RunJob(const std::vector<depgraph::RankInput>& inputs,
   return run;
 }
 
-double MeanNonEmptyNs(const std::vector<depgraph::IterationTime>& its) {
-  double sum = 0;
-  int n = 0;
-  for (const depgraph::IterationTime& it : its) {
-    if (it.duration_ns() <= 0) continue;
-    sum += static_cast<double>(it.duration_ns());
-    ++n;
-  }
-  return n > 0 ? sum / n : 0;
-}
-
 // Waits are per job iteration, as the step times are.
 double PerIterationUs(int64_t ns, const JobGraph& job) {
   return static_cast<double>(ns) / 1e3 / std::max(1, job.stats.iterations);
@@ -282,8 +271,8 @@ int RunRanks(const std::vector<std::string>& args) {
     if (!t.ok()) return BadInput(std::string(t.status().message()));
     loaded.push_back(std::move(*t));
     const report_scripts::LoadedTrace& l = *loaded.back();
-    RankRow row{MeanNonEmptyNs(depgraph::MeasuredIterations(l.graph)) / 1e3,
-                MeanNonEmptyNs(l.baseline.iterations) / 1e3};
+    RankRow row{depgraph::MeanNonEmptyIterationNs(depgraph::MeasuredIterations(l.graph)) / 1e3,
+                depgraph::MeanNonEmptyIterationNs(l.baseline.iterations) / 1e3};
     if (l.trace.header().has_distributed()) {
       row.recorded_rank = l.trace.header().distributed().rank();
       row.world_size = l.trace.header().distributed().world_size();

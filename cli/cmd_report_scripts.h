@@ -51,7 +51,6 @@ struct Prediction {
   std::vector<lua::ScriptReport> reports;  // per script: parameters, log, changes
   transforms::ScheduleChoice::Kind schedule_kind = transforms::ScheduleChoice::Kind::kEarliestReady;
   std::string schedule_description = "earliest_ready";
-  std::vector<std::string> log;            // every script's log lines, in order
 };
 
 inline std::string OneLine(std::string_view s) {
@@ -132,9 +131,6 @@ inline absl::StatusOr<Prediction> Predict(const LoadedTrace& base, const ScriptA
   p.reports = runner.reports();
   p.schedule_kind = runner.schedule().kind;
   p.schedule_description = runner.schedule().description;
-  for (const lua::ScriptReport& r : runner.reports()) {
-    for (const std::string& line : r.log) p.log.push_back(line);
-  }
   return p;
 }
 

@@ -4,11 +4,9 @@
 #include <cstdlib>
 #include <limits>
 #include <map>
-#include <optional>
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
-
 #include "absl/strings/str_cat.h"
 #include "base/sv.h"
 #include "depgraph/replicate.h"
@@ -292,35 +290,11 @@ absl::StatusOr<JobGraph> CoupleRanks(std::span<const RankInput> ranks) {
 std::vector<RankTime> AnalyzeJob(const JobGraph& job, const SimResult& sim) {
   const Graph& g = job.graph;
   std::vector<RankTime> out(job.ranks);
-  // One pass over the tasks for every rank's spans (as SimResult::iterations:
-  // without iterations, one span over everything).
-  const size_t k = g.iteration_count();
-  constexpr int64_t kUnset = std::numeric_limits<int64_t>::max();
+  std::vector<std::vector<IterationTime>> spans =
+      IterationSpansByGroup(g, sim, job.rank_of_resource, job.ranks);
   for (int r = 0; r < job.ranks; ++r) {
-    out[r].iterations.assign(std::max<size_t>(k, 1),
-                             IterationTime{-1, kUnset, std::numeric_limits<int64_t>::min()});
-    for (size_t i = 0; i < k; ++i) out[r].iterations[i].iteration = static_cast<int32_t>(i);
-  }
-  for (uint32_t v = 0; v < g.task_count(); ++v) {
-    const TaskId t(v);
-    const int rank = job.rank_of_resource[g.resource_of(t).value()];
-    if (g.removed(t) || rank < 0) continue;
-    const int32_t it = k == 0 ? 0 : g.iteration_of(t);
-    if (it < 0) continue;
-    IterationTime& span = out[rank].iterations[it];
-    span.start_ns = std::min(span.start_ns, sim.start_ns[v]);
-    span.end_ns = std::max(span.end_ns, sim.end_ns[v]);
-  }
-  for (RankTime& rt : out) {
-    double sum = 0;
-    int count = 0;
-    for (IterationTime& it : rt.iterations) {
-      if (it.start_ns == kUnset) it.start_ns = it.end_ns = 0;
-      if (it.duration_ns() <= 0) continue;
-      sum += static_cast<double>(it.duration_ns());
-      ++count;
-    }
-    rt.mean_iteration_ns = count > 0 ? sum / count : 0;
+    out[r].iterations = std::move(spans[r]);
+    out[r].mean_iteration_ns = MeanNonEmptyIterationNs(out[r].iterations);
   }
   std::vector<int64_t> ready(job.ranks);
   for (const CollectiveGroup& group : job.collectives) {

@@ -24,6 +24,7 @@
 #define REVERIE_DEPGRAPH_SIMULATOR_H_
 
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -84,6 +85,16 @@ absl::StatusOr<SimResult> Simulate(const Graph& graph, const SimOptions& options
 // tasks, measured_start_ns < 0, are ignored). Comparable with
 // SimResult::iterations entry by entry.
 std::vector<IterationTime> MeasuredIterations(const Graph& graph);
+
+// SimResult::iterations' spans, one set per group of resources:
+// group_of_resource[r] in [0, groups) or -1 (not counted). The ranks of a job
+// (depgraph/ranks.h) in one pass over the tasks.
+std::vector<std::vector<IterationTime>> IterationSpansByGroup(
+    const Graph& graph, const SimResult& sim, std::span<const int32_t> group_of_resource,
+    int groups);
+
+// The mean over iterations with work (an empty span, 0, is left out).
+double MeanNonEmptyIterationNs(const std::vector<IterationTime>& iterations);
 
 // Same as Simulate() but fills `result` in place, reusing its buffers' capacity, so that
 // a caller that simulates many variants of one graph (a transform search, a benchmark)

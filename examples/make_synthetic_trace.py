@@ -483,11 +483,22 @@ def write(out, header, trace_events):
     print(f"wrote {out}: {len(doc['traceEvents'])} events, {os.path.getsize(out)} bytes")
 
 
-def write_single(out):
-    begin(2024, 4242, 4300, 0)
+def run_steps():
+    # Every trace (and every rank) starts its first profiled step at the same
+    # time: reverie simulates every rank from time 0, so an offset between
+    # ranks would show up as a modelling error.
     t = 100.0
     for n in STEPS:
         t = step(n, t) + 1.0
+
+
+def bucket_bytes(bucket):
+    return 4 * sum(numel for _, _, numel in bucket)
+
+
+def write_single(out):
+    begin(2024, 4242, 4300, 0)
+    run_steps()
     header = {
         "schemaVersion": 1,
         "deviceProperties": [dict({"id": 0}, **A100)],
@@ -507,11 +518,7 @@ def generate_rank(rank, ends, transfer):
     begin(2024 + rank, 4242 + rank, 4300 + rank, rank)
     ddp = {"rank": rank, "slowdown": STRAGGLER_SLOWDOWN if rank == 1 else 1.0, "ends": ends,
            "transfer": transfer, "ready": []}
-    # Both ranks start their first profiled step together (reverie simulates
-    # every rank from time 0, so an offset would show up as a modelling error).
-    t = 100.0
-    for n in STEPS:
-        t = step(n, t) + 1.0
+    run_steps()
     ready = ddp["ready"]
     ddp = None
     return metadata([COMPUTE, COPY, NCCL]) + list(events), ready
@@ -523,8 +530,8 @@ def write_ddp(outs):
     transfer = []
     for _ in STEPS:
         for bucket in BUCKETS:
-            nbytes = 4 * sum(numel for _, _, numel in bucket)
-            transfer.append(round((NCCL_LATENCY + nbytes / NCCL_BYTES_PER_US) * trng.uniform(0.97, 1.03), 3))
+            transfer.append(round((NCCL_LATENCY + bucket_bytes(bucket) / NCCL_BYTES_PER_US) *
+                                  trng.uniform(0.97, 1.03), 3))
     # When a rank is ready for all-reduce k depends on when all-reduces < k
     # ended, so iterating from "no waiting" fixes one more collective per
     # round.
@@ -555,7 +562,7 @@ def write_ddp(outs):
     print("all-reduce  bucket     bytes  transfer_us  ready_r0_us  ready_r1_us  wait_r0_us  wait_r1_us")
     for k in range(len(ends)):
         b = k % len(BUCKETS)
-        nbytes = 4 * sum(numel for _, _, numel in BUCKETS[b])
+        nbytes = bucket_bytes(BUCKETS[b])
         r0, r1 = readies[0][k], readies[1][k]
         print(f"{k:10d}  {b:6d}  {nbytes:8d}  {transfer[k]:11.3f}  {r0:11.3f}  {r1:11.3f}  {max(r0, r1) - r0:10.3f}"
               f"  {max(r0, r1) - r1:10.3f}")
