@@ -8,9 +8,12 @@
 #include "absl/strings/str_format.h"
 #include "cli/command.h"
 #include "cli/json_writer.h"
+#include "cli/step_report.h"
 #include "depgraph/breakdown.h"
 #include "depgraph/builder.h"
+#include "depgraph/cpu_time.h"
 #include "depgraph/simulator.h"
+#include "depgraph/step_time.h"
 #include "frameworks/trace_loader.h"
 #include "frameworks/trace_summary.h"
 
@@ -32,6 +35,10 @@ struct GraphView {
   size_t edges = 0;
   depgraph::BuildStats stats;
   depgraph::GraphBreakdown breakdown;
+  std::vector<depgraph::IterationTime> steps;  // measured, by the one step definition
+  std::vector<std::string> step_names;
+  depgraph::StepStats step_stats;
+  depgraph::CpuTimeReport cpu;  // measured
 };
 
 GraphView AnalyzeGraph(const Trace& trace) {
@@ -50,7 +57,28 @@ GraphView AnalyzeGraph(const Trace& trace) {
   v.tasks = graph->live_task_count();
   v.edges = graph->live_edge_count();
   v.breakdown = depgraph::ComputeBreakdown(*graph, *sim);
+  v.steps = depgraph::MeasuredIterations(*graph);
+  v.step_stats = depgraph::SummarizeSteps(v.steps);
+  for (size_t i = 0; i < v.steps.size(); ++i) {
+    v.step_names.push_back(i < graph->iteration_count()
+                               ? graph->iteration_info(static_cast<int32_t>(i)).name
+                               : "whole trace");
+  }
+  const size_t n = graph->task_count();
+  std::vector<int64_t> ms(n, -1), me(n, -1);
+  for (uint32_t t = 0; t < n; ++t) {
+    const depgraph::TaskId id(t);
+    if (graph->removed(id) || graph->measured_start_ns(id) < 0) continue;
+    ms[t] = graph->measured_start_ns(id);
+    me[t] = ms[t] + std::max<int64_t>(0, graph->duration_ns(id));
+  }
+  v.cpu = depgraph::ComputeCpuTime(*graph, ms, me);
   return v;
+}
+
+void WriteCpuSplit(JsonWriter& w, const depgraph::CpuSplit& c) {
+  w.Field("api_us", Us(c.api_ns)).Field("op_us", Us(c.op_ns));
+  w.Field("framework_us", Us(c.framework_ns)).Field("untraced_gap_us", Us(c.untraced_ns));
 }
 
 void WriteSplit(JsonWriter& w, const char* key, const depgraph::TimeSplit& t) {
@@ -72,6 +100,22 @@ void WriteGraphJson(JsonWriter& w, const GraphView& v) {
   w.Key("counters").BeginObject();
   for (const auto& [name, value] : v.stats.counters) w.Field(name, value);
   w.EndObject();
+  w.Field("step_definition", kStepDefinition);
+  w.Key("step");
+  WriteStepJson(w, v.step_stats);
+  w.Key("steps").BeginArray();
+  for (size_t i = 0; i < v.steps.size(); ++i) {
+    w.BeginObject().Field("name", v.step_names[i]).Field("counted", v.steps[i].counted);
+    w.Field("step_us", Us(v.steps[i].duration_ns()));
+    if (i < v.cpu.by_step.size()) {
+      w.Key("cpu").BeginObject();
+      WriteCpuSplit(w, v.cpu.by_step[i]);
+      w.EndObject();
+    }
+    w.EndObject();
+  }
+  w.EndArray();
+  w.Field("cpu_threads_without_op_spans", v.cpu.threads_without_ops);
   w.Key("breakdown").BeginArray();
   for (const depgraph::IterationBreakdown& it : v.breakdown.iterations) {
     w.BeginObject().Field("name", it.name);
@@ -94,8 +138,19 @@ void PrintGraph(const GraphView& v) {
     return;
   }
   std::printf("\ndependency graph: %zu tasks, %zu edges\n", v.tasks, v.edges);
-  std::printf("\nmeasured breakdown per iteration (ms)\n  %-22s %10s %10s %10s %10s\n",
-              "iteration", "cpu only", "gpu only", "cpu+gpu", "idle");
+  std::printf("\n%s\nstep time: %s\n", kStepDefinition, StepText(v.step_stats).c_str());
+  std::printf("\nCPU time per step (ms, all threads): API calls, ops' own time, framework time "
+              "between ops%s\n  %-22s %10s %10s %10s %10s %10s\n",
+              v.cpu.threads_without_ops > 0 ? ", untraced gaps (threads without op spans)" : "",
+              "step", "step", "api", "op", "framework", "untraced");
+  for (size_t i = 0; i < v.steps.size() && i < v.cpu.by_step.size(); ++i) {
+    const depgraph::CpuSplit& c = v.cpu.by_step[i];
+    std::printf("  %-22s %10.3f %10.3f %10.3f %10.3f %10.3f%s\n", v.step_names[i].c_str(),
+                Ms(v.steps[i].duration_ns()), Ms(c.api_ns), Ms(c.op_ns), Ms(c.framework_ns),
+                Ms(c.untraced_ns), v.steps[i].counted ? "" : "  (not counted)");
+  }
+  std::printf("\nmeasured breakdown per step (ms)\n  %-22s %10s %10s %10s %10s\n",
+              "step", "cpu only", "gpu only", "cpu+gpu", "idle");
   for (const depgraph::IterationBreakdown& it : v.breakdown.iterations) {
     std::printf("  %-22s %10.3f %10.3f %10.3f %10.3f\n", it.name.c_str(),
                 Ms(it.measured.cpu_only_ns), Ms(it.measured.gpu_only_ns),
@@ -151,7 +206,7 @@ std::string WriteJson(const Trace& trace, const TraceSummary& s, const GraphView
   w.Key("iterations").BeginArray();
   for (const IterationStat& it : s.iterations) {
     w.BeginObject().Field("name", it.name).Field("index", it.index);
-    w.Field("measured_us", Us(it.measured_ns)).EndObject();
+    w.Field("cpu_span_us", Us(it.measured_ns)).EndObject();
   }
   w.EndArray();
   w.Field("has_gpu_events", s.has_gpu_events);
@@ -230,7 +285,8 @@ void PrintText(const std::string& path, const Trace& trace, const TraceSummary& 
   std::printf("\nthreads %lld   streams %lld   devices %lld   layers %lld\n",
               static_cast<long long>(s.threads), static_cast<long long>(s.streams),
               static_cast<long long>(s.devices), static_cast<long long>(s.layers));
-  std::printf("\niterations %zu\n", s.iterations.size());
+  std::printf("\niterations %zu (ProfilerStep CPU spans; the step times are below)\n",
+              s.iterations.size());
   for (const IterationStat& it : s.iterations) {
     std::printf("  %-22s %12.3f ms\n", it.name.c_str(), Ms(it.measured_ns));
   }

@@ -11,8 +11,11 @@
 //
 // Both times are simulated, so the speedup compares like with like; `reverie
 // replay` shows how close the baseline simulation is to the measured trace.
-// An iteration's time is the simulated time from the previous iteration's end
-// to its own (IterationTimesUs); the top-level figures are their mean.
+// Step times follow the one definition (depgraph/step_time.h: the profiler
+// overview's step, ProfilerStep extended to its GPU work); the top-level
+// figures are their mean over counted steps, shown with the baseline's own
+// step-to-step spread so that a small predicted change can be read against
+// the noise.
 // Errors: one line "reverie: ..." on stderr and exit 2; a Lua error names
 // file.lua:LINE (its traceback follows on later lines, text mode only).
 #include <algorithm>
@@ -29,6 +32,7 @@
 #include "cli/json_writer.h"
 #include "cli/paths.h"
 #include "cli/script_args.h"
+#include "cli/step_report.h"
 #include "depgraph/breakdown.h"
 #include "depgraph/builder.h"
 #include "depgraph/simulator.h"
@@ -137,17 +141,19 @@ std::vector<GroupDelta> TopByDelta(std::vector<GroupDelta> v, int n) {
   return v;
 }
 
-// Mean simulated time split over the iterations.
+// Mean simulated time split over the counted steps.
 depgraph::TimeSplit MeanSplit(const depgraph::GraphBreakdown& b) {
   depgraph::TimeSplit m;
-  if (b.iterations.empty()) return m;
+  int64_t n = 0;
   for (const depgraph::IterationBreakdown& it : b.iterations) {
+    if (!it.counted) continue;
+    ++n;
     m.cpu_only_ns += it.simulated.cpu_only_ns;
     m.gpu_only_ns += it.simulated.gpu_only_ns;
     m.overlap_ns += it.simulated.overlap_ns;
     m.idle_ns += it.simulated.idle_ns;
   }
-  const int64_t n = static_cast<int64_t>(b.iterations.size());
+  if (n == 0) return m;
   m.cpu_only_ns /= n;
   m.gpu_only_ns /= n;
   m.overlap_ns /= n;
@@ -155,25 +161,10 @@ depgraph::TimeSplit MeanSplit(const depgraph::GraphBreakdown& b) {
   return m;
 }
 
-// Time each iteration adds: from the end of the previous iteration to the
-// end of this one (the first: its own span). Iterations overlap when the CPU
-// runs ahead of the GPU, so an iteration's own span can grow when its CPU
-// part gets faster; this period is what a training run sees, and the periods
-// add up to the whole simulated run.
 std::vector<double> IterationTimesUs(const SimResult& r) {
   std::vector<double> out;
-  for (size_t i = 0; i < r.iterations.size(); ++i) {
-    const depgraph::IterationTime& it = r.iterations[i];
-    const int64_t from = i == 0 ? it.start_ns : r.iterations[i - 1].end_ns;
-    out.push_back((it.end_ns - from) / 1e3);
-  }
+  for (const depgraph::IterationTime& it : r.iterations) out.push_back(it.duration_ns() / 1e3);
   return out;
-}
-
-double MeanUs(const std::vector<double>& v) {
-  double sum = 0;
-  for (double x : v) sum += x;
-  return v.empty() ? 0 : sum / static_cast<double>(v.size());
 }
 
 std::string IterationName(const Graph& g, const depgraph::IterationTime& it, size_t i) {
@@ -231,8 +222,10 @@ void WriteSplit(JsonWriter& w, const depgraph::TimeSplit& s) {
 }
 
 void PrintJson(const Result& r) {
-  const double base_us = MeanUs(r.base_iter_us);
-  const double pred_us = MeanUs(r.pred_iter_us);
+  const depgraph::StepStats bs = depgraph::SummarizeSteps(r.base->iterations);
+  const depgraph::StepStats ps = depgraph::SummarizeSteps(r.pred->iterations);
+  const double base_us = bs.mean_ns / 1e3;
+  const double pred_us = ps.mean_ns / 1e3;
   JsonWriter w;
   w.BeginObject();
   w.Field("trace", r.opt->trace);
@@ -268,9 +261,14 @@ void PrintJson(const Result& r) {
   }
   w.EndArray();
   w.Field("schedule_policy", r.prediction->schedule_description);
+  w.Field("step_definition", kStepDefinition);
   w.Field("baseline_us", base_us);
   w.Field("predicted_us", pred_us);
   w.Field("speedup", pred_us > 0 ? base_us / pred_us : 0.0);
+  w.Key("baseline_noise");
+  WriteStepJson(w, bs);
+  w.Key("predicted_noise");
+  WriteStepJson(w, ps);
   w.Key("changes");
   WriteChanges(w, r.prediction->changes);
   w.Key("iterations").BeginArray();
@@ -278,6 +276,7 @@ void PrintJson(const Result& r) {
   for (size_t i = 0; i < n; ++i) {
     w.BeginObject();
     w.Field("name", IterationName(*r.base_graph, r.base->iterations[i], i));
+    w.Field("counted", r.base->iterations[i].counted);
     w.Field("baseline_us", r.base_iter_us[i]);
     w.Field("predicted_us", r.pred_iter_us[i]);
     w.EndObject();
@@ -298,8 +297,10 @@ void PrintJson(const Result& r) {
 }
 
 void PrintText(const Result& r) {
-  const double base_us = MeanUs(r.base_iter_us);
-  const double pred_us = MeanUs(r.pred_iter_us);
+  const depgraph::StepStats bs = depgraph::SummarizeSteps(r.base->iterations);
+  const depgraph::StepStats ps = depgraph::SummarizeSteps(r.pred->iterations);
+  const double base_us = bs.mean_ns / 1e3;
+  const double pred_us = ps.mean_ns / 1e3;
   std::printf("trace: %s\n", r.opt->trace.c_str());
   for (const lua::ScriptReport& s : r.prediction->reports) {
     std::printf("script: %s", s.script.display_name.c_str());
@@ -320,22 +321,28 @@ void PrintText(const Result& r) {
   if (r.prediction->schedule_kind != transforms::ScheduleChoice::Kind::kEarliestReady) {
     std::printf("schedule policy: %s\n", r.prediction->schedule_description.c_str());
   }
-  std::printf("\nbaseline (simulated)  %14.1f us per iteration\n", base_us);
-  std::printf("predicted             %14.1f us per iteration\n", pred_us);
+  std::printf("\n%s\n", kStepDefinition);
+  std::printf("baseline (simulated)  %14.1f us per step   %s\n", base_us, StepText(bs).c_str());
+  std::printf("predicted             %14.1f us per step   %s\n", pred_us, StepText(ps).c_str());
   std::printf("speedup               %14.3fx  (%+.1f%%)\n", pred_us > 0 ? base_us / pred_us : 0.0,
               base_us > 0 ? (pred_us - base_us) / base_us * 100 : 0.0);
+  if (bs.counted > 1 && std::fabs(pred_us - base_us) * 1e3 < bs.max_ns - bs.min_ns) {
+    std::printf("note: the predicted change is smaller than the baseline's own step-to-step spread "
+                "(%.1f us)\n", (bs.max_ns - bs.min_ns) / 1e3);
+  }
   const size_t n = std::min(r.base->iterations.size(), r.pred->iterations.size());
   if (n > 1) {
-    std::printf("\n%-28s %14s %14s %9s\n", "iteration", "baseline_us", "predicted_us", "change");
+    std::printf("\n%-28s %14s %14s %9s\n", "step", "baseline_us", "predicted_us", "change");
     for (size_t i = 0; i < n; ++i) {
       const double b = r.base_iter_us[i];
       const double p = r.pred_iter_us[i];
-      std::printf("%-28s %14.1f %14.1f %+8.1f%%\n",
+      std::printf("%-28s %14.1f %14.1f %+8.1f%%%s\n",
                   IterationName(*r.base_graph, r.base->iterations[i], i).c_str(), b, p,
-                  b > 0 ? (p - b) / b * 100 : 0.0);
+                  b > 0 ? (p - b) / b * 100 : 0.0,
+                  r.base->iterations[i].counted ? "" : "  (not counted)");
     }
   }
-  std::printf("\nwhere the time goes (us per iteration)  %12s %12s\n", "baseline", "predicted");
+  std::printf("\nwhere the time goes (us per step)       %12s %12s\n", "baseline", "predicted");
   const depgraph::TimeSplit& b = r.base_split;
   const depgraph::TimeSplit& p = r.pred_split;
   std::printf("  cpu only                               %12.1f %12.1f\n", b.cpu_only_ns / 1e3, p.cpu_only_ns / 1e3);

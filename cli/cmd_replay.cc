@@ -11,6 +11,7 @@
 #include "cli/command.h"
 #include "cli/json_writer.h"
 #include "cli/paths.h"
+#include "cli/step_report.h"
 #include "depgraph/breakdown.h"
 #include "depgraph/builder.h"
 #include "depgraph/critical_path.h"
@@ -107,6 +108,21 @@ void WriteCriticalPathJson(JsonWriter& w, const std::vector<CriticalPath>& paths
   w.EndArray();
 }
 
+// What the model could not explain with a dependency and kept as measured
+// idle time (a stream gap, a long launch wait, a CPU gap no thread explains):
+// the simulator cannot move these, so they bound what replay's 0% means.
+void PrintUnexplained(const depgraph::BuildStats& stats, const ReplayReport& rep) {
+  const int64_t pinned = stats.Get("unexplained_stream_gap_ns") +
+                         stats.Get("unexplained_launch_wait_ns") +
+                         stats.Get("inter_thread_gap_unexplained_ns");
+  double total_ns = 0;
+  for (const depgraph::IterationTime& it : rep.measured) total_ns += static_cast<double>(it.duration_ns());
+  if (total_ns <= 0) return;
+  std::printf("unexplained waiting: %.1f us over the trace (%.1f%% of the steps' time) is measured "
+              "idle time no dependency explains, kept as it was\n",
+              static_cast<double>(pinned) / 1e3, 100.0 * static_cast<double>(pinned) / total_ns);
+}
+
 void PrintText(const std::string& path, const Graph& g, const depgraph::BuildStats& stats,
                const ReplayReport& rep, const depgraph::GraphBreakdown& b,
                const std::vector<CriticalPath>* paths) {
@@ -130,13 +146,23 @@ void PrintText(const std::string& path, const Graph& g, const depgraph::BuildSta
       static_cast<long long>(stats.Get("kernel_without_launch")),
       stats.Get("unexplained_stream_gap_ns") / 1e3,
       static_cast<long long>(stats.Get("unexplained_stream_gap")));
-  std::printf("%-28s %14s %14s %9s\n", "iteration", "measured_us", "simulated_us", "error");
+  std::printf("%s\n", kStepDefinition);
+  std::printf("%-28s %14s %14s %9s\n", "step", "measured_us", "simulated_us", "error");
   for (const depgraph::IterationError& e : rep.iterations) {
-    std::printf("%-28s %14.1f %14.1f %+8.2f%%\n", e.name.c_str(), e.measured_us, e.simulated_us,
-                e.error_pct);
+    std::printf("%-28s %14.1f %14.1f %+8.2f%%%s\n", e.name.c_str(), e.measured_us,
+                e.simulated_us, e.error_pct, e.counted ? "" : "  (not counted)");
   }
-  std::printf("mean abs error %.2f%%, max abs error %.2f%%\n\n", rep.mean_abs_error_pct,
-              rep.max_abs_error_pct);
+  std::printf("step time: measured %s\n", StepText(rep.measured_steps).c_str());
+  std::printf("           simulated %s\n", StepText(rep.simulated_steps).c_str());
+  if (rep.compared == 0) {
+    std::printf("replay error: no step with a measured time to compare\n");
+  } else {
+    std::printf("replay error: mean abs %.2f%%, max abs %.2f%% over %d steps (a regression guard: "
+                "replay is exact by construction, not a measure of accuracy)\n",
+                rep.mean_abs_error_pct, rep.max_abs_error_pct, rep.compared);
+  }
+  PrintUnexplained(stats, rep);
+  std::printf("\n");
   std::printf("%-34s %10s %10s %10s %10s\n", "breakdown (us)", "cpu_only", "gpu_only", "overlap",
               "idle");
   for (const depgraph::IterationBreakdown& it : b.iterations) {
@@ -226,18 +252,36 @@ int RunReplay(const std::vector<std::string>& raw_args) {
   JsonWriter w;
   w.BeginObject();
   w.Field("trace", path);
-  w.Key("iterations").BeginArray();
+  w.Field("step_definition", kStepDefinition);
+  w.Key("steps").BeginArray();
   for (const depgraph::IterationError& e : rep->iterations) {
     w.BeginObject();
     w.Field("name", e.name);
+    w.Field("counted", e.counted);
     w.Field("measured_us", e.measured_us);
     w.Field("simulated_us", e.simulated_us);
     w.Field("error_pct", e.error_pct);
     w.EndObject();
   }
   w.EndArray();
-  w.Field("mean_abs_error_pct", rep->mean_abs_error_pct);
-  w.Field("max_abs_error_pct", rep->max_abs_error_pct);
+  w.Key("step").BeginObject();
+  w.Field("measured_us", rep->measured_steps.mean_ns / 1e3);
+  w.Field("simulated_us", rep->simulated_steps.mean_ns / 1e3);
+  w.Key("measured_noise");
+  WriteStepJson(w, rep->measured_steps);
+  w.Key("simulated_noise");
+  WriteStepJson(w, rep->simulated_steps);
+  w.EndObject();
+  w.Key("replay_error").BeginObject();
+  w.Field("steps_compared", rep->compared);
+  if (rep->compared > 0) {
+    w.Field("mean_abs_pct", rep->mean_abs_error_pct);
+    w.Field("max_abs_pct", rep->max_abs_error_pct);
+  } else {
+    w.Key("mean_abs_pct").Null();
+    w.Key("max_abs_pct").Null();
+  }
+  w.EndObject();
   w.Key("breakdown").BeginObject();
   w.Key("iterations");
   WriteBreakdownJson(w, *graph, b);

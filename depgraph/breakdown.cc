@@ -118,6 +118,7 @@ GraphBreakdown ComputeBreakdown(const Graph& graph, const SimResult& sim) {
   for (size_t i = 0; i < sim.iterations.size(); ++i) {
     IterationBreakdown it;
     it.iteration = sim.iterations[i].iteration;
+    it.counted = sim.iterations[i].counted;
     it.name = i < graph.iteration_count() ? graph.iteration_info(static_cast<int32_t>(i)).name
                                           : "whole trace";
     if (i < measured.size()) it.measured = measured[i];

@@ -14,7 +14,7 @@
 //   [start, end]. All tasks active in the span count, whichever iteration
 //   they belong to (CPU work of the next step overlapping this step's GPU
 //   work is overlap).
-// - The span is IterationTime's (simulator.h): measured spans use measured
+// - The span is the step's (step_time.h): measured spans use measured
 //   times, simulated spans simulated times. cpu_only + gpu_only + overlap +
 //   idle == span length.
 // - Per phase / layer: the sum of task durations attributed to it (a GPU
@@ -44,6 +44,7 @@ struct TimeSplit {
 struct IterationBreakdown {
   int32_t iteration = -1;
   std::string name;
+  bool counted = true;  // in the mean step time (step_time.h)
   TimeSplit measured;
   TimeSplit simulated;
 };

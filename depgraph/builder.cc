@@ -252,6 +252,7 @@ void AddLaunchEdges(Context& ctx) {
                                  [&](int64_t t, uint32_t x) { return t < ctx.calls[x].end; });
       if (it == by_end.begin()) continue;
       c = *(it - 1);
+      op.anchored = true;
     }
     op.launch = c;
     if (ctx.calls[c].first_launch == kNone) ctx.calls[c].first_launch = o;
@@ -335,7 +336,17 @@ void FinishLaunchDelays(Context& ctx) {
   const int64_t cap = ctx.opts.max_launch_latency_ns;
   for (uint32_t o = 0; o < ctx.ops.size(); ++o) {
     const GpuOp& op = ctx.ops[o];
-    if (!op.launch_edge.valid()) continue;
+    if (!op.launch_edge.valid()) {
+      // Nothing launched it that we can see (it ran before any call ended):
+      // only its stream places it, so an idle stretch before it stays.
+      if (o > ctx.streams[op.stream].begin && other[o] < op.start) {
+        const GpuOp& prev = ctx.ops[o - 1];
+        ctx.g.set_gap_ns(prev.task, op.start - prev.end);
+        ctx.stats.Add("unexplained_stream_gap");
+        ctx.stats.Add("unexplained_stream_gap_ns", op.start - other[o]);
+      }
+      continue;
+    }
     const TaskId call = ctx.calls[op.launch].task;
     // The call's end as modelled (a blocking call may have been shortened).
     const int64_t call_end = g.measured_start_ns(call) + g.duration_ns(call);
@@ -386,6 +397,8 @@ absl::StatusOr<Graph> BuildGraph(const Trace& trace, const BuildOptions& opts,
     internal::AddSyncEdges(ctx);
     internal::AddInterThreadEdges(ctx);
   }
+  internal::AddSteps(ctx);
+  internal::SplitCpuTime(ctx);
   internal::AnchorRoots(ctx);
   internal::FinishLaunchDelays(ctx);
   internal::Annotate(ctx);

@@ -1,8 +1,10 @@
 // File: depgraph/builder_annotate.cc
 //
 // Layer, phase and iteration of every task (Daydream §4.3, sync-free): a CPU
-// call takes them from the Ranges / Iterations enclosing it on its thread; a
-// GPU task takes its launching call's.
+// task takes layer and phase from the Ranges enclosing it on its thread; its
+// step is the one whose CPU span contains it whole, on any thread (the
+// profiler overview's rule, depgraph/step_time.h); a GPU task takes its
+// launching call's (none when it was only anchored on a call).
 #include <algorithm>
 #include <string>
 #include <string_view>
@@ -11,6 +13,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "depgraph/builder_internal.h"
+#include "depgraph/step_time.h"
 
 namespace reverie::depgraph::internal {
 namespace {
@@ -33,15 +36,22 @@ struct Open {
   Phase phase;
 };
 
-// Assigns layer and phase to the calls of one thread from its ranges (indices
-// into trace ranges, sorted by start, outer first).
-void AnnotateThread(Context& ctx, const ThreadInfo& th, const std::vector<uint32_t>& ranges,
+// A CPU task of one thread with the time it started in the trace.
+struct Timed {
+  int64_t start;
+  TaskId task;
+};
+
+// Assigns layer and phase to the CPU tasks of one thread (in time order)
+// from its ranges (indices into trace ranges, sorted by start, outer first).
+void AnnotateThread(Context& ctx, const std::vector<Timed>& tasks,
+                    const std::vector<uint32_t>& ranges,
                     absl::flat_hash_map<uint32_t, LayerId>& layer_of_sid) {
   const auto& all = ctx.trace.events().ranges();
   std::vector<Open> stack;
   size_t next = 0;
-  for (uint32_t c = th.begin; c < th.end; ++c) {
-    const int64_t t = ctx.calls[c].start;
+  for (const Timed& task : tasks) {
+    const int64_t t = task.start;
     while (next < ranges.size() && all[static_cast<int>(ranges[next])].start_ns() <= t) {
       const proto::Range& r = all[static_cast<int>(ranges[next++])];
       while (!stack.empty() && stack.back().end <= r.start_ns()) stack.pop_back();
@@ -59,68 +69,41 @@ void AnnotateThread(Context& ctx, const ThreadInfo& th, const std::vector<uint32
     }
     while (!stack.empty() && stack.back().end <= t) stack.pop_back();
     if (stack.empty()) continue;
-    ctx.g.set_layer(ctx.calls[c].task, stack.back().layer);
-    ctx.g.set_phase(ctx.calls[c].task, stack.back().phase);
+    ctx.g.set_layer(task.task, stack.back().layer);
+    ctx.g.set_phase(task.task, stack.back().phase);
   }
+}
+
+// The step whose CPU span contains [s, e] whole, or -1.
+int32_t StepContaining(const std::vector<StepInfo>& steps, const std::vector<int64_t>& starts,
+                       int64_t s, int64_t e) {
+  auto it = std::upper_bound(starts.begin(), starts.end(), s);
+  // Spans of different threads may overlap: try the few latest started.
+  for (int k = 0; k < 4 && it != starts.begin(); ++k) {
+    --it;
+    const size_t i = static_cast<size_t>(it - starts.begin());
+    if (e <= steps[i].end) return static_cast<int32_t>(i);
+  }
+  return -1;
 }
 
 }  // namespace
 
 void Annotate(Context& ctx) {
   const proto::TraceChunk& ev = ctx.trace.events();
-  // ---- iterations ----
-  std::vector<int> its(ev.iterations_size());
-  for (int i = 0; i < ev.iterations_size(); ++i) its[i] = i;
-  std::sort(its.begin(), its.end(), [&](int a, int b) {
-    return std::make_pair(ev.iterations(a).start_ns(), a) <
-           std::make_pair(ev.iterations(b).start_ns(), b);
-  });
+  // ---- steps ----
   std::vector<int64_t> starts;
-  std::vector<int64_t> ends;
-  absl::flat_hash_map<ThreadKey, std::vector<int32_t>> its_on_thread;
-  for (int i : its) {
-    const proto::Iteration& it = ev.iterations(i);
-    std::string name(ctx.trace.String(it.name_sid()));
-    if (name.empty()) name = "ProfilerStep#" + std::to_string(it.index());
-    const int32_t id = ctx.g.AddIteration({name, it.start_ns(), it.end_ns()});
-    starts.push_back(it.start_ns());
-    ends.push_back(it.end_ns());
-    its_on_thread[{it.pid(), it.tid()}].push_back(id);
-  }
-  if (its.empty()) {
-    int64_t lo = INT64_MAX, hi = INT64_MIN;
-    for (const CpuCall& c : ctx.calls) lo = std::min(lo, c.start), hi = std::max(hi, c.end);
-    for (const GpuOp& o : ctx.ops) lo = std::min(lo, o.start), hi = std::max(hi, o.end);
-    ctx.g.AddIteration({"whole trace", lo, hi});
-    ctx.stats.Add("trace_without_iterations");
-  }
-  // Iteration by time for threads that have no iteration markers: the latest
-  // one started at or before t, or -1 before the first / after the last.
-  auto by_time = [&](int64_t t) -> int32_t {
-    if (its.empty()) return 0;
-    const auto it = std::upper_bound(starts.begin(), starts.end(), t);
-    if (it == starts.begin()) return -1;
-    const int32_t i = static_cast<int32_t>(it - starts.begin()) - 1;
-    if (static_cast<size_t>(i) + 1 == starts.size() && t > ends[i]) return -1;
-    return i;
+  for (const StepInfo& st : ctx.steps) starts.push_back(st.start);
+  auto step_of = [&](int64_t s, int64_t e) -> int32_t {
+    if (ctx.steps.empty()) return 0;  // the whole-trace step
+    return StepContaining(ctx.steps, starts, s, e);
   };
-  for (const ThreadInfo& th : ctx.threads) {
-    auto own = its_on_thread.find({th.pid, th.tid});
-    for (uint32_t c = th.begin; c < th.end; ++c) {
-      CpuCall& call = ctx.calls[c];
-      int32_t it = -1;
-      if (own == its_on_thread.end()) {
-        it = by_time(call.start);
-      } else {
-        // Markers on one thread do not overlap: the last one started by t.
-        const std::vector<int32_t>& ids = own->second;
-        auto after = std::upper_bound(ids.begin(), ids.end(), call.start,
-                                      [&](int64_t t, int32_t id) { return t < starts[id]; });
-        if (after != ids.begin() && call.start < ends[*(after - 1)]) it = *(after - 1);
-      }
-      call.iteration = it;
-      ctx.g.set_iteration(call.task, it);
-    }
+  for (CpuCall& call : ctx.calls) {
+    call.iteration = step_of(call.start, call.end);
+    ctx.g.set_iteration(call.task, call.iteration);
+  }
+  for (const CpuPiece& p : ctx.pieces) {
+    if (!ctx.g.is_step_mark(p.task)) ctx.g.set_iteration(p.task, step_of(p.start, p.end));
   }
   // ---- layers and phases ----
   absl::flat_hash_map<ThreadKey, std::vector<uint32_t>> ranges;
@@ -130,8 +113,13 @@ void Annotate(Context& ctx) {
     if (r.module_path_sid() == 0 && r.phase() == proto::PHASE_UNKNOWN) continue;
     ranges[{r.pid(), r.tid()}].push_back(static_cast<uint32_t>(i));
   }
+  std::vector<std::vector<Timed>> pieces(ctx.threads.size());
+  for (const CpuPiece& p : ctx.pieces) {
+    if (p.thread != kNone) pieces[p.thread].push_back({p.start, p.task});
+  }
   absl::flat_hash_map<uint32_t, LayerId> layer_of_sid;
-  for (const ThreadInfo& th : ctx.threads) {
+  for (uint32_t t = 0; t < ctx.threads.size(); ++t) {
+    const ThreadInfo& th = ctx.threads[t];
     auto it = ranges.find({th.pid, th.tid});
     if (it == ranges.end()) continue;
     std::vector<uint32_t>& list = it->second;
@@ -141,18 +129,26 @@ void Annotate(Context& ctx) {
       return std::make_tuple(x.start_ns(), -x.end_ns(), a) <
              std::make_tuple(y.start_ns(), -y.end_ns(), b);
     });
-    AnnotateThread(ctx, th, list, layer_of_sid);
+    std::vector<Timed> tasks = std::move(pieces[t]);
+    for (uint32_t c = th.begin; c < th.end; ++c) tasks.push_back({ctx.calls[c].start, ctx.calls[c].task});
+    std::stable_sort(tasks.begin(), tasks.end(),
+                     [](const Timed& a, const Timed& b) { return a.start < b.start; });
+    AnnotateThread(ctx, tasks, list, layer_of_sid);
   }
   // ---- GPU tasks inherit from their launch ----
   for (const GpuOp& o : ctx.ops) {
     if (o.launch == kNone) {
-      ctx.g.set_iteration(o.task, by_time(o.start));
+      ctx.g.set_iteration(o.task, ctx.steps.empty() ? 0 : -1);
       continue;
     }
     const TaskId call = ctx.calls[o.launch].task;
-    ctx.g.set_iteration(o.task, ctx.calls[o.launch].iteration);
+    ctx.g.set_iteration(o.task, o.anchored && !ctx.steps.empty() ? -1 : ctx.calls[o.launch].iteration);
     ctx.g.set_layer(o.task, ctx.g.layer_of(call));
     ctx.g.set_phase(o.task, ctx.g.phase(call));
+    ctx.g.set_op(o.task, ctx.g.op_of(call));
+  }
+  if (const int dropped = MarkCountedSteps(&ctx.g); dropped > 0) {
+    ctx.stats.Add("steps_not_counted", dropped);
   }
 }
 

@@ -43,6 +43,7 @@ struct GpuOp {
   uint32_t stream = 0;  // index into Context::streams
   TaskId task;
   uint32_t launch = kNone;        // call index of the launching call
+  bool anchored = false;          // `launch` is an anchor, not a correlated call
   EdgeId launch_edge;             // invalid when launched by nothing known
   bool explained = false;         // start explained by stream order or an event edge
 };
@@ -66,6 +67,23 @@ struct StreamInfo {
   std::vector<int64_t> submitted;
 };
 
+// One profiler step (ProfilerStep#N / collector iteration), in graph order.
+struct StepInfo {
+  int64_t start = 0;  // a_i: the CPU span
+  int64_t end = 0;    // b_i
+  int64_t pid = 0;
+  int64_t tid = 0;
+};
+
+// A CPU task the builder added beside the API calls (a stretch of op or
+// framework time, a step marker), with the real interval it stands for.
+struct CpuPiece {
+  TaskId task;
+  int64_t start = 0;
+  int64_t end = 0;
+  uint32_t thread = 0;
+};
+
 struct Context {
   Context(const Trace& t, const BuildOptions& o, BuildStats& s, Graph& graph)
       : trace(t), opts(o), stats(s), g(graph) {}
@@ -79,6 +97,8 @@ struct Context {
   std::vector<CpuCall> calls;
   std::vector<GpuOp> ops;
   absl::flat_hash_map<uint64_t, uint32_t> call_by_corr;
+  std::vector<StepInfo> steps;     // sorted by start; index = graph iteration
+  std::vector<CpuPiece> pieces;    // per thread in time order, threads in order
   // Median idle-stream launch latency (op start - call end) per device.
   absl::flat_hash_map<int32_t, int64_t> typical_latency;
 
@@ -116,6 +136,8 @@ void AnchorRoots(Context& ctx);
 void FinishLaunchDelays(Context& ctx);
 void AddSyncEdges(Context& ctx);
 void AddInterThreadEdges(Context& ctx);
+void AddSteps(Context& ctx);
+void SplitCpuTime(Context& ctx);
 void Annotate(Context& ctx);
 
 }  // namespace reverie::depgraph::internal

@@ -56,45 +56,6 @@ Graph::Graph() {
   InternName("");
   InternGeometry(KernelGeometry{});
 }
-Graph::Graph(const Graph& o)
-    : names_(o.names_),
-      name_index_(o.name_index_),
-      resources_(o.resources_),
-      res_first_(o.res_first_),
-      res_last_(o.res_last_),
-      layers_(o.layers_),
-      layer_index_(o.layer_index_),
-      iterations_(o.iterations_),
-      geometries_(o.geometries_),
-      geometry_index_(o.geometry_index_),
-      kind_(o.kind_),
-      phase_(o.phase_),
-      flags_(o.flags_),
-      name_(o.name_),
-      resource_(o.resource_),
-      layer_(o.layer_),
-      iteration_(o.iteration_),
-      priority_(o.priority_),
-      duration_(o.duration_),
-      gap_(o.gap_),
-      measured_start_(o.measured_start_),
-      bytes_(o.bytes_),
-      geometry_(o.geometry_),
-      prev_(o.prev_),
-      next_(o.next_),
-      live_tasks_(o.live_tasks_),
-      edges_(o.edges_),
-      live_edges_(o.live_edges_) {}
-Graph& Graph::operator=(const Graph& o) {
-  if (this != &o) {
-    Graph copy(o);
-    *this = std::move(copy);
-  }
-  return *this;
-}
-Graph::Graph(Graph&&) noexcept = default;
-Graph& Graph::operator=(Graph&&) noexcept = default;
-Graph::~Graph() = default;
 
 uint32_t Graph::InternName(std::string_view s) {
   auto it = name_index_.find(absl::string_view(s.data(), s.size()));
@@ -137,79 +98,74 @@ int32_t Graph::AddIteration(Iteration it) {
   return static_cast<int32_t>(iterations_.size() - 1);
 }
 
+OpId Graph::AddOp(std::string_view name, OpId parent, int64_t own_ns) {
+  ops_.push_back({InternName(name), parent, own_ns});
+  return OpId(static_cast<uint32_t>(ops_.size() - 1));
+}
+
 TaskId Graph::NewTask(const TaskSpec& spec, ResourceId resource) {
-  const TaskId id(static_cast<uint32_t>(kind_.size()));
-  kind_.push_back(spec.kind);
-  phase_.push_back(spec.phase);
-  flags_.push_back(0);
-  name_.push_back(InternName(spec.name));
-  resource_.push_back(resource);
-  layer_.push_back(spec.layer);
-  iteration_.push_back(spec.iteration);
-  priority_.push_back(0);
-  duration_.push_back(spec.duration_ns);
-  gap_.push_back(spec.gap_ns);
-  measured_start_.push_back(spec.measured_start_ns);
-  bytes_.push_back(spec.bytes);
-  geometry_.push_back(spec.geometry.known() ? InternGeometry(spec.geometry) : 0);
-  prev_.push_back(TaskId::Invalid());
-  next_.push_back(TaskId::Invalid());
+  const TaskId id(static_cast<uint32_t>(col_.kind.size()));
+  uint8_t flags = 0;
+  if (spec.step_mark == StepMark::kBegin) flags |= kFlagStepBegin;
+  if (spec.step_mark == StepMark::kEnd) flags |= kFlagStepEnd;
+  col_.kind.push_back(spec.kind);
+  col_.phase.push_back(spec.phase);
+  col_.flags.push_back(flags);
+  col_.name.push_back(InternName(spec.name));
+  col_.resource.push_back(resource);
+  col_.layer.push_back(spec.layer);
+  col_.iteration.push_back(spec.iteration);
+  col_.priority.push_back(0);
+  col_.duration.push_back(spec.duration_ns);
+  col_.gap.push_back(spec.gap_ns);
+  col_.measured_start.push_back(spec.measured_start_ns);
+  col_.bytes.push_back(spec.bytes);
+  col_.geometry.push_back(spec.geometry.known() ? InternGeometry(spec.geometry) : 0);
+  col_.op.push_back(spec.op);
+  col_.prev.push_back(TaskId::Invalid());
+  col_.next.push_back(TaskId::Invalid());
   ++live_tasks_;
   Touch();
   return id;
 }
 
 void Graph::LinkAfter(TaskId anchor, TaskId t) {
-  const ResourceId r = resource_[t.value()];
-  const TaskId after = anchor.valid() ? next_[anchor.value()] : res_first_[r.value()];
-  prev_[t.value()] = anchor;
-  next_[t.value()] = after;
+  const ResourceId r = col_.resource[t.value()];
+  const TaskId after = anchor.valid() ? col_.next[anchor.value()] : res_first_[r.value()];
+  col_.prev[t.value()] = anchor;
+  col_.next[t.value()] = after;
   if (anchor.valid()) {
-    next_[anchor.value()] = t;
+    col_.next[anchor.value()] = t;
   } else {
     res_first_[r.value()] = t;
   }
   if (after.valid()) {
-    prev_[after.value()] = t;
+    col_.prev[after.value()] = t;
   } else {
     res_last_[r.value()] = t;
   }
 }
 
 void Graph::Unlink(TaskId t) {
-  const ResourceId r = resource_[t.value()];
-  const TaskId p = prev_[t.value()];
-  const TaskId n = next_[t.value()];
+  const ResourceId r = col_.resource[t.value()];
+  const TaskId p = col_.prev[t.value()];
+  const TaskId n = col_.next[t.value()];
   if (p.valid()) {
-    next_[p.value()] = n;
+    col_.next[p.value()] = n;
   } else {
     res_first_[r.value()] = n;
   }
   if (n.valid()) {
-    prev_[n.value()] = p;
+    col_.prev[n.value()] = p;
   } else {
     res_last_[r.value()] = p;
   }
-  prev_[t.value()] = TaskId::Invalid();
-  next_[t.value()] = TaskId::Invalid();
+  col_.prev[t.value()] = TaskId::Invalid();
+  col_.next[t.value()] = TaskId::Invalid();
 }
 
 void Graph::Reserve(size_t tasks, size_t edges) {
-  kind_.reserve(tasks);
-  phase_.reserve(tasks);
-  flags_.reserve(tasks);
-  name_.reserve(tasks);
-  resource_.reserve(tasks);
-  layer_.reserve(tasks);
-  iteration_.reserve(tasks);
-  priority_.reserve(tasks);
-  duration_.reserve(tasks);
-  gap_.reserve(tasks);
-  measured_start_.reserve(tasks);
-  bytes_.reserve(tasks);
-  geometry_.reserve(tasks);
-  prev_.reserve(tasks);
-  next_.reserve(tasks);
+  col_.ForEach([tasks](auto& v) { v.reserve(tasks); });
   edges_.reserve(edges);
 }
 
@@ -220,21 +176,21 @@ TaskId Graph::AppendTask(const TaskSpec& spec) {
 }
 
 TaskId Graph::InsertTaskAfter(TaskId anchor, const TaskSpec& spec) {
-  const TaskId t = NewTask(spec, resource_[anchor.value()]);
+  const TaskId t = NewTask(spec, col_.resource[anchor.value()]);
   LinkAfter(anchor, t);
   return t;
 }
 
 TaskId Graph::InsertTaskBefore(TaskId anchor, const TaskSpec& spec) {
-  const TaskId t = NewTask(spec, resource_[anchor.value()]);
-  LinkAfter(prev_[anchor.value()], t);
+  const TaskId t = NewTask(spec, col_.resource[anchor.value()]);
+  LinkAfter(col_.prev[anchor.value()], t);
   return t;
 }
 
 void Graph::RemoveTask(TaskId t) {
   if (removed(t)) return;
   Unlink(t);
-  flags_[t.value()] |= kFlagRemoved;
+  col_.flags[t.value()] |= kFlagRemoved;
   --live_tasks_;
   const Adjacency& adj = adjacency();
   std::vector<EdgeId> doomed;
@@ -253,14 +209,14 @@ void Graph::RemoveTasks(const std::vector<TaskId>& tasks) {
   for (TaskId t : tasks) {
     if (removed(t)) continue;
     Unlink(t);
-    flags_[t.value()] |= kFlagRemoved;
+    col_.flags[t.value()] |= kFlagRemoved;
     --live_tasks_;
     any = true;
   }
   if (!any) return;
   for (Edge& e : edges_) {
     if (e.removed) continue;
-    if ((flags_[e.src.value()] & kFlagRemoved) || (flags_[e.dst.value()] & kFlagRemoved)) {
+    if ((col_.flags[e.src.value()] & kFlagRemoved) || (col_.flags[e.dst.value()] & kFlagRemoved)) {
       e.removed = true;
       --live_edges_;
     }
@@ -270,7 +226,7 @@ void Graph::RemoveTasks(const std::vector<TaskId>& tasks) {
 
 void Graph::MoveTaskToResource(TaskId t, ResourceId r) {
   Unlink(t);
-  resource_[t.value()] = r;
+  col_.resource[t.value()] = r;
   LinkAfter(res_last_[r.value()], t);
 }
 
@@ -290,9 +246,8 @@ void Graph::RemoveEdge(EdgeId e) {
 }
 
 const Adjacency& Graph::adjacency() const {
-  if (adjacency_valid_ && adjacency_) return *adjacency_;
-  if (!adjacency_) adjacency_ = std::make_unique<Adjacency>();
-  Adjacency& a = *adjacency_;
+  if (adjacency_.valid()) return adjacency_.get();
+  Adjacency& a = adjacency_.Fill();
   const size_t n = task_count();
   a.out_offsets.assign(n + 1, 0);
   a.in_offsets.assign(n + 1, 0);
@@ -315,7 +270,6 @@ const Adjacency& Graph::adjacency() const {
     a.out_edges[out_fill[e.src.value()]++] = EdgeId(i);
     a.in_edges[in_fill[e.dst.value()]++] = EdgeId(i);
   }
-  adjacency_valid_ = true;
   return a;
 }
 
@@ -340,14 +294,14 @@ absl::Status Graph::Validate() const {
   const Adjacency& adj = adjacency();
   std::vector<uint32_t> indeg(n, 0);
   for (uint32_t t = 0; t < n; ++t) {
-    if (flags_[t] & kFlagRemoved) continue;
+    if (col_.flags[t] & kFlagRemoved) continue;
     indeg[t] = adj.in_offsets[t + 1] - adj.in_offsets[t];
-    const TaskId p = prev_[t];
-    if (p.valid() && resources_[resource_[t].value()].ordered) ++indeg[t];
+    const TaskId p = col_.prev[t];
+    if (p.valid() && resources_[col_.resource[t].value()].ordered) ++indeg[t];
   }
   std::vector<uint32_t> ready;
   for (uint32_t t = 0; t < n; ++t) {
-    if (!(flags_[t] & kFlagRemoved) && indeg[t] == 0) ready.push_back(t);
+    if (!(col_.flags[t] & kFlagRemoved) && indeg[t] == 0) ready.push_back(t);
   }
   size_t seen = 0;
   while (!ready.empty()) {
@@ -358,16 +312,16 @@ absl::Status Graph::Validate() const {
       const uint32_t c = edges_[adj.out_edges[i].value()].dst.value();
       if (--indeg[c] == 0) ready.push_back(c);
     }
-    const TaskId nx = next_[t];
-    if (nx.valid() && resources_[resource_[t].value()].ordered && --indeg[nx.value()] == 0) {
+    const TaskId nx = col_.next[t];
+    if (nx.valid() && resources_[col_.resource[t].value()].ordered && --indeg[nx.value()] == 0) {
       ready.push_back(nx.value());
     }
   }
   if (seen != live_tasks_) {
     for (uint32_t t = 0; t < n; ++t) {
-      if (!(flags_[t] & kFlagRemoved) && indeg[t] > 0) {
+      if (!(col_.flags[t] & kFlagRemoved) && indeg[t] > 0) {
         return absl::FailedPreconditionError(
-            absl::StrCat("dependency cycle through task ", t, " (", names_[name_[t]], ")"));
+            absl::StrCat("dependency cycle through task ", t, " (", names_[col_.name[t]], ")"));
       }
     }
   }
@@ -376,12 +330,10 @@ absl::Status Graph::Validate() const {
 
 size_t Graph::MemoryBytes() const {
   auto cap = [](const auto& v) { return v.capacity() * sizeof(v[0]); };
-  size_t b = cap(kind_) + cap(phase_) + cap(flags_) + cap(name_) + cap(resource_) +
-             cap(layer_) + cap(iteration_) + cap(priority_) + cap(duration_) + cap(gap_) +
-             cap(measured_start_) + cap(bytes_) + cap(geometry_) + cap(prev_) + cap(next_) + cap(edges_);
-  if (adjacency_) {
-    b += cap(adjacency_->out_offsets) + cap(adjacency_->out_edges) +
-         cap(adjacency_->in_offsets) + cap(adjacency_->in_edges);
+  size_t b = cap(edges_) + cap(ops_);
+  col_.ForEach([&](const auto& v) { b += cap(v); });
+  if (const Adjacency* a = adjacency_.ptr()) {
+    b += cap(a->out_offsets) + cap(a->out_edges) + cap(a->in_offsets) + cap(a->in_edges);
   }
   for (const std::string& s : names_) b += s.capacity() + sizeof(s);
   return b;

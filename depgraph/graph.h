@@ -54,10 +54,12 @@ struct TaskTag {};
 struct ResourceTag {};
 struct LayerTag {};
 struct EdgeTag {};
+struct OpTag {};
 using TaskId = StrongId<TaskTag>;
 using ResourceId = StrongId<ResourceTag>;
 using LayerId = StrongId<LayerTag>;
 using EdgeId = StrongId<EdgeTag>;
+using OpId = StrongId<OpTag>;
 
 enum class TaskKind : uint8_t {
   kCpuApi = 0,   // CUDA/HIP runtime or driver call
@@ -118,6 +120,29 @@ struct Iteration {
   std::string name;                 // "ProfilerStep#12"
   int64_t measured_start_ns = 0;    // the trace's marker, informational
   int64_t measured_end_ns = 0;
+  // Whether the step counts in the mean step time (depgraph/step_time.h):
+  // the profiler's overview drops trailing steps whose GPU work it did not
+  // capture; the builder decides once, on the measured trace, so baseline and
+  // prediction average over the same steps.
+  bool counted = true;
+};
+
+// Where a step's CPU span begins or ends: a zero-length CPU task the builder
+// puts on the step's thread at the ProfilerStep marker's start and end, so
+// that the simulated step span is read off the simulated timeline
+// (depgraph/step_time.h). Scripts cannot select or remove them.
+enum class StepMark : uint8_t { kNone = 0, kBegin = 1, kEnd = 2 };
+
+// A framework op (an aten op, an autograd node) that issued CPU API calls.
+// The builder keeps the CPU time of the op outside its API calls as kCpuWork
+// tasks tagged with the op (its "own" time: the dispatcher, shape checks,
+// allocation, child ops that launch nothing), apart from framework time
+// between ops (Python, the data loader), so that removing an op's launches
+// can remove the op's cost and nothing else (transforms/remove.h).
+struct CpuOp {
+  uint32_t name_id = 0;  // interned name, "aten::add"
+  OpId parent;           // the enclosing op that also issued calls; invalid at top level
+  int64_t own_ns = 0;    // measured own CPU time (its kCpuWork tasks at build time)
 };
 
 struct Edge {
@@ -158,6 +183,8 @@ struct TaskSpec {
   int64_t measured_start_ns = -1;  // -1: not from the trace (inserted)
   int64_t bytes = 0;               // memcpy / memset / comm payload
   KernelGeometry geometry;         // kernels only; unknown by default
+  OpId op;                         // issuing op (CPU tasks); invalid = none / framework time
+  StepMark step_mark = StepMark::kNone;
 };
 
 // Compressed adjacency of live edges, rebuilt lazily after mutations.
@@ -168,14 +195,69 @@ struct Adjacency {
   std::vector<EdgeId> in_edges;
 };
 
+// The per-task arrays (structure of arrays), declared once: every operation
+// that touches all of them (append, reserve, copy, memory accounting) goes
+// through ForEach, so adding a column is a one-line change.
+struct TaskColumns {
+  std::vector<TaskKind> kind;
+  std::vector<Phase> phase;
+  std::vector<uint8_t> flags;  // Graph::kFlag*
+  std::vector<uint32_t> name;
+  std::vector<ResourceId> resource;
+  std::vector<LayerId> layer;
+  std::vector<int32_t> iteration;
+  std::vector<int32_t> priority;
+  std::vector<int64_t> duration;
+  std::vector<int64_t> gap;
+  std::vector<int64_t> measured_start;
+  std::vector<int64_t> bytes;
+  std::vector<uint32_t> geometry;  // index into the graph's geometries; 0 = unknown
+  std::vector<OpId> op;
+  std::vector<TaskId> prev;
+  std::vector<TaskId> next;
+
+  template <typename F>
+  void ForEach(F&& f) {
+    f(kind), f(phase), f(flags), f(name), f(resource), f(layer), f(iteration), f(priority);
+    f(duration), f(gap), f(measured_start), f(bytes), f(geometry), f(op), f(prev), f(next);
+  }
+  template <typename F>
+  void ForEach(F&& f) const {
+    const_cast<TaskColumns*>(this)->ForEach([&f](const auto& v) { f(v); });
+  }
+};
+
+// The lazily built adjacency. A copy starts empty (it is a cache: the copy
+// rebuilds it on first use), so Graph's copy is the member-wise default.
+class AdjacencyCache {
+ public:
+  AdjacencyCache() = default;
+  AdjacencyCache(const AdjacencyCache&) {}
+  AdjacencyCache& operator=(const AdjacencyCache&) {
+    Invalidate();
+    return *this;
+  }
+  AdjacencyCache(AdjacencyCache&&) noexcept = default;
+  AdjacencyCache& operator=(AdjacencyCache&&) noexcept = default;
+
+  bool valid() const { return valid_ && adj_ != nullptr; }
+  void Invalidate() { valid_ = false; }
+  Adjacency& Fill() {
+    if (!adj_) adj_ = std::make_unique<Adjacency>();
+    valid_ = true;
+    return *adj_;
+  }
+  const Adjacency& get() const { return *adj_; }
+  const Adjacency* ptr() const { return adj_.get(); }
+
+ private:
+  std::unique_ptr<Adjacency> adj_;
+  bool valid_ = false;
+};
+
 class Graph {
  public:
   Graph();
-  Graph(const Graph&);
-  Graph& operator=(const Graph&);
-  Graph(Graph&&) noexcept;
-  Graph& operator=(Graph&&) noexcept;
-  ~Graph();
 
   // ---- names (interned) ----
   uint32_t InternName(std::string_view s);
@@ -199,7 +281,16 @@ class Graph {
   // ---- iterations ----
   int32_t AddIteration(Iteration it);
   const Iteration& iteration_info(int32_t i) const { return iterations_[i]; }
+  void set_iteration_counted(int32_t i, bool counted) { iterations_[i].counted = counted; }
   size_t iteration_count() const { return iterations_.size(); }
+
+  // ---- framework ops ----
+  // `parent` must be an existing op (or invalid): ops form a forest.
+  OpId AddOp(std::string_view name, OpId parent, int64_t own_ns);
+  const CpuOp& op(OpId id) const { return ops_[id.value()]; }
+  std::string_view op_name(OpId id) const { return names_[ops_[id.value()].name_id]; }
+  size_t op_count() const { return ops_.size(); }
+  void set_op_own_ns(OpId id, int64_t ns) { ops_[id.value()].own_ns = ns; }
 
   // ---- tasks ----
   // Appends at the end of the spec's resource.
@@ -222,39 +313,49 @@ class Graph {
   // size avoid the growth slack of push_back).
   void Reserve(size_t tasks, size_t edges);
 
-  size_t task_count() const { return kind_.size(); }
+  size_t task_count() const { return col_.kind.size(); }
   size_t live_task_count() const { return live_tasks_; }
-  bool removed(TaskId t) const { return flags_[t.value()] & kFlagRemoved; }
+  bool removed(TaskId t) const { return col_.flags[t.value()] & kFlagRemoved; }
 
-  TaskKind kind(TaskId t) const { return kind_[t.value()]; }
-  uint32_t name_id(TaskId t) const { return name_[t.value()]; }
-  std::string_view name(TaskId t) const { return names_[name_[t.value()]]; }
-  ResourceId resource_of(TaskId t) const { return resource_[t.value()]; }
-  int64_t duration_ns(TaskId t) const { return duration_[t.value()]; }
-  int64_t gap_ns(TaskId t) const { return gap_[t.value()]; }
-  LayerId layer_of(TaskId t) const { return layer_[t.value()]; }
-  Phase phase(TaskId t) const { return phase_[t.value()]; }
-  int32_t iteration_of(TaskId t) const { return iteration_[t.value()]; }
-  int64_t measured_start_ns(TaskId t) const { return measured_start_[t.value()]; }
-  int64_t bytes(TaskId t) const { return bytes_[t.value()]; }
-  int32_t priority(TaskId t) const { return priority_[t.value()]; }
+  TaskKind kind(TaskId t) const { return col_.kind[t.value()]; }
+  uint32_t name_id(TaskId t) const { return col_.name[t.value()]; }
+  std::string_view name(TaskId t) const { return names_[col_.name[t.value()]]; }
+  ResourceId resource_of(TaskId t) const { return col_.resource[t.value()]; }
+  int64_t duration_ns(TaskId t) const { return col_.duration[t.value()]; }
+  int64_t gap_ns(TaskId t) const { return col_.gap[t.value()]; }
+  LayerId layer_of(TaskId t) const { return col_.layer[t.value()]; }
+  Phase phase(TaskId t) const { return col_.phase[t.value()]; }
+  int32_t iteration_of(TaskId t) const { return col_.iteration[t.value()]; }
+  int64_t measured_start_ns(TaskId t) const { return col_.measured_start[t.value()]; }
+  int64_t bytes(TaskId t) const { return col_.bytes[t.value()]; }
+  int32_t priority(TaskId t) const { return col_.priority[t.value()]; }
+  OpId op_of(TaskId t) const { return col_.op[t.value()]; }
+  StepMark step_mark(TaskId t) const {
+    const uint8_t f = col_.flags[t.value()];
+    return (f & kFlagStepBegin) ? StepMark::kBegin
+                                : ((f & kFlagStepEnd) ? StepMark::kEnd : StepMark::kNone);
+  }
+  bool is_step_mark(TaskId t) const {
+    return col_.flags[t.value()] & (kFlagStepBegin | kFlagStepEnd);
+  }
   // Unknown (all zero) for tasks that are not traced kernels.
-  const KernelGeometry& geometry(TaskId t) const { return geometries_[geometry_[t.value()]]; }
-  void set_geometry(TaskId t, const KernelGeometry& g) { geometry_[t.value()] = InternGeometry(g); }
-  TaskId prev_on_resource(TaskId t) const { return prev_[t.value()]; }
-  TaskId next_on_resource(TaskId t) const { return next_[t.value()]; }
+  const KernelGeometry& geometry(TaskId t) const { return geometries_[col_.geometry[t.value()]]; }
+  void set_geometry(TaskId t, const KernelGeometry& g) { col_.geometry[t.value()] = InternGeometry(g); }
+  TaskId prev_on_resource(TaskId t) const { return col_.prev[t.value()]; }
+  TaskId next_on_resource(TaskId t) const { return col_.next[t.value()]; }
 
-  void set_duration_ns(TaskId t, int64_t d) { duration_[t.value()] = d; }
-  void set_gap_ns(TaskId t, int64_t g) { gap_[t.value()] = g; }
-  void set_layer(TaskId t, LayerId l) { layer_[t.value()] = l; }
-  void set_phase(TaskId t, Phase p) { phase_[t.value()] = p; }
-  void set_iteration(TaskId t, int32_t i) { iteration_[t.value()] = i; }
-  void set_priority(TaskId t, int32_t p) { priority_[t.value()] = p; }
-  void set_bytes(TaskId t, int64_t b) { bytes_[t.value()] = b; }
-  void set_name(TaskId t, std::string_view n) { name_[t.value()] = InternName(n); }
+  void set_duration_ns(TaskId t, int64_t d) { col_.duration[t.value()] = d; }
+  void set_gap_ns(TaskId t, int64_t g) { col_.gap[t.value()] = g; }
+  void set_layer(TaskId t, LayerId l) { col_.layer[t.value()] = l; }
+  void set_phase(TaskId t, Phase p) { col_.phase[t.value()] = p; }
+  void set_iteration(TaskId t, int32_t i) { col_.iteration[t.value()] = i; }
+  void set_priority(TaskId t, int32_t p) { col_.priority[t.value()] = p; }
+  void set_bytes(TaskId t, int64_t b) { col_.bytes[t.value()] = b; }
+  void set_name(TaskId t, std::string_view n) { col_.name[t.value()] = InternName(n); }
+  void set_op(TaskId t, OpId o) { col_.op[t.value()] = o; }
   // For builders that re-time a task's modelled span (a blocking call shrunk
   // to its post-wait residual); never read by the simulator.
-  void set_measured_start_ns(TaskId t, int64_t v) { measured_start_[t.value()] = v; }
+  void set_measured_start_ns(TaskId t, int64_t v) { col_.measured_start[t.value()] = v; }
 
   // ---- edges ----
   EdgeId AddEdge(TaskId src, TaskId dst, EdgeKind kind, int32_t delay_ns = 0);
@@ -279,11 +380,13 @@ class Graph {
 
  private:
   static constexpr uint8_t kFlagRemoved = 1;
+  static constexpr uint8_t kFlagStepBegin = 2;
+  static constexpr uint8_t kFlagStepEnd = 4;
 
   TaskId NewTask(const TaskSpec& spec, ResourceId resource);
   void LinkAfter(TaskId anchor, TaskId t);   // anchor may be invalid: at the front
   void Unlink(TaskId t);
-  void Touch() { adjacency_valid_ = false; }
+  void Touch() { adjacency_.Invalidate(); }
   uint32_t InternGeometry(const KernelGeometry& g);
 
   std::vector<std::string> names_;
@@ -296,32 +399,17 @@ class Graph {
   std::vector<Layer> layers_;
   absl::flat_hash_map<std::string, LayerId> layer_index_;
   std::vector<Iteration> iterations_;
+  std::vector<CpuOp> ops_;
   std::vector<KernelGeometry> geometries_;  // [0] is the unknown geometry
   absl::flat_hash_map<KernelGeometry, uint32_t> geometry_index_;
 
-  // Task arrays (structure of arrays).
-  std::vector<TaskKind> kind_;
-  std::vector<Phase> phase_;
-  std::vector<uint8_t> flags_;
-  std::vector<uint32_t> name_;
-  std::vector<ResourceId> resource_;
-  std::vector<LayerId> layer_;
-  std::vector<int32_t> iteration_;
-  std::vector<int32_t> priority_;
-  std::vector<int64_t> duration_;
-  std::vector<int64_t> gap_;
-  std::vector<int64_t> measured_start_;
-  std::vector<int64_t> bytes_;
-  std::vector<uint32_t> geometry_;  // index into geometries_; 0 = unknown
-  std::vector<TaskId> prev_;
-  std::vector<TaskId> next_;
+  TaskColumns col_;
   size_t live_tasks_ = 0;
 
   std::vector<Edge> edges_;
   size_t live_edges_ = 0;
 
-  mutable std::unique_ptr<Adjacency> adjacency_;
-  mutable bool adjacency_valid_ = false;
+  mutable AdjacencyCache adjacency_;
 };
 
 }  // namespace reverie::depgraph

@@ -11,22 +11,27 @@ absl::StatusOr<ReplayReport> Replay(const Graph& graph, const SimOptions& option
   if (!sim.ok()) return sim.status();
   rep.sim = *std::move(sim);
   rep.measured = MeasuredIterations(graph);
+  rep.measured_steps = SummarizeSteps(rep.measured);
+  rep.simulated_steps = SummarizeSteps(rep.sim.iterations);
   double sum = 0;
   for (size_t i = 0; i < rep.measured.size() && i < rep.sim.iterations.size(); ++i) {
     const int64_t m = rep.measured[i].duration_ns();
-    if (m <= 0) continue;
     IterationError e;
     e.iteration = static_cast<int32_t>(i);
     e.name = i < graph.iteration_count() ? graph.iteration_info(static_cast<int32_t>(i)).name
                                          : "whole trace";
+    e.counted = rep.measured[i].counted;
     e.measured_us = static_cast<double>(m) / 1e3;
     e.simulated_us = static_cast<double>(rep.sim.iterations[i].duration_ns()) / 1e3;
-    e.error_pct = (e.simulated_us - e.measured_us) / e.measured_us * 100.0;
-    sum += std::abs(e.error_pct);
-    rep.max_abs_error_pct = std::max(rep.max_abs_error_pct, std::abs(e.error_pct));
+    if (m > 0) e.error_pct = (e.simulated_us - e.measured_us) / e.measured_us * 100.0;
+    if (e.counted && m > 0) {
+      sum += std::abs(e.error_pct);
+      rep.max_abs_error_pct = std::max(rep.max_abs_error_pct, std::abs(e.error_pct));
+      ++rep.compared;
+    }
     rep.iterations.push_back(std::move(e));
   }
-  if (!rep.iterations.empty()) rep.mean_abs_error_pct = sum / rep.iterations.size();
+  if (rep.compared > 0) rep.mean_abs_error_pct = sum / rep.compared;
   return rep;
 }
 

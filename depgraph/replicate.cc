@@ -10,6 +10,13 @@ namespace reverie::depgraph {
 
 std::vector<TaskId> AppendGraph(const Graph& src, const AppendMapping& m, Graph* dst) {
   std::vector<TaskId> map(src.task_count());
+  // The source's ops are new op instances in dst (parents come first).
+  std::vector<OpId> ops(src.op_count());
+  for (uint32_t o = 0; o < src.op_count(); ++o) {
+    const CpuOp& op = src.op(OpId(o));
+    ops[o] = dst->AddOp(src.op_name(OpId(o)), op.parent.valid() ? ops[op.parent.value()] : OpId(),
+                        op.own_ns);
+  }
   for (uint32_t r = 0; r < src.resource_count(); ++r) {
     for (TaskId t = src.first_on_resource(ResourceId(r)); t.valid(); t = src.next_on_resource(t)) {
       TaskSpec s;
@@ -25,6 +32,8 @@ std::vector<TaskId> AppendGraph(const Graph& src, const AppendMapping& m, Graph*
           src.measured_start_ns(t) < 0 ? -1 : src.measured_start_ns(t) + m.measured_shift_ns;
       s.bytes = src.bytes(t);
       s.geometry = src.geometry(t);
+      s.op = src.op_of(t).valid() ? ops[src.op_of(t).value()] : OpId();
+      s.step_mark = src.step_mark(t);
       map[t.value()] = dst->AppendTask(s);
       dst->set_priority(map[t.value()], src.priority(t));
     }

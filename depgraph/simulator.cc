@@ -252,99 +252,26 @@ class Run {
 
 }  // namespace
 
-double SimResult::mean_iteration_ns() const {
-  if (iterations.empty()) return 0;
-  double sum = 0;
-  for (const IterationTime& it : iterations) sum += static_cast<double>(it.duration_ns());
-  return sum / static_cast<double>(iterations.size());
-}
+double SimResult::mean_iteration_ns() const { return SummarizeSteps(iterations).mean_ns; }
 
 namespace {
-
-// Per-iteration spans (see IterationTime in simulator.h) over the tasks for
-// which span(t) gives a span; tasks it returns {-1, -1} for are skipped.
-// group(t) picks which of `outs` a task counts in (-1: none), so that one
-// pass serves several groups (the ranks of a job, depgraph/ranks.h).
-template <typename SpanFn, typename GroupFn>
-void FillSpans(const Graph& g, SpanFn span, GroupFn group,
-               std::span<std::vector<IterationTime>> outs) {
-  constexpr int64_t kUnset = std::numeric_limits<int64_t>::max();
-  const size_t n = g.task_count();
-  const size_t k = g.iteration_count();
-  for (std::vector<IterationTime>& out : outs) {
-    out.assign(std::max<size_t>(k, 1), IterationTime{-1, kUnset, std::numeric_limits<int64_t>::min()});
-    for (size_t i = 0; i < k; ++i) out[i].iteration = static_cast<int32_t>(i);
-  }
-  for (size_t t = 0; t < n; ++t) {
-    const TaskId id(static_cast<uint32_t>(t));
-    if (g.removed(id)) continue;
-    const int which = group(id);
-    if (which < 0) continue;
-    const auto [s, e] = span(id);
-    if (e < 0) continue;
-    std::vector<IterationTime>& out = outs[which];
-    const int32_t it = k == 0 ? 0 : g.iteration_of(id);
-    if (it < 0 || static_cast<size_t>(it) >= out.size()) continue;
-    IterationTime& x = out[it];
-    x.start_ns = std::min(x.start_ns, s);
-    x.end_ns = std::max(x.end_ns, e);
-  }
-  for (std::vector<IterationTime>& out : outs) {
-    for (IterationTime& x : out) {
-      if (x.start_ns == kUnset) x.start_ns = x.end_ns = 0;
-    }
-  }
-}
-
-int AllInOne(TaskId) { return 0; }
-
-std::pair<int64_t, int64_t> SimulatedSpan(const SimResult& r, TaskId t) {
-  return {r.start_ns[t.value()], r.end_ns[t.value()]};
-}
 
 void FillIterations(const Graph& g, SimResult* r) {
   r->makespan_ns = 0;
   for (int64_t e : r->end_ns) r->makespan_ns = std::max(r->makespan_ns, e);
-  FillSpans(
-      g, [r](TaskId t) { return SimulatedSpan(*r, t); }, AllInOne,
-      std::span<std::vector<IterationTime>>(&r->iterations, 1));
+  r->iterations = std::move(StepSpans(g, r->start_ns, r->end_ns, {}, 1)[0]);
 }
 
 }  // namespace
 
-std::vector<IterationTime> MeasuredIterations(const Graph& graph) {
-  std::vector<IterationTime> out;
-  FillSpans(
-      graph,
-      [&graph](TaskId t) {
-        const int64_t s = graph.measured_start_ns(t);
-        if (s < 0) return std::pair<int64_t, int64_t>(-1, -1);
-        return std::pair<int64_t, int64_t>(s, s + std::max<int64_t>(0, graph.duration_ns(t)));
-      },
-      AllInOne, std::span<std::vector<IterationTime>>(&out, 1));
-  return out;
-}
-
 std::vector<std::vector<IterationTime>> IterationSpansByGroup(
     const Graph& graph, const SimResult& sim, std::span<const int32_t> group_of_resource,
     int groups) {
-  std::vector<std::vector<IterationTime>> out(groups);
-  FillSpans(
-      graph, [&sim](TaskId t) { return SimulatedSpan(sim, t); },
-      [&](TaskId t) { return group_of_resource[graph.resource_of(t).value()]; },
-      std::span<std::vector<IterationTime>>(out));
-  return out;
+  return StepSpans(graph, sim.start_ns, sim.end_ns, group_of_resource, groups);
 }
 
 double MeanNonEmptyIterationNs(const std::vector<IterationTime>& iterations) {
-  double sum = 0;
-  int count = 0;
-  for (const IterationTime& it : iterations) {
-    if (it.duration_ns() <= 0) continue;
-    sum += static_cast<double>(it.duration_ns());
-    ++count;
-  }
-  return count > 0 ? sum / count : 0;
+  return SummarizeSteps(iterations).mean_ns;
 }
 
 absl::Status SimulateInto(const Graph& graph, const SimOptions& options, SimResult* result) {

@@ -12,12 +12,9 @@
 //   at a time; when several are ready the SchedulePolicy picks (default:
 //   earliest ready, then lowest TaskId).
 // - Deterministic: the same graph gives the same result.
-// - Iteration time (IterationTime) is the span from the earliest start to the
-//   latest end over the tasks tagged with that iteration. The builder tags a GPU
-//   task with the iteration of the CPU call that launched it, so the span runs
-//   from the iteration's first task to the last task it caused. Measured
-//   iteration time (replay, breakdown) uses the same definition on measured
-//   start/end times, so the two are comparable.
+// - Step (iteration) times follow the one definition of depgraph/step_time.h
+//   on the simulated timeline; MeasuredIterations() applies it to the trace's
+//   times, so the two are comparable step by step.
 // - Cost: O((V + E) log F) time, F = the event-frontier size; O(V) extra memory
 //   beyond the result (a ref count per task; ready times live in start_ns).
 #ifndef REVERIE_DEPGRAPH_SIMULATOR_H_
@@ -29,6 +26,7 @@
 
 #include "absl/status/statusor.h"
 #include "depgraph/graph.h"
+#include "depgraph/step_time.h"
 
 namespace reverie::depgraph {
 
@@ -58,33 +56,20 @@ struct SimOptions {
   const SchedulePolicy* policy = nullptr;  // nullptr: EarliestReadyPolicy
 };
 
-struct IterationTime {
-  int32_t iteration = -1;
-  int64_t start_ns = 0;  // simulated start of the iteration's first task
-  int64_t end_ns = 0;    // simulated end of the last task it caused
-  int64_t duration_ns() const { return end_ns - start_ns; }
-};
-
 struct SimResult {
   // Per task (indexed by TaskId value); -1 for removed tasks.
   std::vector<int64_t> start_ns;
   std::vector<int64_t> end_ns;
   int64_t makespan_ns = 0;
   // One entry per graph iteration (graph.iteration_count()); when the graph
-  // has no iterations, one entry covering every task.
+  // has no iterations, one entry covering every task (step_time.h).
   std::vector<IterationTime> iterations;
-  // Mean of iterations[].duration_ns().
+  // The step time: the mean over counted steps (SummarizeSteps).
   double mean_iteration_ns() const;
 };
 
 // kFailedPrecondition when the graph has a cycle (names a task on it).
 absl::StatusOr<SimResult> Simulate(const Graph& graph, const SimOptions& options = {});
-
-// The same per-iteration spans computed from the trace's measured times
-// (measured_start_ns + duration_ns of the tasks the builder created; inserted
-// tasks, measured_start_ns < 0, are ignored). Comparable with
-// SimResult::iterations entry by entry.
-std::vector<IterationTime> MeasuredIterations(const Graph& graph);
 
 // SimResult::iterations' spans, one set per group of resources:
 // group_of_resource[r] in [0, groups) or -1 (not counted). The ranks of a job
@@ -93,7 +78,7 @@ std::vector<std::vector<IterationTime>> IterationSpansByGroup(
     const Graph& graph, const SimResult& sim, std::span<const int32_t> group_of_resource,
     int groups);
 
-// The mean over iterations with work (an empty span, 0, is left out).
+// The step time of a set of spans: the mean over counted steps.
 double MeanNonEmptyIterationNs(const std::vector<IterationTime>& iterations);
 
 // Same as Simulate() but fills `result` in place, reusing its buffers' capacity, so that

@@ -235,7 +235,10 @@ TEST(SimulatorTest, RemovedTasksAreSkipped) {
   EXPECT_EQ(S(r, c), E(r, a));
 }
 
-TEST(SimulatorTest, IterationSpansIncludeTheGpuWorkTheyLaunched) {
+// Without step markers a step spans its tasks, and the profiler overview's
+// rule makes consecutive steps periods: step 1 starts where step 0's GPU work
+// ended, not where its CPU part started (the CPU ran ahead).
+TEST(SimulatorTest, StepsAreThePeriodsOfTheGpuWorkTheyLaunched) {
   G b;
   const ResourceId th = b.Thread(1);
   const ResourceId st = b.Stream(1);
@@ -251,9 +254,9 @@ TEST(SimulatorTest, IterationSpansIncludeTheGpuWorkTheyLaunched) {
   ASSERT_EQ(r.iterations.size(), 2u);
   EXPECT_EQ(r.iterations[0].start_ns, 0);
   EXPECT_EQ(r.iterations[0].end_ns, 110);  // kernel k0 ends after the CPU moved on
-  EXPECT_EQ(r.iterations[1].start_ns, 10);
+  EXPECT_EQ(r.iterations[1].start_ns, 110);
   EXPECT_EQ(r.iterations[1].end_ns, 160);
-  EXPECT_DOUBLE_EQ(r.mean_iteration_ns(), (110.0 + 150.0) / 2);
+  EXPECT_DOUBLE_EQ(r.mean_iteration_ns(), (110.0 + 50.0) / 2);
 }
 
 TEST(SimulatorTest, SimulateIntoReusesAndMatches) {

@@ -149,7 +149,7 @@ std::string RenderHtmlReport(const ReportData& d) {
     BarChart c;
     c.title = "Iteration time: baseline vs predicted";
     c.x_label = "optimization script";
-    c.y_label = "iteration time (ms)";
+    c.y_label = "step time (ms)";
     c.series = {"baseline (simulated)", "predicted"};
     c.values.assign(2, {});
     for (const ScriptOutcome& s : d.scripts) {

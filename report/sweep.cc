@@ -76,14 +76,14 @@ std::vector<std::vector<Setting>> SweepGrid(const std::vector<SweepParam>& param
 std::string SweepTable(const SweepResult& r) {
   std::string out;
   char buf[512];
-  std::snprintf(buf, sizeof(buf), "trace: %s\nscripts: %s\nbaseline (simulated): %.3f ms\n\n",
-                r.trace_path.c_str(), absl::StrJoin(r.scripts, " ").c_str(), r.baseline_ns / 1e6);
+  std::snprintf(buf, sizeof(buf), "trace: %s\nscripts: %s\nbaseline (simulated): %.1f us per step\n\n",
+                r.trace_path.c_str(), absl::StrJoin(r.scripts, " ").c_str(), r.baseline_ns / 1e3);
   out += buf;
   for (const SweepParam& p : r.params) {
     std::snprintf(buf, sizeof(buf), "%-16s ", p.key.c_str());
     out += buf;
   }
-  out += "  predicted_ms   speedup\n";
+  out += "  predicted_us   speedup\n";
   for (const SweepPoint& pt : r.points) {
     for (const Setting& s : pt.settings) {
       std::snprintf(buf, sizeof(buf), "%-16s ", s.second.c_str());
@@ -93,7 +93,7 @@ std::string SweepTable(const SweepResult& r) {
       out += "  error: " + pt.error + "\n";
       continue;
     }
-    std::snprintf(buf, sizeof(buf), "  %12.3f   %6.3fx\n", pt.predicted_ns / 1e6,
+    std::snprintf(buf, sizeof(buf), "  %12.1f   %6.3fx\n", pt.predicted_ns / 1e3,
                   pt.predicted_ns > 0 ? r.baseline_ns / pt.predicted_ns : 0.0);
     out += buf;
   }
@@ -108,7 +108,7 @@ std::string SweepJson(const SweepResult& r) {
     if (i > 0) out += ",";
     AppendJsonString(out, r.scripts[i]);
   }
-  absl::StrAppend(&out, "],\"baseline_ms\":", JsonNumber(r.baseline_ns / 1e6), ",\"params\":[");
+  absl::StrAppend(&out, "],\"baseline_us\":", JsonNumber(r.baseline_ns / 1e3), ",\"params\":[");
   for (size_t i = 0; i < r.params.size(); ++i) {
     if (i > 0) out += ",";
     out += "{\"key\":";
@@ -137,7 +137,7 @@ std::string SweepJson(const SweepResult& r) {
       AppendJsonString(out, pt.error);
     } else {
       absl::StrAppend(
-          &out, ",\"predicted_ms\":", JsonNumber(pt.predicted_ns / 1e6),
+          &out, ",\"predicted_us\":", JsonNumber(pt.predicted_ns / 1e3),
           ",\"speedup\":", JsonNumber(pt.predicted_ns > 0 ? r.baseline_ns / pt.predicted_ns : NAN));
     }
     out += "}";
@@ -149,7 +149,7 @@ std::string SweepJson(const SweepResult& r) {
 Svg SweepChart(const SweepResult& r) {
   LineChart chart;
   chart.title = "Predicted iteration time";
-  chart.y_label = "iteration time (ms)";
+  chart.y_label = "step time (ms)";
   if (r.params.empty()) {
     chart.x_label = "(no parameter)";
     chart.x = {0};

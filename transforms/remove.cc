@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_set.h"
+#include "transforms/ops.h"
 
 namespace reverie::transforms {
 namespace {
@@ -251,7 +252,7 @@ class Rewirer {
 
 absl::StatusOr<RemoveResult> RemoveTasks(Graph& g, const Selection& s) {
   Rewirer w(g);
-  return w.Run(s);
+  return w.Run(WithOrphanedOpTime(g, s));
 }
 
 }  // namespace reverie::transforms

@@ -36,7 +36,8 @@ struct RemoveResult {
   int64_t edges_added = 0;  // rewiring edges
 };
 
-// Removes the live members of `s` (removed ones are ignored). The graph stays
+// Removes the live members of `s` (removed ones are ignored), and the own CPU
+// time of every op left without calls (transforms/ops.h). The graph stays
 // acyclic: every new edge stands for a path that existed.
 absl::StatusOr<RemoveResult> RemoveTasks(depgraph::Graph& g, const Selection& s);
 

@@ -180,8 +180,9 @@ TEST(RealGraphPropertyTest, ShorterTasksNeverEndLater) {
 }
 
 // With every GPU task at zero duration only CPU work (and launch latencies)
-// remain: no iteration gets longer, the GPU is never busy, and the CPU-busy
-// time per iteration is what it was (CPU durations and gaps are unchanged).
+// remain: the run gets no longer, the GPU is never busy, and the CPU-busy
+// time is what it was (CPU durations and gaps are unchanged). (One step can
+// get longer: it no longer starts late behind the previous step's GPU work.)
 TEST(RealGraphPropertyTest, ZeroGpuLeavesTheCpuOnlyTime) {
   REVERIE_REQUIRE_TRACE(
       path, "pytorch__kineto/tb_plugin/samples/resnet50_num_workers_0/worker0.1623143089861.pt.trace.json.gz");
@@ -202,8 +203,9 @@ TEST(RealGraphPropertyTest, ZeroGpuLeavesTheCpuOnlyTime) {
   ASSERT_TRUE(r.ok());
   const GraphBreakdown br = ComputeBreakdown(g, *r);
   int64_t cpu_busy = 0;
+  EXPECT_LE(r->iterations.back().end_ns - r->iterations.front().start_ns,
+            base->iterations.back().end_ns - base->iterations.front().start_ns);
   for (size_t i = 0; i < r->iterations.size(); ++i) {
-    EXPECT_LE(r->iterations[i].duration_ns(), base->iterations[i].duration_ns());
     EXPECT_EQ(br.iterations[i].simulated.gpu_only_ns, 0);
     EXPECT_EQ(br.iterations[i].simulated.overlap_ns, 0);
   }

@@ -155,10 +155,10 @@ TEST_F(ReportSweepCliTest, SweepJsonGridAndSvg) {
   ASSERT_EQ(parser.parse(r.out).get(doc), simdjson::SUCCESS) << r.out;
   simdjson::dom::array points = doc["points"].get_array().value();
   ASSERT_EQ(points.size(), 6u);
-  const double base = doc["baseline_ms"].get_double().value();
+  const double base = doc["baseline_us"].get_double().value();
   EXPECT_GT(base, 0);
   for (simdjson::dom::element p : points) {
-    EXPECT_NEAR(p["predicted_ms"].get_double().value(), base, 1e-9);
+    EXPECT_NEAR(p["predicted_us"].get_double().value(), base, 1e-6);
     EXPECT_NEAR(p["speedup"].get_double().value(), 1.0, 1e-9);
   }
   EXPECT_EQ(points.at(1)["settings"]["bandwidth"].get_string().value(), "25");

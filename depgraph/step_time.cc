@@ -1,0 +1,171 @@
+// File: depgraph/step_time.cc
+//
+// StepSpans(): one pass over the tasks gathers, per group and step, the
+// marker times, the step's GPU work and its plain task span; the rule of
+// step_time.h then runs per group over the steps in order.
+#include "depgraph/step_time.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+namespace reverie::depgraph {
+namespace {
+
+constexpr int64_t kUnsetMin = std::numeric_limits<int64_t>::max();
+constexpr int64_t kUnsetMax = std::numeric_limits<int64_t>::min();
+
+struct StepFacts {
+  int64_t begin_mark = kUnsetMin;  // earliest begin marker (a_i)
+  int64_t end_mark = kUnsetMax;    // latest end marker (b_i)
+  int64_t any_first = kUnsetMin;   // first task start: the span without markers
+  int64_t any_last = kUnsetMax;
+  int64_t gpu_first = kUnsetMin;
+  int64_t gpu_last = kUnsetMax;
+  int64_t gpu_count = 0;
+};
+
+struct GroupFacts {
+  std::vector<StepFacts> steps;
+  std::vector<int64_t> stepless_gpu_ends;  // GPU work of no step (rule 2)
+};
+
+std::vector<IterationTime> ApplyRule(const Graph& g, const GroupFacts& f) {
+  std::vector<IterationTime> out(f.steps.size());
+  const bool any_gpu = std::any_of(f.steps.begin(), f.steps.end(),
+                                   [](const StepFacts& s) { return s.gpu_count > 0; });
+  int64_t prev = kUnsetMax;
+  for (size_t i = 0; i < f.steps.size(); ++i) {
+    const StepFacts& s = f.steps[i];
+    IterationTime& it = out[i];
+    it.iteration = static_cast<int32_t>(i);
+    it.counted = i < g.iteration_count() ? g.iteration_info(static_cast<int32_t>(i)).counted : true;
+    const bool marked = s.begin_mark != kUnsetMin && s.end_mark != kUnsetMax;
+    int64_t a = marked ? s.begin_mark : s.any_first;
+    int64_t b = marked ? s.end_mark : s.any_last;
+    if (a == kUnsetMin || b == kUnsetMax) {
+      // No task of this step in this group (an empty step, a rank without it).
+      it.start_ns = it.end_ns = prev == kUnsetMax ? 0 : prev;
+      continue;
+    }
+    b = std::max(a, b);
+    if (!any_gpu) {
+      it.start_ns = a;
+      it.end_ns = b;
+      continue;
+    }
+    if (prev == kUnsetMax) {
+      prev = a;
+      if (s.gpu_count > 0) {
+        for (int64_t e : f.stepless_gpu_ends) {
+          if (e < s.gpu_first) prev = std::max(prev, e);
+        }
+      }
+    }
+    it.start_ns = std::max(prev, a);
+    it.end_ns = s.gpu_count > 0 ? std::max(b, s.gpu_last) : std::max(b, it.start_ns);
+    it.end_ns = std::max(it.end_ns, it.start_ns);
+    prev = it.end_ns;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<std::vector<IterationTime>> StepSpans(const Graph& g, std::span<const int64_t> start,
+                                                  std::span<const int64_t> end,
+                                                  std::span<const int32_t> group_of_resource,
+                                                  int groups) {
+  const size_t k = std::max<size_t>(g.iteration_count(), 1);
+  std::vector<GroupFacts> facts(groups);
+  for (GroupFacts& f : facts) f.steps.resize(k);
+  const size_t n = g.task_count();
+  for (size_t i = 0; i < n; ++i) {
+    const TaskId t(static_cast<uint32_t>(i));
+    if (g.removed(t) || end[i] < 0) continue;
+    const int which =
+        group_of_resource.empty() ? 0 : group_of_resource[g.resource_of(t).value()];
+    if (which < 0) continue;
+    GroupFacts& f = facts[which];
+    const int32_t it = g.iteration_count() == 0 ? 0 : g.iteration_of(t);
+    const bool device = IsDeviceWork(g.kind(t));
+    if (it < 0 || static_cast<size_t>(it) >= k) {
+      if (device && it < 0) f.stepless_gpu_ends.push_back(end[i]);
+      continue;
+    }
+    StepFacts& s = f.steps[it];
+    switch (g.step_mark(t)) {
+      case StepMark::kBegin: s.begin_mark = std::min(s.begin_mark, start[i]); break;
+      case StepMark::kEnd: s.end_mark = std::max(s.end_mark, start[i]); break;
+      case StepMark::kNone: break;
+    }
+    s.any_first = std::min(s.any_first, start[i]);
+    s.any_last = std::max(s.any_last, end[i]);
+    if (device) {
+      ++s.gpu_count;
+      s.gpu_first = std::min(s.gpu_first, start[i]);
+      s.gpu_last = std::max(s.gpu_last, end[i]);
+    }
+  }
+  std::vector<std::vector<IterationTime>> out;
+  out.reserve(groups);
+  for (const GroupFacts& f : facts) out.push_back(ApplyRule(g, f));
+  return out;
+}
+
+std::vector<IterationTime> MeasuredIterations(const Graph& g) {
+  const size_t n = g.task_count();
+  std::vector<int64_t> start(n, -1), end(n, -1);
+  for (size_t i = 0; i < n; ++i) {
+    const TaskId t(static_cast<uint32_t>(i));
+    const int64_t s = g.measured_start_ns(t);
+    if (g.removed(t) || s < 0) continue;
+    start[i] = s;
+    end[i] = s + std::max<int64_t>(0, g.duration_ns(t));
+  }
+  return std::move(StepSpans(g, start, end, {}, 1)[0]);
+}
+
+StepStats SummarizeSteps(const std::vector<IterationTime>& steps) {
+  StepStats st;
+  double sum = 0, sq = 0;
+  for (const IterationTime& it : steps) {
+    if (!it.counted) continue;
+    const double d = static_cast<double>(it.duration_ns());
+    if (st.counted == 0 || d < st.min_ns) st.min_ns = d;
+    if (st.counted == 0 || d > st.max_ns) st.max_ns = d;
+    sum += d;
+    sq += d * d;
+    ++st.counted;
+  }
+  if (st.counted == 0) return st;
+  st.mean_ns = sum / st.counted;
+  st.stddev_ns = std::sqrt(std::max(0.0, sq / st.counted - st.mean_ns * st.mean_ns));
+  return st;
+}
+
+int MarkCountedSteps(Graph* g) {
+  const size_t k = g->iteration_count();
+  if (k < 2) return 0;
+  std::vector<int64_t> gpu(k, 0);
+  for (size_t i = 0; i < g->task_count(); ++i) {
+    const TaskId t(static_cast<uint32_t>(i));
+    if (g->removed(t) || !IsDeviceWork(g->kind(t))) continue;
+    const int32_t it = g->iteration_of(t);
+    if (it >= 0 && static_cast<size_t>(it) < k) ++gpu[it];
+  }
+  int last = static_cast<int>(k) - 1;
+  while (last >= 0 && gpu[last] == 0) --last;
+  if (last < 0) return 0;  // no GPU work in any step: every CPU span counts
+  int keep = last + 1;
+  if (last > 0 && static_cast<double>(gpu[last - 1]) * 0.8 > static_cast<double>(gpu[last])) {
+    keep = last;
+  }
+  for (size_t i = static_cast<size_t>(keep); i < k; ++i) {
+    g->set_iteration_counted(static_cast<int32_t>(i), false);
+  }
+  return static_cast<int>(k) - keep;
+}
+
+}  // namespace reverie::depgraph

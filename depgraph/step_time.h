@@ -1,0 +1,89 @@
+// File: depgraph/step_time.h
+//
+// The step time: the one definition every command, script and JSON output
+// uses (docs/ACCURACY.md). It is the number the PyTorch profiler's
+// TensorBoard overview shows: the `ProfilerStep#N` CPU span extended to the
+// GPU work the step launched (kineto tb_plugin's StepParser), because that
+// is what a user compares reverie with. Where every step synchronizes with
+// the GPU it equals the CPU span; where the CPU runs ahead (no sync, CUDA
+// graphs) the CPU span is no step time at all and the GPU period is.
+//
+// The rule, for steps s_1..s_n with CPU spans [a_i, b_i]:
+// 1. A GPU task (kernel, memcpy, memset, communication) belongs to the step
+//    whose CPU span contains the whole runtime call that launched it (the
+//    builder tags it: Graph::iteration_of; -1 = no step).
+// 2. prev = a_1, raised to the end of every GPU task of no step that ends
+//    before step 1's first GPU task.
+// 3. start_i = max(prev, a_i); end_i = max(b_i, end of step i's last GPU
+//    task), or max(b_i, start_i) when it launched none; prev = end_i.
+// 4. Trailing steps that launched no GPU task are not counted, nor is the
+//    last step when it launched fewer than 0.8x the GPU tasks of the one
+//    before (the profiler did not capture all its work). The builder decides
+//    this once on the measured trace (Iteration::counted), so a prediction
+//    averages over the same steps as its baseline.
+// 5. The step time is the mean over counted steps; its noise band is their
+//    min, max and standard deviation.
+// 6. Without any GPU task the steps are the CPU spans. A trace without step
+//    markers is one step from its first task's start to its last task's end.
+//
+// The same function reads measured times (the trace's) and simulated times
+// (a SimResult's): a_i and b_i are the times of the step's zero-length
+// marker tasks (Graph::step_mark), which the simulator moves like any task.
+#ifndef REVERIE_DEPGRAPH_STEP_TIME_H_
+#define REVERIE_DEPGRAPH_STEP_TIME_H_
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "depgraph/graph.h"
+
+namespace reverie::depgraph {
+
+// One step's span under the rule above.
+struct IterationTime {
+  int32_t iteration = -1;
+  int64_t start_ns = 0;
+  int64_t end_ns = 0;
+  bool counted = true;  // Iteration::counted of the graph
+  int64_t duration_ns() const { return end_ns - start_ns; }
+};
+
+// The step time and its noise band over the counted steps (all in ns).
+struct StepStats {
+  int counted = 0;
+  double mean_ns = 0;
+  double min_ns = 0;
+  double max_ns = 0;
+  double stddev_ns = 0;  // population standard deviation; 0 for one step
+};
+
+// Step spans of `graph` under per-task times start[t], end[t] (indexed by
+// TaskId value; a task with end[t] < 0 is skipped), one vector per group of
+// resources: group_of_resource[r] in [0, groups) or -1 (not counted); an
+// empty group_of_resource puts every resource in group 0 of 1. Each vector
+// has one entry per graph iteration (one covering every task when the graph
+// has none).
+std::vector<std::vector<IterationTime>> StepSpans(const Graph& graph,
+                                                  std::span<const int64_t> start,
+                                                  std::span<const int64_t> end,
+                                                  std::span<const int32_t> group_of_resource,
+                                                  int groups);
+
+// The spans under the trace's measured times (measured_start_ns + duration
+// of traced tasks; inserted tasks, measured_start_ns < 0, are skipped).
+std::vector<IterationTime> MeasuredIterations(const Graph& graph);
+
+StepStats SummarizeSteps(const std::vector<IterationTime>& steps);
+
+// Rule 4 on the measured graph: sets Iteration::counted and returns how many
+// steps it dropped (0 when all count).
+int MarkCountedSteps(Graph* graph);
+
+// GPU-side tasks for the rule (kernels, copies, sets, communication).
+inline bool IsDeviceWork(TaskKind k) { return IsGpuKind(k) || k == TaskKind::kComm; }
+
+}  // namespace reverie::depgraph
+
+#endif  // REVERIE_DEPGRAPH_STEP_TIME_H_

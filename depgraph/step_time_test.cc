@@ -1,0 +1,161 @@
+// The one step-time definition (step_time.h) on synthetic traces built by
+// the builder: the profiler overview's rule, measured and simulated alike.
+#include "depgraph/step_time.h"
+
+#include <vector>
+
+#include "depgraph/simulator.h"
+#include "depgraph/test_trace.h"
+#include "gtest/gtest.h"
+
+namespace reverie::depgraph {
+namespace {
+
+using test_trace::T;
+
+constexpr int64_t kUs = 1000;
+
+// Three steps whose CPU part (100 us, two launches) runs far ahead of their
+// GPU work (two 1000 us kernels), with no sync: the CPU span is no step time.
+T AsyncSteps() {
+  T t;
+  uint64_t corr = 1;
+  for (int s = 0; s < 3; ++s) {
+    const int64_t a = s * 100 * kUs;
+    t.Step(s + 1, 1, a, a + 100 * kUs);
+    for (int k = 0; k < 2; ++k) {
+      const int64_t call = a + (10 + 10 * k) * kUs;
+      t.Api("cudaLaunchKernel", 1, call, call + 5 * kUs, corr);
+      const int64_t begin = (20 + (2 * s + k) * 1000) * kUs;
+      t.Gpu("gemm", 7, begin, begin + 1000 * kUs, corr);
+      ++corr;
+    }
+  }
+  return t;
+}
+
+TEST(StepTimeTest, AnAsyncStepIsItsGpuPeriodNotItsCpuSpan) {
+  T t = AsyncSteps();
+  const Graph g = t.Build();
+  const std::vector<IterationTime> m = MeasuredIterations(g);
+  ASSERT_EQ(m.size(), 3u);
+  EXPECT_EQ(m[0].duration_ns(), 2020 * kUs);  // from a_1 to its last kernel's end
+  EXPECT_EQ(m[1].duration_ns(), 2000 * kUs);  // from step 1's end to its own
+  EXPECT_EQ(m[2].duration_ns(), 2000 * kUs);
+  const StepStats st = SummarizeSteps(m);
+  EXPECT_EQ(st.counted, 3);
+  EXPECT_NEAR(st.mean_ns, 6020.0 * kUs / 3, 1);
+  EXPECT_EQ(st.min_ns, 2000 * kUs);
+  EXPECT_EQ(st.max_ns, 2020 * kUs);
+  absl::StatusOr<SimResult> sim = Simulate(g);
+  ASSERT_TRUE(sim.ok());
+  for (size_t i = 0; i < 3; ++i) EXPECT_EQ(sim->iterations[i].duration_ns(), m[i].duration_ns());
+}
+
+TEST(StepTimeTest, AFasterGpuShortensAnAsyncStepInSimulation) {
+  T t = AsyncSteps();
+  Graph g = t.Build();
+  for (uint32_t i = 0; i < g.task_count(); ++i) {
+    if (g.kind(TaskId(i)) == TaskKind::kKernel) g.set_duration_ns(TaskId(i), 500 * kUs);
+  }
+  absl::StatusOr<SimResult> sim = Simulate(g);
+  ASSERT_TRUE(sim.ok());
+  EXPECT_EQ(sim->iterations[1].duration_ns(), 1000 * kUs);
+  EXPECT_EQ(sim->iterations[2].duration_ns(), 1000 * kUs);
+}
+
+TEST(StepTimeTest, AStepThatSyncsIsItsCpuSpan) {
+  T t;
+  t.Step(1, 1, 0, 500 * kUs);
+  t.Api("cudaLaunchKernel", 1, 10 * kUs, 15 * kUs, 1);
+  t.Gpu("k", 7, 20 * kUs, 220 * kUs, 1);
+  t.Api("cudaStreamSynchronize", 1, 30 * kUs, 221 * kUs, 2);
+  t.Step(2, 1, 500 * kUs, 900 * kUs);
+  t.Api("cudaLaunchKernel", 1, 510 * kUs, 515 * kUs, 3);
+  t.Gpu("k", 7, 520 * kUs, 720 * kUs, 3);
+  t.Api("cudaStreamSynchronize", 1, 530 * kUs, 721 * kUs, 4);
+  const Graph g = t.Build();
+  const std::vector<IterationTime> m = MeasuredIterations(g);
+  ASSERT_EQ(m.size(), 2u);
+  EXPECT_EQ(m[0].duration_ns(), 500 * kUs);
+  EXPECT_EQ(m[1].duration_ns(), 400 * kUs);
+  absl::StatusOr<SimResult> sim = Simulate(g);
+  ASSERT_TRUE(sim.ok());
+  EXPECT_EQ(sim->iterations[0].duration_ns(), 500 * kUs);
+  EXPECT_EQ(sim->iterations[1].duration_ns(), 400 * kUs);
+}
+
+TEST(StepTimeTest, TrailingStepsWithoutAllTheirGpuWorkAreNotCounted) {
+  T t = AsyncSteps();
+  // A fourth step that launched one kernel (< 0.8x the two before), a fifth none.
+  t.Step(4, 1, 300 * kUs, 400 * kUs);
+  t.Api("cudaLaunchKernel", 1, 310 * kUs, 315 * kUs, 99);
+  t.Gpu("gemm", 7, 6020 * kUs, 6100 * kUs, 99);
+  t.Step(5, 1, 400 * kUs, 500 * kUs);
+  t.Api("cudaMalloc", 1, 410 * kUs, 415 * kUs);
+  BuildStats stats;
+  const Graph g = t.Build(&stats);
+  const std::vector<IterationTime> m = MeasuredIterations(g);
+  ASSERT_EQ(m.size(), 5u);
+  EXPECT_TRUE(m[2].counted);
+  EXPECT_FALSE(m[3].counted);
+  EXPECT_FALSE(m[4].counted);
+  EXPECT_EQ(stats.Get("steps_not_counted"), 2);
+  EXPECT_EQ(SummarizeSteps(m).counted, 3);
+}
+
+TEST(StepTimeTest, GpuWorkOfNoStepBeforeTheFirstStepDelaysItsStart) {
+  T t;
+  t.Api("cudaLaunchKernel", 1, 0, 5 * kUs, 1);  // before any step
+  t.Gpu("warmup", 7, 10 * kUs, 300 * kUs, 1);
+  t.Step(1, 1, 100 * kUs, 200 * kUs);
+  t.Api("cudaLaunchKernel", 1, 110 * kUs, 115 * kUs, 2);
+  t.Gpu("k", 8, 400 * kUs, 500 * kUs, 2);
+  const Graph g = t.Build();
+  const std::vector<IterationTime> m = MeasuredIterations(g);
+  ASSERT_EQ(m.size(), 1u);
+  EXPECT_EQ(m[0].start_ns, 300 * kUs);  // raised to the warm-up kernel's end
+  EXPECT_EQ(m[0].end_ns, 500 * kUs);
+}
+
+TEST(StepTimeTest, ATraceWithoutMarkersIsOneStepOverAllItsTasks) {
+  T t;
+  t.Api("cudaLaunchKernel", 1, 50 * kUs, 55 * kUs, 1);
+  t.Gpu("k", 7, 60 * kUs, 260 * kUs, 1);
+  const Graph g = t.Build();
+  const std::vector<IterationTime> m = MeasuredIterations(g);
+  ASSERT_EQ(m.size(), 1u);
+  EXPECT_EQ(m[0].start_ns, 50 * kUs);
+  EXPECT_EQ(m[0].end_ns, 260 * kUs);
+  absl::StatusOr<SimResult> sim = Simulate(g);
+  ASSERT_TRUE(sim.ok());
+  EXPECT_EQ(sim->iterations[0].duration_ns(), 210 * kUs);
+}
+
+TEST(StepTimeTest, WithoutGpuWorkTheStepsAreTheirCpuSpans) {
+  T t;
+  t.Step(1, 1, 0, 100 * kUs);
+  t.Api("cudaMalloc", 1, 10 * kUs, 20 * kUs);
+  t.Step(2, 1, 100 * kUs, 150 * kUs);
+  t.Api("cudaMalloc", 1, 110 * kUs, 120 * kUs);
+  const Graph g = t.Build();
+  const std::vector<IterationTime> m = MeasuredIterations(g);
+  ASSERT_EQ(m.size(), 2u);
+  EXPECT_EQ(m[0].duration_ns(), 100 * kUs);
+  EXPECT_EQ(m[1].duration_ns(), 50 * kUs);
+  EXPECT_TRUE(m[1].counted);  // no GPU work anywhere: every CPU span counts
+}
+
+TEST(StepTimeTest, SummaryIsTheMeanAndBandOfCountedSteps) {
+  std::vector<IterationTime> v = {{0, 0, 10, true}, {1, 10, 40, true}, {2, 40, 41, false}};
+  const StepStats s = SummarizeSteps(v);
+  EXPECT_EQ(s.counted, 2);
+  EXPECT_DOUBLE_EQ(s.mean_ns, 20);
+  EXPECT_DOUBLE_EQ(s.min_ns, 10);
+  EXPECT_DOUBLE_EQ(s.max_ns, 30);
+  EXPECT_DOUBLE_EQ(s.stddev_ns, 10);
+  EXPECT_EQ(SummarizeSteps({}).counted, 0);
+}
+
+}  // namespace
+}  // namespace reverie::depgraph

@@ -1,0 +1,41 @@
+// File: transforms/ops.h
+//
+// The CPU time of framework ops in transformations (depgraph/graph.h
+// CpuOp, depgraph/builder_cpu_time.cc).
+//
+// The rule: an op's own CPU time (its kCpuWork tasks) goes when the op
+// issues no API call any more. Removing a launch (or a kernel with its
+// launch) therefore also removes the dispatcher time of the aten op that
+// issued it, once that op launches nothing that survives, and of every
+// enclosing op left without calls; framework time between ops (Python, the
+// data loader) always stays. A script that also wants framework time gone
+// (a Python loop that disappears, like an optimizer's per-parameter loop
+// under a fused kernel) removes it explicitly.
+#ifndef REVERIE_TRANSFORMS_OPS_H_
+#define REVERIE_TRANSFORMS_OPS_H_
+
+#include <cstdint>
+#include <optional>
+#include <string_view>
+#include <vector>
+
+#include "depgraph/graph.h"
+#include "transforms/selection.h"
+
+namespace reverie::transforms {
+
+// `s` plus the live op-time tasks of every op that removing `s` leaves
+// without a live API call (and of those ops' descendants). O(V) when `s`
+// holds a CPU call of an op; `s` unchanged otherwise.
+Selection WithOrphanedOpTime(const depgraph::Graph& g, const Selection& s);
+
+// The median own CPU time of the graph's ops named `name` (as the trace
+// measured it), or nullopt when the trace has none.
+std::optional<int64_t> MedianOpCost(const depgraph::Graph& g, std::string_view name);
+
+// The op and its ancestors, innermost first.
+std::vector<depgraph::OpId> OpChain(const depgraph::Graph& g, depgraph::OpId op);
+
+}  // namespace reverie::transforms
+
+#endif  // REVERIE_TRANSFORMS_OPS_H_
