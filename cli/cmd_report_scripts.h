@@ -64,7 +64,8 @@ inline absl::Status Named(const std::string& path, const absl::Status& s) {
   return absl::Status(s.code(), msg);
 }
 
-inline absl::StatusOr<std::unique_ptr<LoadedTrace>> LoadAndSimulate(const std::string& path) {
+inline absl::StatusOr<std::unique_ptr<LoadedTrace>> LoadAndSimulate(
+    const std::string& path, const depgraph::BuildOptions& build = {}) {
   auto out = std::make_unique<LoadedTrace>();
   out->path = path;
   report::Progress progress("reverie", 3);
@@ -73,7 +74,7 @@ inline absl::StatusOr<std::unique_ptr<LoadedTrace>> LoadAndSimulate(const std::s
   if (!trace.ok()) return Named(path, trace.status());
   out->trace = std::move(*trace);
   progress.Update(1, "building the graph");
-  absl::StatusOr<depgraph::Graph> g = depgraph::BuildGraph(out->trace, {}, &out->stats);
+  absl::StatusOr<depgraph::Graph> g = depgraph::BuildGraph(out->trace, build, &out->stats);
   if (!g.ok()) return Named(path, g.status());
   out->graph = std::move(*g);
   progress.Update(2, "simulating the baseline");

@@ -117,6 +117,10 @@ struct BuildOptions {
   // Infer syncs, events and inter-thread edges (tests switch it off to see the
   // raw graph).
   bool infer_dependencies = true;
+  // Keep the CPU time of ops apart from framework time where the trace has op
+  // spans (builder_cpu_time.cc); false keeps every call's gap whole (the
+  // model before ops were kept, for comparisons).
+  bool cpu_ops = true;
 };
 
 // Named counters of what the builder saw, inferred or dropped (shown by

@@ -50,6 +50,7 @@ struct Span {
   uint32_t name_sid;
   bool op;            // a framework op (else an annotation or a layer)
   bool layer;         // a module (names no framework time)
+  bool step;          // a ProfilerStep range (names no framework time either)
   bool issues = false;  // op that contains an API call of the thread
   OpId id;            // its graph op when it issues calls
 };
@@ -85,7 +86,7 @@ class Sweep {
   int Annotation() const {
     for (size_t i = stack_.size(); i-- > 0;) {
       const Span& s = spans_[stack_[i]];
-      if (!s.op && !s.layer) return static_cast<int>(stack_[i]);
+      if (!s.op && !s.layer && !s.step) return static_cast<int>(stack_[i]);
     }
     return -1;
   }
@@ -106,7 +107,7 @@ class ThreadSplitter {
         marks_(std::move(marks)), owners_(spans_) {}
 
   void Run() {
-    MarkIssuingOps();
+    if (ctx_.opts.cpu_ops) MarkIssuingOps();
     CollectBounds();
     if (!op_mode_) ctx_.stats.Add("cpu_threads_without_ops");
     size_t m = OpenWithMarks();
@@ -328,8 +329,9 @@ void SplitCpuTime(Context& ctx) {
     const std::string_view name = ctx.trace.String(r.name_sid());
     const bool op = r.kind() == proto::Range::CPU_OP && !IsAnnotationName(name);
     const bool layer = r.kind() == proto::Range::LAYER;
+    const bool step = name.substr(0, 13) == "ProfilerStep#";
     spans[{r.pid(), r.tid()}].push_back(
-        {r.start_ns(), r.end_ns(), r.name_sid(), op, layer, false, OpId()});
+        {r.start_ns(), r.end_ns(), r.name_sid(), op, layer, step, false, OpId()});
   }
   absl::flat_hash_map<ThreadKey, std::vector<Mark>> marks;
   for (size_t i = 0; i < ctx.steps.size(); ++i) {

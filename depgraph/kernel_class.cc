@@ -54,7 +54,8 @@ KernelClass ClassifyKernelName(std::string_view name) {
   if (ContainsAny(s, {"conv", "cudnn", "winograd", "fprop", "dgrad", "wgrad", "implicit_gemm"})) {
     return KernelClass::kConv;
   }
-  if (ContainsAny(s, {"gemm", "gemv", "cublas", "cutlass", "matmul", "xmma", "bmm"})) {
+  if (ContainsAny(s, {"gemm", "gemv", "cublas", "cutlass", "matmul", "xmma", "bmm", "nvjet",
+                      "triton_mm", "mma_"})) {
     return KernelClass::kGemm;
   }
   if (ContainsAny(s, {"reduce", "softmax", "sum_kernel", "mean_kernel", "argmax", "max_kernel",

@@ -1,81 +1,197 @@
--- amp.lua: Automatic Mixed Precision (Daydream §5.1, Algorithm 2; evaluated
--- in §6.2 with NVIDIA Apex AMP, errors below 13%).
+-- amp.lua: Automatic Mixed Precision, torch.autocast with fp16 + GradScaler
+-- or bf16 (Daydream §5.1, Algorithm 2, evaluated in §6.2 with Apex AMP,
+-- errors below 13%; extended here with what autocast really launches).
 --
--- Model. FP16 halves the bytes every kernel moves and lets GEMMs and
--- convolutions use Tensor Cores. Following Daydream, compute-bound kernels
--- (GEMM / convolution: sgemm, scudnn, winograd, ...; lib/common.lua C.COMPUTE)
--- get `compute_speedup` (3x: NVIDIA's "up to 3x on the most compute-intensive
--- workloads" [58]) and every other kernel `memory_speedup` (2x: half the bytes
--- for memory-bound kernels). CPU work is unchanged, which is why the
--- end-to-end speedup is far below 3x when the CPU or the launch rate binds
--- (Daydream Fig. 6). Memcpys and memsets keep their duration (inputs arrive
--- in FP32; `include_memcpy` changes that).
---
--- Assumptions and deviations from Algorithm 2 (which scales every GPU task):
--- - AMP keeps FP32 master weights, so weight-update kernels stay FP32 unless
---   `include_update` is set.
--- - Optional overheads Algorithm 2 leaves out: `cast_kernels` inserts one cast
---   kernel (with its launch call) before each compute-bound forward kernel,
---   as Apex O1 casts weights per op; `grad_scaler` inserts GradScaler's
---   unscale and update-scale kernels before each step's weight update. Their
---   durations are the median existing element-wise kernel (cast, update-scale)
---   and the median weight-update kernel (the unscale reads every gradient
---   once, like one update pass).
--- - Requires Tensor Cores (Volta or newer) for the 3x; on older GPUs set
---   compute_speedup to about 2.
+-- Model.
+-- 1. Kernel speed (Daydream Algorithm 2). Compute-bound kernels (the kernel
+--    classes gemm, conv and attention of depgraph/kernel_class.h) get
+--    `compute_speedup` (3x: NVIDIA's "up to 3x" for Tensor Cores [58]); every
+--    other forward/backward kernel `memory_speedup` (2x: half the bytes).
+--    AMP keeps FP32 master weights: weight-update kernels keep their time
+--    unless `include_update`; copies and memsets keep theirs unless
+--    `include_memcpy` (inputs arrive in FP32).
+-- 2. Autocast casts (`cast_kernels`, on by default for a training step).
+--    Autocast runs an eligible op (linear / matmul / conv / bmm: the aten ops
+--    of the compute kernels' launches when the trace records ops, else the
+--    compute kernels themselves) in half precision, so it casts:
+--    - each op's FP32 weight once per forward (autocast caches weight casts
+--      inside the forward), and the weight gradient back to FP32 in the
+--      backward (the cast's backward);
+--    - the op's input when it comes from an FP32-policy op (normalization,
+--      softmax, reductions, the loss: the kernel before it on its stream is
+--      of class normalization or reduction, or it is the step's first
+--      eligible op), and that cast's backward.
+--    Each cast is a kernel as long as the trace's median element-wise kernel
+--    (a cast reads FP32 and writes half: a copy), with a launch call and the
+--    CPU cost of the aten op that issues it (`with_op = "aten::_to_copy"`):
+--    the trace's own median for that op, else the median own time of the
+--    trace's ops that launch one element-wise kernel (one pointwise
+--    dispatch, transforms/ops.h). So the kernel count and the CPU time grow
+--    as they do under autocast.
+-- 3. GradScaler (`grad_scaler`, default on for fp16 training): per step,
+--    scale(loss) multiplies the loss (one element-wise kernel after the
+--    forward); step() unscales every gradient and checks for inf/NaN
+--    (`_amp_foreach_non_finite_check_and_unscale_`, one pass over the
+--    gradients: as long as the step's median update kernel), then reads the
+--    found-inf flag on the host (`.item()`: a device-to-host copy and a
+--    synchronize, so the CPU waits for the backward to finish before the
+--    optimizer); update() adjusts the scale (`_amp_update_scale_`, one small
+--    kernel). Each has its launch and op cost as above.
+-- What it ignores: casts of buffers and of outputs that leave autocast
+-- regions; ops that autocast runs in FP32 but that were already FP32
+-- (no cast needed); the smaller activation memory (and any larger batch it
+-- allows); kernels libraries pick differently in half precision (their
+-- speed is what compute_speedup stands for). Requires Tensor Cores (Volta
+-- or newer) for the 3x; on older GPUs set compute_speedup to about 2.
 local C = reverie.include("lib/common.lua")
 
+local training = not graph:select{kind = "kernel", phase = "backward"}:empty()
 local P = reverie.params{
-  compute_speedup = {default = 3, min = 1, doc = "speedup of compute-bound (GEMM/conv) kernels"},
-  memory_speedup = {default = 2, min = 1, doc = "speedup of every other (memory-bound) kernel"},
+  dtype = {default = "fp16", doc = "half type: fp16 (with GradScaler) or bf16 (without)"},
+  compute_speedup = {default = 3, min = 1, doc = "speedup of compute-bound (GEMM/conv/attention) kernels"},
+  memory_speedup = {default = 2, min = 1, doc = "speedup of every other forward/backward kernel"},
   include_update = {default = false, doc = "also speed up weight-update kernels (FP16 optimizer)"},
   include_memcpy = {default = false, doc = "also halve memcpy / memset durations"},
-  cast_kernels = {default = false, doc = "insert an FP16 cast kernel before each compute-bound forward kernel"},
-  grad_scaler = {default = false, doc = "insert GradScaler's unscale + update-scale kernels per step"},
+  cast_kernels = {default = training, doc = "insert autocast's cast kernels (and their CPU cost)"},
+  grad_scaler = {default = "auto", doc = "GradScaler kernels and sync per step: auto (fp16 training), true, false"},
 }
+if P.dtype ~= "fp16" and P.dtype ~= "bf16" then error("dtype must be fp16 or bf16, got " .. P.dtype) end
+local use_scaler = P.grad_scaler == "true" or (P.grad_scaler == "auto" and P.dtype == "fp16" and training)
 
-local scope = {}
-if not P.include_update then scope.phase = {"unknown", "forward", "backward", "data_loading", "other"} end
-local kernels = graph:select{kind = "kernel", phase = scope.phase}
-local compute = kernels & C.compute_kernels(graph)
-local memory = kernels - compute
+local COMPUTE_CLASSES = {"gemm", "conv", "attention"}
+local FP32_POLICY = {normalization = true, reduction = true}
+local ELIGIBLE_OPS = {"aten::linear", "aten::matmul", "aten::mm", "aten::addmm", "aten::bmm",
+                      "aten::baddbmm", "aten::conv*", "aten::_convolution", "aten::cudnn_convolution*"}
 
--- Estimate the inserted kernels from the trace before anything changes (only
--- when asked: a median walks every element-wise kernel).
-local elementwise_ns, update_ns = 0, 0
-if P.cast_kernels or P.grad_scaler then
-  elementwise_ns = C.median_duration(graph:select{kind = "kernel", name = C.ELEMENTWISE}
-                                     - C.compute_kernels(graph), 2000)
-  update_ns = C.median_duration(graph:select{kind = "kernel", phase = "update"}, elementwise_ns)
-end
-
-compute:shrink(P.compute_speedup)
-memory:shrink(P.memory_speedup)
-if P.include_memcpy then
-  graph:select{kind = {"memcpy", "memset"}, phase = scope.phase}:shrink(2)
-end
-
-local casts, scalers = 0, 0
-if P.cast_kernels then
-  -- Casts run at FP16 speed like any other element-wise kernel.
-  for t in (compute & graph:select{phase = "forward"}):tasks() do
-    graph:insert{kind = "kernel", name = "cast_fp32_to_fp16 (amp)", before = t,
-                 duration_ns = math.floor(elementwise_ns / P.memory_speedup)}
-    casts = casts + 1
+-- Estimates from the unchanged trace.
+local elementwise_ns = C.median_duration(graph:select{kind = "kernel", class = "elementwise"}, 2000)
+local update_ns = C.median_duration(graph:select{kind = "kernel", phase = "update"}, elementwise_ns)
+-- A cast's CPU cost: the trace's own aten::_to_copy when it has one, else the
+-- median own time of its ops that launch one element-wise kernel (a cast is
+-- one such dispatch), else 0 (a trace without op spans).
+local op_ns = graph:op_cost("aten::_to_copy")
+if not op_ns then
+  local own, seen = {}, {}
+  for k in graph:select{kind = "kernel", class = "elementwise"}:tasks() do
+    local l = k:launcher()
+    local op = l and l.op
+    if op and not seen[op.id] then
+      seen[op.id] = true
+      own[#own + 1] = op.own_ns
+    end
   end
+  op_ns = C.median(own) or 0
 end
-if P.grad_scaler then
-  for _, step in ipairs(C.steps(graph)) do
-    local first = C.kernels(step.update)[1]
-    if first then
-      graph:insert{kind = "kernel", name = "_amp_foreach_non_finite_check_and_unscale_ (amp)",
-                   before = first, duration_ns = update_ns}
-      graph:insert{kind = "kernel", name = "_amp_update_scale_ (amp)", before = first,
-                   duration_ns = elementwise_ns}
-      scalers = scalers + 2
+
+-- The forward eligible ops: one entry per op (its first compute kernel),
+-- with whether its input needs a cast.
+local eligible_ids = {}
+for t in graph:select{kind = "kernel", op = ELIGIBLE_OPS}:tasks() do eligible_ids[t.id] = true end
+local any_ops = next(eligible_ids) ~= nil
+
+local function eligible_forward(step)
+  local out, seen, prev_class = {}, {}, {}
+  for _, t in ipairs(step.forward) do
+    if t.kind == "kernel" then
+      local cls = t.class
+      local compute = cls == "gemm" or cls == "conv" or cls == "attention"
+      local op = t.op
+      local key = (any_ops and op) and op.id or t.id
+      local eligible = compute and (not any_ops or eligible_ids[t.id] == true)
+      if eligible and not seen[key] then
+        seen[key] = true
+        local before = prev_class[t.resource.id]
+        out[#out + 1] = {kernel = t, input_cast = (#out == 0) or FP32_POLICY[before or ""] == true}
+      end
+      prev_class[t.resource.id] = cls
+    end
+  end
+  return out
+end
+
+local function cast(anchor, name, phase)
+  graph:insert{kind = "kernel", name = name, before = anchor, duration_ns = elementwise_ns,
+               phase = phase, with_op = "aten::_to_copy", op_ns = op_ns}
+end
+
+local steps = C.steps(graph)
+local casts, scaler_kernels, syncs = 0, 0, 0
+if P.cast_kernels then
+  for _, step in ipairs(steps) do
+    local ops = eligible_forward(step)
+    local bwd = C.kernels(step.backward)
+    local bwd_compute = {}
+    for _, t in ipairs(bwd) do
+      if t.class == "gemm" or t.class == "conv" or t.class == "attention" then bwd_compute[#bwd_compute + 1] = t end
+    end
+    for j, e in ipairs(ops) do
+      cast(e.kernel, "cast weight to " .. P.dtype .. " (autocast)", "forward")
+      casts = casts + 1
+      if e.input_cast then
+        cast(e.kernel, "cast input to " .. P.dtype .. " (autocast)", "forward")
+        casts = casts + 1
+      end
+      -- The casts' backward: before the op's backward compute kernel.
+      local k = C.mirror(j, #ops, #bwd_compute)
+      if k then
+        cast(bwd_compute[k], "cast weight grad to fp32 (autocast backward)", "backward")
+        casts = casts + 1
+        if e.input_cast then
+          cast(bwd_compute[k], "cast input grad to fp32 (autocast backward)", "backward")
+          casts = casts + 1
+        end
+      end
     end
   end
 end
 
-reverie.log(string.format("%d compute-bound kernels / %g, %d other kernels / %g; %d casts, %d scaler kernels inserted",
-                          #compute, P.compute_speedup, #memory, P.memory_speedup, casts, scalers))
+-- Speeds (after the casts were placed, so the casts keep FP32-read speed).
+local scope = P.include_update and nil or {"unknown", "forward", "backward", "data_loading", "other"}
+local kernels = graph:select{kind = "kernel", phase = scope} -
+                graph:select{kind = "kernel", name = "(autocast"}
+local compute = kernels:select{class = COMPUTE_CLASSES}
+local memory = kernels - compute
+compute:shrink(P.compute_speedup)
+memory:shrink(P.memory_speedup)
+if P.include_memcpy then
+  graph:select{kind = {"memcpy", "memset"}, phase = scope}:shrink(2)
+end
+
+if use_scaler then
+  for _, step in ipairs(steps) do
+    local consumer = nil
+    local last_bwd = #step.backward > 0 and step.pos[step.backward[#step.backward].id] or 0
+    for _, t in ipairs(step.update) do
+      if t.kind == "kernel" and step.pos[t.id] > last_bwd then consumer = t; break end
+    end
+    local last_fwd = step.forward[#step.forward]
+    if consumer and last_fwd then
+      graph:insert{kind = "kernel", name = "scale loss: mul (GradScaler)", after = last_fwd,
+                   duration_ns = elementwise_ns, with_op = "aten::mul", op_ns = op_ns}
+      -- Unscale, then found_inf.item() (copy the flag to the host and wait
+      -- for it), all before the optimizer's first launch on the CPU.
+      local first_call = consumer:launcher()
+      local before_call = first_call and first_call:prev() or nil
+      local unscale, unscale_call = graph:insert{
+        kind = "kernel", name = "_amp_foreach_non_finite_check_and_unscale_ (GradScaler)",
+        before = consumer, duration_ns = update_ns, launch_after = before_call,
+        with_op = "aten::_amp_foreach_non_finite_check_and_unscale_", op_ns = op_ns}
+      local copy, copy_call = graph:insert{kind = "memcpy", name = "Memcpy DtoH (found_inf.item())",
+                                           after = unscale, duration_ns = 2000, bytes = 4,
+                                           launch_name = "cudaMemcpyAsync", launch_after = unscale_call}
+      local wait = graph:insert{kind = "cpu_api", name = "cudaStreamSynchronize (found_inf.item())",
+                                after = copy_call, duration_ns = graph:launch_model().memcpy_launch_ns}
+      graph:add_edge(copy, wait, {kind = "sync"})
+      graph:insert{kind = "kernel", name = "_amp_update_scale_ (GradScaler)",
+                   after = step.update[#step.update], duration_ns = elementwise_ns,
+                   with_op = "aten::_amp_update_scale_", op_ns = op_ns}
+      scaler_kernels = scaler_kernels + 3
+      syncs = syncs + 1
+    end
+  end
+end
+
+reverie.log(string.format("%s: %d compute-bound kernels / %g, %d other kernels / %g; %d autocast " ..
+                          "casts (%.1f us kernel, %.1f us CPU each); GradScaler: %d kernels, %d syncs",
+                          P.dtype, #compute, P.compute_speedup, #memory, P.memory_speedup, casts,
+                          elementwise_ns / 1e3, op_ns / 1e3, scaler_kernels, syncs))

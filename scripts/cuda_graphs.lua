@@ -1,24 +1,35 @@
 -- cuda_graphs.lua: CUDA Graphs: capture a training step once, replay it with
--- a single launch (torch.cuda.graphs), so the per-kernel CPU launch overhead
--- is gone.
+-- a single launch (torch.cuda.graphs, torch.compile mode="reduce-overhead"),
+-- so the per-kernel CPU cost is gone.
 --
--- Model. In the captured phases (`phases`, the whole step by default), every
--- CUDA runtime call that a graph replay does not make — kernel launches,
--- async memsets and the queries around them — takes no CPU time, and the
--- framework time between two such calls (their gap: Python and dispatcher
--- work the replay skips) goes too. One cudaGraphLaunch call per step, as long
--- as the trace's median kernel launch, is inserted before the step's first
--- captured call. GPU work is unchanged: the same kernels run in the same
--- order.
+-- Model. In the captured phases (`phases`, the whole step by default), a
+-- graph replay makes none of the CUDA runtime calls the eager step made
+-- (kernel launches, async memsets, the queries around them) and runs none of
+-- the framework code that issued them:
+-- - every captured call takes no CPU time;
+-- - the own CPU time of the aten ops that issued captured calls (dispatch,
+--   checks, allocation: their op tasks, depgraph/builder_cpu_time.cc) goes;
+-- - with `remove_framework` (default), so does the framework time between two
+--   captured calls (the Python of the module between ops, which a replay
+--   skips); framework time that borders an uncaptured call (the data loader,
+--   a sync, the input copy) stays, since the replay still waits for it.
+-- One cudaGraphLaunch per step, as long as the trace's median kernel launch,
+-- goes before the step's first captured call. GPU work is unchanged: the same
+-- kernels run in the same order (replays also remove the launch gaps between
+-- kernels, which the stream gaps of the trace already hold only where the
+-- GPU was not waiting for the CPU).
+--
 -- Assumptions: the step is capturable (static shapes, no host syncs inside:
 -- synchronizing calls and memory copies, e.g. of the input batch, stay and
--- keep their time and gaps); a gap that ends at an uncaptured call (the data
--- loader, a sync) is kept, since the replay still waits for it.
+-- keep their time); on traces without op spans (cpu_op) the framework time
+-- is the calls' gaps, zeroed between captured calls as before. Ignores the
+-- one-time capture cost and the memory the graph pool holds.
 local C = reverie.include("lib/common.lua")
 
 local P = reverie.params{
   phases = {default = "forward,backward,update", doc = "comma-separated phases captured in the graph"},
-  keep_gaps = {default = false, doc = "keep the framework time between captured calls"},
+  remove_framework = {default = true,
+                      doc = "remove the framework (Python) time between captured calls"},
 }
 
 local phases = {}
@@ -43,17 +54,45 @@ for _, step in ipairs(C.steps(graph)) do
   if first then firsts[#firsts + 1] = first end
 end
 
-local zeroed_gaps = 0
+-- The CPU tasks between each captured call and the next call on its thread:
+-- op time of captured ops goes; framework time goes when both ends are
+-- captured (and remove_framework is set).
+local op_ns, framework_ns = 0, 0
 for t in captured:tasks() do
   t.duration_ns = 0
-  local nxt = t:next()
-  if not P.keep_gaps and nxt and in_graph[nxt.id] then
+  local between, nxt = {}, t:next()
+  while nxt and nxt.kind == "cpu_work" do
+    between[#between + 1] = nxt
+    nxt = nxt:next()
+  end
+  local both = nxt ~= nil and in_graph[nxt.id]
+  for _, w in ipairs(between) do
+    local op = w.op
+    if op ~= nil then
+      op_ns = op_ns + w.duration_ns
+      w.duration_ns = 0
+    elseif both and P.remove_framework and not w.name:find("^ProfilerStep#") then
+      framework_ns = framework_ns + w.duration_ns
+      w.duration_ns = 0
+    end
+  end
+  if both and P.remove_framework then
+    framework_ns = framework_ns + t.gap_ns
     t.gap_ns = 0
-    zeroed_gaps = zeroed_gaps + 1
+  end
+end
+-- Op time before a step's first captured call (the head of its op).
+for t in captured:tasks() do
+  local prev = t:prev()
+  while prev and prev.kind == "cpu_work" and prev.op ~= nil and prev.duration_ns > 0 do
+    op_ns = op_ns + prev.duration_ns
+    prev.duration_ns = 0
+    prev = prev:prev()
   end
 end
 for _, f in ipairs(firsts) do
   graph:insert{kind = "cpu_api", name = "cudaGraphLaunch", before = f, duration_ns = launch_ns}
 end
-reverie.log(string.format("%d runtime calls captured (%d gaps removed); %d cudaGraphLaunch calls of %.1f us",
-                          #captured, zeroed_gaps, #firsts, launch_ns / 1e3))
+reverie.log(string.format("%d runtime calls captured; %.1f us of op time and %.1f us of framework " ..
+                          "time removed; %d cudaGraphLaunch calls of %.1f us",
+                          #captured, op_ns / 1e3, framework_ns / 1e3, #firsts, launch_ns / 1e3))

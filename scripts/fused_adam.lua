@@ -9,15 +9,26 @@
 -- sum of the removed kernels' durations (Daydream: "roughly estimated by the
 -- sum of all removed compute-intensive kernels"), times `fused_time_factor`
 -- (1.0: the same memory traffic; below 1 if fusion also saves traffic), split
--- evenly over the groups. What disappears is the CPU side: the launch calls
--- and the framework time between them (their gaps), which is what makes the
--- unfused optimizer launch-bound (2633 update kernels per BERT-base step,
--- Daydream §6.3).
+-- evenly over the groups. What disappears is the CPU side, which is what
+-- makes the unfused optimizer launch-bound (2633 update kernels per
+-- BERT-base step, Daydream §6.3):
+-- - the launch calls, and the own CPU time of the aten ops that issued them
+--   (aten::add_, aten::mul_, aten::_foreach_*: dispatch, checks), since those
+--   ops issue nothing else once their kernels are fused (transforms/ops.h);
+-- - with `remove_python_loop` (default), the framework time inside the
+--   optimizer's step annotation ("Optimizer.step#..."): the per-parameter
+--   Python loop of a non-fused optimizer, which FusedAdam's single C++ call
+--   does not run. Framework time elsewhere (zero_grad's Python, the training
+--   loop) stays.
+-- The fused kernel's own launch is issued by one op, `aten::_fused_adam_`,
+-- with the CPU cost the trace measured for that op when it has one, else the
+-- median own time of the optimizer ops it replaces (one dispatch).
 --
 -- Assumptions: every update-phase kernel of a step belongs to the optimizer
 -- (the phase also covers optimizer.zero_grad, whose kernels are fused too);
 -- memcpys and memsets of the update phase and other CPU calls stay; the
--- optimizer's arithmetic does not change (Adam or SGD alike).
+-- optimizer's arithmetic does not change (Adam or SGD alike). A trace without
+-- op spans (cpu_op) keeps the old model: a removed launch takes its gap.
 local C = reverie.include("lib/common.lua")
 
 local P = reverie.params{
@@ -27,7 +38,29 @@ local P = reverie.params{
                        doc = "fused kernel time as a fraction of the removed kernels' time"},
   kernel_name = {default = "multi_tensor_apply_kernel<FusedAdam> (fused)",
                  doc = "name of the inserted kernel"},
+  remove_python_loop = {default = true,
+                        doc = "also remove the framework (Python) time inside Optimizer.step"},
 }
+
+-- The CPU cost of the fused op: measured when the trace already has it, else
+-- the median own time of the optimizer ops it replaces.
+local function fused_op_cost(kernels)
+  local measured = graph:op_cost("aten::_fused_adam_")
+  if measured then return measured end
+  local own = {}
+  for _, k in ipairs(kernels) do
+    local l = k:launcher()
+    if l and l.op then own[#own + 1] = l.op.own_ns end
+  end
+  return C.median(own)  -- nil: the trace records no ops, the launch alone
+end
+
+local python_ns = 0
+if P.remove_python_loop then
+  local loop = graph:select{cpu_time = "framework", phase = "update", name = "Optimizer.step*"}
+  python_ns = loop:total_duration()
+  if not loop:empty() then graph:remove(loop) end
+end
 
 local steps = C.steps(graph)
 local fused_steps, removed_kernels = 0, 0
@@ -37,8 +70,10 @@ for _, step in ipairs(steps) do
     local total = 0
     for _, k in ipairs(kernels) do total = total + k.duration_ns end
     local per_group = math.floor(total * P.fused_time_factor / P.param_groups + 0.5)
+    local cost = fused_op_cost(kernels)
     for _ = 1, P.param_groups do
-      graph:insert{kind = "kernel", name = P.kernel_name, before = kernels[1], duration_ns = per_group}
+      graph:insert{kind = "kernel", name = P.kernel_name, before = kernels[1], duration_ns = per_group,
+                   with_op = cost and "aten::_fused_adam_" or nil, op_ns = cost}
     end
     -- The old kernels and their launch calls go; remove() rewires whatever
     -- depended on them (a sync after the step) to what came before.
@@ -51,6 +86,7 @@ end
 if fused_steps == 0 then
   reverie.log("no weight-update kernels found (no update phase in the trace): nothing to fuse")
 else
-  reverie.log(string.format("fused %d update kernels in %d steps into %d kernel(s) per step",
-                            removed_kernels, fused_steps, P.param_groups))
+  reverie.log(string.format("fused %d update kernels in %d steps into %d kernel(s) per step; " ..
+                            "%.1f us of optimizer Python loop removed",
+                            removed_kernels, fused_steps, P.param_groups, python_ns / 1e3))
 end

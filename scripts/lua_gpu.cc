@@ -124,6 +124,48 @@ int SelRetargetGpu(lua_State* L) {
   return 1;
 }
 
+bool DoScaleWork(EngineState& S, const SelectionUd* sel, const SpecArgs& gpu, double factor,
+                 transforms::RetargetStats* out) {
+  absl::StatusOr<transforms::RetargetStats> r =
+      transforms::ScaleWork(S.session->graph(), ToSelection(sel), ToSpec(gpu), factor);
+  if (!r.ok()) return Fail(S, r.status());
+  *out = *r;
+  return true;
+}
+
+// sel:scale_work{factor = r, gpu = spec}: the kernels' grids grow r times
+// (transforms/gpu_scaling.h ScaleWork).
+int SelScaleWork(lua_State* L) {
+  SelectionUd* sel = CheckSelection(L, 1);
+  luaL_checktype(L, 2, LUA_TTABLE);
+  lua_pushnil(L);
+  while (lua_next(L, 2) != 0) {
+    const char* k = lua_type(L, -2) == LUA_TSTRING ? lua_tostring(L, -2) : "?";
+    if (std::strcmp(k, "factor") != 0 && std::strcmp(k, "gpu") != 0) {
+      return luaL_error(L, "scale_work: unknown field '%s' (factor, gpu)", k);
+    }
+    lua_pop(L, 1);
+  }
+  if (lua_getfield(L, 2, "factor") != LUA_TNUMBER) {
+    return luaL_error(L, "scale_work: 'factor' (a number > 0) is required");
+  }
+  const double factor = lua_tonumber(L, -1);
+  lua_pop(L, 1);
+  SpecArgs gpu;
+  ReadSpec(L, 2, "gpu", nullptr, &gpu);
+  MutableGraphOrRaise(L);
+  transforms::RetargetStats stats;
+  if (!DoScaleWork(State(L), sel, gpu, factor, &stats)) return RaiseError(L);
+  lua_createtable(L, 0, 6);
+  SetInt(L, "kernels", stats.kernels);
+  SetInt(L, "unknown_geometry", stats.unknown_geometry);
+  SetInt(L, "single_wave", stats.single_wave);
+  SetInt(L, "skipped", stats.skipped);
+  SetInt(L, "before_ns", stats.before_ns);
+  SetInt(L, "after_ns", stats.after_ns);
+  return 1;
+}
+
 }  // namespace
 
 int GraphDevices(lua_State* L) {
@@ -166,6 +208,8 @@ void PushGeometry(lua_State* L, const depgraph::KernelGeometry& g) {
 void RegisterGpuSelectionMethods(lua_State* L) {
   lua_pushcfunction(L, SelRetargetGpu);
   lua_setfield(L, -2, "retarget_gpu");
+  lua_pushcfunction(L, SelScaleWork);
+  lua_setfield(L, -2, "scale_work");
 }
 
 }  // namespace reverie::lua::internal

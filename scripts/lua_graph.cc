@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "scripts/lua_internal.h"
+#include "transforms/ops.h"
 #include "transforms/remove.h"
 #include "transforms/structure.h"
 
@@ -113,7 +114,7 @@ constexpr const char* kInsertFields[] = {
     "gap_us",         "after",         "before",        "resource",         "phase",
     "layer",          "iteration",     "bytes",         "priority",         "launch",
     "launch_after",   "launch_duration_ns", "launch_duration_us", "launch_gap_ns",
-    "launch_gap_us",  "launch_name"};
+    "launch_gap_us",  "launch_name",   "with_op",       "op_ns",            "op_us"};
 
 struct InsertArgs {  // trivially destructible (see THE RULE)
   const char* kind = nullptr;
@@ -126,11 +127,38 @@ struct InsertArgs {  // trivially destructible (see THE RULE)
   TaskId launch_after;
   int64_t launch_duration = -1, launch_gap = 0;
   bool has_launch_name = false;
+  bool has_op = false;   // with_op: the name is in EngineState::spec_op
+  int64_t op_ns = -1;    // -1: the op's median cost in the trace
 };
 
 struct InsertOut {
   TaskId task, launch;
 };
+
+// with_op: the inserted call gets the CPU cost of the op that would issue it
+// (transforms/ops.h), measured on the trace's ops of that name unless op_ns
+// gives it.
+bool AddInsertedOpTime(EngineState& S, const InsertArgs& a, InsertOut* out) {
+  Graph& g = S.session->graph();
+  const TaskId call = out->launch.valid() ? out->launch : out->task;
+  if (!depgraph::IsCpuKind(g.kind(call))) {
+    return Fail(S, absl::InvalidArgumentError(
+                       "insert: with_op needs a CPU call (a GPU task inserted with its launch)"));
+  }
+  int64_t cost = a.op_ns;
+  if (cost < 0) {
+    const std::optional<int64_t> median = transforms::MedianOpCost(g, S.spec_op);
+    if (!median) {
+      return Fail(S, absl::InvalidArgumentError(absl::StrCat(
+                         "insert: the trace records no op '", S.spec_op,
+                         "' to take its CPU cost from; give op_ns (or op_us)")));
+    }
+    cost = *median;
+  }
+  absl::StatusOr<TaskId> t = transforms::AddOpTime(g, call, S.spec_op, cost);
+  if (!t.ok()) return Fail(S, t.status());
+  return true;
+}
 
 bool DoInsert(EngineState& S, const InsertArgs& a, InsertOut* out) {
   Graph& g = S.session->graph();
@@ -176,6 +204,7 @@ bool DoInsert(EngineState& S, const InsertArgs& a, InsertOut* out) {
     out->task = *r;
   }
   if (a.has_priority) g.set_priority(out->task, a.priority);
+  if (a.has_op) return AddInsertedOpTime(S, a, out);
   return true;
 }
 
@@ -234,6 +263,11 @@ int GraphInsert(lua_State* L) {
     a.has_launch_name = true;
     S.spec_launch_name = luaL_checkstring(L, -1);
   }
+  if (lua_getfield(L, 2, "with_op") != LUA_TNIL) {
+    a.has_op = true;
+    S.spec_op = luaL_checkstring(L, -1);
+  }
+  a.op_ns = FieldNs(L, 2, "op_ns", "op_us", -1);
   InsertOut out;
   if (!DoInsert(S, a, &out)) return RaiseError(L);
   PushTask(L, out.task);
@@ -390,6 +424,27 @@ int GraphAddThread(lua_State* L) {
   return 1;
 }
 
+// graph:op(id): the op table for an op id (t.op.parent is one); nil when none.
+int GraphOp(lua_State* L) {
+  const lua_Integer id = luaL_checkinteger(L, 2);
+  const Graph& g = GraphOrRaise(L);
+  if (id < 0 || static_cast<uint64_t>(id) >= g.op_count()) return 0;
+  PushOp(L, g, depgraph::OpId(static_cast<uint32_t>(id)));
+  return 1;
+}
+
+// graph:op_cost(name): the median own CPU time (ns) of the trace's ops of that
+// name, or nil when it has none.
+int GraphOpCost(lua_State* L) {
+  size_t len = 0;
+  const char* name = luaL_checklstring(L, 2, &len);
+  const Graph& g = GraphOrRaise(L);
+  const std::optional<int64_t> c = transforms::MedianOpCost(g, std::string_view(name, len));
+  if (!c) return 0;
+  lua_pushinteger(L, *c);
+  return 1;
+}
+
 int GraphToString(lua_State* L) {
   const Graph& g = GraphOrRaise(L);
   lua_pushfstring(L, "graph of %I live tasks, %I resources", static_cast<lua_Integer>(g.live_task_count()),
@@ -426,6 +481,8 @@ const luaL_Reg kGraphMethods[] = {
     {"collectives", GraphCollectives},
     {"world_size", GraphWorldSize},
     {"devices", GraphDevices},
+    {"op", GraphOp},
+    {"op_cost", GraphOpCost},
     {nullptr, nullptr}};
 
 int GraphIndex(lua_State* L) {

@@ -115,6 +115,7 @@ struct EngineState {
   std::vector<transforms::Dependency> deps;
   std::string spec_name;
   std::string spec_launch_name;
+  std::string spec_op;
   std::string spec_layer;
   depgraph::SimResult sim;
 
@@ -196,6 +197,8 @@ int GraphWorldSize(lua_State* L);
 // top of the stack.
 int GraphDevices(lua_State* L);
 void PushGeometry(lua_State* L, const depgraph::KernelGeometry& g);
+// A framework op as a table {id, name, own_ns, depth, parent = id or nil}.
+void PushOp(lua_State* L, const depgraph::Graph& g, depgraph::OpId op);
 void RegisterGpuSelectionMethods(lua_State* L);
 // graph:select (lua_query.cc); the query in EngineState::query resolved
 // into EngineState::ids (false with EngineState::error set); sel:filter.

@@ -11,7 +11,8 @@ namespace {
 
 constexpr const char* kQueryFields[] = {"kind",     "name",      "name_regex", "layer",
                                         "no_layer", "phase",     "resource",   "resource_kind",
-                                        "iteration", "where"};
+                                        "iteration", "op",       "cpu_time",   "class",
+                                        "where"};
 
 bool AddKind(EngineState& S, const char* v) {
   absl::StatusOr<uint32_t> m = transforms::ParseKindMask(v);
@@ -29,6 +30,18 @@ bool AddResourceKind(EngineState& S, const char* v) {
   absl::StatusOr<depgraph::ResourceKind> k = transforms::ParseResourceKind(v);
   if (!k.ok()) return Fail(S, k.status());
   S.query.resource_kinds |= transforms::ResourceKindBit(*k);
+  return true;
+}
+bool AddClass(EngineState& S, const char* v) {
+  absl::StatusOr<uint32_t> c = transforms::ParseKernelClassBit(v);
+  if (!c.ok()) return Fail(S, c.status());
+  S.query.kernel_classes |= *c;
+  return true;
+}
+bool AddCpuTime(EngineState& S, const char* v) {
+  absl::StatusOr<transforms::CpuTime> c = transforms::ParseCpuTime(v);
+  if (!c.ok()) return Fail(S, c.status());
+  S.query.cpu_times |= transforms::CpuTimeBit(*c);
   return true;
 }
 void AddName(EngineState& S, const char* v) { S.query.names.emplace_back(v); }
@@ -75,7 +88,7 @@ int ReadQuery(lua_State* L, int idx, const char* what) {
     if (!known) {
       luaL_error(L,
                  "%s: unknown field '%s' (kind, name, name_regex, layer, no_layer, phase, "
-                 "resource, resource_kind, iteration, where)",
+                 "resource, resource_kind, iteration, op, cpu_time, class, where)",
                  what, k);
     }
     lua_pop(L, 1);
@@ -92,6 +105,15 @@ int ReadQuery(lua_State* L, int idx, const char* what) {
     ForEachString(L, -1, "layer", [&](const char* v) { AddLayer(S, v); });
   }
   if (lua_getfield(L, idx, "no_layer") != LUA_TNIL) S.query.no_layer = lua_toboolean(L, -1);
+  if (lua_getfield(L, idx, "op") != LUA_TNIL) {
+    ForEachString(L, -1, "op", [&](const char* v) { S.query.ops.emplace_back(v); });
+  }
+  if (lua_getfield(L, idx, "class") != LUA_TNIL) {
+    ForEachString(L, -1, "class", [&](const char* v) { if (!AddClass(S, v)) RaiseError(L); });
+  }
+  if (lua_getfield(L, idx, "cpu_time") != LUA_TNIL) {
+    ForEachString(L, -1, "cpu_time", [&](const char* v) { if (!AddCpuTime(S, v)) RaiseError(L); });
+  }
   if (lua_getfield(L, idx, "phase") != LUA_TNIL) {
     ForEachString(L, -1, "phase", [&](const char* v) { if (!AddPhase(S, v)) RaiseError(L); });
   }

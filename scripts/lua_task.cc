@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "depgraph/kernel_class.h"
 #include "scripts/lua_internal.h"
 #include "transforms/structure.h"
 
@@ -172,11 +173,17 @@ int TaskIndex(lua_State* L) {
     PushResource(L, g.resource_of(t));
   } else if (std::strcmp(k, "geometry") == 0) {
     PushGeometry(L, g.geometry(t));
+  } else if (std::strcmp(k, "class") == 0) {
+    if (!depgraph::IsGpuKind(g.kind(t))) return 0;
+    PushView(L, depgraph::KernelClassName(depgraph::ClassifyKernelName(g.name(t))));
+  } else if (std::strcmp(k, "op") == 0) {
+    if (!g.op_of(t).valid()) return 0;
+    PushOp(L, g, g.op_of(t));
   } else {
     return luaL_error(L,
                       "task has no field '%s' (id, name, kind, duration_ns, gap_ns, phase, "
                       "layer, iteration, resource, priority, bytes, removed, "
-                      "measured_start_ns, geometry)",
+                      "measured_start_ns, geometry, op, class)",
                       k);
   }
   return 1;
@@ -332,6 +339,25 @@ void NewClass(lua_State* L, const char* mt, const luaL_Reg* methods, lua_CFuncti
 }
 
 }  // namespace
+
+void PushOp(lua_State* L, const depgraph::Graph& g, depgraph::OpId op) {
+  const depgraph::CpuOp& o = g.op(op);
+  int depth = 0;
+  for (depgraph::OpId p = o.parent; p.valid(); p = g.op(p).parent) ++depth;
+  lua_createtable(L, 0, 5);
+  lua_pushinteger(L, op.value());
+  lua_setfield(L, -2, "id");
+  PushView(L, g.op_name(op));
+  lua_setfield(L, -2, "name");
+  lua_pushinteger(L, o.own_ns);
+  lua_setfield(L, -2, "own_ns");
+  lua_pushinteger(L, depth);
+  lua_setfield(L, -2, "depth");
+  if (o.parent.valid()) {
+    lua_pushinteger(L, o.parent.value());
+    lua_setfield(L, -2, "parent");
+  }
+}
 
 depgraph::LayerId LayerFor(Graph& g, std::string_view path) {
   const depgraph::LayerId known = g.FindLayer(path);

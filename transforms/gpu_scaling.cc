@@ -133,4 +133,40 @@ absl::StatusOr<RetargetStats> RetargetKernels(Graph& g, const Selection& s, cons
   return stats;
 }
 
+absl::StatusOr<RetargetStats> ScaleWork(Graph& g, const Selection& s, const GpuSpec& gpu,
+                                        double factor) {
+  if (gpu.sm_count <= 0) return absl::InvalidArgumentError("scale_work: the GPU needs sm_count");
+  if (!(factor > 0) || !std::isfinite(factor)) {
+    return absl::InvalidArgumentError(absl::StrCat("scale_work: factor must be > 0, got ", factor));
+  }
+  RetargetStats stats;
+  for (TaskId t : s) {
+    if (g.removed(t)) continue;
+    if (g.kind(t) != TaskKind::kKernel) {
+      ++stats.skipped;
+      continue;
+    }
+    const KernelGeometry& geo = g.geometry(t);
+    double f = factor;
+    ++stats.kernels;
+    if (!geo.known()) {
+      ++stats.unknown_geometry;
+    } else {
+      const int64_t wave = int64_t{BlocksPerSm(gpu, geo)} * gpu.sm_count;
+      const double blocks = std::ceil(static_cast<double>(geo.blocks) * factor);
+      const double before = static_cast<double>(CeilDiv(geo.blocks, wave));
+      const double after = std::max(1.0, std::ceil(blocks / static_cast<double>(wave)));
+      f = after / before;
+      if (before == 1 && after == 1) ++stats.single_wave;
+    }
+    const int64_t d = g.duration_ns(t);
+    const double scaled = std::min(static_cast<double>(d) * f, 4.0e18);
+    const int64_t after = static_cast<int64_t>(std::nearbyint(scaled));
+    g.set_duration_ns(t, after);
+    stats.before_ns += d;
+    stats.after_ns += after;
+  }
+  return stats;
+}
+
 }  // namespace reverie::transforms

@@ -83,6 +83,16 @@ absl::StatusOr<RetargetStats> RetargetKernels(depgraph::Graph& g, const Selectio
                                               const GpuSpec& origin, const GpuSpec& dest,
                                               double gamma);
 
+// Scales the work of the selected kernels by `factor` on one GPU, as a
+// batch-size change does to kernels whose grid grows with the batch: the
+// kernel keeps its tile, so blocks' = ceil(blocks * factor) and the time
+// scales with whole waves, ceil(blocks'/W) / ceil(blocks/W) (W: blocks in one
+// wave on `gpu`); a kernel that stays within one wave keeps its time. A
+// kernel without recorded geometry scales linearly. Other task kinds are
+// counted in `skipped`. factor > 0.
+absl::StatusOr<RetargetStats> ScaleWork(depgraph::Graph& g, const Selection& s,
+                                        const GpuSpec& gpu, double factor);
+
 }  // namespace reverie::transforms
 
 #endif  // REVERIE_TRANSFORMS_GPU_SCALING_H_

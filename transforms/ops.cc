@@ -62,6 +62,27 @@ std::optional<int64_t> MedianOpCost(const Graph& g, std::string_view name) {
   return v[v.size() / 2];
 }
 
+absl::StatusOr<TaskId> AddOpTime(Graph& g, TaskId call, std::string_view op_name,
+                                 int64_t cost_ns) {
+  if (!call.valid() || call.value() >= g.task_count() || g.removed(call) ||
+      !depgraph::IsCpuKind(g.kind(call))) {
+    return absl::InvalidArgumentError("an op's CPU time goes before a live CPU task");
+  }
+  if (cost_ns < 0) return absl::InvalidArgumentError("an op's CPU cost must be >= 0");
+  const OpId op = g.AddOp(op_name, OpId(), cost_ns);
+  depgraph::TaskSpec s;
+  s.kind = TaskKind::kCpuWork;
+  s.name = op_name;
+  s.duration_ns = cost_ns;
+  s.phase = g.phase(call);
+  s.layer = g.layer_of(call);
+  s.iteration = g.iteration_of(call);
+  s.op = op;
+  const TaskId t = g.InsertTaskBefore(call, s);
+  g.set_op(call, op);
+  return t;
+}
+
 std::vector<OpId> OpChain(const Graph& g, OpId op) {
   std::vector<OpId> out;
   for (OpId x = op; x.valid(); x = g.op(x).parent) out.push_back(x);

@@ -19,6 +19,7 @@
 #include <string_view>
 #include <vector>
 
+#include "absl/status/statusor.h"
 #include "depgraph/graph.h"
 #include "transforms/selection.h"
 
@@ -32,6 +33,15 @@ Selection WithOrphanedOpTime(const depgraph::Graph& g, const Selection& s);
 // The median own CPU time of the graph's ops named `name` (as the trace
 // measured it), or nullopt when the trace has none.
 std::optional<int64_t> MedianOpCost(const depgraph::Graph& g, std::string_view name);
+
+// Gives the CPU call `call` an op of its own named `op_name` that costs
+// `cost_ns` of CPU time (a kCpuWork task right before the call, with the
+// call's phase, layer and step), as the framework's dispatch of an inserted
+// op would (an autocast cast: "aten::to"). Removing the call later removes
+// that time too. Returns the op-time task. kInvalidArgument for a call that
+// is not a live CPU task or a negative cost.
+absl::StatusOr<depgraph::TaskId> AddOpTime(depgraph::Graph& g, depgraph::TaskId call,
+                                           std::string_view op_name, int64_t cost_ns);
 
 // The op and its ancestors, innermost first.
 std::vector<depgraph::OpId> OpChain(const depgraph::Graph& g, depgraph::OpId op);

@@ -56,7 +56,8 @@ class Rewirer {
     const size_t n = g_.task_count();
     in_r_.assign(n, 0);
     for (TaskId t : sel) {
-      if (t.value() < n && !g_.removed(t)) {
+      // Step markers stay: they are where the steps begin and end.
+      if (t.value() < n && !g_.removed(t) && !g_.is_step_mark(t)) {
         in_r_[t.value()] = 1;
         removed_.push_back(t);
       }

@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "base/sv.h"
+#include "depgraph/kernel_class.h"
 #include "transforms/pattern.h"
 
 namespace reverie::transforms {
@@ -47,11 +48,39 @@ absl::StatusOr<Selection> Select(const Graph& g, const TaskQuery& q) {
       if (i >= -1) iter_ok[i + 1] = true;
     }
   }
+  // An op matches when its name or an enclosing op's does (parents first).
+  std::vector<bool> op_ok;
+  if (!q.ops.empty()) {
+    absl::StatusOr<std::vector<bool>> m = MatchNameTable(g, q.ops, "");
+    if (!m.ok()) return m.status();
+    op_ok.assign(g.op_count(), false);
+    for (uint32_t o = 0; o < g.op_count(); ++o) {
+      const depgraph::CpuOp& op = g.op(depgraph::OpId(o));
+      op_ok[o] = (*m)[op.name_id] || (op.parent.valid() && op_ok[op.parent.value()]);
+    }
+  }
+  // Kernel class per distinct name, computed on first use.
+  std::vector<int8_t> class_of(q.kernel_classes != 0 ? g.name_count() : 0, -1);
   std::vector<TaskId> out;
   for (uint32_t i = 0; i < n; ++i) {
     const TaskId t(i);
-    if (g.removed(t)) continue;
+    if (g.removed(t) || g.is_step_mark(t)) continue;
+    if (q.kernel_classes != 0) {
+      if (!depgraph::IsGpuKind(g.kind(t))) continue;
+      int8_t& c = class_of[g.name_id(t)];
+      if (c < 0) c = static_cast<int8_t>(depgraph::ClassifyKernelName(g.name(t)));
+      if (!(q.kernel_classes & (1u << c))) continue;
+    }
     if (q.kinds != 0 && !(q.kinds & KindBit(g.kind(t)))) continue;
+    if (!q.ops.empty() && (!g.op_of(t).valid() || !op_ok[g.op_of(t).value()])) continue;
+    if (q.cpu_times != 0) {
+      const depgraph::TaskKind k = g.kind(t);
+      if (!depgraph::IsCpuKind(k)) continue;
+      const CpuTime c = k == depgraph::TaskKind::kCpuApi
+                            ? CpuTime::kApi
+                            : (g.op_of(t).valid() ? CpuTime::kOp : CpuTime::kFramework);
+      if (!(q.cpu_times & CpuTimeBit(c))) continue;
+    }
     if (q.phases != 0 && !(q.phases & PhaseBit(g.phase(t)))) continue;
     if (!name_ok.empty() && !name_ok[g.name_id(t)]) continue;
     if (q.no_layer && g.layer_of(t).valid()) continue;
@@ -73,7 +102,7 @@ Selection SelectAll(const Graph& g) {
   std::vector<TaskId> out;
   out.reserve(g.live_task_count());
   for (uint32_t i = 0; i < g.task_count(); ++i) {
-    if (!g.removed(TaskId(i))) out.push_back(TaskId(i));
+    if (!g.removed(TaskId(i)) && !g.is_step_mark(TaskId(i))) out.push_back(TaskId(i));
   }
   return Selection::FromSorted(std::move(out));
 }
@@ -90,7 +119,7 @@ Selection SelectIf(const Graph& g, const std::function<bool(TaskId)>& pred) {
   std::vector<TaskId> out;
   for (uint32_t i = 0; i < g.task_count(); ++i) {
     const TaskId t(i);
-    if (!g.removed(t) && pred(t)) out.push_back(t);
+    if (!g.removed(t) && !g.is_step_mark(t) && pred(t)) out.push_back(t);
   }
   return Selection::FromSorted(std::move(out));
 }
@@ -127,6 +156,24 @@ absl::StatusOr<uint32_t> ParseKindMask(std::string_view name) {
   absl::StatusOr<TaskKind> k = ParseTaskKind(name);
   if (!k.ok()) return k.status();
   return KindBit(*k);
+}
+
+absl::StatusOr<uint32_t> ParseKernelClassBit(std::string_view name) {
+  std::string all;
+  for (int c = 0; c < depgraph::kKernelClassCount; ++c) {
+    const std::string_view n = depgraph::KernelClassName(static_cast<depgraph::KernelClass>(c));
+    if (n == name) return 1u << c;
+    absl::StrAppend(&all, c > 0 ? ", " : "", Sv(n));
+  }
+  return absl::InvalidArgumentError(absl::StrCat("unknown kernel class '", Sv(name), "' (", all, ")"));
+}
+
+absl::StatusOr<CpuTime> ParseCpuTime(std::string_view name) {
+  if (name == "api") return CpuTime::kApi;
+  if (name == "op") return CpuTime::kOp;
+  if (name == "framework") return CpuTime::kFramework;
+  return absl::InvalidArgumentError(
+      absl::StrCat("unknown cpu_time '", Sv(name), "' (api, op, framework)"));
 }
 
 absl::StatusOr<depgraph::Phase> ParsePhase(std::string_view name) {

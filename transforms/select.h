@@ -36,11 +36,25 @@ struct TaskQuery {
   std::vector<depgraph::ResourceId> resources;  // any of
   uint32_t resource_kinds = 0;
   std::vector<int32_t> iterations;  // any of
+  // Op name patterns (transforms/pattern.h): a task matches when its op or
+  // an enclosing op matches (kernels carry their launch's op).
+  std::vector<std::string> ops;
+  uint32_t cpu_times = 0;  // CpuTimeBit mask: API calls, ops' own time, framework time
+  // Kernel classes (depgraph/kernel_class.h), bit per KernelClass; GPU tasks only.
+  uint32_t kernel_classes = 0;
 
   bool HasNameFilter() const { return !names.empty() || !name_regex.empty(); }
 };
 
-// Live tasks that satisfy every filter of `q`, in TaskId order.
+// The kind of CPU time a task stands for (depgraph/cpu_time.h).
+enum class CpuTime : uint8_t { kApi = 0, kOp = 1, kFramework = 2 };
+inline uint32_t CpuTimeBit(CpuTime c) { return 1u << static_cast<int>(c); }
+absl::StatusOr<CpuTime> ParseCpuTime(std::string_view name);
+// A kernel class by its name ("gemm", "elementwise", ...), as a mask bit.
+absl::StatusOr<uint32_t> ParseKernelClassBit(std::string_view name);
+
+// Live tasks that satisfy every filter of `q`, in TaskId order. The builder's
+// step markers are never selected (they only mark where steps begin and end).
 // kInvalidArgument for a bad regex or an out-of-range resource.
 absl::StatusOr<Selection> Select(const depgraph::Graph& g, const TaskQuery& q);
 

@@ -77,11 +77,13 @@ function C.steps(graph, timeline)
   for _, t in ipairs(timeline:order(gpu)) do
     local phase = t.phase
     if cur == nil or (phase == "forward" and (#cur.backward > 0 or #cur.update > 0)) then
-      cur = {forward = {}, backward = {}, update = {}}
+      cur = {forward = {}, backward = {}, update = {}, pos = {}, count = 0}
       steps[#steps + 1] = cur
     end
     local list = cur[phase]
     list[#list + 1] = t
+    cur.count = cur.count + 1
+    cur.pos[t.id] = cur.count  -- simulated order within the step
   end
   return steps
 end

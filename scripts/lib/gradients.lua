@@ -181,9 +181,16 @@ end
 
 -- First GPU task of the step's weight update (what must wait for the
 -- gradients), else the first forward GPU task of the next step.
+-- The first GPU task of the weight update that follows the step's backward
+-- (update-phase work before the backward, such as zero_grad's fills when
+-- the loop calls it after the forward, cannot wait for gradients), else the
+-- next step's first forward task.
 function G.consumer(steps, s)
   local step = steps[s]
-  if #step.update > 0 then return step.update[1] end
+  local last_bwd = #step.backward > 0 and step.pos[step.backward[#step.backward].id] or 0
+  for _, t in ipairs(step.update) do
+    if step.pos[t.id] > last_bwd then return t end
+  end
   local nxt = steps[s + 1]
   if nxt and #nxt.forward > 0 then return nxt.forward[1] end
   return nil

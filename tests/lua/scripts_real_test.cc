@@ -61,9 +61,11 @@ const uint32_t kFwdBwd = transforms::PhaseBit(depgraph::Phase::kForward) |
                          transforms::PhaseBit(depgraph::Phase::kBackward);
 const uint32_t kUpdate = transforms::PhaseBit(depgraph::Phase::kUpdate);
 
+// Daydream's Algorithm 2 alone (no casts, no GradScaler): kernels shrink.
 TEST(ScriptsRealTest, AmpShrinksKernelsBetweenTwoAndThreeTimes) {
   REVERIE_REQUIRE_GRAPH(rg, kResnet);
-  const Prediction p = Predict(*rg, {"amp.lua"});
+  const Prediction p =
+      Predict(*rg, {"amp.lua"}, {{"cast_kernels", "false"}, {"grad_scaler", "false"}});
   ASSERT_TRUE(p.status.ok()) << p.status;
   const double ratio =
       static_cast<double>(KernelNs(rg->graph, kFwdBwd)) / static_cast<double>(KernelNs(p.graph, kFwdBwd));
@@ -76,6 +78,43 @@ TEST(ScriptsRealTest, AmpShrinksKernelsBetweenTwoAndThreeTimes) {
   // for the GPU (builder: blocking-copy and inter-thread waits are edges).
   EXPECT_GT(p.speedup(), 1.0);
   EXPECT_LE(p.speedup(), 3.0);
+}
+
+// What autocast really launches on a training step: casts with their CPU
+// dispatch (an aten op each) and GradScaler's kernels and sync. On this
+// CPU-bound trace they cost more than the faster kernels save.
+TEST(ScriptsRealTest, AmpAddsAutocastCastsWithTheirCpuCost) {
+  REVERIE_REQUIRE_GRAPH(rg, kResnet);
+  const Prediction bare =
+      Predict(*rg, {"amp.lua"}, {{"cast_kernels", "false"}, {"grad_scaler", "false"}});
+  const Prediction p = Predict(*rg, {"amp.lua"});
+  ASSERT_TRUE(p.status.ok()) << p.status;
+  int64_t casts = 0, cast_cpu = 0, cast_ops = 0;
+  for (uint32_t i = 0; i < rg->graph.task_count(); ++i) {  // the trace's own casts
+    const depgraph::TaskId t(i);
+    if (rg->graph.kind(t) == depgraph::TaskKind::kCpuWork && rg->graph.op_of(t).valid() &&
+        rg->graph.op_name(rg->graph.op_of(t)) == "aten::_to_copy") {
+      cast_cpu -= rg->graph.duration_ns(t);
+      --cast_ops;
+    }
+  }
+  for (uint32_t i = 0; i < p.graph.task_count(); ++i) {
+    const depgraph::TaskId t(i);
+    if (p.graph.removed(t)) continue;
+    if (p.graph.kind(t) == depgraph::TaskKind::kKernel &&
+        p.graph.name(t).find("(autocast") != std::string_view::npos) {
+      ++casts;
+    }
+    if (p.graph.kind(t) == depgraph::TaskKind::kCpuWork && p.graph.op_of(t).valid() &&
+        p.graph.op_name(p.graph.op_of(t)) == "aten::_to_copy") {
+      cast_cpu += p.graph.duration_ns(t);
+      ++cast_ops;
+    }
+  }
+  EXPECT_GT(casts, 100);
+  EXPECT_EQ(cast_ops, casts);  // one more dispatch per cast
+  EXPECT_GT(cast_cpu, 0);
+  EXPECT_LT(p.speedup(), bare.speedup());
 }
 
 TEST(ScriptsRealTest, AmpSpeedsUpAGpuBoundTraceLessThanItsKernels) {
