@@ -49,13 +49,15 @@ using depgraph::SimResult;
 
 constexpr char kUsage[] =
     "predict TRACE --script FILE [--script FILE ...] [--set [SCRIPT.]KEY=VALUE ...] [--json] "
-    "[--top N] [--timeline OUT.json] [--lua-budget N] [--lua-memory-mb N] [--no-sandbox]";
+    "[--top N] [--timeline OUT.json] [--cpu-model ops|gaps] [--lua-budget N] [--lua-memory-mb N] "
+    "[--no-sandbox]";
 
 struct Options {
   std::string trace;
   ScriptArgs script;
   bool json = false;
   int top = 10;
+  depgraph::BuildOptions build;  // --cpu-model gaps: cpu_ops = false
 };
 
 bool ParseArgs(const std::vector<std::string>& args, Options* o, std::string* error) {
@@ -74,6 +76,13 @@ bool ParseArgs(const std::vector<std::string>& args, Options* o, std::string* er
       if (!error->empty()) return false;
     } else if (a == "--json") {
       o->json = true;
+    } else if (a == "--cpu-model") {
+      if (!value(i, a, &v)) return false;
+      if (v != "ops" && v != "gaps") {
+        *error = "predict: --cpu-model expects ops (op and framework time apart) or gaps";
+        return false;
+      }
+      o->build.cpu_ops = v == "ops";
     } else if (a == "--top") {
       if (!value(i, a, &v)) return false;
       int64_t n = 0;
@@ -377,7 +386,7 @@ int RunPredict(const std::vector<std::string>& raw_args) {
     if (std::string why = OverwritesInput(timeline, inputs); !why.empty()) return BadInput(why);
   }
   absl::StatusOr<std::unique_ptr<report_scripts::LoadedTrace>> loaded =
-      report_scripts::LoadAndSimulate(opt.trace);
+      report_scripts::LoadAndSimulate(opt.trace, opt.build);
   if (!loaded.ok()) return BadInput(std::string(loaded.status().message()));
   const Graph* graph = &(*loaded)->graph;
   const SimResult* base = &(*loaded)->baseline;

@@ -34,6 +34,14 @@ local P = reverie.params{
 }
 
 local copies = graph:select{kind = "memcpy", name = {"DtoH", "HtoD"}}
+local candidates = 0
+for t in copies:tasks() do
+  if t.name:find("Pageable") and (t.name:find("DtoH") or P.pin_memory) then candidates = candidates + 1 end
+end
+if candidates == 0 then
+  reverie.log("no device-to-host copy into pageable memory: nothing to make non-blocking")
+  return
+end
 local fastest = 0
 for t in copies:tasks() do
   if t.bytes > 0 and t.duration_ns > 0 then

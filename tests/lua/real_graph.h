@@ -58,13 +58,8 @@ inline const RealGraph* LoadRealGraph(const std::string& path, std::string* erro
   return raw;
 }
 
-// Mean iteration period as `reverie predict` reports it: the run's simulated
-// time from the first iteration's start to the last one's end, per iteration.
-inline double PeriodUs(const depgraph::SimResult& r) {
-  if (r.iterations.empty()) return 0;
-  return (r.iterations.back().end_ns - r.iterations.front().start_ns) / 1e3 /
-         static_cast<double>(r.iterations.size());
-}
+// The step time as every command reports it (depgraph/step_time.h).
+inline double PeriodUs(const depgraph::SimResult& r) { return r.mean_iteration_ns() / 1e3; }
 
 struct Prediction {
   absl::Status status;
