@@ -12,9 +12,15 @@
 -- so the backward waits for the recomputation. The last segment is not
 -- recomputed (its activations are still live when the backward starts)
 -- unless `recompute_last` is set.
+-- CPU time: a recomputation re-runs the segment's forward code, so each
+-- recomputed kernel's launch comes with its op's own CPU time (once per op,
+-- `with_op`, the op's measured own time) and the segment's framework time
+-- (the Python between its launches in the forward) is inserted once before
+-- the recomputation, as torch.utils.checkpoint re-runs the module's forward.
 -- Assumptions: recomputed kernels take as long as in the forward pass;
 -- memcpys/memsets are not recomputed; the memory saved is not modelled (the
--- point is the time it costs).
+-- point is the time it costs); ops without recorded spans add no CPU time
+-- beyond their launch.
 local C = reverie.include("lib/common.lua")
 
 local P = reverie.params{
@@ -45,9 +51,33 @@ for _, step in ipairs(C.steps(graph)) do
     for s = 1, last do
       -- Backward segment n + 1 - s holds segment s's gradients.
       local anchor = bseg[n + 1 - s][1]
+      -- The segment's framework time in the forward: between its first and
+      -- last launch on the thread.
+      local first, last_call = fseg[s][1]:launcher(), fseg[s][#fseg[s]]:launcher()
+      local framework_ns = 0
+      if first and last_call and first.resource == last_call.resource then
+        local t = first:next()
+        while t and t ~= last_call do
+          if t.kind == "cpu_work" and t.op == nil then framework_ns = framework_ns + t.duration_ns end
+          t = t:next()
+        end
+      end
+      local seen_ops, first_launch = {}, nil
       for _, t in ipairs(fseg[s]) do
-        C.clone_before(graph, t, anchor, " (recompute)", {phase = "backward"})
+        local extra = {phase = "backward"}
+        local l = t:launcher()
+        local op = l and l.op
+        if op and not seen_ops[op.id] then
+          seen_ops[op.id] = true
+          extra.with_op, extra.op_ns = op.name, op.own_ns
+        end
+        local _, launch = C.clone_before(graph, t, anchor, " (recompute)", extra)
+        first_launch = first_launch or launch
         recomputed = recomputed + 1
+      end
+      if framework_ns > 0 and first_launch then
+        graph:insert{kind = "cpu_work", name = "[framework] (recompute)", before = first_launch,
+                     duration_ns = framework_ns, phase = "backward"}
       end
     end
   end

@@ -10,6 +10,10 @@
 -- `epilogue_fraction` of their time (the fused epilogue works on data
 -- already in registers). Up to `max_fused` element-wise kernels after each
 -- compute kernel are fused; batch-norm kernels are never fused.
+-- CPU time: the removed kernels' launches go, and with them the own CPU time
+-- of the aten ops that issued them (their dispatch), since those ops issue
+-- nothing else once fused (transforms/ops.h); the framework (Python) time
+-- between ops stays: the model's code still runs, only the kernels fuse.
 -- Assumptions: the backward pass is unchanged; substitutions that change
 -- layer shapes (merging convolutions) need measured kernels and are not
 -- applied.
