@@ -64,15 +64,8 @@ GraphView AnalyzeGraph(const Trace& trace) {
                                ? graph->iteration_info(static_cast<int32_t>(i)).name
                                : "whole trace");
   }
-  const size_t n = graph->task_count();
-  std::vector<int64_t> ms(n, -1), me(n, -1);
-  for (uint32_t t = 0; t < n; ++t) {
-    const depgraph::TaskId id(t);
-    if (graph->removed(id) || graph->measured_start_ns(id) < 0) continue;
-    ms[t] = graph->measured_start_ns(id);
-    me[t] = ms[t] + std::max<int64_t>(0, graph->duration_ns(id));
-  }
-  v.cpu = depgraph::ComputeCpuTime(*graph, ms, me);
+  const depgraph::TaskTimes m = depgraph::MeasuredTimes(*graph);
+  v.cpu = depgraph::ComputeCpuTime(*graph, m.start, m.end);
   return v;
 }
 

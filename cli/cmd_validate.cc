@@ -81,15 +81,8 @@ bool ParseArgs(const std::vector<std::string>& args, Options* o, std::string* er
 }
 
 report::StepProfile Measured(const depgraph::Graph& g) {
-  const size_t n = g.task_count();
-  std::vector<int64_t> s(n, -1), e(n, -1);
-  for (uint32_t t = 0; t < n; ++t) {
-    const depgraph::TaskId id(t);
-    if (g.removed(id) || g.measured_start_ns(id) < 0) continue;
-    s[t] = g.measured_start_ns(id);
-    e[t] = s[t] + std::max<int64_t>(0, g.duration_ns(id));
-  }
-  return report::ProfileSteps(g, s, e, depgraph::MeasuredIterations(g));
+  const depgraph::TaskTimes m = depgraph::MeasuredTimes(g);
+  return report::ProfileSteps(g, m.start, m.end, depgraph::MeasuredIterations(g));
 }
 
 bool HasMarkers(const depgraph::Graph& g) {

@@ -76,7 +76,7 @@ std::vector<TimeSplit> SplitTime(const Graph& graph, const std::vector<int64_t>&
   std::vector<Interval> cpu, gpu;
   for (uint32_t t = 0; t < graph.task_count(); ++t) {
     const TaskId id(t);
-    if (graph.removed(id) || end_ns[t] < 0 || start_ns[t] < 0) continue;
+    if (graph.removed(id) || end_ns[t] == kNotMeasured || start_ns[t] == kNotMeasured) continue;
     if (CountsAsGpu(graph.kind(id))) {
       gpu.emplace_back(start_ns[t], end_ns[t]);
     } else {
@@ -105,15 +105,9 @@ std::vector<TimeSplit> SplitTime(const Graph& graph, const std::vector<int64_t>&
 GraphBreakdown ComputeBreakdown(const Graph& graph, const SimResult& sim) {
   GraphBreakdown b;
   const size_t n = graph.task_count();
-  std::vector<int64_t> ms(n, -1), me(n, -1);
-  for (uint32_t t = 0; t < n; ++t) {
-    const TaskId id(t);
-    if (graph.removed(id) || graph.measured_start_ns(id) < 0) continue;
-    ms[t] = graph.measured_start_ns(id);
-    me[t] = ms[t] + std::max<int64_t>(0, graph.duration_ns(id));
-  }
+  const TaskTimes m = MeasuredTimes(graph);
   const std::vector<IterationTime> mspans = MeasuredIterations(graph);
-  const std::vector<TimeSplit> measured = SplitTime(graph, ms, me, mspans);
+  const std::vector<TimeSplit> measured = SplitTime(graph, m.start, m.end, mspans);
   const std::vector<TimeSplit> simulated = SplitTime(graph, sim.start_ns, sim.end_ns, sim.iterations);
   for (size_t i = 0; i < sim.iterations.size(); ++i) {
     IterationBreakdown it;

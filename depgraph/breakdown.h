@@ -62,7 +62,7 @@ struct GraphBreakdown {
 };
 
 // Per-iteration split over arbitrary task times (start/end indexed by
-// TaskId, end < 0 = skip) and spans.
+// TaskId, kNotMeasured = skip) and spans.
 std::vector<TimeSplit> SplitTime(const Graph& graph, const std::vector<int64_t>& start_ns,
                                  const std::vector<int64_t>& end_ns,
                                  const std::vector<IterationTime>& spans);

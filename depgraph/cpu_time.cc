@@ -18,7 +18,7 @@ CpuTimeReport ComputeCpuTime(const Graph& g, std::span<const int64_t> start,
     bool any_op_time = false, any_api = false;
     for (TaskId t = g.first_on_resource(id); t.valid(); t = g.next_on_resource(t)) {
       const uint32_t i = t.value();
-      if (end[i] < 0) continue;
+      if (end[i] == kNotMeasured) continue;
       const int64_t d = std::max<int64_t>(0, g.duration_ns(t));
       const int64_t gap = std::max<int64_t>(0, g.gap_ns(t));
       lo = std::min(lo, start[i]);

@@ -43,7 +43,7 @@ struct CpuTimeReport {
   int64_t threads_without_ops = 0;  // threads whose time after calls is untraced gaps
 };
 
-// Under per-task times start/end (indexed by TaskId value; end < 0 = skip).
+// Under per-task times start/end (indexed by TaskId value; kNotMeasured = skip).
 CpuTimeReport ComputeCpuTime(const Graph& graph, std::span<const int64_t> start,
                              std::span<const int64_t> end);
 

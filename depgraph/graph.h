@@ -170,6 +170,10 @@ struct KernelGeometry {
   }
 };
 
+// measured_start_ns of a task that is not from the trace (a script inserted
+// it). Not -1: a trace's clock may be negative.
+inline constexpr int64_t kNotMeasured = INT64_MIN;
+
 // Everything needed to create a task.
 struct TaskSpec {
   TaskKind kind = TaskKind::kCpuWork;
@@ -180,7 +184,7 @@ struct TaskSpec {
   LayerId layer;
   Phase phase = Phase::kUnknown;
   int32_t iteration = -1;
-  int64_t measured_start_ns = -1;  // -1: not from the trace (inserted)
+  int64_t measured_start_ns = kNotMeasured;  // not from the trace (inserted)
   int64_t bytes = 0;               // memcpy / memset / comm payload
   KernelGeometry geometry;         // kernels only; unknown by default
   OpId op;                         // issuing op (CPU tasks); invalid = none / framework time
@@ -327,6 +331,8 @@ class Graph {
   Phase phase(TaskId t) const { return col_.phase[t.value()]; }
   int32_t iteration_of(TaskId t) const { return col_.iteration[t.value()]; }
   int64_t measured_start_ns(TaskId t) const { return col_.measured_start[t.value()]; }
+  // Whether the task came from the trace (it has a measured start).
+  bool measured(TaskId t) const { return col_.measured_start[t.value()] != kNotMeasured; }
   int64_t bytes(TaskId t) const { return col_.bytes[t.value()]; }
   int32_t priority(TaskId t) const { return col_.priority[t.value()]; }
   OpId op_of(TaskId t) const { return col_.op[t.value()]; }

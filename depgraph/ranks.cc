@@ -256,7 +256,7 @@ absl::StatusOr<JobGraph> CoupleRanks(std::span<const RankInput> ranks) {
         const TaskId src = order[r].at(key)[i];
         group.tasks.push_back(task_map[r][src.value()]);
         group.duration_ns = std::min(group.duration_ns, g.duration_ns(src));
-        if (g.measured_start_ns(src) >= 0) ends.push_back(g.measured_start_ns(src) + g.duration_ns(src));
+        if (g.measured(src)) ends.push_back(g.measured_start_ns(src) + g.duration_ns(src));
       }
       if (static_cast<int>(ends.size()) == n) measured_ends.push_back({std::move(ends), group.duration_ns});
       TaskSpec spec;

@@ -29,7 +29,7 @@ std::vector<TaskId> AppendGraph(const Graph& src, const AppendMapping& m, Graph*
       s.phase = src.phase(t);
       s.iteration = src.iteration_of(t) < 0 ? -1 : m.iteration[src.iteration_of(t)];
       s.measured_start_ns =
-          src.measured_start_ns(t) < 0 ? -1 : src.measured_start_ns(t) + m.measured_shift_ns;
+          !src.measured(t) ? kNotMeasured : src.measured_start_ns(t) + m.measured_shift_ns;
       s.bytes = src.bytes(t);
       s.geometry = src.geometry(t);
       s.op = src.op_of(t).valid() ? ops[src.op_of(t).value()] : OpId();
@@ -60,7 +60,7 @@ Graph ReplicateGraph(const Graph& graph, int copies) {
   int64_t lo = std::numeric_limits<int64_t>::max(), hi = std::numeric_limits<int64_t>::min();
   for (uint32_t t = 0; t < graph.task_count(); ++t) {
     const TaskId id(t);
-    if (graph.removed(id) || graph.measured_start_ns(id) < 0) continue;
+    if (graph.removed(id) || !graph.measured(id)) continue;
     lo = std::min(lo, graph.measured_start_ns(id));
     hi = std::max(hi, graph.measured_start_ns(id) + graph.duration_ns(id));
   }

@@ -83,7 +83,7 @@ std::vector<std::vector<IterationTime>> StepSpans(const Graph& g, std::span<cons
   const size_t n = g.task_count();
   for (size_t i = 0; i < n; ++i) {
     const TaskId t(static_cast<uint32_t>(i));
-    if (g.removed(t) || end[i] < 0) continue;
+    if (g.removed(t) || end[i] == kNotMeasured) continue;
     const int which =
         group_of_resource.empty() ? 0 : group_of_resource[g.resource_of(t).value()];
     if (which < 0) continue;
@@ -114,17 +114,21 @@ std::vector<std::vector<IterationTime>> StepSpans(const Graph& g, std::span<cons
   return out;
 }
 
-std::vector<IterationTime> MeasuredIterations(const Graph& g) {
+TaskTimes MeasuredTimes(const Graph& g) {
   const size_t n = g.task_count();
-  std::vector<int64_t> start(n, -1), end(n, -1);
+  TaskTimes m{std::vector<int64_t>(n, kNotMeasured), std::vector<int64_t>(n, kNotMeasured)};
   for (size_t i = 0; i < n; ++i) {
     const TaskId t(static_cast<uint32_t>(i));
-    const int64_t s = g.measured_start_ns(t);
-    if (g.removed(t) || s < 0) continue;
-    start[i] = s;
-    end[i] = s + std::max<int64_t>(0, g.duration_ns(t));
+    if (g.removed(t) || !g.measured(t)) continue;
+    m.start[i] = g.measured_start_ns(t);
+    m.end[i] = m.start[i] + std::max<int64_t>(0, g.duration_ns(t));
   }
-  return std::move(StepSpans(g, start, end, {}, 1)[0]);
+  return m;
+}
+
+std::vector<IterationTime> MeasuredIterations(const Graph& g) {
+  const TaskTimes m = MeasuredTimes(g);
+  return std::move(StepSpans(g, m.start, m.end, {}, 1)[0]);
 }
 
 StepStats SummarizeSteps(const std::vector<IterationTime>& steps) {

@@ -59,8 +59,18 @@ struct StepStats {
   double stddev_ns = 0;  // population standard deviation; 0 for one step
 };
 
+// Per-task times under which to read steps or splits: indexed by TaskId
+// value; kNotMeasured for a task to skip.
+struct TaskTimes {
+  std::vector<int64_t> start;
+  std::vector<int64_t> end;
+};
+// The trace's measured times: measured_start_ns and + duration for traced
+// tasks; kNotMeasured for inserted and removed ones.
+TaskTimes MeasuredTimes(const Graph& graph);
+
 // Step spans of `graph` under per-task times start[t], end[t] (indexed by
-// TaskId value; a task with end[t] < 0 is skipped), one vector per group of
+// TaskId value; a task with end[t] == kNotMeasured is skipped), one vector per group of
 // resources: group_of_resource[r] in [0, groups) or -1 (not counted); an
 // empty group_of_resource puts every resource in group 0 of 1. Each vector
 // has one entry per graph iteration (one covering every task when the graph
@@ -72,7 +82,7 @@ std::vector<std::vector<IterationTime>> StepSpans(const Graph& graph,
                                                   int groups);
 
 // The spans under the trace's measured times (measured_start_ns + duration
-// of traced tasks; inserted tasks, measured_start_ns < 0, are skipped).
+// of traced tasks; inserted tasks, Graph::measured() false, are skipped).
 std::vector<IterationTime> MeasuredIterations(const Graph& graph);
 
 StepStats SummarizeSteps(const std::vector<IterationTime>& steps);

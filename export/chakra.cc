@@ -102,7 +102,7 @@ void FillNode(const Graph& g, const Item& item, const RecordSizes& records, Chak
     ++stats->comm_unsized;
     // A script's comm task is no recorded kernel: never paired, never a mismatch.
     if (records.mismatched[*type] && g.kind(t) == TaskKind::kKernel &&
-        g.measured_start_ns(t) >= 0) {
+        g.measured(t)) {
       ++stats->comm_count_mismatch;
     }
   }

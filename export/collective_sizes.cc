@@ -29,7 +29,7 @@ RecordedCollectiveSizes MatchCollectiveRecords(const Graph& g,
   const uint32_t n = static_cast<uint32_t>(g.task_count());
   for (uint32_t t = 0; t < n; ++t) {
     const TaskId id(t);
-    if (g.kind(id) != TaskKind::kKernel || g.measured_start_ns(id) < 0 ||
+    if (g.kind(id) != TaskKind::kKernel || !g.measured(id) ||
         !depgraph::IsCommunicationTask(g, id)) {
       continue;
     }

@@ -194,7 +194,7 @@ TEST(ChakraCollectiveSizesTest, RemovedKernelsKeepTheirPlaceAndGraphBytesWin) {
 TEST(ChakraCollectiveSizesTest, InsertedKernelsAreNotRecordedCollectives) {
   Fixture f;
   const ResourceId s = f.g.AddResource({ResourceKind::kGpuStream, 1, 11, 0, "stream 11", true});
-  f.Add(TaskKind::kKernel, "inserted", "ncclDevKernel_AllReduce_Sum_f32_RING_LL", s, -1);
+  f.Add(TaskKind::kKernel, "inserted", "ncclDevKernel_AllReduce_Sum_f32_RING_LL", s, depgraph::kNotMeasured);
   const Exported e = Export(f.g, Fixture::Records());
   EXPECT_TRUE(e.trace.collective_types[0].matched());
   EXPECT_EQ(e.size.at("ncclDevKernel_AllReduce_Sum_f32_RING_LL"), 0);

@@ -10,12 +10,15 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "base/sv.h"
+#include "depgraph/builder.h"
+#include "depgraph/step_time.h"
 #include "report/json.h"
 
 namespace reverie::report {
 namespace {
 
 double Ms(double ns) { return ns / 1e6; }
+double Us(double ns) { return ns / 1e3; }
 
 void SortByAbsDiff(std::vector<Diff>& v) {
   std::stable_sort(v.begin(), v.end(), [](const Diff& x, const Diff& y) {
@@ -69,8 +72,8 @@ void AppendDiffJson(std::string& out, const std::vector<Diff>& v, int top_n) {
     out += "{\"name\":";
     AppendJsonString(out, v[i].name);
     absl::StrAppend(
-        &out, ",\"a_ms\":", JsonNumber(Ms(v[i].a_ns)), ",\"b_ms\":", JsonNumber(Ms(v[i].b_ns)),
-        ",\"diff_ms\":", JsonNumber(Ms(v[i].diff_ns())), ",\"a_count\":", JsonNumber(v[i].a_count),
+        &out, ",\"a_us\":", JsonNumber(Us(v[i].a_ns)), ",\"b_us\":", JsonNumber(Us(v[i].b_ns)),
+        ",\"diff_us\":", JsonNumber(Us(v[i].diff_ns())), ",\"a_count\":", JsonNumber(v[i].a_count),
         ",\"b_count\":", JsonNumber(v[i].b_count), "}");
   }
   out += "]";
@@ -97,6 +100,40 @@ void AppendDiffTable(std::string& out, const char* title, const std::vector<Diff
 }
 
 }  // namespace
+
+namespace {
+
+// The trace's events of process `pid` (and the GPU work its calls launched).
+Trace OneProcess(const Trace& trace, int64_t pid) {
+  Trace out;
+  *out.events().mutable_strings() = trace.events().strings();
+  absl::flat_hash_set<uint64_t> corr;
+  for (const proto::ApiCall& a : trace.events().api_calls()) {
+    if (a.pid() != pid) continue;
+    *out.events().add_api_calls() = a;
+    if (a.correlation_id() != 0) corr.insert(a.correlation_id());
+  }
+  for (const proto::GpuActivity& g : trace.events().gpu_activities()) {
+    if (corr.contains(g.correlation_id())) *out.events().add_gpu_activities() = g;
+  }
+  for (const proto::Range& r : trace.events().ranges()) {
+    if (r.pid() == pid && r.kind() != proto::Range::GPU_ANNOTATION) *out.events().add_ranges() = r;
+  }
+  for (const proto::Iteration& it : trace.events().iterations()) {
+    if (it.pid() == pid) *out.events().add_iterations() = it;
+  }
+  out.Reindex();
+  return out;
+}
+
+}  // namespace
+
+double StepTimeNs(const Trace& trace, int64_t pid) {
+  absl::StatusOr<depgraph::Graph> g =
+      pid < 0 ? depgraph::BuildGraph(trace) : depgraph::BuildGraph(OneProcess(trace, pid));
+  if (!g.ok()) return 0;
+  return depgraph::SummarizeSteps(depgraph::MeasuredIterations(*g)).mean_ns;
+}
 
 KernelClass ClassifyKernel(std::string_view name, proto::GpuActivity::Kind kind) {
   if (kind == proto::GpuActivity::MEMCPY) return KernelClass::kMemcpy;
@@ -136,7 +173,9 @@ TraceProfile ProfileTrace(const Trace& trace, std::string_view path, int64_t pid
   for (const proto::GpuActivity& g : ev.gpu_activities()) {
     if (keep_gpu(g)) extend(g.start_ns(), g.end_ns());
   }
-  if (p.iterations > 0) {
+  if (const double step = StepTimeNs(trace, pid); step > 0) {
+    p.iteration_ns = step;
+  } else if (p.iterations > 0) {
     p.iteration_ns = iter_sum / static_cast<double>(p.iterations);
   } else if (hi > lo) {
     p.iteration_ns = static_cast<double>(hi - lo);
@@ -220,12 +259,12 @@ std::string CompareJson(const CompareResult& r, int top_n) {
   std::string out = "{\"a\":{\"path\":";
   AppendJsonString(out, r.a_path);
   absl::StrAppend(&out, ",\"iterations\":", r.a_iterations,
-                  ",\"iteration_ms\":", JsonNumber(Ms(r.a_iteration_ns)), "},\"b\":{\"path\":");
+                  ",\"step_us\":", JsonNumber(Us(r.a_iteration_ns)), "},\"b\":{\"path\":");
   AppendJsonString(out, r.b_path);
   absl::StrAppend(&out, ",\"iterations\":", r.b_iterations,
-                  ",\"iteration_ms\":", JsonNumber(Ms(r.b_iteration_ns)), "}");
+                  ",\"step_us\":", JsonNumber(Us(r.b_iteration_ns)), "}");
   absl::StrAppend(&out,
-                  ",\"iteration_diff_ms\":", JsonNumber(Ms(r.a_iteration_ns - r.b_iteration_ns)),
+                  ",\"step_diff_us\":", JsonNumber(Us(r.a_iteration_ns - r.b_iteration_ns)),
                   ",\"relative_error\":", JsonNumber(r.relative_error), ",\"classes\":");
   AppendDiffJson(out, r.classes, kKernelClassCount);
   out += ",\"layers\":";

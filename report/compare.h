@@ -8,7 +8,9 @@
 // All times are per iteration: a trace's totals are divided by its number of
 // iterations (ProfilerStep markers; 1 when it has none), so traces that
 // profiled different numbers of steps compare fairly. The iteration time is
-// the mean ProfilerStep duration, or the span of all events without markers.
+// the step time of depgraph/step_time.h (the profiler overview's step, mean
+// over counted steps), measured on the trace (or the one pid of a timeline),
+// or the span of all events when no graph can be built from it.
 //
 // Kernel classes, by the first matching rule on the lower-cased name (GPU
 // activity kind first: memcpy / memset activities are their own classes):
@@ -48,6 +50,10 @@ using depgraph::KernelClassName;
 using depgraph::kKernelClassCount;
 KernelClass ClassifyKernel(std::string_view name,
                            proto::GpuActivity::Kind kind = proto::GpuActivity::KERNEL);
+
+// The step time of `trace` (of process `pid` when >= 0) by the one
+// definition; 0 when no graph can be built from it.
+double StepTimeNs(const Trace& trace, int64_t pid);
 
 struct TimeCount {
   double total_ns = 0;  // per iteration

@@ -31,7 +31,7 @@ StepProfile ProfileSteps(const Graph& g, std::span<const int64_t> start,
   }
   for (uint32_t i = 0; i < g.task_count(); ++i) {
     const TaskId t(i);
-    if (g.removed(t) || end[i] < 0 || !depgraph::IsGpuKind(g.kind(t))) continue;
+    if (g.removed(t) || end[i] == depgraph::kNotMeasured || !depgraph::IsGpuKind(g.kind(t))) continue;
     const int32_t it = g.iteration_count() == 0 ? 0 : g.iteration_of(t);
     if (it < 0 || static_cast<size_t>(it) >= steps.size() || !in_step[it]) continue;
     const double d = static_cast<double>(std::max<int64_t>(0, g.duration_ns(t))) / n;

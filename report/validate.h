@@ -47,7 +47,7 @@ struct StepProfile {
   absl::flat_hash_map<std::string, std::pair<double, double>> by_name;  // count, ns per step
 };
 
-// Times are per task (indexed by TaskId value; end < 0 = skip).
+// Times are per task (indexed by TaskId value; kNotMeasured = skip).
 StepProfile ProfileSteps(const depgraph::Graph& g, std::span<const int64_t> start,
                          std::span<const int64_t> end,
                          const std::vector<depgraph::IterationTime>& steps);

@@ -83,6 +83,16 @@ int GraphIterationName(lua_State* L) {
   return 1;
 }
 
+// graph:iteration_counted(i): whether step i counts in the mean step time
+// (depgraph/step_time.h rule 4); nil for no such step.
+int GraphIterationCounted(lua_State* L) {
+  const lua_Integer i = luaL_checkinteger(L, 2);
+  const Graph& g = GraphOrRaise(L);
+  if (i < 0 || static_cast<uint64_t>(i) >= g.iteration_count()) return 0;
+  lua_pushboolean(L, g.iteration_info(static_cast<int32_t>(i)).counted);
+  return 1;
+}
+
 int GraphLayers(lua_State* L) {
   const Graph& g = GraphOrRaise(L);
   lua_createtable(L, static_cast<int>(g.layer_count()), 0);
@@ -461,6 +471,7 @@ const luaL_Reg kGraphMethods[] = {
     {"task_count", GraphTaskCount},
     {"iteration_count", GraphIterationCount},
     {"iteration_name", GraphIterationName},
+    {"iteration_counted", GraphIterationCounted},
     {"layers", GraphLayers},
     {"resources", GraphResources},
     {"insert", GraphInsert},

@@ -162,6 +162,7 @@ int TaskIndex(lua_State* L) {
   } else if (std::strcmp(k, "iteration") == 0) {
     lua_pushinteger(L, g.iteration_of(t));
   } else if (std::strcmp(k, "measured_start_ns") == 0) {
+    if (!g.measured(t)) return 0;  // nil: inserted by a script
     lua_pushinteger(L, g.measured_start_ns(t));
   } else if (std::strcmp(k, "phase") == 0) {
     PushView(L, depgraph::PhaseName(g.phase(t)));

@@ -186,7 +186,7 @@ absl::StatusOr<InsertedGpuTask> InsertGpuTask(Graph& g, const Where& w, const Ta
     }
   }
   TaskSpec gpu_spec = spec;
-  gpu_spec.measured_start_ns = -1;
+  gpu_spec.measured_start_ns = depgraph::kNotMeasured;
   absl::StatusOr<TaskId> gpu = InsertTask(g, w, gpu_spec);
   if (!gpu.ok()) return gpu.status();
   InsertedGpuTask out{*gpu, TaskId::Invalid()};

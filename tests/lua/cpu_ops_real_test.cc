@@ -113,14 +113,8 @@ TEST(CpuOpsRealTest, TheCpuSplitAddsUpToEachThreadsTime) {
     const Graph& g = rg->graph;
     if (g.op_count() == 0) continue;
     ++traces_with_ops;
-    const size_t n = g.task_count();
-    std::vector<int64_t> ms(n, -1), me(n, -1);
-    for (uint32_t t = 0; t < n; ++t) {
-      if (g.measured_start_ns(TaskId(t)) < 0) continue;
-      ms[t] = g.measured_start_ns(TaskId(t));
-      me[t] = ms[t] + g.duration_ns(TaskId(t));
-    }
-    const depgraph::CpuTimeReport measured = depgraph::ComputeCpuTime(g, ms, me);
+    const depgraph::TaskTimes m = depgraph::MeasuredTimes(g);
+    const depgraph::CpuTimeReport measured = depgraph::ComputeCpuTime(g, m.start, m.end);
     const depgraph::CpuTimeReport simulated =
         depgraph::ComputeCpuTime(g, rg->baseline.start_ns, rg->baseline.end_ns);
     ASSERT_EQ(measured.by_thread.size(), simulated.by_thread.size()) << path;

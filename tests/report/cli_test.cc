@@ -72,14 +72,14 @@ TEST_F(CompareCliTest, JsonReportsDifferences) {
   simdjson::dom::element doc;
   ASSERT_EQ(parser.parse(r.out).get(doc), simdjson::SUCCESS) << r.out;
   EXPECT_EQ(doc["a"]["iterations"].get_int64().value(), 1);
-  EXPECT_DOUBLE_EQ(doc["iteration_diff_ms"].get_double().value(), 0.0);
+  EXPECT_DOUBLE_EQ(doc["step_diff_us"].get_double().value(), 0.0);
   // relu: 50 us in A, 30 us in B.
   bool found = false;
   simdjson::dom::array classes = doc["classes"].get_array().value();
   for (simdjson::dom::element c : classes) {
     if (c["name"].get_string().value() == "elementwise") {
       found = true;
-      EXPECT_NEAR(c["diff_ms"].get_double().value(), 0.020, 1e-9);
+      EXPECT_NEAR(c["diff_us"].get_double().value(), 20.0, 1e-6);
     }
   }
   EXPECT_TRUE(found);
