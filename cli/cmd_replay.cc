@@ -108,24 +108,17 @@ void WriteCriticalPathJson(JsonWriter& w, const std::vector<CriticalPath>& paths
   w.EndArray();
 }
 
-// What the model could not explain with a dependency and kept as measured
-// idle time (a stream gap, a long launch wait, a CPU gap no thread explains):
-// the simulator cannot move these, so they bound what replay's 0% means.
-void PrintUnexplained(const depgraph::BuildStats& stats, const ReplayReport& rep) {
-  const int64_t pinned = stats.Get("unexplained_stream_gap_ns") +
-                         stats.Get("unexplained_launch_wait_ns") +
-                         stats.Get("inter_thread_gap_unexplained_ns");
-  double total_ns = 0;
-  for (const depgraph::IterationTime& it : rep.measured) total_ns += static_cast<double>(it.duration_ns());
-  if (total_ns <= 0) return;
-  std::printf("unexplained waiting: %.1f us over the trace (%.1f%% of the steps' time) is measured "
-              "idle time no dependency explains, kept as it was\n",
-              static_cast<double>(pinned) / 1e3, 100.0 * static_cast<double>(pinned) / total_ns);
+// The share of a step's critical path that is measured waiting no
+// dependency explains (depgraph/critical_path.h unexplained_ns): replay keeps
+// it as it was, so a prediction cannot move it. That share, not replay's 0%,
+// says how much of the step the model explains.
+double UnexplainedPct(const CriticalPath& p) {
+  return p.length_ns > 0 ? 100.0 * static_cast<double>(p.unexplained_ns) / p.length_ns : 0;
 }
 
 void PrintText(const std::string& path, const Graph& g, const depgraph::BuildStats& stats,
                const ReplayReport& rep, const depgraph::GraphBreakdown& b,
-               const std::vector<CriticalPath>* paths) {
+               const std::vector<CriticalPath>& paths, bool show_paths) {
   std::printf("trace: %s\n", path.c_str());
   std::printf("graph: %zu tasks, %zu edges, %zu resources\n", g.live_task_count(),
               g.live_edge_count(), g.resource_count());
@@ -147,10 +140,13 @@ void PrintText(const std::string& path, const Graph& g, const depgraph::BuildSta
       stats.Get("unexplained_stream_gap_ns") / 1e3,
       static_cast<long long>(stats.Get("unexplained_stream_gap")));
   std::printf("%s\n", kStepDefinition);
-  std::printf("%-28s %14s %14s %9s\n", "step", "measured_us", "simulated_us", "error");
-  for (const depgraph::IterationError& e : rep.iterations) {
-    std::printf("%-28s %14.1f %14.1f %+8.2f%%%s\n", e.name.c_str(), e.measured_us,
-                e.simulated_us, e.error_pct, e.counted ? "" : "  (not counted)");
+  std::printf("%-28s %14s %14s %9s %13s\n", "step", "measured_us", "simulated_us", "error",
+              "unexplained");
+  for (size_t i = 0; i < rep.iterations.size(); ++i) {
+    const depgraph::IterationError& e = rep.iterations[i];
+    const double unexplained = i < paths.size() ? UnexplainedPct(paths[i]) : 0;
+    std::printf("%-28s %14.1f %14.1f %+8.2f%% %12.1f%%%s\n", e.name.c_str(), e.measured_us,
+                e.simulated_us, e.error_pct, unexplained, e.counted ? "" : "  (not counted)");
   }
   std::printf("step time: measured %s\n", StepText(rep.measured_steps).c_str());
   std::printf("           simulated %s\n", StepText(rep.simulated_steps).c_str());
@@ -161,8 +157,8 @@ void PrintText(const std::string& path, const Graph& g, const depgraph::BuildSta
                 "replay is exact by construction, not a measure of accuracy)\n",
                 rep.mean_abs_error_pct, rep.max_abs_error_pct, rep.compared);
   }
-  PrintUnexplained(stats, rep);
-  std::printf("\n");
+  std::printf("unexplained: the share of each step's critical path that is measured waiting no "
+              "dependency explains (kept as it was; a prediction cannot move it)\n\n");
   std::printf("%-34s %10s %10s %10s %10s\n", "breakdown (us)", "cpu_only", "gpu_only", "overlap",
               "idle");
   for (const depgraph::IterationBreakdown& it : b.iterations) {
@@ -178,8 +174,8 @@ void PrintText(const std::string& path, const Graph& g, const depgraph::BuildSta
   for (const depgraph::GroupTime& gt : b.by_phase) {
     std::printf("  %-32s %10.1f %10.1f\n", gt.name.c_str(), gt.cpu_ns / 1e3, gt.gpu_ns / 1e3);
   }
-  if (paths == nullptr) return;
-  for (const CriticalPath& p : *paths) {
+  if (!show_paths) return;
+  for (const CriticalPath& p : paths) {
     std::printf("\ncritical path of %s: %.1f us over %zu tasks -> %s-bound\n", p.name.c_str(),
                 p.length_ns / 1e3, p.tasks.size(), std::string(depgraph::BoundName(p.verdict)).c_str());
     auto top = [](const char* title, const std::vector<depgraph::PathShare>& v) {
@@ -241,12 +237,11 @@ int RunReplay(const std::vector<std::string>& raw_args) {
   clock.Lap("simulate");
   const depgraph::GraphBreakdown b = depgraph::ComputeBreakdown(*graph, rep->sim);
   clock.Lap("breakdown");
-  std::vector<CriticalPath> paths;
-  if (critical) paths = depgraph::CriticalPaths(*graph, rep->sim);
+  const std::vector<CriticalPath> paths = depgraph::CriticalPaths(*graph, rep->sim);
   clock.Lap("critical_path");
   if (timings) std::fprintf(stderr, "timings: %s\n", clock.Report().c_str());
   if (!json) {
-    PrintText(path, *graph, stats, *rep, b, critical ? &paths : nullptr);
+    PrintText(path, *graph, stats, *rep, b, paths, critical);
     return kExitOk;
   }
   JsonWriter w;
@@ -254,13 +249,18 @@ int RunReplay(const std::vector<std::string>& raw_args) {
   w.Field("trace", path);
   w.Field("step_definition", kStepDefinition);
   w.Key("steps").BeginArray();
-  for (const depgraph::IterationError& e : rep->iterations) {
+  for (size_t i = 0; i < rep->iterations.size(); ++i) {
+    const depgraph::IterationError& e = rep->iterations[i];
     w.BeginObject();
     w.Field("name", e.name);
     w.Field("counted", e.counted);
     w.Field("measured_us", e.measured_us);
     w.Field("simulated_us", e.simulated_us);
     w.Field("error_pct", e.error_pct);
+    if (i < paths.size()) {
+      w.Field("unexplained_waiting_us", paths[i].unexplained_ns / 1e3);
+      w.Field("unexplained_waiting_pct", UnexplainedPct(paths[i]));
+    }
     w.EndObject();
   }
   w.EndArray();

@@ -342,6 +342,7 @@ void FinishLaunchDelays(Context& ctx) {
       if (o > ctx.streams[op.stream].begin && other[o] < op.start) {
         const GpuOp& prev = ctx.ops[o - 1];
         ctx.g.set_gap_ns(prev.task, op.start - prev.end);
+        ctx.g.set_pinned_gap(prev.task);
         ctx.stats.Add("unexplained_stream_gap");
         ctx.stats.Add("unexplained_stream_gap_ns", op.start - other[o]);
       }
@@ -364,12 +365,14 @@ void FinishLaunchDelays(Context& ctx) {
       // That time stays with the stream, as a gap, not with the CPU.
       const GpuOp& prev = ctx.ops[o - 1];
       ctx.g.set_gap_ns(prev.task, op.start - prev.end);
+      ctx.g.set_pinned_gap(prev.task);
       ctx.stats.Add("unexplained_stream_gap");
       ctx.stats.Add("unexplained_stream_gap_ns", op.start - std::max(other[o], call_end + cap));
       auto it = ctx.typical_latency.find(ctx.streams[op.stream].device);
       delay = std::min(latency, it == ctx.typical_latency.end() ? 0 : it->second);
     } else {
       delay = latency;  // first on its stream: only the launch can place it
+      ctx.g.set_edge_pinned(op.launch_edge);
       ctx.stats.Add("unexplained_launch_wait");
       ctx.stats.Add("unexplained_launch_wait_ns", latency - cap);
     }

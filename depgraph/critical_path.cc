@@ -177,6 +177,7 @@ std::vector<CriticalPath> CriticalPaths(const Graph& graph, const SimResult& sim
       const int64_t link = std::max<int64_t>(0, sim.start_ns[next.value()] - std::max(until, s));
       const EdgeId via = links[j];
       std::string_view link_name;
+      if (via.valid() ? graph.edge(via).pinned : graph.pinned_gap(t)) p.unexplained_ns += link;
       if (via.valid()) {
         link_name = LatencyName(graph.edge(via).kind);
         p.latency_ns += link;

@@ -49,6 +49,10 @@ struct CriticalPath {
   int64_t gpu_ns = 0;
   int64_t comm_ns = 0;
   int64_t latency_ns = 0;  // edge delays on the path
+  // Measured waiting on the path that no dependency explains (pinned stream
+  // gaps and launch waits, Graph::pinned_gap / Edge::pinned): the part of
+  // the step a prediction cannot move.
+  int64_t unexplained_ns = 0;
   Bound verdict = Bound::kUnknown;
   std::vector<PathShare> by_resource_kind;  // largest first
   std::vector<PathShare> by_phase;

@@ -231,7 +231,7 @@ void Graph::MoveTaskToResource(TaskId t, ResourceId r) {
 }
 
 EdgeId Graph::AddEdge(TaskId src, TaskId dst, EdgeKind kind, int32_t delay_ns) {
-  edges_.push_back({src, dst, delay_ns, kind, false});
+  edges_.push_back({src, dst, delay_ns, kind, false, false});
   ++live_edges_;
   Touch();
   return EdgeId(static_cast<uint32_t>(edges_.size() - 1));

@@ -151,6 +151,10 @@ struct Edge {
   int32_t delay_ns = 0;  // dst may start delay_ns after src ends
   EdgeKind kind = EdgeKind::kUser;
   bool removed = false;
+  // The delay is measured waiting no dependency explains (a launch that
+  // waited longer than any launch latency): kept as measured, reported by
+  // replay as unexplained waiting.
+  bool pinned = false;
 };
 
 // A kernel's launch geometry, what counting waves needs when its time is
@@ -341,6 +345,10 @@ class Graph {
     return (f & kFlagStepBegin) ? StepMark::kBegin
                                 : ((f & kFlagStepEnd) ? StepMark::kEnd : StepMark::kNone);
   }
+  // The task's gap is measured idle time no dependency explains (a stream
+  // that waited for something the trace does not show), kept as measured.
+  bool pinned_gap(TaskId t) const { return col_.flags[t.value()] & kFlagPinnedGap; }
+  void set_pinned_gap(TaskId t) { col_.flags[t.value()] |= kFlagPinnedGap; }
   bool is_step_mark(TaskId t) const {
     return col_.flags[t.value()] & (kFlagStepBegin | kFlagStepEnd);
   }
@@ -368,6 +376,7 @@ class Graph {
   void RemoveEdge(EdgeId e);
   const Edge& edge(EdgeId e) const { return edges_[e.value()]; }
   void set_edge_delay_ns(EdgeId e, int32_t d) { edges_[e.value()].delay_ns = d; }
+  void set_edge_pinned(EdgeId e) { edges_[e.value()].pinned = true; }
   size_t edge_count() const { return edges_.size(); }  // including removed
   // Every edge by EdgeId value, removed ones included (check Edge::removed).
   const std::vector<Edge>& edges() const { return edges_; }
@@ -388,6 +397,7 @@ class Graph {
   static constexpr uint8_t kFlagRemoved = 1;
   static constexpr uint8_t kFlagStepBegin = 2;
   static constexpr uint8_t kFlagStepEnd = 4;
+  static constexpr uint8_t kFlagPinnedGap = 8;
 
   TaskId NewTask(const TaskSpec& spec, ResourceId resource);
   void LinkAfter(TaskId anchor, TaskId t);   // anchor may be invalid: at the front
