@@ -443,6 +443,21 @@ int GraphOp(lua_State* L) {
   return 1;
 }
 
+// graph:op_children(id): the ids of the ops directly inside op `id`.
+int GraphOpChildren(lua_State* L) {
+  const lua_Integer id = luaL_checkinteger(L, 2);
+  const Graph& g = GraphOrRaise(L);
+  lua_newtable(L);
+  int n = 0;
+  for (uint32_t o = 0; o < g.op_count(); ++o) {
+    const depgraph::OpId p = g.op(depgraph::OpId(o)).parent;
+    if (!p.valid() || static_cast<lua_Integer>(p.value()) != id) continue;
+    lua_pushinteger(L, o);
+    lua_rawseti(L, -2, ++n);
+  }
+  return 1;
+}
+
 // graph:op_cost(name): the median own CPU time (ns) of the trace's ops of that
 // name, or nil when it has none.
 int GraphOpCost(lua_State* L) {
@@ -494,6 +509,7 @@ const luaL_Reg kGraphMethods[] = {
     {"devices", GraphDevices},
     {"op", GraphOp},
     {"op_cost", GraphOpCost},
+    {"op_children", GraphOpChildren},
     {nullptr, nullptr}};
 
 int GraphIndex(lua_State* L) {
