@@ -31,28 +31,25 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 
 
-def validate(binary, before, after, pair, model):
-    cmd = [binary, "validate", before, after, "--json", "--cpu-model", model]
-    for s in pair["scripts"]:
-        cmd += ["--script", s]
+def reverie_json(cmd, pair):
+    """Runs a reverie command with the pair's scripts; its JSON or {"error": line}."""
+    for script in pair["scripts"]:
+        cmd += ["--script", script]
     for kv in pair["set"]:
         cmd += ["--set", kv]
     p = subprocess.run(cmd, capture_output=True, text=True)
     if p.returncode != 0:
-        return {"error": p.stderr.strip().splitlines()[0] if p.stderr.strip() else f"exit {p.returncode}"}
+        lines = p.stderr.strip().splitlines()
+        return {"error": lines[0] if lines else f"exit {p.returncode}"}
     return json.loads(p.stdout)
+
+
+def validate(binary, before, after, pair, model):
+    return reverie_json([binary, "validate", before, after, "--json", "--cpu-model", model], pair)
 
 
 def predict(binary, before, pair, model):
-    cmd = [binary, "predict", before, "--json"]
-    for s in pair["scripts"]:
-        cmd += ["--script", s]
-    for kv in pair["set"]:
-        cmd += ["--set", kv]
-    p = subprocess.run(cmd, capture_output=True, text=True)
-    if p.returncode != 0:
-        return {"error": p.stderr.strip().splitlines()[0]}
-    return json.loads(p.stdout)
+    return reverie_json([binary, "predict", before, "--json", "--cpu-model", model], pair)
 
 
 def metric(v, name):
