@@ -5,7 +5,7 @@
 // (export/chakra.h has the mapping). Without --script the graph is the
 // baseline; with scripts it is the graph they produce, loaded and run exactly
 // as `reverie predict` does, with the same script flags (cli/script_args.h,
-// cli/cmd_report_scripts.h). Every rank gets the same graph: a data-parallel
+// whatif/pipeline.h). Every rank gets the same graph: a data-parallel
 // what-if (ddp.lua workers=N with --ranks N) is symmetric.
 //
 // stdout: one line per file written with its node and dependency counts;
@@ -21,7 +21,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "cli/cmd_report_scripts.h"
+#include "cli/load.h"
 #include "cli/command.h"
 #include "cli/paths.h"
 #include "cli/script_args.h"
@@ -160,14 +160,14 @@ int RunExport(const std::vector<std::string>& args) {
     if (!why.empty()) return BadInput(why);
   }
 
-  absl::StatusOr<std::unique_ptr<report_scripts::LoadedTrace>> base =
-      report_scripts::LoadAndSimulate(opt.trace);
+  absl::StatusOr<std::unique_ptr<whatif::LoadedTrace>> base =
+      LoadForCli(opt.trace);
   if (!base.ok()) return BadInput(std::string(base.status().message()));
   const depgraph::Graph* graph = &(*base)->graph;
   const depgraph::SimResult* sim = &(*base)->baseline;
-  report_scripts::Prediction predicted;
+  whatif::Prediction predicted;
   if (!opt.script.scripts.empty()) {
-    absl::StatusOr<report_scripts::Prediction> p = report_scripts::Predict(**base, opt.script);
+    absl::StatusOr<whatif::Prediction> p = whatif::Predict(**base, opt.script);
     if (!p.ok()) return BadInput(std::string(p.status().message()));
     predicted = std::move(*p);
     graph = &predicted.graph;

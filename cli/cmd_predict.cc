@@ -4,7 +4,7 @@
 // unchanged (the baseline), applies the optimization scripts in order
 // (scripts/script_runner.h: each atomic, on a copy; the script flags and the
 // prediction are shared with the other script commands, cli/script_args.h
-// and cli/cmd_report_scripts.h), then simulates the result and reports
+// and whatif/pipeline.h), then simulates the result and reports
 // predicted vs baseline iteration time, where the time goes (CPU only / GPU
 // only / overlap), per-phase and per-layer busy-time deltas, and what the
 // scripts changed.
@@ -28,7 +28,7 @@
 
 #include "absl/strings/numbers.h"
 #include "cli/command.h"
-#include "cli/cmd_report_scripts.h"
+#include "cli/load.h"
 #include "cli/json_writer.h"
 #include "cli/paths.h"
 #include "cli/script_args.h"
@@ -39,7 +39,7 @@
 #include "frameworks/trace_loader.h"
 #include "report/timeline.h"
 #include "scripts/script_runner.h"
-#include "transforms/model_info.h"
+#include "depgraph/model_info.h"
 
 namespace reverie::cli {
 namespace {
@@ -189,7 +189,7 @@ struct Result {
   const Graph* pred_graph;
   const SimResult* base;
   const SimResult* pred;
-  const report_scripts::Prediction* prediction;
+  const whatif::Prediction* prediction;
   std::vector<GroupDelta> phases, layers;
   depgraph::TimeSplit base_split, pred_split;
   std::vector<double> base_iter_us, pred_iter_us;
@@ -385,15 +385,15 @@ int RunPredict(const std::vector<std::string>& raw_args) {
     inputs.push_back(opt.trace);
     if (std::string why = OverwritesInput(timeline, inputs); !why.empty()) return BadInput(why);
   }
-  absl::StatusOr<std::unique_ptr<report_scripts::LoadedTrace>> loaded =
-      report_scripts::LoadAndSimulate(opt.trace, opt.build);
+  absl::StatusOr<std::unique_ptr<whatif::LoadedTrace>> loaded =
+      LoadForCli(opt.trace, opt.build);
   if (!loaded.ok()) return BadInput(std::string(loaded.status().message()));
   const Graph* graph = &(*loaded)->graph;
   const SimResult* base = &(*loaded)->baseline;
 
   std::string traceback;
-  absl::StatusOr<report_scripts::Prediction> prediction =
-      report_scripts::Predict(**loaded, opt.script, &traceback);
+  absl::StatusOr<whatif::Prediction> prediction =
+      whatif::Predict(**loaded, opt.script, &traceback);
   if (!prediction.ok()) {
     // The first line always; Lua's traceback only in text mode.
     BadInput(std::string(prediction.status().message()));

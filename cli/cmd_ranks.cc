@@ -14,7 +14,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "cli/cmd_report_scripts.h"
+#include "cli/load.h"
 #include "cli/command.h"
 #include "cli/json_writer.h"
 #include "cli/paths.h"
@@ -243,7 +243,7 @@ void PrintJson(const Options& opt, const std::vector<RankRow>& rows, const JobRu
 
 // Errors from coupling name the traces already; a simulation error names the job.
 std::string JobError(const Options& opt, const absl::Status& s) {
-  std::string msg = report_scripts::OneLine(StdSv(s.message()));
+  std::string msg = whatif::OneLine(StdSv(s.message()));
   for (const std::string& t : opt.traces) {
     if (msg.find(t) != std::string::npos) return msg;
   }
@@ -262,15 +262,15 @@ int RunRanks(const std::vector<std::string>& args) {
     }
   }
 
-  std::vector<std::unique_ptr<report_scripts::LoadedTrace>> loaded;
+  std::vector<std::unique_ptr<whatif::LoadedTrace>> loaded;
   std::vector<RankRow> rows;
   std::vector<depgraph::RankInput> inputs;
   for (const std::string& path : opt.traces) {
-    absl::StatusOr<std::unique_ptr<report_scripts::LoadedTrace>> t =
-        report_scripts::LoadAndSimulate(path);
+    absl::StatusOr<std::unique_ptr<whatif::LoadedTrace>> t =
+        LoadForCli(path);
     if (!t.ok()) return BadInput(std::string(t.status().message()));
     loaded.push_back(std::move(*t));
-    const report_scripts::LoadedTrace& l = *loaded.back();
+    const whatif::LoadedTrace& l = *loaded.back();
     RankRow row{depgraph::MeanNonEmptyIterationNs(depgraph::MeasuredIterations(l.graph)) / 1e3,
                 depgraph::MeanNonEmptyIterationNs(l.baseline.iterations) / 1e3};
     if (l.trace.header().has_distributed()) {
@@ -283,12 +283,12 @@ int RunRanks(const std::vector<std::string>& args) {
   absl::StatusOr<JobRun> base = RunJob(inputs);
   if (!base.ok()) return BadInput(JobError(opt, base.status()));
 
-  std::vector<report_scripts::Prediction> predictions;
+  std::vector<whatif::Prediction> predictions;
   std::unique_ptr<JobRun> predicted;
   if (!opt.script.scripts.empty()) {
     std::vector<depgraph::RankInput> after;
     for (size_t r = 0; r < loaded.size(); ++r) {
-      absl::StatusOr<report_scripts::Prediction> p = report_scripts::Predict(*loaded[r], opt.script);
+      absl::StatusOr<whatif::Prediction> p = whatif::Predict(*loaded[r], opt.script);
       if (!p.ok()) return BadInput(absl::StrCat(opt.traces[r], ": ", p.status().message()));
       predictions.push_back(std::move(*p));
     }

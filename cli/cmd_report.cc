@@ -15,7 +15,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "cli/cmd_report_scripts.h"
+#include "cli/load.h"
 #include "cli/command.h"
 #include "cli/paths.h"
 #include "cli/script_args.h"
@@ -80,10 +80,10 @@ int RunReport(const std::vector<std::string>& raw_args) {
     }
   }
 
-  absl::StatusOr<std::unique_ptr<report_scripts::LoadedTrace>> base =
-      report_scripts::LoadAndSimulate(trace_path);
+  absl::StatusOr<std::unique_ptr<whatif::LoadedTrace>> base =
+      LoadForCli(trace_path);
   if (!base.ok()) return BadInput(std::string(base.status().message()));
-  const report_scripts::LoadedTrace& lt = **base;
+  const whatif::LoadedTrace& lt = **base;
 
   // Each script alone, then (with several) all of them in order.
   std::vector<std::pair<std::string, std::vector<std::string>>> runs;
@@ -94,7 +94,7 @@ int RunReport(const std::vector<std::string>& raw_args) {
     runs.push_back({names.back(), {s}});
   }
   if (scripts.size() > 1) runs.push_back({absl::StrJoin(names, " + "), scripts});
-  std::vector<report_scripts::Prediction> predictions(runs.size());
+  std::vector<whatif::Prediction> predictions(runs.size());
   report::AssembleInput in;
   in.trace_path = trace_path;
   in.trace = &lt.trace;
@@ -107,7 +107,7 @@ int RunReport(const std::vector<std::string>& raw_args) {
     progress.Update(static_cast<int>(i), runs[i].first);
     ScriptArgs run_args = script_args;
     run_args.scripts = runs[i].second;
-    absl::StatusOr<report_scripts::Prediction> p = report_scripts::Predict(lt, run_args);
+    absl::StatusOr<whatif::Prediction> p = whatif::Predict(lt, run_args);
     report::PredictedRun run;
     run.name = runs[i].first;
     if (!p.ok()) {

@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "cli/cmd_report_scripts.h"
+#include "cli/load.h"
 #include "cli/command.h"
 #include "cli/paths.h"
 #include "cli/script_args.h"
@@ -77,10 +77,10 @@ int RunSweep(const std::vector<std::string>& args) {
     if (std::string why = OverwritesInput(svg_path, inputs); !why.empty()) return BadInput(why);
   }
 
-  absl::StatusOr<std::unique_ptr<report_scripts::LoadedTrace>> base =
-      report_scripts::LoadAndSimulate(trace_path);
+  absl::StatusOr<std::unique_ptr<whatif::LoadedTrace>> base =
+      LoadForCli(trace_path);
   if (!base.ok()) return BadInput(std::string(base.status().message()));
-  const report_scripts::LoadedTrace& lt = **base;
+  const whatif::LoadedTrace& lt = **base;
 
   report::SweepResult result;
   result.trace_path = trace_path;
@@ -96,7 +96,7 @@ int RunSweep(const std::vector<std::string>& args) {
     point_args.settings.assign(grid[i].begin(), grid[i].end());
     report::SweepPoint point;
     point.settings = grid[i];
-    absl::StatusOr<report_scripts::Prediction> p = report_scripts::Predict(lt, point_args);
+    absl::StatusOr<whatif::Prediction> p = whatif::Predict(lt, point_args);
     if (p.ok()) {
       point.predicted_ns = p->sim.mean_iteration_ns();
     } else {

@@ -14,7 +14,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "cli/cmd_report_scripts.h"
+#include "cli/load.h"
 #include "cli/command.h"
 #include "cli/json_writer.h"
 #include "cli/script_args.h"
@@ -145,11 +145,11 @@ int RunValidate(const std::vector<std::string>& args) {
   Options o;
   std::string error;
   if (!ParseArgs(args, &o, &error)) return BadInput(error);
-  absl::StatusOr<std::unique_ptr<report_scripts::LoadedTrace>> before =
-      report_scripts::LoadAndSimulate(o.before, o.build);
+  absl::StatusOr<std::unique_ptr<whatif::LoadedTrace>> before =
+      LoadForCli(o.before, o.build);
   if (!before.ok()) return BadInput(std::string(before.status().message()));
-  absl::StatusOr<std::unique_ptr<report_scripts::LoadedTrace>> after =
-      report_scripts::LoadAndSimulate(o.after, o.build);
+  absl::StatusOr<std::unique_ptr<whatif::LoadedTrace>> after =
+      LoadForCli(o.after, o.build);
   if (!after.ok()) return BadInput(std::string(after.status().message()));
   const depgraph::Graph& bg = (*before)->graph;
   const depgraph::Graph& ag = (*after)->graph;
@@ -165,8 +165,8 @@ int RunValidate(const std::vector<std::string>& args) {
                                  " has ", bs.counted, ": not the same loop profiled twice"));
   }
   std::string traceback;
-  absl::StatusOr<report_scripts::Prediction> p =
-      report_scripts::Predict(**before, o.script, &traceback);
+  absl::StatusOr<whatif::Prediction> p =
+      whatif::Predict(**before, o.script, &traceback);
   if (!p.ok()) return BadInput(std::string(p.status().message()));
   const report::StepProfile base = report::ProfileSteps(bg, (*before)->baseline.start_ns,
                                                         (*before)->baseline.end_ns,

@@ -1,8 +1,8 @@
 // File: cli/paths.h
 //
 // Output paths checked against the inputs before anything is written, so that
-// no command overwrites a trace or script the user gave it. Header-only for
-// the reason cli/cmd_report_scripts.h gives.
+// no command overwrites a trace or script the user gave it. Header-only:
+// cli/ compiles its command files straight into the executable (command.h).
 #ifndef REVERIE_CLI_PATHS_H_
 #define REVERIE_CLI_PATHS_H_
 

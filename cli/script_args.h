@@ -3,7 +3,7 @@
 // The command-line flags of every command that runs optimization scripts
 // (predict, export, report, sweep, ...), parsed in one place so that they
 // mean the same everywhere and reach the Lua engine the same way
-// (cli/cmd_report_scripts.h Predict takes the ScriptArgs):
+// (whatif::Predict takes them as its ScriptSpec):
 //
 //   --script FILE              repeatable; run in order
 //   --set [SCRIPT.]KEY=VALUE   repeatable; a script parameter
@@ -30,16 +30,14 @@
 #include "base/sv.h"
 #include "scripts/lua_engine.h"
 #include "scripts/script_runner.h"
+#include "whatif/pipeline.h"
 
 namespace reverie::cli {
 
-struct ScriptArgs {
-  std::vector<std::string> scripts;                            // --script, in order
-  std::vector<std::pair<std::string, std::string>> settings;   // --set, in order
-  // --lua-budget, --lua-memory-mb and --no-sandbox (limits.sandbox); the
-  // engine's defaults when not given.
-  lua::EngineLimits limits;
-};
+// --script and --set fill scripts and settings; --lua-budget,
+// --lua-memory-mb and --no-sandbox the limits (the engine's defaults when not
+// given).
+using ScriptArgs = whatif::ScriptSpec;
 
 // If args[*i] is one of the five flags above, consumes it (and its value,
 // advancing *i to the value) into *out and returns true; otherwise returns

@@ -86,7 +86,7 @@
 #include "depgraph/simulator.h"
 #include "export/collective_sizes.h"
 #include "proto/chakra_et.pb.h"
-#include "transforms/model_info.h"
+#include "depgraph/model_info.h"
 
 namespace reverie::exporter {
 
@@ -126,10 +126,10 @@ struct ChakraTrace {
 
 struct ChakraOptions {
   // The trace's Collective records in measured order
-  // (transforms::ModelInfo::collectives of the trace the graph was built
+  // (depgraph::ModelInfo::collectives of the trace the graph was built
   // from); they size the communication kernels the graph has no bytes for.
   // Must outlive the ExportChakra() call.
-  std::span<const transforms::CollectiveInfo> collectives;
+  std::span<const depgraph::CollectiveInfo> collectives;
 };
 
 // The collective a communication task's name denotes, among the five

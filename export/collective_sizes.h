@@ -2,7 +2,7 @@
 //
 // MatchCollectiveRecords(): payload sizes for a graph's recorded
 // communication kernels from the trace's Collective records
-// (transforms::ModelInfo::collectives), for the Chakra export's comm_size. A
+// (depgraph::ModelInfo::collectives), for the Chakra export's comm_size. A
 // Kineto kernel carries no size, but the framework's record_param_comms op
 // beside it does ("In msg nelems" x element size); nothing links the two but
 // their order.
@@ -37,7 +37,7 @@
 
 #include "depgraph/graph.h"
 #include "proto/chakra_et.pb.h"
-#include "transforms/model_info.h"
+#include "depgraph/model_info.h"
 
 namespace reverie::exporter {
 
@@ -57,7 +57,7 @@ struct RecordedCollectiveSizes {
 };
 
 RecordedCollectiveSizes MatchCollectiveRecords(
-    const depgraph::Graph& graph, std::span<const transforms::CollectiveInfo> records);
+    const depgraph::Graph& graph, std::span<const depgraph::CollectiveInfo> records);
 
 }  // namespace reverie::exporter
 

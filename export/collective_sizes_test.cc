@@ -21,7 +21,7 @@ using depgraph::ResourceKind;
 using depgraph::TaskId;
 using depgraph::TaskKind;
 using depgraph::TaskSpec;
-using transforms::CollectiveInfo;
+using depgraph::CollectiveInfo;
 
 constexpr char kAllReduce[] = "ncclKernel_AllReduce_RING_LL_Sum_float(ncclDevComm*, unsigned long)";
 constexpr char kBroadcast[] = "ncclKernel_Broadcast_RING_LL_Sum_int8_t(ncclDevComm*)";

@@ -260,7 +260,7 @@ TEST_F(BindingsTest, SchedulePolicies) {
 }
 
 TEST_F(BindingsTest, ModelFactsAndLaunchModel) {
-  transforms::ModelInfo info;
+  depgraph::ModelInfo info;
   info.parameters.push_back({"fc.weight", "fc", 4096});
   info.buckets.push_back({0, 4096, {"fc.weight"}, {"fc"}});
   info.collectives.push_back({"allreduce", 4096, 2, 123});
@@ -289,7 +289,7 @@ TEST_F(BindingsTest, RetargetGpuScalesKernelsAndChecksItsArguments) {
     return q;
   }());
   for (depgraph::TaskId t : conv) g_.set_geometry(t, {80 * 8 * 10, 256, 32, 0});
-  transforms::ModelInfo info;
+  depgraph::ModelInfo info;
   info.devices.push_back({0, "Tesla V100-SXM2-32GB", "nvidia", 80, 7, 0, 32ll << 30, 2048, 65536, 96 * 1024});
   const std::string gpus = R"(
     local v = {name = "v", sm_count = 80, max_threads_per_sm = 2048, max_blocks_per_sm = 32,

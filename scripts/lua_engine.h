@@ -30,7 +30,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "transforms/model_info.h"
+#include "depgraph/model_info.h"
 #include "transforms/session.h"
 
 namespace reverie::lua {
@@ -61,7 +61,7 @@ struct ScriptContext {
   // When true, an unqualified --set key the script does not declare is an
   // error at reverie.params time (several scripts: the runner checks later).
   bool only_script = true;
-  const transforms::ModelInfo* model = nullptr;
+  const depgraph::ModelInfo* model = nullptr;
   // Folders reverie.include() may read from (the script library).
   std::vector<std::string> include_dirs;
   // Where print / reverie.log lines go besides log() (may be empty).

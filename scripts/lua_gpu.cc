@@ -173,7 +173,7 @@ int GraphDevices(lua_State* L) {
   lua_newtable(L);
   if (S.model == nullptr) return 1;
   int n = 0;
-  for (const transforms::DeviceInfo& d : S.model->devices) {
+  for (const depgraph::DeviceInfo& d : S.model->devices) {
     lua_createtable(L, 0, 10);
     SetInt(L, "id", d.id);
     lua_pushstring(L, d.name.c_str());

@@ -131,7 +131,7 @@ int GraphParameters(lua_State* L) {
   lua_newtable(L);
   if (S.model == nullptr) return 1;
   int n = 0;
-  for (const transforms::ParameterInfo& p : S.model->parameters) {
+  for (const depgraph::ParameterInfo& p : S.model->parameters) {
     lua_createtable(L, 0, 3);
     lua_pushstring(L, p.name.c_str());
     lua_setfield(L, -2, "name");
@@ -157,7 +157,7 @@ int GraphGradientBuckets(lua_State* L) {
   lua_newtable(L);
   if (S.model == nullptr) return 1;
   int n = 0;
-  for (const transforms::BucketInfo& b : S.model->buckets) {
+  for (const depgraph::BucketInfo& b : S.model->buckets) {
     lua_createtable(L, 0, 4);
     lua_pushinteger(L, b.index);
     lua_setfield(L, -2, "index");
@@ -177,7 +177,7 @@ int GraphCollectives(lua_State* L) {
   lua_newtable(L);
   if (S.model == nullptr) return 1;
   int n = 0;
-  for (const transforms::CollectiveInfo& c : S.model->collectives) {
+  for (const depgraph::CollectiveInfo& c : S.model->collectives) {
     lua_createtable(L, 0, 4);
     lua_pushstring(L, c.name.c_str());
     lua_setfield(L, -2, "name");

@@ -31,7 +31,7 @@
 #include "depgraph/simulator.h"
 #include "lua.hpp"
 #include "scripts/lua_engine.h"
-#include "transforms/model_info.h"
+#include "depgraph/model_info.h"
 #include "transforms/select.h"
 #include "transforms/session.h"
 #include "transforms/structure.h"
@@ -87,7 +87,7 @@ struct EngineState {
 
   // Set while a script runs.
   transforms::EditSession* session = nullptr;
-  const transforms::ModelInfo* model = nullptr;
+  const depgraph::ModelInfo* model = nullptr;
   std::string display_name;  // "amp.lua" as the user named it
   std::string stem;          // "amp": the prefix of qualified --set keys
   const std::map<std::string, std::string>* overrides = nullptr;

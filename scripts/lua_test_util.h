@@ -25,7 +25,7 @@ struct LuaRun {
 
 inline LuaRun RunLua(const std::string& source, depgraph::Graph* g,
                      std::map<std::string, std::string> overrides = {},
-                     EngineLimits limits = {}, const transforms::ModelInfo* model = nullptr) {
+                     EngineLimits limits = {}, const depgraph::ModelInfo* model = nullptr) {
   LuaRun out;
   static const std::map<std::string, std::string> kNone;
   auto engine = LuaEngine::Create(limits);

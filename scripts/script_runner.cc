@@ -91,7 +91,7 @@ ScriptRunner::ScriptRunner(RunnerOptions options) : options_(std::move(options))
 ScriptRunner::~ScriptRunner() { schedule_ = {}; }
 
 absl::Status ScriptRunner::Run(const std::vector<std::string>& scripts,
-                               const transforms::ModelInfo& model, depgraph::Graph* graph) {
+                               const depgraph::ModelInfo& model, depgraph::Graph* graph) {
   std::map<std::string, std::string> overrides;
   for (const auto& [k, v] : options_.settings) overrides[k] = v;
   std::vector<ResolvedScript> resolved;

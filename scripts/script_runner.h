@@ -25,7 +25,7 @@
 #include "absl/status/statusor.h"
 #include "depgraph/graph.h"
 #include "scripts/lua_engine.h"
-#include "transforms/model_info.h"
+#include "depgraph/model_info.h"
 #include "transforms/session.h"
 
 namespace reverie::lua {
@@ -68,7 +68,7 @@ class ScriptRunner {
 
   // Applies `scripts` to *graph (see the file comment). Errors carry the
   // script's message ("file.lua:LINE: message\n<traceback>").
-  absl::Status Run(const std::vector<std::string>& scripts, const transforms::ModelInfo& model,
+  absl::Status Run(const std::vector<std::string>& scripts, const depgraph::ModelInfo& model,
                    depgraph::Graph* graph);
 
   const std::vector<ScriptReport>& reports() const { return reports_; }

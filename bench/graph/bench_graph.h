@@ -11,8 +11,7 @@
 #include <optional>
 #include <string>
 
-#include "depgraph/builder.h"
-#include "frameworks/trace_loader.h"
+#include "whatif/pipeline.h"
 
 namespace reverie::bench {
 
@@ -28,19 +27,15 @@ inline std::string DefaultTrace() {
          "df_index_resolver.json.gz";
 }
 
-// The trace's graph, or nullopt after printing "<bench>: <error>" to stderr.
+// The trace's graph (through the pipeline, whatif/pipeline.h), or nullopt
+// after printing "<bench>: <error>" to stderr.
 inline std::optional<depgraph::Graph> LoadGraph(const char* bench, const std::string& path) {
-  absl::StatusOr<Trace> trace = LoadTraceFile(path);
-  if (!trace.ok()) {
-    std::fprintf(stderr, "%s: %s\n", bench, std::string(trace.status().message()).c_str());
+  absl::StatusOr<std::unique_ptr<whatif::LoadedTrace>> t = whatif::LoadAndSimulate(path);
+  if (!t.ok()) {
+    std::fprintf(stderr, "%s: %s\n", bench, std::string(t.status().message()).c_str());
     return std::nullopt;
   }
-  absl::StatusOr<depgraph::Graph> g = depgraph::BuildGraph(*trace);
-  if (!g.ok()) {
-    std::fprintf(stderr, "%s: %s\n", bench, std::string(g.status().message()).c_str());
-    return std::nullopt;
-  }
-  return std::move(*g);
+  return std::move((*t)->graph);
 }
 
 }  // namespace reverie::bench

@@ -17,7 +17,7 @@
 #include "gtest/gtest.h"
 #include "tests/common/real_traces.h"
 #include "tests/report/cli_runner.h"
-#include "transforms/model_info.h"
+#include "depgraph/model_info.h"
 
 namespace reverie::testing {
 namespace {
@@ -43,7 +43,7 @@ TEST(ChakraRealTest, DdpTraceKeepsEveryNcclKernelAndDependency) {
   ASSERT_TRUE(g.ok()) << g.status();
   absl::StatusOr<depgraph::SimResult> sim = depgraph::Simulate(*g);
   ASSERT_TRUE(sim.ok()) << sim.status();
-  const transforms::ModelInfo model = transforms::ModelInfoFromTrace(*trace);
+  const depgraph::ModelInfo model = depgraph::ModelInfoFromTrace(*trace);
   absl::StatusOr<exporter::ChakraTrace> out =
       exporter::ExportChakra(*g, *sim, {.collectives = model.collectives});
   ASSERT_TRUE(out.ok()) << out.status();
@@ -136,10 +136,10 @@ int64_t CommType(const chakra_et::Node& n) {
 }
 
 // The sized records of one collective type, in the trace's measured order.
-std::vector<int64_t> SizedRecords(const transforms::ModelInfo& model,
+std::vector<int64_t> SizedRecords(const depgraph::ModelInfo& model,
                                   chakra_et::CollectiveCommType type) {
   std::vector<int64_t> out;
-  for (const transforms::CollectiveInfo& c : model.collectives) {
+  for (const depgraph::CollectiveInfo& c : model.collectives) {
     if (c.bytes > 0 && exporter::CollectiveFromName(c.name) == type) out.push_back(c.bytes);
   }
   return out;
@@ -153,7 +153,7 @@ TEST(ChakraRealTest, SizedCollectiveRecordsGiveEveryAllReduceItsBytes) {
   ASSERT_TRUE(g.ok()) << g.status();
   absl::StatusOr<depgraph::SimResult> sim = depgraph::Simulate(*g);
   ASSERT_TRUE(sim.ok()) << sim.status();
-  const transforms::ModelInfo model = transforms::ModelInfoFromTrace(*trace);
+  const depgraph::ModelInfo model = depgraph::ModelInfoFromTrace(*trace);
   absl::StatusOr<exporter::ChakraTrace> out =
       exporter::ExportChakra(*g, *sim, {.collectives = model.collectives});
   ASSERT_TRUE(out.ok()) << out.status();

@@ -33,7 +33,7 @@ constexpr char kB200[] = "AMD-AGI__TraceLens/tests/traces/b200/eager_trace.json.
 
 std::string Log(const Prediction& p) {
   std::string log;
-  for (const lua::ScriptReport& r : p.runner->reports()) {
+  for (const lua::ScriptReport& r : p.reports) {
     for (const std::string& line : r.log) log += line + "\n";
   }
   return log;

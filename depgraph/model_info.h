@@ -1,4 +1,4 @@
-// File: transforms/model_info.h
+// File: depgraph/model_info.h
 //
 // ModelInfo: what the trace recorded about the model's parameters and DDP
 // gradient buckets (proto Parameter / GradientBucket records, written by
@@ -10,8 +10,8 @@
 //
 // Invariants: paths are the trace's strings; a record with a bad string id
 // or a negative size is skipped and counted in `skipped`.
-#ifndef REVERIE_TRANSFORMS_MODEL_INFO_H_
-#define REVERIE_TRANSFORMS_MODEL_INFO_H_
+#ifndef REVERIE_DEPGRAPH_MODEL_INFO_H_
+#define REVERIE_DEPGRAPH_MODEL_INFO_H_
 
 #include <cstdint>
 #include <string>
@@ -19,7 +19,7 @@
 
 #include "proto/trace.h"
 
-namespace reverie::transforms {
+namespace reverie::depgraph {
 
 struct ParameterInfo {
   std::string name;   // "layer1.0.conv1.weight"
@@ -68,6 +68,6 @@ struct ModelInfo {
 
 ModelInfo ModelInfoFromTrace(const Trace& trace);
 
-}  // namespace reverie::transforms
+}  // namespace reverie::depgraph
 
-#endif  // REVERIE_TRANSFORMS_MODEL_INFO_H_
+#endif  // REVERIE_DEPGRAPH_MODEL_INFO_H_

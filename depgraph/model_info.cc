@@ -1,8 +1,8 @@
-#include "transforms/model_info.h"
+#include "depgraph/model_info.h"
 
 #include <algorithm>
 
-namespace reverie::transforms {
+namespace reverie::depgraph {
 
 ModelInfo ModelInfoFromTrace(const Trace& trace) {
   ModelInfo info;
@@ -57,4 +57,4 @@ ModelInfo ModelInfoFromTrace(const Trace& trace) {
   return info;
 }
 
-}  // namespace reverie::transforms
+}  // namespace reverie::depgraph

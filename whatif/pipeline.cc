@@ -1,0 +1,82 @@
+#include "whatif/pipeline.h"
+
+#include "absl/strings/str_cat.h"
+#include "base/sv.h"
+#include "frameworks/trace_loader.h"
+
+namespace reverie::whatif {
+
+std::string OneLine(std::string_view s) { return std::string(s.substr(0, s.find('\n'))); }
+
+absl::Status Named(const std::string& path, const absl::Status& s) {
+  std::string msg = OneLine(StdSv(s.message()));
+  if (msg.find(path) == std::string::npos) msg = absl::StrCat(path, ": ", msg);
+  return absl::Status(s.code(), msg);
+}
+
+absl::StatusOr<std::unique_ptr<LoadedTrace>> LoadAndSimulate(const std::string& path,
+                                                            const LoadOptions& options) {
+  auto progress = [&](int stage, std::string_view what) {
+    if (options.progress) options.progress(stage, what);
+  };
+  auto out = std::make_unique<LoadedTrace>();
+  out->path = path;
+  progress(0, absl::StrCat("importing ", path));
+  absl::StatusOr<Trace> trace = LoadTraceFile(path);
+  if (!trace.ok()) return Named(path, trace.status());
+  out->trace = std::move(*trace);
+  progress(1, "building the graph");
+  absl::StatusOr<depgraph::Graph> g = depgraph::BuildGraph(out->trace, options.build, &out->stats);
+  if (!g.ok()) return Named(path, g.status());
+  out->graph = std::move(*g);
+  progress(2, "simulating the baseline");
+  absl::StatusOr<depgraph::SimResult> sim = depgraph::Simulate(out->graph);
+  if (!sim.ok()) {
+    return Named(path, absl::Status(sim.status().code(),
+                                    absl::StrCat("cannot simulate: ", sim.status().message())));
+  }
+  out->baseline = std::move(*sim);
+  out->model = depgraph::ModelInfoFromTrace(out->trace);
+  return out;
+}
+
+absl::StatusOr<Prediction> Predict(const LoadedTrace& base, const ScriptSpec& spec,
+                                   std::string* traceback) {
+  auto script_error = [traceback](const absl::Status& s) {
+    const std::string_view msg = StdSv(s.message());
+    const size_t nl = msg.find('\n');
+    if (traceback != nullptr && nl != std::string_view::npos) {
+      *traceback = std::string(msg.substr(nl + 1));
+    }
+    return absl::Status(s.code(), OneLine(msg));
+  };
+  lua::RunnerOptions options;
+  options.limits = spec.limits;
+  options.settings = spec.settings;
+  options.script_dirs = spec.script_dirs;
+  lua::ScriptRunner runner(std::move(options));
+  Prediction p;
+  p.graph = base.graph;
+  if (absl::Status s = runner.Run(spec.scripts, base.model, &p.graph); !s.ok()) {
+    return script_error(s);
+  }
+  depgraph::SimOptions opts;
+  opts.policy = runner.schedule().policy();
+  absl::StatusOr<depgraph::SimResult> sim = depgraph::Simulate(p.graph, opts);
+  // A Lua schedule key that failed explains a failed simulation best.
+  if (absl::Status s = runner.policy_status(); !s.ok()) return script_error(s);
+  if (!sim.ok()) {
+    return Named(spec.scripts.empty() ? base.path : spec.scripts.back(),
+                 absl::Status(sim.status().code(),
+                              absl::StrCat("cannot simulate the transformed graph: ",
+                                           sim.status().message())));
+  }
+  p.sim = std::move(*sim);
+  p.changes = runner.total_changes();
+  p.reports = runner.reports();
+  p.schedule_kind = runner.schedule().kind;
+  p.schedule_description = runner.schedule().description;
+  return p;
+}
+
+}  // namespace reverie::whatif

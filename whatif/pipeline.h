@@ -1,0 +1,87 @@
+// File: whatif/pipeline.h
+//
+// The what-if pipeline as a library: load a trace, build its dependency
+// graph, simulate the baseline, run optimization scripts on a copy and
+// simulate the prediction (Daydream's collect -> build -> transform ->
+// simulate). Every command, test, benchmark and the Python module go through
+// here, so a prediction is made one way.
+//
+// Invariants: a LoadedTrace is immutable once loaded (Predict works on a
+// copy of its graph); a Prediction owns everything it reports (no Lua state
+// outlives Predict: a script's schedule policy is only used while it
+// simulates). Errors are absl::Status with one line naming the file (trace)
+// or the script ("file.lua:LINE: ..."); a Lua traceback, when any, is handed
+// back separately.
+#ifndef REVERIE_WHATIF_PIPELINE_H_
+#define REVERIE_WHATIF_PIPELINE_H_
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "depgraph/builder.h"
+#include "depgraph/graph.h"
+#include "depgraph/model_info.h"
+#include "depgraph/simulator.h"
+#include "proto/trace.h"
+#include "scripts/lua_engine.h"
+#include "scripts/script_runner.h"
+#include "transforms/session.h"
+
+namespace reverie::whatif {
+
+struct LoadedTrace {
+  std::string path;
+  Trace trace;
+  depgraph::Graph graph;
+  depgraph::BuildStats stats;
+  depgraph::SimResult baseline;
+  depgraph::ModelInfo model;
+};
+
+// Called with the stage (0: import, 1: build, 2: simulate) and what it does.
+using ProgressFn = std::function<void(int stage, std::string_view what)>;
+
+struct LoadOptions {
+  depgraph::BuildOptions build;
+  ProgressFn progress;  // may be empty
+};
+
+// Loads, builds and simulates the baseline. Errors name `path`.
+absl::StatusOr<std::unique_ptr<LoadedTrace>> LoadAndSimulate(const std::string& path,
+                                                            const LoadOptions& options = {});
+
+// The scripts of a prediction and the limits they run under.
+struct ScriptSpec {
+  std::vector<std::string> scripts;                           // in order
+  std::vector<std::pair<std::string, std::string>> settings;  // [SCRIPT.]KEY=VALUE, in order
+  lua::EngineLimits limits;
+  std::vector<std::string> script_dirs = lua::DefaultScriptDirs();
+};
+
+struct Prediction {
+  depgraph::Graph graph;
+  depgraph::SimResult sim;
+  transforms::ChangeSummary changes;       // all scripts together
+  std::vector<lua::ScriptReport> reports;  // per script: parameters, log, changes
+  transforms::ScheduleChoice::Kind schedule_kind = transforms::ScheduleChoice::Kind::kEarliestReady;
+  std::string schedule_description = "earliest_ready";
+};
+
+// Runs spec.scripts in order on a copy of base.graph, each atomic, then
+// simulates with the schedule policy they chose. `traceback` (may be null)
+// receives the Lua traceback lines of a failing script.
+absl::StatusOr<Prediction> Predict(const LoadedTrace& base, const ScriptSpec& spec,
+                                   std::string* traceback = nullptr);
+
+// The first line of `s`; and `s` made one line that names `path`.
+std::string OneLine(std::string_view s);
+absl::Status Named(const std::string& path, const absl::Status& s);
+
+}  // namespace reverie::whatif
+
+#endif  // REVERIE_WHATIF_PIPELINE_H_
