@@ -30,14 +30,20 @@
 // - Edges never point at removed tasks once a mutation is complete:
 //   RemoveTask() removes the task's edges (callers that must keep order
 //   rewire first; transforms/ does).
-// - measured_start_ns is what the trace recorded; it is for reports and
-//   validation only and the simulator never reads it.
+// - measured_start_ns is what the trace recorded (kNotMeasured for inserted
+//   tasks); it is for reports and validation only and the simulator never
+//   reads it.
+// - Step markers (step_mark != kNone) are zero-length CPU tasks; the step
+//   time is read off them (step_time.h).
+// - Ops form a forest whose parents have smaller ids than their children;
+//   a task's op, when valid, is an existing op.
 // - Not thread-safe; copy it to share.
 #ifndef REVERIE_DEPGRAPH_GRAPH_H_
 #define REVERIE_DEPGRAPH_GRAPH_H_
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -201,6 +207,16 @@ struct Adjacency {
   std::vector<EdgeId> out_edges;
   std::vector<uint32_t> in_offsets;
   std::vector<EdgeId> in_edges;
+
+  // The live edges out of / into task t.
+  std::span<const EdgeId> out(TaskId t) const {
+    return {out_edges.data() + out_offsets[t.value()],
+            out_offsets[t.value() + 1] - out_offsets[t.value()]};
+  }
+  std::span<const EdgeId> in(TaskId t) const {
+    return {in_edges.data() + in_offsets[t.value()],
+            in_offsets[t.value() + 1] - in_offsets[t.value()]};
+  }
 };
 
 // The per-task arrays (structure of arrays), declared once: every operation

@@ -1,0 +1,162 @@
+// Graph's invariants (graph.h): resource order as a linked list, removed
+// tasks skipped, edges and adjacency consistent after every mutation, deep
+// copies, validation of cycles, and the columns every task carries.
+#include "depgraph/graph.h"
+
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace reverie::depgraph {
+namespace {
+
+using ::testing::ElementsAre;
+
+TaskSpec Spec(ResourceId r, int64_t d, TaskKind k = TaskKind::kCpuApi) {
+  TaskSpec s;
+  s.kind = k;
+  s.name = "t";
+  s.resource = r;
+  s.duration_ns = d;
+  return s;
+}
+
+std::vector<uint32_t> Order(const Graph& g, ResourceId r) {
+  std::vector<uint32_t> out;
+  for (TaskId t = g.first_on_resource(r); t.valid(); t = g.next_on_resource(t)) {
+    out.push_back(t.value());
+  }
+  return out;
+}
+
+std::vector<uint32_t> Out(const Graph& g, TaskId t) {
+  std::vector<uint32_t> out;
+  for (EdgeId e : g.adjacency().out(t)) out.push_back(g.edge(e).dst.value());
+  return out;
+}
+
+TEST(GraphTest, ResourceOrderIsALinkedListThatClosesUpOnRemoval) {
+  Graph g;
+  const ResourceId r = g.AddResource({ResourceKind::kCpuThread, 1, 1, -1, "t", true});
+  const TaskId a = g.AppendTask(Spec(r, 1));
+  const TaskId c = g.AppendTask(Spec(r, 3));
+  const TaskId b = g.InsertTaskAfter(a, Spec(r, 2));
+  const TaskId z = g.InsertTaskBefore(a, Spec(r, 0));
+  EXPECT_THAT(Order(g, r), ElementsAre(z.value(), a.value(), b.value(), c.value()));
+  g.RemoveTask(b);
+  EXPECT_THAT(Order(g, r), ElementsAre(z.value(), a.value(), c.value()));
+  EXPECT_TRUE(g.removed(b));
+  EXPECT_EQ(g.live_task_count(), 3u);
+  EXPECT_EQ(g.task_count(), 4u);  // ids are never reused
+  g.RemoveTasks({z, c});
+  EXPECT_THAT(Order(g, r), ElementsAre(a.value()));
+  EXPECT_EQ(g.first_on_resource(r), a);
+  EXPECT_EQ(g.last_on_resource(r), a);
+}
+
+TEST(GraphTest, RemovingATaskRemovesItsEdgesAndTheAdjacencyFollows) {
+  Graph g;
+  const ResourceId th = g.AddResource({ResourceKind::kCpuThread, 1, 1, -1, "t", true});
+  const ResourceId st = g.AddResource({ResourceKind::kGpuStream, 0, 7, 0, "s", true});
+  const TaskId call = g.AppendTask(Spec(th, 5));
+  const TaskId k1 = g.AppendTask(Spec(st, 10, TaskKind::kKernel));
+  const TaskId k2 = g.AppendTask(Spec(st, 10, TaskKind::kKernel));
+  g.AddEdge(call, k1, EdgeKind::kLaunch);
+  g.AddEdge(call, k2, EdgeKind::kLaunch, 3);
+  EXPECT_THAT(Out(g, call), ElementsAre(k1.value(), k2.value()));
+  EXPECT_EQ(g.live_edge_count(), 2u);
+  g.RemoveTask(k1);
+  EXPECT_THAT(Out(g, call), ElementsAre(k2.value()));
+  EXPECT_EQ(g.live_edge_count(), 1u);
+  EXPECT_TRUE(g.edge(EdgeId(0)).removed);
+  EXPECT_TRUE(g.Validate().ok());
+}
+
+TEST(GraphTest, ValidateFindsACycleThroughResourceOrderAndEdges) {
+  Graph g;
+  const ResourceId r = g.AddResource({ResourceKind::kCpuThread, 1, 1, -1, "t", true});
+  const TaskId a = g.AppendTask(Spec(r, 1));
+  const TaskId b = g.AppendTask(Spec(r, 1));
+  EXPECT_TRUE(g.Validate().ok());
+  g.AddEdge(b, a, EdgeKind::kUser);  // a precedes b on the thread: a cycle
+  const absl::Status s = g.Validate();
+  EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(std::string(s.message()), ::testing::HasSubstr("cycle"));
+}
+
+TEST(GraphTest, ACopyIsDeepAndRebuildsItsAdjacency) {
+  Graph g;
+  const ResourceId r = g.AddResource({ResourceKind::kCpuThread, 1, 1, -1, "t", true});
+  const TaskId a = g.AppendTask(Spec(r, 1));
+  const TaskId b = g.AppendTask(Spec(r, 2));
+  g.AddEdge(a, b, EdgeKind::kUser);
+  (void)g.adjacency();  // cached in g
+  Graph copy = g;
+  copy.set_duration_ns(a, 100);
+  copy.RemoveTask(b);
+  EXPECT_EQ(g.duration_ns(a), 1);
+  EXPECT_FALSE(g.removed(b));
+  EXPECT_THAT(Out(g, a), ElementsAre(b.value()));
+  EXPECT_TRUE(Out(copy, a).empty());
+  Graph assigned;
+  assigned = g;
+  EXPECT_THAT(Out(assigned, a), ElementsAre(b.value()));
+  EXPECT_EQ(assigned.live_task_count(), 2u);
+}
+
+TEST(GraphTest, EveryTaskCarriesItsColumns) {
+  Graph g;
+  const ResourceId r = g.AddResource({ResourceKind::kCpuThread, 1, 1, -1, "t", true});
+  const OpId parent = g.AddOp("aten::linear", OpId(), 40);
+  const OpId child = g.AddOp("aten::addmm", parent, 12);
+  TaskSpec s = Spec(r, 7, TaskKind::kCpuWork);
+  s.name = "aten::addmm";
+  s.op = child;
+  s.gap_ns = 2;
+  s.phase = Phase::kBackward;
+  s.iteration = 3;
+  s.bytes = 64;
+  const TaskId t = g.AppendTask(s);
+  TaskSpec m = Spec(r, 0, TaskKind::kCpuWork);
+  m.step_mark = StepMark::kEnd;
+  const TaskId mark = g.AppendTask(m);
+  EXPECT_EQ(g.name(t), "aten::addmm");
+  EXPECT_EQ(g.op_of(t), child);
+  EXPECT_EQ(g.op(child).parent, parent);
+  EXPECT_EQ(g.op_name(parent), "aten::linear");
+  EXPECT_EQ(g.op(child).own_ns, 12);
+  EXPECT_EQ(g.gap_ns(t), 2);
+  EXPECT_EQ(g.phase(t), Phase::kBackward);
+  EXPECT_EQ(g.iteration_of(t), 3);
+  EXPECT_EQ(g.bytes(t), 64);
+  EXPECT_FALSE(g.measured(t));  // not from a trace
+  EXPECT_EQ(g.step_mark(t), StepMark::kNone);
+  EXPECT_EQ(g.step_mark(mark), StepMark::kEnd);
+  EXPECT_TRUE(g.is_step_mark(mark));
+  EXPECT_FALSE(g.pinned_gap(t));
+  g.set_pinned_gap(t);
+  EXPECT_TRUE(g.pinned_gap(t));
+  EXPECT_FALSE(g.removed(t));  // flags are independent bits
+  EXPECT_GT(g.MemoryBytes(), 0u);
+}
+
+TEST(GraphTest, NamesLayersAndGeometriesAreInterned) {
+  Graph g;
+  EXPECT_EQ(g.InternName("gemm"), g.InternName("gemm"));
+  EXPECT_NE(g.InternName("gemm"), g.InternName("relu"));
+  const LayerId a = g.AddLayer("encoder", LayerId());
+  EXPECT_EQ(g.AddLayer("encoder", LayerId()), a);
+  EXPECT_EQ(g.FindLayer("encoder"), a);
+  EXPECT_FALSE(g.FindLayer("decoder").valid());
+  const ResourceId r = g.AddResource({ResourceKind::kGpuStream, 0, 7, 0, "s", true});
+  TaskSpec s = Spec(r, 1, TaskKind::kKernel);
+  s.geometry = {128, 256, 32, 0};
+  const TaskId k1 = g.AppendTask(s);
+  const TaskId k2 = g.AppendTask(s);
+  EXPECT_EQ(&g.geometry(k1), &g.geometry(k2));
+  EXPECT_FALSE(g.geometry(g.AppendTask(Spec(r, 1, TaskKind::kKernel))).known());
+}
+
+}  // namespace
+}  // namespace reverie::depgraph
