@@ -240,11 +240,14 @@ void PrintWritten(const std::vector<std::string>& paths,
   }
 }
 
-// The reverie time an ASTRA-sim run compares with (SimulatedWindow()).
-void PrintReverieTime(const exporter::SimWindow& w, size_t iterations) {
+// The reverie time an ASTRA-sim run compares with (SimulatedWindow()), and
+// reverie's step time (depgraph/step_time.h; 0: not shown).
+void PrintReverieTime(const exporter::SimWindow& w, size_t iterations, double step_ns) {
   const double us = w.span_ns() / 1e3;
   std::printf("reverie: %.1f us simulated over the exported span", us);
-  if (iterations > 1) std::printf(" (%zu iterations, %.1f us each)", iterations, us / iterations);
+  if (iterations > 1) std::printf(", %zu iterations (%.1f us each", iterations, us / iterations);
+  if (iterations > 1 && step_ns > 0) std::printf("; step time %.1f us", step_ns / 1e3);
+  if (iterations > 1) std::printf(")");
   std::printf("; ASTRA-sim reports its finish time in cycles of 1 ns: compare with %lld\n",
               static_cast<long long>(w.span_ns()));
 }
@@ -303,7 +306,7 @@ int ExportOne(const Options& opt) {
         exporter::WriteChakraRanks(*trace, opt.prefix, opt.ranks);
     if (!written.ok()) return BadInput(std::string(written.status().message()));
     PrintWritten(*written, {}, trace->stats.nodes, trace->stats.dependencies);
-    PrintReverieTime(window, graph->iteration_count());
+    PrintReverieTime(window, graph->iteration_count(), sim->mean_iteration_ns());
     PrintKernelNotes(*trace);
     return kExitOk;
   }
@@ -317,7 +320,7 @@ int ExportOne(const Options& opt) {
   if (absl::IsInternal(written.status())) return kExitFailure;
   if (!written.ok()) return BadInput(std::string(written.status().message()));
   PrintWritten(*written, lanes, 0, 0);
-  PrintReverieTime(window, graph->iteration_count());
+  PrintReverieTime(window, graph->iteration_count(), sim->mean_iteration_ns());
   PrintTypingNotes(typing);
   PrintLaneNotes(lanes, plan.replayed, plan.replayed_p2p, plan.unsized, opt.comm);
   return kExitOk;
@@ -378,7 +381,7 @@ int ExportJob(const Options& opt) {
   if (absl::IsInternal(written.status())) return kExitFailure;
   if (!written.ok()) return BadInput(std::string(written.status().message()));
   PrintWritten(*written, lanes, 0, 0);
-  PrintReverieTime(window, static_cast<size_t>(job->stats.iterations));
+  PrintReverieTime(window, static_cast<size_t>(job->stats.iterations), 0);
   for (int r = 0; r < job->ranks; ++r) {
     std::fprintf(stderr, "rank %d: ends at %.1f us in reverie's job simulation (%s)\n", r,
                  lanes[r].stats.rank_end_ns / 1e3, opt.traces[r].c_str());
