@@ -279,6 +279,7 @@ absl::StatusOr<JobGraph> CoupleRanks(std::span<const RankInput> ranks) {
     }
   }
   CheckMeasuredEnds(measured_ends, n, &job.stats);
+  job.task_of_rank = std::move(task_map);
   if (absl::Status s = job.graph.Validate(); !s.ok()) {
     return absl::FailedPreconditionError(absl::StrCat(
         "the ranks issue their collectives in orders that cannot all hold (",

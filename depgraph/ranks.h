@@ -95,6 +95,10 @@ struct JobGraph {
   Graph graph;
   int32_t ranks = 0;
   std::vector<int32_t> rank_of_resource;
+  // Per rank, the job task of each of the rank graph's tasks, by TaskId
+  // value (invalid for removed tasks): what the Chakra export needs to carry
+  // per-rank facts (collective types and sizes) into the job.
+  std::vector<std::vector<TaskId>> task_of_rank;
   std::vector<CollectiveGroup> collectives;
   CoupleStats stats;
 };

@@ -1,10 +1,6 @@
 #include "export/chakra.h"
 
 #include <algorithm>
-#include <array>
-#include <cerrno>
-#include <cstring>
-#include <fstream>
 #include <functional>
 #include <limits>
 #include <queue>
@@ -14,8 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "base/sv.h"
 #include "depgraph/kernel_class.h"
-#include "google/protobuf/io/coded_stream.h"
-#include "google/protobuf/io/zero_copy_stream_impl_lite.h"
+#include "export/comm_typing.h"
 
 namespace reverie::exporter {
 namespace {
@@ -36,29 +31,8 @@ struct Item {
   int64_t end_ns = 0;
 };
 
-int64_t RoundUs(int64_t ns) { return ns <= 0 ? 0 : (ns + 500) / 1000; }
-
-chakra_et::AttributeProto* Attr(chakra_et::Node* node, const char* name) {
-  chakra_et::AttributeProto* a = node->add_attr();
-  a->set_name(name);
-  return a;
-}
-
-// What the Collective records say about sizes (collective_sizes.h).
-struct RecordSizes {
-  RecordedCollectiveSizes match;
-  std::array<bool, chakra_et::CollectiveCommType_ARRAYSIZE> mismatched{};  // per type
-};
-
-// Writes `msg` preceded by its length as a varint (Chakra's framing).
-void WriteDelimited(const google::protobuf::MessageLite& msg,
-                    google::protobuf::io::CodedOutputStream* out) {
-  out->WriteVarint32(static_cast<uint32_t>(msg.ByteSizeLong()));
-  msg.SerializeWithCachedSizes(out);
-}
-
 // Fills `node` for `item`, counting what the format cannot say.
-void FillNode(const Graph& g, const Item& item, const RecordSizes& records, ChakraStats* stats,
+void FillNode(const Graph& g, const Item& item, const CommTyping& comm, ChakraStats* stats,
               chakra_et::Node* node) {
   const TaskId t = item.task;
   const bool cpu = depgraph::IsCpuKind(g.kind(t));
@@ -66,47 +40,45 @@ void FillNode(const Graph& g, const Item& item, const RecordSizes& records, Chak
   const int64_t duration_us = RoundUs(item.end_ns) - RoundUs(item.start_ns);
   node->set_duration_micros(static_cast<uint64_t>(duration_us));
   if (duration_us == 0 && item.end_ns > item.start_ns) ++stats->zero_us_nodes;
-  Attr(node, "is_cpu_op")->set_bool_val(cpu);
+  AddAttr(node, "is_cpu_op")->set_bool_val(cpu);
+  const int64_t written_ns = duration_us * 1000;
   if (item.gap) {
     node->set_name(absl::StrCat("[gap] ", g.resource(g.resource_of(t)).name));
     node->set_type(chakra_et::COMP_NODE);
     ++stats->gap_nodes;
+    (cpu ? stats->cpu_node_ns : stats->gpu_node_ns) += written_ns;
     return;
   }
   node->set_name(std::string(g.name(t)));
-  if (cpu) {
+  const CommRole role = comm.role[t.value()];
+  const bool sized = comm.bytes[t.value()] > 0;
+  if (role != CommRole::kCollective || !sized) {
     node->set_type(chakra_et::COMP_NODE);
-    ++stats->cpu_nodes;
-    return;
-  }
-  if (!depgraph::IsCommunicationTask(g, t)) {
-    node->set_type(chakra_et::COMP_NODE);
-    ++stats->gpu_nodes;
-    return;
-  }
-  const std::optional<chakra_et::CollectiveCommType> type = CollectiveFromName(g.name(t));
-  if (!type.has_value()) {
-    node->set_type(chakra_et::COMP_NODE);
-    ++stats->comm_untyped;
+    if (cpu) {
+      ++stats->cpu_nodes;
+    } else if (role == CommRole::kNone) {
+      ++stats->gpu_nodes;
+    } else if (role != CommRole::kCollective) {
+      ++stats->comm_untyped;
+    }
+    (cpu ? stats->cpu_node_ns : stats->gpu_node_ns) += written_ns;
     return;
   }
   node->set_type(chakra_et::COMM_COLL_NODE);
-  Attr(node, "comm_type")->set_int64_val(*type);
-  int64_t bytes = std::max<int64_t>(0, g.bytes(t));
-  if (bytes == 0) {
-    bytes = records.match.bytes_of_task[t.value()];
-    if (bytes > 0) ++stats->comm_record_sized;
-  }
-  Attr(node, "comm_size")->set_int64_val(bytes);
-  if (bytes == 0) {
-    ++stats->comm_unsized;
-    // A script's comm task is no recorded kernel: never paired, never a mismatch.
-    if (records.mismatched[*type] && g.kind(t) == TaskKind::kKernel &&
-        g.measured(t)) {
-      ++stats->comm_count_mismatch;
-    }
-  }
+  AddAttr(node, "comm_type")->set_int64_val(comm.type[t.value()]);
+  AddAttr(node, "comm_size")->set_int64_val(comm.bytes[t.value()]);
   ++stats->comm_nodes;
+}
+
+// The CPU threads and GPU streams that hold live tasks.
+void CountLanes(const Graph& g, ChakraStats* stats) {
+  for (uint32_t r = 0; r < g.resource_count(); ++r) {
+    const depgraph::ResourceId id(r);
+    if (!g.first_on_resource(id).valid()) continue;
+    const depgraph::ResourceKind kind = g.resource(id).kind;
+    stats->cpu_threads += kind == depgraph::ResourceKind::kCpuThread;
+    stats->gpu_streams += kind == depgraph::ResourceKind::kGpuStream;
+  }
 }
 
 }  // namespace
@@ -131,13 +103,10 @@ absl::StatusOr<ChakraTrace> ExportChakra(const Graph& g, const SimResult& sim,
   }
   ChakraTrace out;
   ChakraStats& stats = out.stats;
-  RecordSizes records;
-  records.match = MatchCollectiveRecords(g, options.collectives);
-  for (const CollectiveTypeMatch& m : records.match.types) {
-    // No sized record of a type at all is plain "unsized", not a disagreement.
-    records.mismatched[m.type] = m.records > 0 && !m.matched();
-  }
-  out.collective_types = records.match.types;
+  const CommTyping comm = TypeCommunication(g, options.collectives);
+  out.collective_types = comm.order_pairing;
+  stats.typed_by_record = comm.typed_by_record;
+  CountLanes(g, &stats);
 
   int64_t origin = std::numeric_limits<int64_t>::max();
   for (uint32_t t = 0; t < n; ++t) {
@@ -147,7 +116,9 @@ absl::StatusOr<ChakraTrace> ExportChakra(const Graph& g, const SimResult& sim,
           absl::StrCat("task ", t, " (", Sv(g.name(TaskId(t))), ") has no simulated time"));
     }
     origin = std::min(origin, sim.start_ns[t]);
+    stats.span_ns = std::max(stats.span_ns, sim.end_ns[t]);
   }
+  if (origin != std::numeric_limits<int64_t>::max()) stats.span_ns -= origin;
 
   // Items: live tasks in TaskId order, then the gaps that delay a successor.
   std::vector<Item> items;
@@ -237,28 +208,20 @@ absl::StatusOr<ChakraTrace> ExportChakra(const Graph& g, const SimResult& sim,
     }
   }
 
-  google::protobuf::io::StringOutputStream sink(&out.bytes);
-  google::protobuf::io::CodedOutputStream coded(&sink);
-  chakra_et::GlobalMetadata meta;
-  meta.set_version(kChakraSchemaVersion);
-  chakra_et::AttributeProto* producer = meta.add_attr();
-  producer->set_name("producer");
-  producer->set_string_val("reverie export --chakra");
-  WriteDelimited(meta, &coded);
+  ChakraStreamWriter writer(&out.bytes, "reverie export --chakra --chakra-detail kernels");
 
   chakra_et::Node node;
   std::vector<uint64_t> parents;
   for (uint32_t i : order) {
     node.Clear();
     node.set_id(id_of[i]);
-    FillNode(g, items[i], records, &stats, &node);
+    FillNode(g, items[i], comm, &stats, &node);
     parents.clear();
     for (uint32_t k = in_off[i]; k < in_off[i + 1]; ++k) parents.push_back(id_of[deps[k].second]);
     std::sort(parents.begin(), parents.end());
     for (uint64_t p : parents) node.add_data_deps(p);
-    WriteDelimited(node, &coded);
+    writer.Add(node);
   }
-  coded.Trim();
   out.node_of_task.assign(n, -1);
   out.gap_node_of_task.assign(n, -1);
   for (uint32_t t = 0; t < n; ++t) {
@@ -267,58 +230,20 @@ absl::StatusOr<ChakraTrace> ExportChakra(const Graph& g, const SimResult& sim,
   }
   stats.nodes = static_cast<int64_t>(m);
   stats.dependencies = static_cast<int64_t>(deps.size());
-  if (coded.HadError()) return absl::InternalError("cannot serialize the Chakra trace");
+  for (uint32_t t = 0; t < n; ++t) {
+    if (comm.role[t] == CommRole::kCollective && comm.bytes[t] == 0) ++stats.comm_unsized;
+    if (comm.role[t] == CommRole::kCollective && comm.bytes[t] > 0 && g.bytes(TaskId(t)) <= 0) {
+      ++stats.comm_record_sized;
+    }
+  }
+  stats.comm_count_mismatch = comm.count_mismatch;
+  if (absl::Status s = writer.Finish(); !s.ok()) return s;
   return out;
-}
-
-std::string ChakraRankPath(std::string_view prefix, int rank) {
-  return absl::StrCat(Sv(prefix), ".", rank, ".et");
 }
 
 absl::StatusOr<std::vector<std::string>> WriteChakraRanks(const ChakraTrace& trace,
                                                           std::string_view prefix, int ranks) {
-  if (ranks < 1) return absl::InvalidArgumentError(absl::StrCat("ranks must be >= 1, got ", ranks));
-  std::vector<std::string> paths;
-  for (int r = 0; r < ranks; ++r) {
-    std::string path = ChakraRankPath(prefix, r);
-    std::ofstream f(path, std::ios::binary | std::ios::trunc);
-    if (!f) {
-      return absl::PermissionDeniedError(
-          absl::StrCat(path, ": cannot open for writing: ", std::strerror(errno)));
-    }
-    f.write(trace.bytes.data(), static_cast<std::streamsize>(trace.bytes.size()));
-    f.close();
-    if (!f) {
-      return absl::DataLossError(absl::StrCat(path, ": write failed: ", std::strerror(errno)));
-    }
-    paths.push_back(std::move(path));
-  }
-  return paths;
-}
-
-absl::StatusOr<ChakraFile> ReadChakra(std::string_view bytes) {
-  google::protobuf::io::CodedInputStream in(reinterpret_cast<const uint8_t*>(bytes.data()),
-                                            static_cast<int>(bytes.size()));
-  in.SetTotalBytesLimit(std::numeric_limits<int>::max());
-  ChakraFile file;
-  auto read_one = [&](google::protobuf::MessageLite* msg) {
-    uint32_t size = 0;
-    if (!in.ReadVarint32(&size)) return false;
-    const auto limit = in.PushLimit(static_cast<int>(size));
-    const bool ok = msg->ParseFromCodedStream(&in) && in.BytesUntilLimit() == 0;
-    in.PopLimit(limit);
-    return ok;
-  };
-  if (bytes.empty()) return absl::InvalidArgumentError("empty Chakra trace: no GlobalMetadata");
-  if (!read_one(&file.metadata)) return absl::DataLossError("malformed GlobalMetadata");
-  while (in.CurrentPosition() < static_cast<int>(bytes.size())) {
-    chakra_et::Node& node = file.nodes.emplace_back();
-    if (!read_one(&node)) {
-      return absl::DataLossError(
-          absl::StrCat("malformed or truncated node message #", file.nodes.size() - 1));
-    }
-  }
-  return file;
+  return WriteChakraFiles(prefix, ranks, [&](int) -> const std::string& { return trace.bytes; });
 }
 
 }  // namespace reverie::exporter

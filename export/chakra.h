@@ -1,9 +1,15 @@
 // File: export/chakra.h
 //
-// ExportChakra(): a dependency graph (baseline or transformed by scripts) and
-// its simulation as a Chakra execution trace (ET), the input of ASTRA-sim.
-// The schema subset and the file framing are described in
-// proto/chakra_et.proto.
+// ExportChakra(): the kernel-level Chakra export (`--chakra-detail kernels`):
+// every task of a dependency graph (baseline or transformed by scripts) as
+// one Chakra ET node, the input of ASTRA-sim. The default export is the
+// compute lane of chakra_lane.h, which keeps reverie's timing under
+// ASTRA-sim's workload model; this one keeps the graph's structure and loses
+// the timing when the graph has more than one CPU thread or GPU stream:
+// ASTRA-sim runs at most one CPU node and one GPU compute node at a time per
+// NPU (workload/HardwareResource.cc), so it serialises the others
+// (ChakraStats::serialised says by how much). The schema subset and the file
+// framing are described in proto/chakra_et.proto.
 //
 // Mapping (what ASTRA-sim does with each choice is in brackets; checked in
 // astra-sim/workload/Workload.cc and HardwareResource.cc and the Chakra
@@ -18,28 +24,20 @@
 //   run with its roofline model off, its default]. Host-device copies are not
 //   MEM_LOAD/STORE_NODE: those model a remote-memory backend.
 // - Communication (NCCL/RCCL kernels as depgraph/kernel_class.h classifies
-//   them, and comm tasks on channels): COMM_COLL_NODE, is_cpu_op = false,
-//   comm_type from the name (all-reduce, all-gather, reduce-scatter,
-//   all-to-all, broadcast: the five ASTRA-sim simulates) and comm_size =
-//   Graph::bytes() (a script's comm task carries its bucket's bytes). A
-//   Kineto kernel carries no payload size: when the graph's size is 0, it is
-//   the bytes of the trace's Collective record paired with the kernel
-//   (ChakraOptions::collectives; the pairing rule, by order per collective
-//   type and only when the counts agree, is in export/collective_sizes.h;
-//   counted in comm_record_sized). A size neither knows is written as 0,
-//   never guessed, and counted (ChakraStats::comm_unsized; those of a type
-//   whose kernel and sized-record counts disagree also in
-//   comm_count_mismatch; a type with no sized record at all is only
-//   unsized). A record's size is in_nelems x element size: the
-//   call's input buffer (one rank's share for an all-gather).
-//   [ASTRA-sim raises a zero size to its minimum chunk for all-reduce /
-//   reduce-scatter / all-to-all; a zero all-gather is not safe there.] The
-//   record's group size has no Chakra field (pg_name names a process group
-//   the rank set would have to describe), so it is not written.
-//   Communication of another kind (reduce, send/recv, RCCL's generic
-//   kernels) stays a COMP_NODE replayed for its duration, counted in
-//   comm_untyped. No pg_name: every collective uses the default group of all
-//   ranks.
+//   them, and comm tasks on channels) typed and sized by export/comm_typing.h
+//   (the name, else the Collective record around the launch; bytes from the
+//   graph, else a record, else 0, never guessed): a collective ASTRA-sim
+//   simulates is a COMM_COLL_NODE, is_cpu_op = false, with comm_type and
+//   comm_size [ASTRA-sim re-simulates it from these and the network, except
+//   a BROADCAST, which it replays for duration_micros]. A collective of
+//   unknown size stays a COMP_NODE replayed for its duration [ASTRA-sim
+//   would raise a zero size to its minimum chunk, and a zero all-gather
+//   never completes there], counted in comm_unsized (of a type whose kernel
+//   and sized-record counts disagree, also in comm_count_mismatch).
+//   Other communication (reduce, point-to-point,
+//   whose peer a single rank's file cannot name, RCCL's generic kernels)
+//   stays a COMP_NODE replayed for its duration, counted in comm_untyped.
+//   No pg_name: every collective uses the default group of all ranks.
 // - Dependencies: the graph's live edges plus the order of each ordered
 //   resource (prev_on_resource), deduplicated (Chakra's legacy feeder removes
 //   one occurrence of a parent per completion, so a duplicate would never be
@@ -84,24 +82,20 @@
 #include "absl/status/statusor.h"
 #include "depgraph/graph.h"
 #include "depgraph/simulator.h"
+#include "export/chakra_io.h"
 #include "export/collective_sizes.h"
 #include "proto/chakra_et.pb.h"
-#include "depgraph/model_info.h"
 
 namespace reverie::exporter {
-
-// The GlobalMetadata.version we write: the Chakra release whose schema
-// proto/chakra_et.proto mirrors (its generator writes the same string).
-inline constexpr char kChakraSchemaVersion[] = "1.0.0";
 
 struct ChakraStats {
   int64_t nodes = 0;
   int64_t dependencies = 0;   // data_deps entries over all nodes
   int64_t cpu_nodes = 0;      // CPU API calls and CPU work
   int64_t gpu_nodes = 0;      // kernels, memcpys, memsets that are not communication
-  int64_t comm_nodes = 0;     // COMM_COLL_NODE
+  int64_t comm_nodes = 0;     // COMM_COLL_NODE (sized collectives)
   int64_t gap_nodes = 0;
-  int64_t comm_unsized = 0;   // COMM_COLL_NODE written with comm_size 0
+  int64_t comm_unsized = 0;   // collectives of unknown size, written as COMP_NODE
   int64_t comm_record_sized = 0;    // COMM_COLL_NODE sized by a paired Collective record
   int64_t comm_count_mismatch = 0;  // of comm_unsized: kernels of a type with sized records, but
                                     // not as many as kernels
@@ -110,6 +104,15 @@ struct ChakraStats {
   int64_t dropped_delay_ns = 0;
   int64_t channel_gaps = 0;   // gaps on unordered resources, not expressible
   int64_t zero_us_nodes = 0;  // non-zero simulated duration written as 0 us
+  int64_t typed_by_record = 0;  // kernels typed by the record around their launch
+  // What ASTRA-sim's one-node-per-kind model will serialise: the graph's CPU
+  // threads and GPU streams with work, the summed durations of the CPU and
+  // of the GPU compute nodes, and reverie's simulated span.
+  int64_t cpu_threads = 0;
+  int64_t gpu_streams = 0;
+  int64_t cpu_node_ns = 0;
+  int64_t gpu_node_ns = 0;
+  int64_t span_ns = 0;
 };
 
 struct ChakraTrace {
@@ -125,11 +128,11 @@ struct ChakraTrace {
 };
 
 struct ChakraOptions {
-  // The trace's Collective records in measured order
-  // (depgraph::ModelInfo::collectives of the trace the graph was built
-  // from); they size the communication kernels the graph has no bytes for.
-  // Must outlive the ExportChakra() call.
-  std::span<const depgraph::CollectiveInfo> collectives;
+  // The trace's Collective records (CollectiveRecordsOf() in comm_typing.h
+  // of the trace the graph was built from); they type and size the
+  // communication kernels the graph has no type or bytes for. Must outlive
+  // the ExportChakra() call.
+  std::span<const CollectiveRecord> collectives;
 };
 
 // The collective a communication task's name denotes, among the five
@@ -143,23 +146,10 @@ absl::StatusOr<ChakraTrace> ExportChakra(const depgraph::Graph& graph,
                                          const depgraph::SimResult& sim,
                                          const ChakraOptions& options = {});
 
-// "<prefix>.<rank>.et", the name ASTRA-sim opens for each rank.
-std::string ChakraRankPath(std::string_view prefix, int rank);
-
 // Writes trace.bytes to ChakraRankPath(prefix, r) for r in [0, ranks).
 // Returns the paths written; an error names the file that failed.
 absl::StatusOr<std::vector<std::string>> WriteChakraRanks(const ChakraTrace& trace,
                                                           std::string_view prefix, int ranks);
-
-// A parsed Chakra ET stream (the reader's side of the framing).
-struct ChakraFile {
-  chakra_et::GlobalMetadata metadata;
-  std::vector<chakra_et::Node> nodes;
-};
-
-// Parses `bytes` as written above. kDataLoss on a truncated or malformed
-// message (naming its index), kInvalidArgument when there is no metadata.
-absl::StatusOr<ChakraFile> ReadChakra(std::string_view bytes);
 
 }  // namespace reverie::exporter
 

@@ -15,13 +15,13 @@ using depgraph::TaskId;
 using depgraph::TaskKind;
 
 RecordedCollectiveSizes MatchCollectiveRecords(const Graph& g,
-                                               std::span<const depgraph::CollectiveInfo> records) {
+                                               std::span<const CollectiveRecord> records) {
   // Indexed by CollectiveCommType; only the five CollectiveFromName returns occur.
   constexpr int kTypes = chakra_et::CollectiveCommType_ARRAYSIZE;
   std::array<std::vector<int64_t>, kTypes> sized;  // record bytes, in measured order
   std::array<std::vector<std::pair<int64_t, uint32_t>>, kTypes> kernels;  // (start, task)
 
-  for (const depgraph::CollectiveInfo& r : records) {
+  for (const CollectiveRecord& r : records) {
     if (r.bytes <= 0) continue;
     const std::optional<chakra_et::CollectiveCommType> type = CollectiveFromName(r.name);
     if (type.has_value()) sized[*type].push_back(r.bytes);

@@ -2,7 +2,9 @@
 //
 // MatchCollectiveRecords(): payload sizes for a graph's recorded
 // communication kernels from the trace's Collective records
-// (depgraph::ModelInfo::collectives), for the Chakra export's comm_size. A
+// (CollectiveRecordsOf() in comm_typing.h), for the Chakra export's
+// comm_size, where no record lies around the kernel's launch
+// (comm_typing.h has the order of the rules). A
 // Kineto kernel carries no size, but the framework's record_param_comms op
 // beside it does ("In msg nelems" x element size); nothing links the two but
 // their order.
@@ -33,13 +35,24 @@
 
 #include <cstdint>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "depgraph/graph.h"
 #include "proto/chakra_et.pb.h"
-#include "depgraph/model_info.h"
 
 namespace reverie::exporter {
+
+// One Collective record of the trace (proto::Collective), resolved.
+struct CollectiveRecord {
+  std::string name;        // "allreduce", "nccl:all_to_all", "send", ...
+  int64_t bytes = 0;       // payload (in_nelems x element size); 0 = unknown
+  int32_t group_size = 0;  // 0 = not recorded
+  int64_t pid = 0;         // the issuing CPU thread
+  int64_t tid = 0;
+  int64_t start_ns = 0;    // measured CPU span of the call
+  int64_t end_ns = 0;
+};
 
 // How one collective type paired. Listed when the graph has a recorded
 // kernel or the trace a sized record of the type.
@@ -56,8 +69,8 @@ struct RecordedCollectiveSizes {
   std::vector<CollectiveTypeMatch> types;  // in CollectiveCommType order
 };
 
-RecordedCollectiveSizes MatchCollectiveRecords(
-    const depgraph::Graph& graph, std::span<const depgraph::CollectiveInfo> records);
+RecordedCollectiveSizes MatchCollectiveRecords(const depgraph::Graph& graph,
+                                               std::span<const CollectiveRecord> records);
 
 }  // namespace reverie::exporter
 

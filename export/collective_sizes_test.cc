@@ -21,7 +21,12 @@ using depgraph::ResourceKind;
 using depgraph::TaskId;
 using depgraph::TaskKind;
 using depgraph::TaskSpec;
-using depgraph::CollectiveInfo;
+using CollectiveInfo = CollectiveRecord;  // the records of a trace, resolved
+
+// A record issued at `start` on thread 0 of process 0.
+CollectiveRecord Rec(const char* name, int64_t bytes, int32_t group_size, int64_t start) {
+  return {name, bytes, group_size, 0, 0, start, start};
+}
 
 constexpr char kAllReduce[] = "ncclKernel_AllReduce_RING_LL_Sum_float(ncclDevComm*, unsigned long)";
 constexpr char kBroadcast[] = "ncclKernel_Broadcast_RING_LL_Sum_int8_t(ncclDevComm*)";
@@ -62,17 +67,18 @@ struct Fixture {
   // The records the framework wrote beside those calls, in measured order:
   // sized calls, their unsized "nccl:all_reduce" annotations, and a wait.
   static std::vector<CollectiveInfo> Records() {
-    return {{"broadcast", 424, 2, 900},      {"broadcast", 0, 0, 901},
-            {"wait", 0, 1, 950},             {"allreduce", 100, 2, 1900},
-            {"all_reduce", 0, 0, 1901},      {"allreduce", 200, 2, 4900},
-            {"all_reduce", 0, 0, 4901},      {"allreduce", 300, 2, 8900},
-            {"all_reduce", 0, 0, 8901}};
+    return {Rec("broadcast", 424, 2, 900),      Rec("broadcast", 0, 0, 901),
+            Rec("wait", 0, 1, 950),             Rec("allreduce", 100, 2, 1900),
+            Rec("all_reduce", 0, 0, 1901),      Rec("allreduce", 200, 2, 4900),
+            Rec("all_reduce", 0, 0, 4901),      Rec("allreduce", 300, 2, 8900),
+            Rec("all_reduce", 0, 0, 8901)};
   }
 };
 
 struct Exported {
   ChakraTrace trace;
-  std::map<std::string, int64_t> size;  // node name -> comm_size, collectives only
+  // Collective node name -> comm_size; 0 for one written as compute (no size).
+  std::map<std::string, int64_t> size;
 };
 
 Exported Export(const Graph& g, const std::vector<CollectiveInfo>& records) {
@@ -85,7 +91,11 @@ Exported Export(const Graph& g, const std::vector<CollectiveInfo>& records) {
   absl::StatusOr<ChakraFile> file = ReadChakra(e.trace.bytes);
   EXPECT_TRUE(file.ok()) << file.status();
   for (const chakra_et::Node& n : file->nodes) {
-    if (n.type() != chakra_et::COMM_COLL_NODE) continue;
+    if (n.type() != chakra_et::COMM_COLL_NODE) {
+      // A collective of unknown size is replayed as compute.
+      if (CollectiveFromName(n.name()).has_value()) e.size[n.name()] = 0;
+      continue;
+    }
     for (const chakra_et::AttributeProto& a : n.attr()) {
       if (a.name() == "comm_size") e.size[n.name()] = a.int64_val();
     }
@@ -172,7 +182,7 @@ TEST(ChakraCollectiveSizesTest, NoRecordsIsUnsizedNotAMismatch) {
   ASSERT_EQ(e.trace.collective_types.size(), 2u);
   EXPECT_EQ(e.trace.collective_types[0].records, 0);
   // Only unsized annotations: the same.
-  const Exported a = Export(f.g, {{"all_reduce", 0, 0, 1}, {"broadcast", 0, 0, 2}});
+  const Exported a = Export(f.g, {Rec("all_reduce", 0, 0, 1), Rec("broadcast", 0, 0, 2)});
   EXPECT_EQ(a.trace.stats.comm_unsized, 4);
   EXPECT_EQ(a.trace.stats.comm_count_mismatch, 0);
 }

@@ -6,7 +6,10 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "export/astra_model.h"
 #include "export/chakra.h"
+#include "export/chakra_check.h"
 #include "gtest/gtest.h"
 #include "tests/report/cli_runner.h"
 
@@ -15,6 +18,8 @@ namespace {
 
 const std::string kCli = REVERIE_CLI;
 const std::string kTiny = std::string(REVERIE_SOURCE_DIR) + "/examples/tiny_mlp_training.json";
+const std::string kRank0 = std::string(REVERIE_SOURCE_DIR) + "/examples/ddp_rank0.json";
+const std::string kRank1 = std::string(REVERIE_SOURCE_DIR) + "/examples/ddp_rank1.json";
 
 exporter::ChakraFile Parse(const std::string& path) {
   const std::string bytes = ReadFile(path);
@@ -27,6 +32,12 @@ int CountType(const exporter::ChakraFile& f, chakra_et::NodeType type) {
   int n = 0;
   for (const chakra_et::Node& node : f.nodes) n += node.type() == type;
   return n;
+}
+
+// The nanoseconds after "compare with " on stdout: reverie's simulated span.
+int64_t ReverieNs(const std::string& out) {
+  const size_t at = out.find("compare with ");
+  return at == std::string::npos ? -1 : std::stoll(out.substr(at + 13));
 }
 
 TEST(ExportCliTest, BaselineWritesOneParsableFile) {
@@ -46,11 +57,20 @@ TEST(ExportCliTest, BaselineWritesOneParsableFile) {
     for (uint64_t p : f.nodes[i].data_deps()) EXPECT_LT(p, i);
     deps += f.nodes[i].data_deps_size();
   }
-  // stdout: exactly the one line per file, with the counts that are in it.
-  EXPECT_EQ(r.out, absl::StrCat("wrote ", path, ": ", f.nodes.size(), " nodes, ", deps,
-                                " dependencies\n"));
-  EXPECT_GT(CountType(f, chakra_et::COMP_NODE), 0);
+  // stdout: one line per file, with the counts that are in it, then the
+  // reverie time ASTRA-sim's finish compares with.
+  const std::string wrote =
+      absl::StrCat("wrote ", path, ": ", f.nodes.size(), " nodes, ", deps, " dependencies\n");
+  EXPECT_EQ(r.out.substr(0, wrote.size()), wrote) << r.out;
+  EXPECT_EQ(r.out.substr(wrote.size()).rfind("reverie: ", 0), 0u) << r.out;
+  EXPECT_GT(ReverieNs(r.out), 0) << r.out;
+  // Two CPU threads and two streams, one compute lane: ASTRA-sim's model
+  // finishes when reverie does.
+  EXPECT_TRUE(exporter::ValidateChakra(f, /*one_compute_lane=*/true).ok());
   EXPECT_EQ(CountType(f, chakra_et::COMM_COLL_NODE), 0);  // a single-GPU trace
+  absl::StatusOr<exporter::AstraModelResult> model = exporter::ReplayLikeAstraSim(f);
+  ASSERT_TRUE(model.ok()) << model.status();
+  EXPECT_NEAR(model->finish_ns, ReverieNs(r.out), 1'000);
   std::filesystem::remove_all(dir);
 }
 
@@ -128,15 +148,82 @@ TEST(ExportCliTest, BadArgumentsAreExit2) {
       {"export", kTiny, "--chakra", dir + "/x", "--bogus"},            // unknown option
       {"export", kTiny, "--chakra", dir + "/x", "--script", dir + "/none.lua"},
       {"export", kTiny, "--chakra", dir + "/no_dir/x"},                // unwritable output
+      {"export", kTiny, "--chakra", dir + "/x", "--chakra-detail", "tasks"},
+      {"export", kTiny, "--chakra", dir + "/x", "--chakra-comm", "fast"},
+      {"export", kTiny, "--chakra", dir + "/x", "--chakra-detail", "kernels", "--chakra-comm",
+       "replay"},
+      {"export", kRank0, kRank1, "--chakra", dir + "/x", "--ranks", "3"},  // 2 traces, 3 ranks
+      {"export", kRank0, kRank1, "--chakra", dir + "/x", "--chakra-detail", "kernels"},
+      {"export", kRank0, kTiny, "--chakra", dir + "/x"},  // collectives that do not match
   };
   for (const std::vector<std::string>& args : cases) {
     CliResult r = RunCli(kCli, args, dir);
     EXPECT_EQ(r.exit_code, 2) << args.back() << ": " << r.err;
-    EXPECT_NE(r.err.find("reverie: "), std::string::npos) << r.err;
+    EXPECT_EQ(r.err.rfind("reverie: ", 0), 0u) << r.err;
+    EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << "one line: " << r.err;
   }
   CliResult r = RunCli(kCli, {"export", kTiny, "--chakra", dir + "/no_dir/x"}, dir);
   EXPECT_NE(r.err.find(dir + "/no_dir/x.0.et"), std::string::npos) << r.err;
   EXPECT_FALSE(std::filesystem::exists(dir + "/x.0.et"));
+  std::filesystem::remove_all(dir);
+}
+
+TEST(ExportCliTest, DdpWhatIfLaneFinishesWithReverieUnderAstraSimsModel) {
+  const std::string dir = TempDir("export_ddp_lane");
+  CliResult r = RunCli(kCli,
+                       {"export", kTiny, "--chakra", dir + "/ddp", "--ranks", "4", "--script",
+                        "ddp.lua", "--set", "workers=4", "--set", "bandwidth_gbps=25"},
+                       dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const exporter::ChakraFile f = Parse(dir + "/ddp.2.et");
+  EXPECT_TRUE(exporter::ValidateChakra(f, true).ok()) << exporter::ValidateChakra(f, true);
+  const int comm = CountType(f, chakra_et::COMM_COLL_NODE);
+  EXPECT_GT(comm, 0);
+  // Every rank the same file, the network taking ddp.lua's times: ASTRA-sim's
+  // model of the four ranks ends where reverie's simulation does.
+  const std::vector<exporter::ChakraFile> ranks(4, f);
+  absl::StatusOr<std::vector<exporter::AstraModelResult>> model = exporter::ReplayLikeAstraSim(ranks);
+  ASSERT_TRUE(model.ok()) << model.status();
+  EXPECT_NEAR((*model)[3].finish_ns, ReverieNs(r.out), 1'000 * (comm + 1)) << r.out;
+  std::filesystem::remove_all(dir);
+}
+
+TEST(ExportCliTest, KernelDetailWarnsWhatAstraSimSerialises) {
+  const std::string dir = TempDir("export_kernels");
+  CliResult r = RunCli(kCli, {"export", kTiny, "--chakra", dir + "/k", "--chakra-detail", "kernels"},
+                       dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("warning: 2 CPU threads and 2 GPU streams"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("serialises"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find(absl::StrFormat("span of %.1f us", ReverieNs(r.out) / 1e3)),
+            std::string::npos) << r.err;
+  const exporter::ChakraFile f = Parse(dir + "/k.0.et");
+  EXPECT_TRUE(exporter::ValidateChakra(f, false).ok());
+  EXPECT_FALSE(exporter::ValidateChakra(f, true).ok());  // many lanes
+  // What the warning predicts: the model serialises the threads and streams.
+  absl::StatusOr<exporter::AstraModelResult> model = exporter::ReplayLikeAstraSim(f);
+  ASSERT_TRUE(model.ok());
+  EXPECT_GT(model->finish_ns, ReverieNs(r.out));
+  std::filesystem::remove_all(dir);
+}
+
+TEST(ExportCliTest, RankTracesGiveOneFilePerRankAndKeepTheStraggler) {
+  const std::string dir = TempDir("export_job");
+  CliResult r = RunCli(kCli, {"export", kRank0, kRank1, "--chakra", dir + "/job"}, dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(dir + "/job.2.et"));
+  std::vector<exporter::ChakraFile> files = {Parse(dir + "/job.0.et"), Parse(dir + "/job.1.et")};
+  EXPECT_NE(ReadFile(dir + "/job.0.et"), ReadFile(dir + "/job.1.et"));  // rank 1 is slower
+  for (const exporter::ChakraFile& f : files) {
+    EXPECT_TRUE(exporter::ValidateChakra(f, true).ok()) << exporter::ValidateChakra(f, true);
+    EXPECT_EQ(CountType(f, chakra_et::COMM_COLL_NODE), 6);
+  }
+  absl::StatusOr<std::vector<exporter::AstraModelResult>> model = exporter::ReplayLikeAstraSim(files);
+  ASSERT_TRUE(model.ok()) << model.status();
+  // The job ends with its straggler, rank 1, as in `reverie ranks`.
+  EXPECT_NEAR((*model)[1].finish_ns, ReverieNs(r.out), 7'000) << r.out;
+  EXPECT_LT((*model)[0].finish_ns, (*model)[1].finish_ns);
+  EXPECT_NE(r.err.find("6 matched collectives to the network"), std::string::npos) << r.err;
   std::filesystem::remove_all(dir);
 }
 
