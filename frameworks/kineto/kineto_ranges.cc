@@ -97,7 +97,7 @@ namespace {
 // for recs[order[p]]. Parents always come before their children.
 class RangeInference {
  public:
-  RangeInference(std::vector<RangeRec> recs, Trace* trace) : recs_(std::move(recs)), trace_(trace) {
+  RangeInference(RangeRecs recs, Trace* trace) : recs_(std::move(recs)), trace_(trace) {
     const size_t n = recs_.size();
     order_.resize(n);
     std::iota(order_.begin(), order_.end(), 0u);
@@ -379,7 +379,7 @@ class RangeInference {
     }
   };
 
-  std::vector<RangeRec> recs_;
+  RangeRecs recs_;
   Trace* trace_;
   std::vector<uint32_t> order_;
   std::vector<uint32_t> parent_, depth_;
@@ -395,7 +395,7 @@ class RangeInference {
 
 }  // namespace
 
-void EmitRanges(std::vector<RangeRec> ranges, const std::vector<FwdBwdLink>& links, Trace* trace) {
+void EmitRanges(RangeRecs ranges, const std::vector<FwdBwdLink>& links, Trace* trace) {
   RangeInference(std::move(ranges), trace).Run(links);
 }
 
