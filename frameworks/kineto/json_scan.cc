@@ -1,6 +1,7 @@
 #include "frameworks/kineto/json_scan.h"
 
 #include <cstring>
+#include <string>
 #include <vector>
 
 #if defined(__x86_64__)
@@ -247,6 +248,7 @@ class Scanner {
 
   bool OnOpen(size_t pos) {
     ++depth_;
+    open_kinds_.push_back(text_[pos]);
     if (depth_ == 1) {
       if (out_.form == JsonLayout::Form::kArray) EnterEvents(pos, 1);
       return true;
@@ -267,6 +269,13 @@ class Scanner {
       out_.inconsistent = true;
       return false;
     }
+    // On-Demand skips the values it is not asked for by depth alone, so
+    // "[1}" in an unread argument would pass unseen: checked here.
+    if ((open_kinds_.back() == '{') != (text_[pos] == '}')) {
+      out_.mismatched_bracket = pos;
+      return false;
+    }
+    open_kinds_.pop_back();
     --depth_;
     if (events_depth_ > 0) {
       if (depth_ == events_depth_) {
@@ -336,6 +345,7 @@ class Scanner {
   size_t last_element_end_ = kNone;
   size_t next_cut_ = 0;
   bool escaped_key_ = false;
+  std::string open_kinds_;  // the open brackets, outermost first
 };
 
 }  // namespace

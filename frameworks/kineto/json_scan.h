@@ -10,10 +10,12 @@
 // at a time, so simdjson's index (4 bytes per structural character, ~80% of
 // the text's size) stays small and in cache instead of growing with the trace.
 //
-// The scanner tracks strings (quotes and backslash escapes) and bracket
-// depth only; it validates nothing. simdjson parses every byte it is given,
-// and the caller falls back to parsing the whole text when the layout is
-// not one it can split (see JsonLayout::splittable).
+// The scanner tracks strings (quotes and backslash escapes) and brackets;
+// it validates only what simdjson's On-Demand front end lets through: NUL
+// bytes, brackets closed by the wrong kind, content after the value.
+// simdjson parses every byte it is given, and the caller falls back to
+// parsing the whole text when the layout is not one it can split (see
+// JsonLayout::splittable).
 //
 // Invariants of the result: cuts are ascending, each is the offset of a ','
 // at the event array's own depth, strictly between events_open and
@@ -54,6 +56,8 @@ struct JsonLayout {
   // First NUL byte in the text (never valid JSON, and simdjson's On-Demand
   // front end can mistake it for the end of the input); kNone when none.
   size_t first_nul = kNone;
+  // A closing bracket of the wrong kind ('}' closing a '['); kNone when none.
+  size_t mismatched_bracket = kNone;
   // More than one "traceEvents" array at depth 1, or a closing bracket with
   // nothing open: the caller must parse the whole text to say what is wrong.
   bool inconsistent = false;
@@ -61,7 +65,10 @@ struct JsonLayout {
   // The events can be parsed chunk by chunk: an object whose events array
   // and top-level value are both closed, or an array (closed or not).
   bool splittable() const {
-    if (inconsistent || first_nul != kNone || events_open == kNone) return false;
+    if (inconsistent || first_nul != kNone || mismatched_bracket != kNone ||
+        events_open == kNone) {
+      return false;
+    }
     if (form == Form::kArray) return true;
     return form == Form::kObject && events_close != kNone && value_end != kNone;
   }

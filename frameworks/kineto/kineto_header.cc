@@ -12,13 +12,17 @@ namespace {
 using json::GetString;
 using json::KeyOf;
 namespace od = simdjson::ondemand;
+using json::Fatal;
 
-simdjson::error_code ParseDevices(od::value& v, proto::TraceHeader* header, const char** bad) {
+simdjson::error_code ParseDevices(od::value& v, proto::TraceHeader* header, json::ReadState* st) {
   od::array arr;
-  if (v.get_array().get(arr) != simdjson::SUCCESS) return simdjson::SUCCESS;
+  if (auto err = v.get_array().get(arr); err) return Fatal(err) ? err : simdjson::SUCCESS;
   for (auto item : arr) {
     od::object obj;
-    if (item.get_object().get(obj) != simdjson::SUCCESS) continue;
+    if (auto err = item.get_object().get(obj); err) {
+      if (Fatal(err)) return err;
+      continue;
+    }
     proto::Device* d = header->add_devices();
     for (auto field_result : obj) {
       if (auto err = field_result.error(); err) return err;
@@ -28,8 +32,8 @@ simdjson::error_code ParseDevices(od::value& v, proto::TraceHeader* header, cons
       int64_t n = 0;
       std::string_view s;
       if (k == "name") {
-        if (GetString(x, &s)) d->set_name(std::string(s));
-      } else if (!json::ReadInt(x, &n, bad)) {
+        if (GetString(x, &s, st)) d->set_name(std::string(s));
+      } else if (!json::ReadInt(x, &n, st)) {
         continue;
       } else if (k == "id") {
         d->set_id(static_cast<int32_t>(n));
@@ -62,12 +66,15 @@ simdjson::error_code ParseDevices(od::value& v, proto::TraceHeader* header, cons
 }
 
 simdjson::error_code ParseProcessGroups(od::value& v, proto::DistributedInfo* info,
-                                        const char** bad) {
+                                        json::ReadState* st) {
   od::array groups;
-  if (v.get_array().get(groups) != simdjson::SUCCESS) return simdjson::SUCCESS;
+  if (auto err = v.get_array().get(groups); err) return Fatal(err) ? err : simdjson::SUCCESS;
   for (auto g : groups) {
     od::object gobj;
-    if (g.get_object().get(gobj) != simdjson::SUCCESS) continue;
+    if (auto err = g.get_object().get(gobj); err) {
+      if (Fatal(err)) return err;
+      continue;
+    }
     proto::ProcessGroup* pg = info->add_groups();
     for (auto field_result : gobj) {
       if (auto err = field_result.error(); err) return err;
@@ -77,19 +84,20 @@ simdjson::error_code ParseProcessGroups(od::value& v, proto::DistributedInfo* in
       int64_t n = 0;
       std::string_view s;
       if (k == "pg_name") {
-        if (GetString(x, &s)) pg->set_name(std::string(s));
+        if (GetString(x, &s, st)) pg->set_name(std::string(s));
       } else if (k == "pg_desc") {
-        if (GetString(x, &s)) pg->set_desc(std::string(s));
+        if (GetString(x, &s, st)) pg->set_desc(std::string(s));
       } else if (k == "pg_size") {
-        if (json::ReadInt(x, &n, bad)) pg->set_size(static_cast<int32_t>(n));
+        if (json::ReadInt(x, &n, st)) pg->set_size(static_cast<int32_t>(n));
       } else if (k == "ranks") {
         od::array ranks;
-        if (x.get_array().get(ranks) != simdjson::SUCCESS) continue;
+        if (auto err = x.get_array().get(ranks); err) {
+          if (Fatal(err)) return err;
+          continue;
+        }
         for (auto r : ranks) {
-          od::value rv;
-          if (r.get(rv) == simdjson::SUCCESS && json::ReadInt(rv, &n, bad)) {
-            pg->add_ranks(static_cast<int32_t>(n));
-          }
+          if (auto err = r.error(); err) return err;
+          if (json::ReadInt(json::Held(r), &n, st)) pg->add_ranks(static_cast<int32_t>(n));
         }
       }
     }
@@ -97,9 +105,9 @@ simdjson::error_code ParseProcessGroups(od::value& v, proto::DistributedInfo* in
   return simdjson::SUCCESS;
 }
 
-simdjson::error_code ParseDistributed(od::value& v, proto::TraceHeader* header, const char** bad) {
+simdjson::error_code ParseDistributed(od::value& v, proto::TraceHeader* header, json::ReadState* st) {
   od::object obj;
-  if (v.get_object().get(obj) != simdjson::SUCCESS) return simdjson::SUCCESS;
+  if (auto err = v.get_object().get(obj); err) return Fatal(err) ? err : simdjson::SUCCESS;
   proto::DistributedInfo* info = header->mutable_distributed();
   for (auto field_result : obj) {
     if (auto err = field_result.error(); err) return err;
@@ -109,15 +117,15 @@ simdjson::error_code ParseDistributed(od::value& v, proto::TraceHeader* header, 
     int64_t n = 0;
     std::string_view s;
     if (k == "backend") {
-      if (GetString(x, &s)) info->set_backend(std::string(s));
+      if (GetString(x, &s, st)) info->set_backend(std::string(s));
     } else if (k == "rank") {
-      if (json::ReadInt(x, &n, bad)) info->set_rank(static_cast<int32_t>(n));
+      if (json::ReadInt(x, &n, st)) info->set_rank(static_cast<int32_t>(n));
     } else if (k == "world_size") {
-      if (json::ReadInt(x, &n, bad)) info->set_world_size(static_cast<int32_t>(n));
+      if (json::ReadInt(x, &n, st)) info->set_world_size(static_cast<int32_t>(n));
     } else if (k == "nccl_version") {
-      if (GetString(x, &s)) info->set_nccl_version(std::string(s));
+      if (GetString(x, &s, st)) info->set_nccl_version(std::string(s));
     } else if (k == "pg_config") {
-      if (auto err = ParseProcessGroups(x, info, bad); err) return err;
+      if (auto err = ParseProcessGroups(x, info, st); err) return err;
     }
   }
   return simdjson::SUCCESS;
@@ -125,14 +133,15 @@ simdjson::error_code ParseDistributed(od::value& v, proto::TraceHeader* header, 
 
 // Scalars become metadata text; objects are flattened one level
 // ("metadata.key"); arrays (log lines) are left out.
-simdjson::error_code AddMetadata(std::string_view key, od::value& v, proto::TraceHeader* header) {
+simdjson::error_code AddMetadata(std::string_view key, od::value& v, proto::TraceHeader* header,
+                                 json::ReadState* st) {
   od::json_type t;
   if (auto err = v.type().get(t); err) return err;
   auto* md = header->mutable_metadata();
   switch (t) {
     case od::json_type::string: {
       std::string_view s;
-      if (GetString(v, &s)) (*md)[std::string(key)] = std::string(s);
+      if (GetString(v, &s, st)) (*md)[std::string(key)] = std::string(s);
       break;
     }
     case od::json_type::number:
@@ -141,17 +150,17 @@ simdjson::error_code AddMetadata(std::string_view key, od::value& v, proto::Trac
       break;
     case od::json_type::object: {
       od::object obj;
-      if (v.get_object().get(obj) != simdjson::SUCCESS) break;
+      if (auto err = v.get_object().get(obj); err) return err;
       for (auto field_result : obj) {
         if (auto err = field_result.error(); err) return err;
         od::field& f = json::Held(field_result);
         const std::string child = absl::StrCat(Sv(key), ".", Sv(KeyOf(f)));
         od::value& x = f.value();
         od::json_type ct;
-        if (x.type().get(ct) != simdjson::SUCCESS) continue;
+        if (auto err = x.type().get(ct); err) return err;
         if (ct == od::json_type::string || ct == od::json_type::number ||
             ct == od::json_type::boolean) {
-          if (auto err = AddMetadata(child, x, header); err) return err;
+          if (auto err = AddMetadata(child, x, header, st); err) return err;
         }
       }
       break;
@@ -165,15 +174,15 @@ simdjson::error_code AddMetadata(std::string_view key, od::value& v, proto::Trac
 }  // namespace
 
 simdjson::error_code ParseHeaderField(std::string_view key, od::value& v,
-                                      proto::TraceHeader* header, const char** bad_token) {
-  if (key == "deviceProperties") return ParseDevices(v, header, bad_token);
-  if (key == "distributedInfo") return ParseDistributed(v, header, bad_token);
+                                      proto::TraceHeader* header, json::ReadState* st) {
+  if (key == "deviceProperties") return ParseDevices(v, header, st);
+  if (key == "distributedInfo") return ParseDistributed(v, header, st);
   if (key == "baseTimeNanoseconds") {
     int64_t n = 0;
-    if (json::ReadInt(v, &n, bad_token)) header->set_base_time_ns(n);
+    if (json::ReadInt(v, &n, st)) header->set_base_time_ns(n);
     return simdjson::SUCCESS;
   }
-  return AddMetadata(key, v, header);
+  return AddMetadata(key, v, header, st);
 }
 
 }  // namespace reverie::kineto

@@ -8,15 +8,17 @@
 
 #include <string_view>
 
+#include "frameworks/kineto/json_values.h"
 #include "proto/trace.h"
 #include "simdjson.h"
 
 namespace reverie::kineto {
 
 // Reads the value of top-level `key` into `header`. Values of an unexpected
-// type are ignored; a malformed number token sets `*bad_token`.
+// type are ignored; what makes the document unreadable is returned, or
+// noted in `st` (json_values.h).
 simdjson::error_code ParseHeaderField(std::string_view key, simdjson::ondemand::value& v,
-                                      proto::TraceHeader* header, const char** bad_token);
+                                      proto::TraceHeader* header, json::ReadState* st);
 
 }  // namespace reverie::kineto
 

@@ -17,7 +17,6 @@ namespace reverie::kineto {
 namespace {
 
 namespace od = simdjson::ondemand;
-using json::GetString;
 using json::KeyOf;
 
 constexpr size_t kNone = JsonLayout::kNone;
@@ -46,8 +45,8 @@ class EventWalker {
  public:
   explicit EventWalker(KinetoTraceBuilder* builder) : builder_(builder) {}
 
-  const char* bad_token() const { return bad_token_; }
-  const char** bad_token_slot() { return &bad_token_; }
+  const json::ReadState& state() const { return state_; }
+  json::ReadState* mutable_state() { return &state_; }
   int64_t trace_events() const { return trace_events_; }
 
   simdjson::error_code AddEvents(od::array& events) {
@@ -62,7 +61,7 @@ class EventWalker {
       if (auto err = ev.get_object().get(obj); err) return err;
       RawEvent e;
       if (auto err = ParseEvent(obj, &e); err) return err;
-      if (bad_token_ != nullptr) return simdjson::NUMBER_ERROR;
+      if (!state_.ok()) return state_.error();
       if (e.ph != 0) ++trace_events_;
       builder_->AddEvent(e);
     }
@@ -70,17 +69,18 @@ class EventWalker {
   }
 
  private:
-  bool Int(od::value& v, int64_t* out) { return json::ReadInt(v, out, &bad_token_); }
+  bool Int(od::value& v, int64_t* out) { return json::ReadInt(v, out, &state_); }
+  bool Str(od::value& v, std::string_view* out) { return json::GetString(v, out, &state_); }
 
-  static void ReadTriple(od::value& v, int32_t out[3], const char** bad) {
+  void ReadTriple(od::value& v, int32_t out[3]) {
     od::array arr;
-    if (v.get_array().get(arr) != simdjson::SUCCESS) return;
+    if (!state_.Note(v.get_array().get(arr))) return;
     int i = 0;
     for (auto item : arr) {
-      if (item.error()) return;
+      if (!state_.Note(item.error())) return;
       od::value& x = json::Held(item);
       int64_t n = 0;
-      if (i < 3 && json::ReadInt(x, &n, bad)) out[i] = static_cast<int32_t>(n);
+      if (i < 3 && Int(x, &n)) out[i] = static_cast<int32_t>(n);
       ++i;
     }
   }
@@ -89,13 +89,15 @@ class EventWalker {
   simdjson::error_code ParseEvent(od::object& obj, RawEvent* e);
 
   KinetoTraceBuilder* builder_;
-  const char* bad_token_ = nullptr;
+  json::ReadState state_;
   int64_t trace_events_ = 0;  // objects with a "ph"
 };
 
 simdjson::error_code EventWalker::ParseArgs(od::value& v, RawEvent* e) {
   od::object obj;
-  if (v.get_object().get(obj) != simdjson::SUCCESS) return simdjson::SUCCESS;  // not an object: ignore
+  if (auto err = v.get_object().get(obj); err) {
+    return json::Fatal(err) ? err : simdjson::SUCCESS;  // not an object: ignored
+  }
   int64_t n = 0;
   for (auto field_result : obj) {
     if (auto err = field_result.error(); err) return err;
@@ -113,9 +115,9 @@ simdjson::error_code EventWalker::ParseArgs(od::value& v, RawEvent* e) {
     } else if (k == "context") {
       Int(x, &e->context);
     } else if (k == "grid") {
-      ReadTriple(x, e->grid, &bad_token_);
+      ReadTriple(x, e->grid);
     } else if (k == "block") {
-      ReadTriple(x, e->block, &bad_token_);
+      ReadTriple(x, e->block);
     } else if (k == "registers per thread") {
       if (Int(x, &n)) e->registers_per_thread = static_cast<int32_t>(n);
     } else if (k == "shared memory") {
@@ -123,7 +125,7 @@ simdjson::error_code EventWalker::ParseArgs(od::value& v, RawEvent* e) {
     } else if (k == "bytes") {
       Int(x, &e->bytes);
     } else if (k == "kind") {
-      GetString(x, &e->copy_kind_arg);
+      Str(x, &e->copy_kind_arg);
     } else if (k == "graph id") {
       Int(x, &e->graph_id);
     } else if (k == "cbid") {
@@ -137,7 +139,7 @@ simdjson::error_code EventWalker::ParseArgs(od::value& v, RawEvent* e) {
     } else if (k == "Python parent id") {
       Int(x, &e->python_parent_id);
     } else if (k == "cuda_sync_kind") {
-      GetString(x, &e->sync_kind);
+      Str(x, &e->sync_kind);
     } else if (k == "wait_on_stream") {
       if (Int(x, &e->wait_on_stream)) e->has_wait_on_stream = true;
     } else if (k == "wait_on_cuda_event_record_corr_id") {
@@ -145,7 +147,7 @@ simdjson::error_code EventWalker::ParseArgs(od::value& v, RawEvent* e) {
     } else if (k == "wait_on_cuda_event_id" || k == "event_id" || k == "event id") {
       if (Int(x, &e->event_id)) e->has_event_id = true;
     } else if (k == "Collective name") {
-      GetString(x, &e->collective_name);
+      Str(x, &e->collective_name);
     } else if (k == "In msg nelems") {
       Int(x, &e->in_nelems);
     } else if (k == "Out msg nelems") {
@@ -153,25 +155,25 @@ simdjson::error_code EventWalker::ParseArgs(od::value& v, RawEvent* e) {
     } else if (k == "Group size") {
       Int(x, &e->group_size);
     } else if (k == "dtype") {
-      GetString(x, &e->dtype);
+      Str(x, &e->dtype);
     } else if (k == "Process Group Name") {
-      GetString(x, &e->process_group_name);
+      Str(x, &e->process_group_name);
     } else if (k == "Seq") {
       Int(x, &e->seq);
     } else if (k == "name") {
-      GetString(x, &e->meta_name);
+      Str(x, &e->meta_name);
     } else if (k == "labels") {
-      GetString(x, &e->meta_labels);
+      Str(x, &e->meta_labels);
     }
   }
   return simdjson::SUCCESS;
 }
 
 // pid / tid: a number, a numeric string, or a label ("stream 7", "Spans").
-void ReadId(od::value& v, int64_t* out, bool* is_text, const char** bad) {
-  if (json::ReadInt(v, out, bad)) return;
+void ReadId(od::value& v, int64_t* out, bool* is_text, json::ReadState* st) {
+  if (json::ReadInt(v, out, st)) return;
   std::string_view s;
-  if (json::FirstChar(v) != '"' || !GetString(v, &s)) return;
+  if (json::FirstChar(v) != '"' || !json::GetString(v, &s, st)) return;
   if (!ParseTrailingInteger(s, out)) *is_text = true;
 }
 
@@ -186,36 +188,36 @@ simdjson::error_code EventWalker::ParseEvent(od::object& obj, RawEvent* e) {
       case 2:
         if (k == "ph") {
           std::string_view s;
-          if (GetString(v, &s) && !s.empty()) e->ph = s[0];
+          if (Str(v, &s) && !s.empty()) e->ph = s[0];
         } else if (k == "ts") {
-          e->has_ts = json::ReadMicros(v, &e->ts_ns, &bad_token_);
+          e->has_ts = json::ReadMicros(v, &e->ts_ns, &state_);
           e->bad_number |= !e->has_ts;
         } else if (k == "id") {
           int64_t id = 0;
           if (Int(v, &id)) e->flow_id = static_cast<uint64_t>(id), e->has_flow_id = true;
         } else if (k == "bp") {
           std::string_view s;
-          e->binding_enclosing = GetString(v, &s) && s == "e";
+          e->binding_enclosing = Str(v, &s) && s == "e";
         }
         break;
       case 3:
         if (k == "cat") {
-          GetString(v, &e->cat_name);
+          Str(v, &e->cat_name);
           e->cat = CategoryFromName(e->cat_name);
         } else if (k == "pid") {
           e->has_pid = true;
-          ReadId(v, &e->pid, &e->pid_is_text, &bad_token_);
+          ReadId(v, &e->pid, &e->pid_is_text, &state_);
         } else if (k == "tid") {
           e->has_tid = true;
-          ReadId(v, &e->tid, &e->tid_is_text, &bad_token_);
+          ReadId(v, &e->tid, &e->tid_is_text, &state_);
         } else if (k == "dur") {
-          e->has_dur = json::ReadMicros(v, &e->dur_ns, &bad_token_);
+          e->has_dur = json::ReadMicros(v, &e->dur_ns, &state_);
           e->bad_number |= !e->has_dur;
         }
         break;
       case 4:
         if (k == "name") {
-          e->has_name = GetString(v, &e->name);
+          e->has_name = Str(v, &e->name);
         } else if (k == "args") {
           if (auto err = ParseArgs(v, e); err) return err;
         }
@@ -275,8 +277,8 @@ class KinetoJsonParser {
 
 absl::Status KinetoJsonParser::Error(const TextMap& map, od::document* doc,
                                      simdjson::error_code code) const {
-  if (walker_.bad_token() != nullptr) {
-    return Invalid(map.OffsetOf(walker_.bad_token()), "malformed number");
+  if (walker_.state().bad_number != nullptr) {
+    return Invalid(map.OffsetOf(walker_.state().bad_number), "malformed number");
   }
   if (code == simdjson::INCOMPLETE_ARRAY_OR_OBJECT) {
     // simdjson checks that the last character closes the top-level value.
@@ -307,6 +309,9 @@ absl::Status KinetoJsonParser::NoTraceEvents(bool cut) const {
 absl::Status KinetoJsonParser::Run() {
   const JsonLayout layout = ScanJsonLayout(input_->text(), chunk_bytes_);
   if (layout.first_nul != kNone) return Invalid(layout.first_nul, "a NUL byte");
+  if (layout.mismatched_bracket != kNone) {
+    return Invalid(layout.mismatched_bracket, "a closing bracket that does not match its opening one");
+  }
   if (layout.trailing != kNone) {
     return absl::InvalidArgumentError(absl::StrCat(
         path_, ": invalid JSON: content after the top-level value, at byte ", layout.trailing,
@@ -439,8 +444,8 @@ absl::Status KinetoJsonParser::ParseTopLevel(od::document& doc, const TextMap& m
     } else if (key == "schema") {
       has_schema = true;
     } else {
-      err = ParseHeaderField(key, v, &builder_->header(), walker_.bad_token_slot());
-      if (!err && walker_.bad_token() != nullptr) err = simdjson::NUMBER_ERROR;
+      err = ParseHeaderField(key, v, &builder_->header(), walker_.mutable_state());
+      if (!err) err = walker_.state().error();
     }
     if (err) return Error(map, &doc, err);
   }

@@ -61,6 +61,30 @@ TEST(Hostile, NulBytesAndMalformedNumbers) {
   EXPECT_EQ(t->GetCounter("missing_field"), 1);
 }
 
+TEST(Hostile, InvalidJsonInsideAnEventIsAnErrorNotAnEarlyEnd) {
+  // On-Demand abandons the document at a structural error; a reader that
+  // ignored it (say, in a kernel's "grid") saw the event array end there and
+  // kept the events before it, silently dropping the rest.
+  const std::string good = R"({"ph": "X", "cat": "cpu_op", "name": "a", "pid": 1, "tid": 1, "ts": 1, "dur": 1})";
+  for (const std::string bad :
+       {R"({"ph": "X", "cat": "kernel", "name": "k", "args": {"grid": [1, 2, ]}})",
+        R"({"ph": "X", "cat": "kernel", "name": "k", "args": {"grid": [1 2]}})",
+        R"({"ph": "X", "cat": "cpu_op", "name": "a\q", "pid": 1, "tid": 1, "ts": 1, "dur": 1})",
+        R"({"ph": "X", "args": {"x": 1,, "y": 2}})", R"({"ph": "X", "args": [1}})"}) {
+    SCOPED_TRACE(bad);
+    for (const std::string& doc :
+         {testing::KinetoDoc(good + "," + bad + "," + good), "[" + good + "," + bad + "," + good + "]"}) {
+      ExpectRefused(doc, absl::StatusCode::kInvalidArgument, "invalid JSON");
+    }
+  }
+  ExpectRefused(R"({"deviceProperties": [{"id": 0, "name": "A\q"}], "traceEvents": []})",
+                absl::StatusCode::kInvalidArgument, "invalid JSON");
+  // Brackets closed by the wrong kind, even in values nothing reads.
+  ExpectRefused(testing::KinetoDoc(R"({"ph": "X", "args": {"Input Dims": [[1, 2}]}})"),
+                absl::StatusCode::kInvalidArgument,
+                "a closing bracket that does not match its opening one");
+}
+
 TEST(Hostile, BytesAfterTheGzipStream) {
   const std::string gz = testing::Gzip(kDoc);
   ExpectRefused(gz + "GARBAGE", absl::StatusCode::kDataLoss, "are not gzip", ".json.gz");

@@ -128,6 +128,10 @@ TEST(JsonScan, WhatFollowsTheValue) {
   l = ScanJsonLayout(std::string("{\"traceEvents\":[{\"ts\":2\0 0}]}", 29), 1);
   EXPECT_EQ(l.first_nul, 23u);
   EXPECT_FALSE(l.splittable());
+  l = ScanJsonLayout(R"([{"a": [1}, "]"]})", 1);
+  EXPECT_EQ(l.mismatched_bracket, 9u);
+  EXPECT_FALSE(l.splittable());
+  EXPECT_EQ(ScanJsonLayout(R"([{"a": [1, "}"]}])", 1).mismatched_bracket, kNone);
 }
 
 TEST(JsonScan, LayoutsTheParserMustNotSplit) {
