@@ -12,7 +12,7 @@ same file, on the same machine:
            loading T and computing the critical path of one ProfilerStep
            (best of N, HTA timed inside its process: interpreter start and
            module imports excluded, which favours HTA)
-  scaling  `reverie info` on traces of ~0.5, 1 and 2 GB made by repeating
+  scaling  `reverie import` and `reverie info` on traces of ~0.5, 1 and 2 GB made by repeating
            the steps of T with shifted timestamps and ids (written to a
            temporary folder, deleted afterwards): time and peak memory vs size
 
@@ -45,7 +45,7 @@ MIB = 1024 * 1024
 
 
 def measure(cmd, rss=True):
-    """(wall s, cpu s, peak RSS KiB or None) of one run of `cmd` (a list)."""
+    """(wall s, cpu s, peak RSS KiB or None, user s) of one run of `cmd` (a list)."""
     start = time.perf_counter()
     p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     _, status, usage = os.wait4(p.pid, 0)
@@ -57,14 +57,15 @@ def measure(cmd, rss=True):
     own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     if rss and own >= usage.ru_maxrss:
         print(f"warning: this script's own RSS ({own} KiB) bounds the measured peak", file=sys.stderr)
-    return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss if rss else None
+    return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss if rss else None, usage.ru_utime
 
 
 def best(cmd, runs, rss=True):
-    """Best wall and best CPU time over `runs` runs, and the largest peak RSS."""
+    """Best wall, CPU and user time over `runs` runs, and the largest peak RSS."""
     results = [measure(cmd, rss) for _ in range(runs)]
     peak = max(r[2] for r in results) if rss else None
-    return (min(r[0] for r in results), min(r[1] for r in results), peak)
+    return (min(r[0] for r in results), min(r[1] for r in results), peak,
+            min(r[3] for r in results))
 
 
 def raw_size(path):
@@ -121,13 +122,16 @@ sys.path.insert(0, sys.argv[1])
 import logging
 from hta.trace_analysis import TraceAnalysis
 logging.getLogger("hta").setLevel(logging.ERROR)
-t0 = time.perf_counter()
+def cpu():
+    r = [os.times()]
+    return r[0].user + r[0].system + r[0].children_user + r[0].children_system
+t0, c0 = time.perf_counter(), cpu()
 analyzer = TraceAnalysis(trace_dir=sys.argv[2])
 t1 = time.perf_counter()
 rank = sorted(analyzer.t.traces.keys())[0]
 graph, ok = analyzer.critical_path_analysis(rank=rank, annotation="ProfilerStep", instance_id=None)
-t2 = time.perf_counter()
-print(json.dumps({"load_s": t1 - t0, "critical_path_s": t2 - t1, "ok": bool(ok),
+t2, c2 = time.perf_counter(), cpu()
+print(json.dumps({"load_s": t1 - t0, "critical_path_s": t2 - t1, "cpu_s": c2 - c0, "ok": bool(ok),
                   "nodes": graph.number_of_nodes() if graph is not None else 0}))
 """
 
@@ -153,14 +157,17 @@ def cmd_hta(args):
             runs.append(json.loads(p.stdout.strip().splitlines()[-1]))
     hta_load = min(r["load_s"] for r in runs)
     hta_total = min(r["load_s"] + r["critical_path_s"] for r in runs)
+    hta_cpu = min(r["cpu_s"] for r in runs)
     replay = best([args.bin, "replay", args.trace, "--critical-path"], args.runs)
     load = best(json_load_cmd(args.trace, args.python), args.runs)
     print(f"  {'':44s} {'wall s':>8s} {'cpu s':>8s} {'peak MiB':>9s}")
     row("reverie replay --critical-path (all steps)", replay)
     row("python json.load (same interpreter as HTA)", load)
-    print(f"  HTA load {hta_load:.3f} s, load + critical path of one step {hta_total:.3f} s "
-          f"(best of {args.runs}; graph of {runs[0]['nodes']} nodes, ok={runs[0]['ok']})")
-    print(f"HTA / reverie replay --critical-path: {hta_total / replay[0]:.1f}x wall (target >= 20x)")
+    print(f"  HTA load {hta_load:.3f} s, load + critical path of one step {hta_total:.3f} s wall, "
+          f"{hta_cpu:.3f} s cpu (best of {args.runs}; graph of {runs[0]['nodes']} nodes, "
+          f"ok={runs[0]['ok']})")
+    print(f"HTA / reverie replay --critical-path: {hta_total / replay[0]:.1f}x wall, "
+          f"{hta_cpu / replay[1]:.1f}x cpu (target >= 20x)")
     print(f"json.load / reverie replay --critical-path: {load[0] / replay[0]:.1f}x wall")
     return 0
 
@@ -201,7 +208,8 @@ def scaled_trace(source, copies, out_path):
 
 def cmd_scaling(args):
     sizes = [float(s) for s in args.sizes_gb.split(",")]
-    print(f"source: {args.trace}; load average {load_average()}; {os.cpu_count()} CPUs")
+    print(f"source: {args.trace}; best of {args.runs}; load average {load_average()}; "
+          f"{os.cpu_count()} CPUs")
     body = raw_size(args.trace)
     tmp = tempfile.mkdtemp(prefix="reverie_scaling_", dir=args.tmp)
     rows = []
@@ -213,19 +221,28 @@ def cmd_scaling(args):
             subprocess.run([sys.executable, os.path.abspath(__file__), "make-scaled", "--trace",
                             args.trace, "--copies", str(copies), "--out", path], check=True)
             size = os.path.getsize(path)
-            r = best([args.bin, "info", path], args.runs)
-            rows.append((size, copies, r))
+            imp = best([args.bin, "import", path, "-o", path + ".pb"], args.runs)
+            os.remove(path + ".pb")
+            info = best([args.bin, "info", path], args.runs)
+            rows.append((size, copies, imp, info))
             os.remove(path)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    print(f"  {'JSON size':>10s} {'copies':>6s} {'wall s':>8s} {'cpu s':>8s} {'peak MiB':>9s} "
-          f"{'cpu s/GB':>9s} {'peak/size':>9s}")
-    for size, copies, (wall, cpu, rss) in rows:
-        print(f"  {size / 1e9:8.2f}GB {copies:6d} {wall:8.2f} {cpu:8.2f} {rss / 1024:9.0f} "
-              f"{cpu / (size / 1e9):9.3f} {rss * 1024 / size:9.2f}")
-    (s0, _, r0), (s1, _, r1) = rows[0], rows[-1]
-    print(f"size x{s1 / s0:.2f}: cpu x{r1[1] / r0[1]:.2f}, wall x{r1[0] / r0[0]:.2f}, "
-          f"peak memory x{r1[2] / r0[2]:.2f} (linear: all equal)")
+    print("  (per GB of JSON; user = CPU in reverie's own code, sys = the kernel's: reading the file,")
+    print("   zeroing and mapping memory, writing the .pb)")
+    print(f"  {'JSON size':>10s} {'copies':>6s} | {'import: wall':>12s} {'user':>6s} {'sys':>6s} "
+          f"{'peak':>6s} | {'info: wall':>10s} {'user':>6s} {'sys':>6s} {'peak':>6s}   (s/GB, peak/size)")
+    for size, copies, imp, info in rows:
+        gb = size / 1e9
+        cells = []
+        for r in (imp, info):
+            cells.append(f"{r[0] / gb:12.2f} {r[3] / gb:6.2f} {(r[1] - r[3]) / gb:6.2f} "
+                         f"{r[2] * 1024 / size:6.2f}")
+        print(f"  {gb:8.2f}GB {copies:6d} | {cells[0]} | {cells[1][2:]}")
+    (s0, _, i0, f0), (s1, _, i1, f1) = rows[0], rows[-1]
+    print(f"size x{s1 / s0:.2f}: import user x{i1[3] / i0[3]:.2f}, cpu x{i1[1] / i0[1]:.2f}, "
+          f"peak x{i1[2] / i0[2]:.2f}; info user x{f1[3] / f0[3]:.2f}, cpu x{f1[1] / f0[1]:.2f}, "
+          f"peak x{f1[2] / f0[2]:.2f} (linear: each equal to the size ratio)")
     return 0
 
 
