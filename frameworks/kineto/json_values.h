@@ -145,34 +145,59 @@ inline char FirstChar(od::value& v) {
 
 inline bool StartsNumber(char c) { return c == '-' || (c >= '0' && c <= '9'); }
 
-// Integers may be JSON numbers or numeric strings ("tid": "24572").
-inline bool ReadInt(od::value& v, int64_t* out, ReadState* st) {
+// A number, or a numeric string ("tid": "24572"): an integer, or (kMicros)
+// microseconds converted to integer nanoseconds.
+template <bool kMicros>
+inline bool ReadNumber(od::value& v, int64_t* out, ReadState* st) {
   const std::string_view tok = v.raw_json_token();
   if (tok.empty()) return false;
+  auto parse = [out](std::string_view text) {
+    return kMicros ? ParseMicrosToNanos(text, out) : ParseIntegerText(text, out);
+  };
   if (StartsNumber(tok.front())) {
-    if (FastDigits(tok, /*micros=*/false, out)) return true;
+    if (FastDigits(tok, kMicros, out)) return true;
     const std::string_view num = TrimRight(tok);
-    if (ParseIntegerText(num, out)) return true;
+    if (parse(num)) return true;
     if (!IsJsonNumber(num)) st->NoteNumber(tok.data());
     return false;
   }
   std::string_view s;
-  return tok.front() == '"' && GetString(v, &s, st) && ParseIntegerText(s, out);
+  return tok.front() == '"' && GetString(v, &s, st) && parse(s);
 }
 
-// Microseconds (a number or a numeric string) -> integer nanoseconds.
+inline bool ReadInt(od::value& v, int64_t* out, ReadState* st) {
+  return ReadNumber<false>(v, out, st);
+}
 inline bool ReadMicros(od::value& v, int64_t* ns, ReadState* st) {
-  const std::string_view tok = v.raw_json_token();
-  if (tok.empty()) return false;
-  if (StartsNumber(tok.front())) {
-    if (FastDigits(tok, /*micros=*/true, ns)) return true;
-    const std::string_view num = TrimRight(tok);
-    if (ParseMicrosToNanos(num, ns)) return true;
-    if (!IsJsonNumber(num)) st->NoteNumber(tok.data());
-    return false;
+  return ReadNumber<true>(v, ns, st);
+}
+
+// fn(key, value) for each field of `obj`, stopping at the first error.
+template <typename Fn>
+inline simdjson::error_code ForEachField(od::object& obj, Fn&& fn) {
+  for (auto field_result : obj) {
+    if (auto err = field_result.error(); err) return err;
+    od::field& f = Held(field_result);
+    if (auto err = fn(KeyOf(f), f.value()); err) return err;
   }
-  std::string_view s;
-  return tok.front() == '"' && GetString(v, &s, st) && ParseMicrosToNanos(s, ns);
+  return simdjson::SUCCESS;
+}
+
+// fn(object) for each object in the array `v`; other elements, and a `v`
+// that is not an array, are ignored.
+template <typename Fn>
+inline simdjson::error_code ForEachObject(od::value& v, Fn&& fn) {
+  od::array arr;
+  if (auto err = v.get_array().get(arr); err) return Fatal(err) ? err : simdjson::SUCCESS;
+  for (auto item : arr) {
+    od::object obj;
+    if (auto err = item.get_object().get(obj); err) {
+      if (Fatal(err)) return err;
+      continue;
+    }
+    if (auto err = fn(obj); err) return err;
+  }
+  return simdjson::SUCCESS;
 }
 
 }  // namespace reverie::kineto::json

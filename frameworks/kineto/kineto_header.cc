@@ -10,31 +10,24 @@ namespace reverie::kineto {
 namespace {
 
 using json::GetString;
-using json::KeyOf;
 namespace od = simdjson::ondemand;
 using json::Fatal;
 
+// A string field's copy, or "" (absent, or not a string).
+std::string Text(od::value& x, json::ReadState* st) {
+  std::string_view s;
+  return GetString(x, &s, st) ? std::string(s) : std::string();
+}
+
 simdjson::error_code ParseDevices(od::value& v, proto::TraceHeader* header, json::ReadState* st) {
-  od::array arr;
-  if (auto err = v.get_array().get(arr); err) return Fatal(err) ? err : simdjson::SUCCESS;
-  for (auto item : arr) {
-    od::object obj;
-    if (auto err = item.get_object().get(obj); err) {
-      if (Fatal(err)) return err;
-      continue;
-    }
+  return json::ForEachObject(v, [&](od::object& obj) {
     proto::Device* d = header->add_devices();
-    for (auto field_result : obj) {
-      if (auto err = field_result.error(); err) return err;
-      od::field& f = json::Held(field_result);
-      const std::string_view k = KeyOf(f);
-      od::value& x = f.value();
+    return json::ForEachField(obj, [&](std::string_view k, od::value& x) {
       int64_t n = 0;
-      std::string_view s;
       if (k == "name") {
-        if (GetString(x, &s, st)) d->set_name(std::string(s));
+        d->set_name(Text(x, st));
       } else if (!json::ReadInt(x, &n, st)) {
-        continue;
+        // not a number: nothing else to read
       } else if (k == "id") {
         d->set_id(static_cast<int32_t>(n));
       } else if (k == "totalGlobalMem") {
@@ -60,47 +53,18 @@ simdjson::error_code ParseDevices(od::value& v, proto::TraceHeader* header, json
       } else if (k == "memoryBusWidth") {
         d->set_memory_bus_width_bits(static_cast<int32_t>(n));
       }
-    }
-  }
-  return simdjson::SUCCESS;
+      return simdjson::SUCCESS;
+    });
+  });
 }
 
-simdjson::error_code ParseProcessGroups(od::value& v, proto::DistributedInfo* info,
-                                        json::ReadState* st) {
-  od::array groups;
-  if (auto err = v.get_array().get(groups); err) return Fatal(err) ? err : simdjson::SUCCESS;
-  for (auto g : groups) {
-    od::object gobj;
-    if (auto err = g.get_object().get(gobj); err) {
-      if (Fatal(err)) return err;
-      continue;
-    }
-    proto::ProcessGroup* pg = info->add_groups();
-    for (auto field_result : gobj) {
-      if (auto err = field_result.error(); err) return err;
-      od::field& f = json::Held(field_result);
-      const std::string_view k = KeyOf(f);
-      od::value& x = f.value();
-      int64_t n = 0;
-      std::string_view s;
-      if (k == "pg_name") {
-        if (GetString(x, &s, st)) pg->set_name(std::string(s));
-      } else if (k == "pg_desc") {
-        if (GetString(x, &s, st)) pg->set_desc(std::string(s));
-      } else if (k == "pg_size") {
-        if (json::ReadInt(x, &n, st)) pg->set_size(static_cast<int32_t>(n));
-      } else if (k == "ranks") {
-        od::array ranks;
-        if (auto err = x.get_array().get(ranks); err) {
-          if (Fatal(err)) return err;
-          continue;
-        }
-        for (auto r : ranks) {
-          if (auto err = r.error(); err) return err;
-          if (json::ReadInt(json::Held(r), &n, st)) pg->add_ranks(static_cast<int32_t>(n));
-        }
-      }
-    }
+simdjson::error_code ParseRanks(od::value& x, proto::ProcessGroup* pg, json::ReadState* st) {
+  od::array ranks;
+  if (auto err = x.get_array().get(ranks); err) return Fatal(err) ? err : simdjson::SUCCESS;
+  for (auto r : ranks) {
+    if (auto err = r.error(); err) return err;
+    int64_t n = 0;
+    if (json::ReadInt(json::Held(r), &n, st)) pg->add_ranks(static_cast<int32_t>(n));
   }
   return simdjson::SUCCESS;
 }
@@ -109,26 +73,36 @@ simdjson::error_code ParseDistributed(od::value& v, proto::TraceHeader* header, 
   od::object obj;
   if (auto err = v.get_object().get(obj); err) return Fatal(err) ? err : simdjson::SUCCESS;
   proto::DistributedInfo* info = header->mutable_distributed();
-  for (auto field_result : obj) {
-    if (auto err = field_result.error(); err) return err;
-    od::field& f = json::Held(field_result);
-    const std::string_view k = KeyOf(f);
-    od::value& x = f.value();
+  return json::ForEachField(obj, [&](std::string_view k, od::value& x) {
     int64_t n = 0;
-    std::string_view s;
     if (k == "backend") {
-      if (GetString(x, &s, st)) info->set_backend(std::string(s));
+      info->set_backend(Text(x, st));
     } else if (k == "rank") {
       if (json::ReadInt(x, &n, st)) info->set_rank(static_cast<int32_t>(n));
     } else if (k == "world_size") {
       if (json::ReadInt(x, &n, st)) info->set_world_size(static_cast<int32_t>(n));
     } else if (k == "nccl_version") {
-      if (GetString(x, &s, st)) info->set_nccl_version(std::string(s));
+      info->set_nccl_version(Text(x, st));
     } else if (k == "pg_config") {
-      if (auto err = ParseProcessGroups(x, info, st); err) return err;
+      return json::ForEachObject(x, [&](od::object& group) {
+        proto::ProcessGroup* pg = info->add_groups();
+        return json::ForEachField(group, [&](std::string_view gk, od::value& gx) {
+          int64_t size = 0;
+          if (gk == "pg_name") {
+            pg->set_name(Text(gx, st));
+          } else if (gk == "pg_desc") {
+            pg->set_desc(Text(gx, st));
+          } else if (gk == "pg_size") {
+            if (json::ReadInt(gx, &size, st)) pg->set_size(static_cast<int32_t>(size));
+          } else if (gk == "ranks") {
+            return ParseRanks(gx, pg, st);
+          }
+          return simdjson::SUCCESS;
+        });
+      });
     }
-  }
-  return simdjson::SUCCESS;
+    return simdjson::SUCCESS;
+  });
 }
 
 // Scalars become metadata text; objects are flattened one level
@@ -151,19 +125,15 @@ simdjson::error_code AddMetadata(std::string_view key, od::value& v, proto::Trac
     case od::json_type::object: {
       od::object obj;
       if (auto err = v.get_object().get(obj); err) return err;
-      for (auto field_result : obj) {
-        if (auto err = field_result.error(); err) return err;
-        od::field& f = json::Held(field_result);
-        const std::string child = absl::StrCat(Sv(key), ".", Sv(KeyOf(f)));
-        od::value& x = f.value();
+      return json::ForEachField(obj, [&](std::string_view k, od::value& x) {
         od::json_type ct;
         if (auto err = x.type().get(ct); err) return err;
-        if (ct == od::json_type::string || ct == od::json_type::number ||
-            ct == od::json_type::boolean) {
-          if (auto err = AddMetadata(child, x, header, st); err) return err;
+        if (ct != od::json_type::string && ct != od::json_type::number &&
+            ct != od::json_type::boolean) {
+          return simdjson::SUCCESS;
         }
-      }
-      break;
+        return AddMetadata(absl::StrCat(Sv(key), ".", Sv(k)), x, header, st);
+      });
     }
     default:
       break;

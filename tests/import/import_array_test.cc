@@ -18,12 +18,7 @@ namespace {
 
 const std::string kData = std::string(REVERIE_SOURCE_DIR) + "/tests/import/data/";
 
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using testing::ReadFile;
 
 Trace Import(const std::string& text, std::string_view suffix = ".json") {
   absl::StatusOr<Trace> t = ImportKinetoJson(testing::WriteTempFile(text, suffix));

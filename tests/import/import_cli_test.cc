@@ -21,12 +21,7 @@ namespace {
 
 const std::string kSourceDir = std::string(REVERIE_SOURCE_DIR) + "/tests/import";
 
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using testing::ReadFile;
 
 struct RunResult {
   int status = -1;

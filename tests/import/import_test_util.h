@@ -8,6 +8,7 @@
 #include <zlib.h>
 
 #include <fstream>
+#include <sstream>
 #include <string>
 #include <string_view>
 
@@ -41,6 +42,13 @@ inline Trace ImportEvents(std::string_view events, std::string_view top = "") {
   absl::StatusOr<Trace> t = ImportKinetoJson(WriteTempFile(KinetoDoc(events, top)));
   EXPECT_TRUE(t.ok()) << t.status();
   return t.ok() ? *std::move(t) : Trace();
+}
+
+inline std::string ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
 }
 
 inline std::string Str(const Trace& t, uint32_t sid) { return std::string(t.String(sid)); }
