@@ -1,11 +1,10 @@
 #include "frameworks/trace_loader.h"
 
-#include <fcntl.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
+#include <new>
 #include <string_view>
 
 #include "absl/strings/str_cat.h"
@@ -16,32 +15,26 @@
 namespace reverie {
 namespace {
 
-// First bytes of the file, or an error naming it.
+// First bytes of the file, or an error naming it. Only regular files are
+// opened for reading (a FIFO would block in open() or read()).
 absl::StatusOr<std::string> Sniff(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    if (errno == ENOENT) return absl::NotFoundError(absl::StrCat(path, ": no such file"));
-    return absl::PermissionDeniedError(absl::StrCat(path, ": cannot open: ", std::strerror(errno)));
-  }
-  struct stat st {};
-  if (::fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
-    ::close(fd);
-    return absl::InvalidArgumentError(absl::StrCat(path, ": is a directory, not a trace file"));
-  }
+  absl::StatusOr<int> fd = kineto::OpenRegularFile(path);
+  if (!fd.ok()) return fd.status();
   std::string head(64, '\0');
   ssize_t n;
   do {
-    n = ::read(fd, head.data(), head.size());
+    n = ::read(*fd, head.data(), head.size());
   } while (n < 0 && errno == EINTR);
-  ::close(fd);
-  if (n < 0) return absl::DataLossError(absl::StrCat(path, ": read failed: ", std::strerror(errno)));
+  const int read_errno = errno;
+  ::close(*fd);
+  if (n < 0) {
+    return absl::DataLossError(absl::StrCat(path, ": read failed: ", std::strerror(read_errno)));
+  }
   head.resize(static_cast<size_t>(n));
   return head;
 }
 
-}  // namespace
-
-absl::StatusOr<Trace> LoadTraceFile(const std::string& path) {
+absl::StatusOr<Trace> LoadSniffed(const std::string& path) {
   absl::StatusOr<std::string> head = Sniff(path);
   if (!head.ok()) return head.status();
   if (head->empty()) return absl::InvalidArgumentError(absl::StrCat(path, ": empty file"));
@@ -63,6 +56,20 @@ absl::StatusOr<Trace> LoadTraceFile(const std::string& path) {
   if (c == '{' || c == '[') return ImportKinetoJson(path);
   return absl::InvalidArgumentError(absl::StrCat(
       path, ": unrecognised content (not a reverie .pb trace, not JSON, not gzip)"));
+}
+
+}  // namespace
+
+absl::StatusOr<Trace> LoadTraceFile(const std::string& path) {
+  // No exception leaves this module: a trace too large for the memory
+  // available becomes an error that names the file.
+  try {
+    return LoadSniffed(path);
+  } catch (const std::bad_alloc&) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat(path, ": out of memory while loading the trace (it is too large for the "
+                           "memory available to reverie)"));
+  }
 }
 
 }  // namespace reverie

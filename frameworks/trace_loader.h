@@ -15,8 +15,10 @@
 namespace reverie {
 
 // Errors are one line naming the file: kNotFound for a missing file,
-// kInvalidArgument for an empty file, unknown content, invalid JSON or JSON
-// that is not a profiler trace, kDataLoss for truncated gzip.
+// kInvalidArgument for an empty file, something that is not a regular file
+// (refused without blocking on it), unknown content, invalid JSON, JSON
+// that is not a profiler trace or a likely gzip bomb, kDataLoss for
+// truncated or damaged gzip, kResourceExhausted when memory runs out.
 absl::StatusOr<Trace> LoadTraceFile(const std::string& path);
 
 }  // namespace reverie

@@ -1,20 +1,62 @@
 #include "proto/trace.h"
 
+#include <new>
+#include <utility>
+
 #include "absl/strings/string_view.h"
+#include "base/huge_pages.h"
 
 namespace reverie {
+namespace {
+
+void* AllocateBlock(size_t bytes) {
+  void* p = MapPages(bytes);
+  if (p == nullptr) throw std::bad_alloc();  // what the default allocator does
+  return p;
+}
+void FreeBlock(void* p, size_t bytes) { UnmapPages(p, bytes); }
+
+std::unique_ptr<google::protobuf::Arena> NewArena() {
+  google::protobuf::ArenaOptions options;
+  // Blocks double from 64 KiB (a small trace) to 16 MiB; those of 2 MiB
+  // and more are backed by huge pages.
+  options.start_block_size = size_t{64} << 10;
+  options.max_block_size = size_t{16} << 20;
+  options.block_alloc = &AllocateBlock;
+  options.block_dealloc = &FreeBlock;
+  return std::make_unique<google::protobuf::Arena>(options);
+}
+
+}  // namespace
 
 Trace::Trace()
-    : header_(std::make_unique<proto::TraceHeader>()),
-      events_(std::make_unique<proto::TraceChunk>()) {
+    : arena_(NewArena()),
+      header_(google::protobuf::Arena::CreateMessage<proto::TraceHeader>(arena_.get())),
+      events_(google::protobuf::Arena::CreateMessage<proto::TraceChunk>(arena_.get())) {
   header_->set_magic(kTraceMagic);
   header_->set_schema_version(kTraceSchemaVersion);
   events_->add_strings();  // id 0 == ""
   Reindex();
 }
 
-Trace::Trace(Trace&&) noexcept = default;
-Trace& Trace::operator=(Trace&&) noexcept = default;
+Trace::Trace(Trace&& other) noexcept
+    : arena_(std::move(other.arena_)),
+      header_(std::exchange(other.header_, nullptr)),
+      events_(std::exchange(other.events_, nullptr)),
+      intern_(std::move(other.intern_)),
+      counter_index_(std::move(other.counter_index_)) {}
+
+Trace& Trace::operator=(Trace&& other) noexcept {
+  if (this != &other) {
+    // The indexes view strings in the old arena: drop them first.
+    intern_ = std::move(other.intern_);
+    counter_index_ = std::move(other.counter_index_);
+    header_ = std::exchange(other.header_, nullptr);
+    events_ = std::exchange(other.events_, nullptr);
+    arena_ = std::move(other.arena_);
+  }
+  return *this;
+}
 Trace::~Trace() = default;
 
 uint32_t Trace::Intern(std::string_view s) {

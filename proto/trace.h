@@ -10,6 +10,9 @@
 //   not deduplicated (a reader of a .pb file gets the producer's table as is).
 // - Counters are unique by name: AddCounter() merges.
 // - Global indexes (Range.parent) index the merged repeated fields directly.
+// - header() and events() live in one protobuf Arena owned by the Trace
+//   (blocks from base/huge_pages.h): one bump allocation per message instead
+//   of one heap object each, few page faults, and all freed at once.
 #ifndef REVERIE_PROTO_TRACE_H_
 #define REVERIE_PROTO_TRACE_H_
 
@@ -19,6 +22,7 @@
 #include <string_view>
 
 #include "absl/container/flat_hash_map.h"
+#include "google/protobuf/arena.h"
 #include "proto/trace.pb.h"
 
 namespace reverie {
@@ -54,8 +58,9 @@ class Trace {
   void Reindex();
 
  private:
-  std::unique_ptr<proto::TraceHeader> header_;
-  std::unique_ptr<proto::TraceChunk> events_;
+  std::unique_ptr<google::protobuf::Arena> arena_;
+  proto::TraceHeader* header_ = nullptr;  // on arena_
+  proto::TraceChunk* events_ = nullptr;   // on arena_
   absl::flat_hash_map<std::string_view, uint32_t> intern_;
   absl::flat_hash_map<std::string, int> counter_index_;
 };

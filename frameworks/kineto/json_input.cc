@@ -1,6 +1,7 @@
 #include "frameworks/kineto/json_input.h"
 
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
@@ -8,8 +9,11 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "base/huge_pages.h"
 #include "simdjson.h"
 
 #ifdef REVERIE_HAVE_LIBDEFLATE
@@ -21,185 +25,262 @@ namespace {
 
 static_assert(kJsonPadding >= simdjson::SIMDJSON_PADDING, "padding must cover simdjson's");
 
-std::unique_ptr<char[]> AllocatePadded(size_t size) {
-  // Uninitialized on purpose: the whole text is overwritten, and untouched
-  // pages of a generous inflate buffer never become resident.
-  std::unique_ptr<char[]> p(new char[size + kJsonPadding]);
-  std::memset(p.get() + size, 0, kJsonPadding);
-  return p;
+// Output per zlib call, so that the bomb check runs at least this often.
+constexpr size_t kInflateStep = size_t{16} << 20;
+
+std::string MiB(size_t bytes) { return absl::StrFormat("%.1f MiB", bytes / 1048576.0); }
+
+absl::Status OutOfMemory(const std::string& path, size_t bytes) {
+  return absl::ResourceExhaustedError(
+      absl::StrCat(path, ": out of memory: cannot hold ", MiB(bytes), " of JSON text"));
 }
 
-// Reads the whole file. Regular files are read in one allocation of their
-// size (+ padding, so plain JSON needs no second copy); pipes grow.
-absl::Status ReadWholeFile(const std::string& path, std::unique_ptr<char[]>* data,
-                           size_t* size) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    if (errno == ENOENT) return absl::NotFoundError(absl::StrCat(path, ": no such file"));
-    return absl::PermissionDeniedError(
-        absl::StrCat(path, ": cannot open: ", std::strerror(errno)));
-  }
-  struct stat st {};
-  if (::fstat(fd, &st) != 0) {
-    ::close(fd);
-    return absl::PermissionDeniedError(absl::StrCat(path, ": cannot stat: ", std::strerror(errno)));
-  }
-  if (S_ISDIR(st.st_mode)) {
-    ::close(fd);
-    return absl::InvalidArgumentError(absl::StrCat(path, ": is a directory, not a trace file"));
-  }
-  size_t capacity = S_ISREG(st.st_mode) ? static_cast<size_t>(st.st_size) : size_t{1} << 20;
-  std::unique_ptr<char[]> buf = AllocatePadded(capacity);
-  size_t used = 0;
+// The most a gzip stream whose first `consumed` compressed bytes have been
+// read may inflate to (see kMaxInflateRatio).
+size_t InflateLimit(size_t consumed) {
+  return std::max(kMinInflateLimit, kMaxInflateRatio * consumed);
+}
+
+absl::Status Bomb(const std::string& path, size_t limit, size_t consumed) {
+  return absl::InvalidArgumentError(absl::StrCat(
+      path, ": refused as a likely gzip bomb: its first ", MiB(consumed),
+      " of compressed data inflate to more than ", MiB(limit), " (over ", kMaxInflateRatio,
+      "x; real traces compress 10-30x); if the trace is genuine, decompress it first "
+      "(zcat FILE > trace.json) and give reverie the .json"));
+}
+
+// Reads a regular file to its end into `buf`; `size_hint` is its size from
+// fstat (it may still grow while being read).
+absl::Status ReadAll(int fd, const std::string& path, size_t size_hint, TextBuffer* buf,
+                     size_t* used) {
+  if (!buf->Reserve(std::max<size_t>(size_hint, 1))) return OutOfMemory(path, size_hint);
+  *used = 0;
   while (true) {
-    if (used == capacity) {
-      if (S_ISREG(st.st_mode)) {
-        // A regular file that did not grow: probe one byte for EOF first.
-        char probe;
-        const ssize_t n = ::read(fd, &probe, 1);
-        if (n == 0) break;
-        if (n < 0) {
-          if (errno == EINTR) continue;
-          ::close(fd);
-          return absl::DataLossError(absl::StrCat(path, ": read failed: ", std::strerror(errno)));
-        }
-        capacity = capacity * 2 + 1;
-        std::unique_ptr<char[]> bigger = AllocatePadded(capacity);
-        std::memcpy(bigger.get(), buf.get(), used);
-        bigger[used++] = probe;
-        buf = std::move(bigger);
-        continue;
-      }
-      capacity *= 2;
-      std::unique_ptr<char[]> bigger = AllocatePadded(capacity);
-      std::memcpy(bigger.get(), buf.get(), used);
-      buf = std::move(bigger);
+    if (*used == buf->room() && !buf->Reserve(buf->room() * 2)) {
+      return OutOfMemory(path, buf->room() * 2);
     }
-    const ssize_t n = ::read(fd, buf.get() + used, capacity - used);
-    if (n == 0) break;
+    const ssize_t n = ::read(fd, buf->data() + *used, buf->room() - *used);
+    if (n == 0) return absl::OkStatus();
     if (n < 0) {
       if (errno == EINTR) continue;
-      ::close(fd);
       return absl::DataLossError(absl::StrCat(path, ": read failed: ", std::strerror(errno)));
     }
-    used += static_cast<size_t>(n);
+    *used += static_cast<size_t>(n);
   }
-  ::close(fd);
-  std::memset(buf.get() + used, 0, kJsonPadding);
-  *data = std::move(buf);
-  *size = used;
-  return absl::OkStatus();
+}
+
+JsonInput Finish(TextBuffer buf, size_t size, bool was_gzip) {
+  std::memset(buf.data() + size, 0, kJsonPadding);
+  return JsonInput(std::move(buf), size, was_gzip);
+}
+
+bool AllZero(std::string_view bytes) {
+  return std::all_of(bytes.begin(), bytes.end(), [](char c) { return c == '\0'; });
 }
 
 // Streaming inflate of every gzip member; slower than libdeflate but needs
-// no size up front and pinpoints where a damaged stream ends.
+// no size up front, stops at the limit, and pinpoints where damage is.
 absl::StatusOr<JsonInput> InflateWithZlib(std::string_view in, const std::string& path,
-                                          size_t size_hint) {
+                                          size_t size_hint, size_t max_inflated) {
   z_stream zs{};
   if (inflateInit2(&zs, 16 + MAX_WBITS) != Z_OK) {
     return absl::InternalError(absl::StrCat(path, ": zlib initialisation failed"));
   }
-  size_t capacity = std::max<size_t>({size_hint, in.size() * 4, 1 << 16});
-  std::unique_ptr<char[]> out = AllocatePadded(capacity);
-  size_t used = 0;
-  zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data()));
-  size_t in_pos = 0;
-  auto fail = [&](absl::Status s) {
-    inflateEnd(&zs);
-    return s;
-  };
+  struct Ender {
+    z_stream* zs;
+    ~Ender() { inflateEnd(zs); }
+  } ender{&zs};
+  TextBuffer out;
+  const size_t first = std::max<size_t>({size_hint, in.size() * 4, 1 << 16});
+  if (!out.Reserve(std::min(first, max_inflated + 1))) return OutOfMemory(path, first);
+  size_t used = 0, in_pos = 0;
   while (true) {
-    if (used == capacity) {
-      capacity *= 2;
-      std::unique_ptr<char[]> bigger = AllocatePadded(capacity);
-      std::memcpy(bigger.get(), out.get(), used);
-      out = std::move(bigger);
+    if (used == out.room()) {
+      const size_t bigger = std::min(out.room() * 2, max_inflated + 1);
+      if (!out.Reserve(bigger)) return OutOfMemory(path, bigger);
     }
     // zlib counts in uInt; feed at most 1 GiB at a time.
     const size_t in_chunk = std::min<size_t>(in.size() - in_pos, size_t{1} << 30);
-    const size_t out_chunk = std::min<size_t>(capacity - used, size_t{1} << 30);
+    const size_t out_chunk = std::min(out.room() - used, kInflateStep);
     zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data() + in_pos));
     zs.avail_in = static_cast<uInt>(in_chunk);
-    zs.next_out = reinterpret_cast<Bytef*>(out.get() + used);
+    zs.next_out = reinterpret_cast<Bytef*>(out.data() + used);
     zs.avail_out = static_cast<uInt>(out_chunk);
     const int rc = inflate(&zs, Z_NO_FLUSH);
     in_pos += in_chunk - zs.avail_in;
     used += out_chunk - zs.avail_out;
+    const size_t limit = std::min(max_inflated, InflateLimit(in_pos));
+    if (used > limit) return Bomb(path, limit, in_pos);
     if (rc == Z_STREAM_END) {
-      // Another member may follow (concatenated gzip files); trailing zero
-      // bytes (tape padding) are ignored like gzip(1) does.
+      // Members are concatenated as gzip(1) does (a second JSON document
+      // is then refused by the parser); zero bytes after the last member
+      // (tape padding) are ignored like gzip(1) does; anything else is not
+      // part of the stream.
       const std::string_view rest = in.substr(in_pos);
       if (rest.size() >= 2 && LooksLikeGzip(rest)) {
         inflateReset(&zs);
         continue;
+      }
+      if (!AllZero(rest)) {
+        return absl::DataLossError(absl::StrCat(
+            path, ": ", rest.size(), " bytes after the end of the gzip data (compressed byte ",
+            in_pos, ") are not gzip: the file is damaged or something was appended to it"));
       }
       break;
     }
     if (rc == Z_OK) continue;
     if (rc == Z_BUF_ERROR) {
       if (zs.avail_out == 0) continue;  // output full: grow and go on
-      return fail(absl::DataLossError(absl::StrCat(
+      return absl::DataLossError(absl::StrCat(
           path, ": truncated gzip data: the compressed stream ends at byte ", in.size(),
-          " before its end marker (", used, " bytes of JSON recovered)")));
+          " before its end marker (", used, " bytes of JSON recovered)"));
     }
-    if (rc == Z_MEM_ERROR) {
-      return fail(absl::ResourceExhaustedError(absl::StrCat(path, ": out of memory inflating")));
-    }
-    return fail(absl::DataLossError(absl::StrCat(path, ": corrupt gzip data at compressed byte ",
-                                                 in_pos, ": ", zs.msg ? zs.msg : "inflate error")));
+    if (rc == Z_MEM_ERROR) return OutOfMemory(path, used);
+    return absl::DataLossError(absl::StrCat(path, ": corrupt gzip data at compressed byte ",
+                                            in_pos, ": ", zs.msg ? zs.msg : "inflate error"));
   }
-  inflateEnd(&zs);
-  std::memset(out.get() + used, 0, kJsonPadding);
-  return JsonInput(std::move(out), used, /*was_gzip=*/true);
+  return Finish(std::move(out), used, /*was_gzip=*/true);
 }
 
 }  // namespace
+
+TextBuffer::TextBuffer(TextBuffer&& other) noexcept
+    : data_(std::exchange(other.data_, nullptr)), mapped_(std::exchange(other.mapped_, 0)) {}
+
+TextBuffer& TextBuffer::operator=(TextBuffer&& other) noexcept {
+  if (this != &other) {
+    Reset();
+    data_ = std::exchange(other.data_, nullptr);
+    mapped_ = std::exchange(other.mapped_, 0);
+  }
+  return *this;
+}
+
+TextBuffer::~TextBuffer() { Reset(); }
+
+void TextBuffer::Reset() {
+  UnmapPages(data_, mapped_);
+  data_ = nullptr;
+  mapped_ = 0;
+}
+
+bool TextBuffer::Reserve(size_t size) {
+  if (size > (size_t{1} << 46)) return false;
+  const size_t want = RoundUpToPages(size + kJsonPadding);
+  if (want <= mapped_) return true;
+  if (data_ == nullptr) {
+    data_ = static_cast<char*>(MapPages(want));
+    mapped_ = data_ == nullptr ? 0 : want;
+    return data_ != nullptr;
+  }
+  void* p = ::mremap(data_, mapped_, want, MREMAP_MAYMOVE);
+  if (p == MAP_FAILED) return false;
+  data_ = static_cast<char*>(p);
+  mapped_ = want;
+  AdviseHugePages(data_, want);
+  return true;
+}
+
+JsonInput::JsonInput(TextBuffer buffer, size_t size, bool was_gzip)
+    : buffer_(std::move(buffer)), size_(size), was_gzip_(was_gzip) {}
 
 bool LooksLikeGzip(std::string_view first_bytes) {
   return first_bytes.size() >= 2 && static_cast<unsigned char>(first_bytes[0]) == 0x1f &&
          static_cast<unsigned char>(first_bytes[1]) == 0x8b;
 }
 
+absl::StatusOr<int> OpenRegularFile(const std::string& path) {
+  auto refuse = [&](mode_t mode) -> absl::Status {
+    if (S_ISDIR(mode)) {
+      return absl::InvalidArgumentError(absl::StrCat(path, ": is a directory, not a trace file"));
+    }
+    return absl::InvalidArgumentError(
+        absl::StrCat(path, ": is not a regular file (a FIFO, socket or device); reverie reads "
+                           "trace files only (save the trace to a file first)"));
+  };
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) return refuse(st.st_mode);
+  // O_NONBLOCK: should the path become a FIFO after the check, open() still
+  // does not wait for a writer.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+  if (fd < 0) {
+    if (errno == ENOENT) return absl::NotFoundError(absl::StrCat(path, ": no such file"));
+    return absl::PermissionDeniedError(
+        absl::StrCat(path, ": cannot open: ", std::strerror(errno)));
+  }
+  if (::fstat(fd, &st) != 0) {
+    const int e = errno;
+    ::close(fd);
+    return absl::PermissionDeniedError(absl::StrCat(path, ": cannot stat: ", std::strerror(e)));
+  }
+  if (!S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return refuse(st.st_mode);
+  }
+  return fd;
+}
+
 absl::StatusOr<JsonInput> InflateGzip(std::string_view in, const std::string& path) {
+  return InflateGzip(in, path, InflateLimit(in.size()));
+}
+
+absl::StatusOr<JsonInput> InflateGzip(std::string_view in, const std::string& path,
+                                      size_t max_inflated) {
   // Smallest member: 10-byte header + 2-byte empty deflate block + 8-byte trailer.
   if (in.size() < 18) {
     return absl::DataLossError(
         absl::StrCat(path, ": truncated gzip data: only ", in.size(), " bytes"));
   }
   // ISIZE (uncompressed size mod 2^32) is the last 4 bytes of the last
-  // member. Trust it only when plausible (deflate expands at most ~1032x), so
-  // a damaged trailer cannot ask for gigabytes.
+  // member. Trust it only when plausible (deflate expands at most ~1032x)
+  // and within the limit, so a damaged trailer cannot ask for gigabytes.
   const auto* tail = reinterpret_cast<const unsigned char*>(in.data() + in.size() - 4);
   const size_t isize = size_t{tail[0]} | size_t{tail[1]} << 8 | size_t{tail[2]} << 16 |
                        size_t{tail[3]} << 24;
-  const bool plausible = isize <= in.size() * 1040 + (1 << 20);
+  const bool plausible = isize <= in.size() * 1040 + (1 << 20) && isize <= max_inflated;
 #ifdef REVERIE_HAVE_LIBDEFLATE
   if (plausible) {
-    std::unique_ptr<char[]> out = AllocatePadded(isize);
+    TextBuffer out;
+    if (!out.Reserve(isize)) return OutOfMemory(path, isize);
     libdeflate_decompressor* d = libdeflate_alloc_decompressor();
-    if (d == nullptr) return absl::ResourceExhaustedError(absl::StrCat(path, ": out of memory"));
+    if (d == nullptr) return OutOfMemory(path, isize);
     size_t in_used = 0, out_used = 0;
     const libdeflate_result r = libdeflate_gzip_decompress_ex(
-        d, in.data(), in.size(), out.get(), isize, &in_used, &out_used);
+        d, in.data(), in.size(), out.data(), isize, &in_used, &out_used);
     libdeflate_free_decompressor(d);
     // Success on the whole input = one member. Anything else (several
-    // members, a size that wrapped past 4 GiB, damage) goes to zlib, which
-    // streams and reports precisely where the data ends.
+    // members, a size that wrapped past 4 GiB, bytes after the stream,
+    // damage) goes to zlib, which streams and says precisely what is wrong.
     if (r == LIBDEFLATE_SUCCESS && in_used == in.size() && out_used == isize) {
-      return JsonInput(std::move(out), out_used, /*was_gzip=*/true);
+      return Finish(std::move(out), out_used, /*was_gzip=*/true);
     }
   }
 #endif
-  return InflateWithZlib(in, path, plausible ? isize : 0);
+  return InflateWithZlib(in, path, plausible ? isize : 0, max_inflated);
+}
+
+absl::StatusOr<JsonInput> CopyJsonText(std::string_view text, const std::string& path) {
+  TextBuffer buf;
+  if (!buf.Reserve(text.size())) return OutOfMemory(path, text.size());
+  std::memcpy(buf.data(), text.data(), text.size());
+  return Finish(std::move(buf), text.size(), /*was_gzip=*/false);
 }
 
 absl::StatusOr<JsonInput> ReadJsonInput(const std::string& path) {
-  std::unique_ptr<char[]> raw;
+  absl::StatusOr<int> fd = OpenRegularFile(path);
+  if (!fd.ok()) return fd.status();
+  struct stat st {};
+  ::fstat(*fd, &st);
+  // read(), not mmap(): a file truncated while mapped would kill the
+  // process with SIGBUS.
+  TextBuffer raw;
   size_t size = 0;
-  if (absl::Status s = ReadWholeFile(path, &raw, &size); !s.ok()) return s;
+  const absl::Status read = ReadAll(*fd, path, static_cast<size_t>(st.st_size), &raw, &size);
+  ::close(*fd);
+  if (!read.ok()) return read;
   if (size == 0) return absl::InvalidArgumentError(absl::StrCat(path, ": empty file"));
-  const std::string_view bytes(raw.get(), size);
-  if (!LooksLikeGzip(bytes)) return JsonInput(std::move(raw), size, /*was_gzip=*/false);
+  const std::string_view bytes(raw.data(), size);
+  if (!LooksLikeGzip(bytes)) return Finish(std::move(raw), size, /*was_gzip=*/false);
   return InflateGzip(bytes, path);
 }
 

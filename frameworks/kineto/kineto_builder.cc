@@ -129,7 +129,7 @@ void KinetoTraceBuilder::AddEvent(const RawEvent& e) {
       AddComplete(e);
       return;
     case 'B':
-      open_begins_[{e.pid, e.tid}].push_back(e);
+      open_begins_[{e.pid, e.tid}].push_back(KeepStrings(e));
       return;
     case 'E': {
       auto it = open_begins_.find(std::make_pair(e.pid, e.tid));
@@ -171,11 +171,28 @@ void KinetoTraceBuilder::AddEvent(const RawEvent& e) {
   }
 }
 
+void KinetoTraceBuilder::ExpectEvents(size_t n) {
+  // Ranges are typically a quarter to a half of a trace's events; the
+  // reservation is address space until used (HugePageAllocator).
+  ranges_.reserve(n / 2);
+}
+
 void KinetoTraceBuilder::EndOfEvents() {
   for (auto& [thread, begins] : open_begins_) {
     if (!begins.empty()) trace_.AddCounter("unbalanced_annotation", static_cast<int64_t>(begins.size()));
   }
   open_begins_.clear();
+  kept_strings_.clear();
+}
+
+RawEvent KinetoTraceBuilder::KeepStrings(const RawEvent& e) {
+  RawEvent kept = e;
+  for (std::string_view* s : {&kept.cat_name, &kept.name, &kept.copy_kind_arg, &kept.sync_kind,
+                              &kept.collective_name, &kept.dtype, &kept.process_group_name,
+                              &kept.meta_name, &kept.meta_labels}) {
+    if (!s->empty()) *s = kept_strings_.emplace_back(*s);
+  }
+  return kept;
 }
 
 void KinetoTraceBuilder::AddComplete(const RawEvent& e) {

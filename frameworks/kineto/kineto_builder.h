@@ -8,13 +8,15 @@
 //
 // Invariants:
 // - Nothing that a RawEvent's string_views point to is kept past AddEvent()
-//   except through Trace::Intern (B/E pairs are resolved inside the document).
+//   except through Trace::Intern; an open "B" event keeps copies of its
+//   strings (its "E" may come in a later chunk of the document).
 // - Every event is either turned into trace data or counted under a named
 //   counter (skipped_*, unknown_category, missing_field, ...): none vanish.
 #ifndef REVERIE_FRAMEWORKS_KINETO_KINETO_BUILDER_H_
 #define REVERIE_FRAMEWORKS_KINETO_KINETO_BUILDER_H_
 
 #include <cstdint>
+#include <deque>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -43,6 +45,9 @@ class KinetoTraceBuilder {
   // Post-processing; the builder must not be used afterwards.
   Trace Finish();
 
+  // A hint from the parser: the document holds about `n` events.
+  void ExpectEvents(size_t n);
+
   // Number of events seen (any kind), for the "no events" check.
   int64_t events_seen() const { return events_seen_; }
 
@@ -57,6 +62,8 @@ class KinetoTraceBuilder {
   void AddMetadata(const RawEvent& e);
   void AddFlowEnd(const RawEvent& e);
   void NoteCpuThread(int64_t pid, int64_t tid);
+  // `e` with its strings copied into kept_strings_.
+  RawEvent KeepStrings(const RawEvent& e);
 
   void CheckCorrelations();
   void ResolveSyncThreads();
@@ -68,7 +75,7 @@ class KinetoTraceBuilder {
   Trace trace_;
   int64_t events_seen_ = 0;
   uint32_t file_order_ = 0;
-  std::vector<RangeRec> ranges_;
+  RangeRecs ranges_;
   // "nccl:all_reduce"-style annotations: collectives when no
   // record_param_comms with args lies inside them.
   struct CommAnnotation {
@@ -85,10 +92,14 @@ class KinetoTraceBuilder {
   absl::flat_hash_map<uint64_t, std::pair<FlowEnd, FlowEnd>> fwdbwd_;  // id -> (start, finish)
   // Open "B" events per (pid, tid), paired with "E" in file order.
   absl::flat_hash_map<std::pair<int64_t, int64_t>, std::vector<RawEvent>> open_begins_;
+  std::deque<std::string> kept_strings_;  // stable addresses for open_begins_' views
   absl::flat_hash_map<std::pair<int64_t, int64_t>, uint32_t> cpu_threads_;  // -> name sid
   absl::flat_hash_map<int64_t, std::pair<uint32_t, uint32_t>> processes_;  // pid -> name, label
   absl::flat_hash_map<std::pair<int64_t, int64_t>, uint32_t> thread_names_;
-  absl::flat_hash_map<uint64_t, int> api_by_correlation_;  // -> index in api_calls
+  // -> index in api_calls
+  absl::flat_hash_map<uint64_t, int, absl::Hash<uint64_t>, std::equal_to<uint64_t>,
+                      HugePageAllocator<std::pair<const uint64_t, int>>>
+      api_by_correlation_;
   bool saw_hip_api_ = false;
 };
 

@@ -5,9 +5,9 @@
 // Keeping the two apart lets the builder be tested without JSON and keeps the
 // parser free of trace semantics.
 //
-// Invariants: string_views point into the simdjson parser's string buffer or
-// the input text and stay valid until the document is finished; `has_*`
-// flags tell a missing field from a zero.
+// Invariants: string_views point into the input text (valid until the
+// import ends) or into the simdjson parser's string buffer (valid until its
+// next chunk of the document); `has_*` flags tell a missing field from a zero.
 #ifndef REVERIE_FRAMEWORKS_KINETO_KINETO_EVENT_H_
 #define REVERIE_FRAMEWORKS_KINETO_KINETO_EVENT_H_
 

@@ -17,7 +17,7 @@ absl::StatusOr<Trace> ImportInput(kineto::JsonInput input, const std::string& pa
     return absl::InvalidArgumentError(absl::StrCat(path, ": empty file (no JSON inside the gzip)"));
   }
   kineto::KinetoTraceBuilder builder(path);
-  if (absl::Status s = kineto::ParseKinetoJson(input, path, &builder); !s.ok()) return s;
+  if (absl::Status s = kineto::ParseKinetoJson(&input, path, &builder); !s.ok()) return s;
   // The text is no longer referenced: free it before the post-processing
   // allocates, which lowers the peak memory of large imports.
   input.Release();
@@ -39,10 +39,9 @@ absl::StatusOr<Trace> ImportKinetoJsonText(std::string_view text, const std::str
     if (!input.ok()) return input.status();
     return ImportInput(*std::move(input), path);
   }
-  std::unique_ptr<char[]> copy(new char[text.size() + kineto::kJsonPadding]);
-  std::memcpy(copy.get(), text.data(), text.size());
-  std::memset(copy.get() + text.size(), 0, kineto::kJsonPadding);
-  return ImportInput(kineto::JsonInput(std::move(copy), text.size(), false), path);
+  absl::StatusOr<kineto::JsonInput> input = kineto::CopyJsonText(text, path);
+  if (!input.ok()) return input.status();
+  return ImportInput(*std::move(input), path);
 }
 
 }  // namespace reverie

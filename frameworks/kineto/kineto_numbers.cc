@@ -93,6 +93,32 @@ bool ParseIntegerText(std::string_view text, int64_t* value) {
   return true;
 }
 
+bool IsJsonNumber(std::string_view text) {
+  size_t i = 0;
+  const size_t n = text.size();
+  auto digits = [&] {
+    const size_t from = i;
+    while (i < n && IsDigit(text[i])) ++i;
+    return i > from;
+  };
+  if (i < n && text[i] == '-') ++i;
+  if (i < n && text[i] == '0') {
+    ++i;
+  } else if (!digits()) {
+    return false;
+  }
+  if (i < n && text[i] == '.') {
+    ++i;
+    if (!digits()) return false;
+  }
+  if (i < n && (text[i] == 'e' || text[i] == 'E')) {
+    ++i;
+    if (i < n && (text[i] == '+' || text[i] == '-')) ++i;
+    if (!digits()) return false;
+  }
+  return i == n;
+}
+
 bool ParseTrailingInteger(std::string_view text, int64_t* value) {
   text = Trim(text);
   size_t start = text.size();

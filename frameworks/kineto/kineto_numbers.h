@@ -24,6 +24,10 @@ bool ParseMicrosToNanos(std::string_view text, int64_t* ns);
 // ignored). A fractional part is rounded. Returns false on anything else.
 bool ParseIntegerText(std::string_view text, int64_t* value);
 
+// True when `text` is exactly one JSON number (RFC 8259 grammar:
+// -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?), however large.
+bool IsJsonNumber(std::string_view text);
+
 // The number at the end of `text` ("stream 7" -> 7); false when `text` does
 // not end in digits.
 bool ParseTrailingInteger(std::string_view text, int64_t* value);

@@ -1,8 +1,10 @@
 // File: frameworks/kineto/kineto_parser.h
 //
-// Walks a Kineto JSON document once with simdjson On-Demand (no DOM of the
-// whole document): header keys go to the builder's TraceHeader, each entry of
-// traceEvents is decoded into a RawEvent and handed to the builder.
+// Walks a Kineto JSON document with simdjson On-Demand (no DOM): header keys
+// go to the builder's TraceHeader, each trace event is decoded into a
+// RawEvent and handed to the builder. A first pass (json_scan.h) finds the
+// event array, so that simdjson indexes it one chunk of about 1 MiB at a
+// time rather than the whole text at once.
 #ifndef REVERIE_FRAMEWORKS_KINETO_KINETO_PARSER_H_
 #define REVERIE_FRAMEWORKS_KINETO_KINETO_PARSER_H_
 
@@ -14,12 +16,23 @@
 
 namespace reverie::kineto {
 
+// Accepts the JSON Object form ({"traceEvents": [...], ...}) and the JSON
+// Array form ([event, ...], whose closing ']' may be missing: every complete
+// event is kept and one cut in the middle is counted as truncated_event).
 // Errors (kInvalidArgument) name `path` and, for malformed JSON, the byte
-// offset in the (decompressed) text. Documents that are JSON but not a
-// profiler trace get a message saying what they are instead (a PyTorch
-// execution trace, a bare array, an object without traceEvents).
-absl::Status ParseKinetoJson(const JsonInput& input, const std::string& path,
-                             KinetoTraceBuilder* builder);
+// offset in the (decompressed) text; content after the top-level value is
+// an error. Documents that are JSON but not a profiler trace get a message
+// saying what they are instead (a PyTorch execution trace, an array without
+// trace events, an object without traceEvents).
+//
+// The text is parsed in place: the separators between chunks of events are
+// overwritten, so `input` is not usable as JSON afterwards. `chunk_bytes`
+// (about how much of the event array simdjson indexes at a time) changes
+// speed and memory only, never the result; tests vary it.
+inline constexpr size_t kDefaultChunkBytes = size_t{256} << 10;
+absl::Status ParseKinetoJson(JsonInput* input, const std::string& path,
+                             KinetoTraceBuilder* builder,
+                             size_t chunk_bytes = kDefaultChunkBytes);
 
 }  // namespace reverie::kineto
 

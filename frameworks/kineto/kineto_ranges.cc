@@ -97,17 +97,9 @@ namespace {
 // for recs[order[p]]. Parents always come before their children.
 class RangeInference {
  public:
-  RangeInference(std::vector<RangeRec> recs, Trace* trace) : recs_(std::move(recs)), trace_(trace) {
+  RangeInference(RangeRecs recs, Trace* trace) : recs_(std::move(recs)), trace_(trace) {
     const size_t n = recs_.size();
-    order_.resize(n);
-    std::iota(order_.begin(), order_.end(), 0u);
-    std::sort(order_.begin(), order_.end(), [&](uint32_t a, uint32_t b) {
-      const RangeRec& x = recs_[a];
-      const RangeRec& y = recs_[b];
-      return std::make_tuple(x.is_gpu, x.pid, x.tid, x.start_ns, -x.end_ns, NestingRank(x),
-                             x.order) < std::make_tuple(y.is_gpu, y.pid, y.tid, y.start_ns,
-                                                        -y.end_ns, NestingRank(y), y.order);
-    });
+    SortInOrder();
     parent_.assign(n, kNone);
     depth_.assign(n, 0);
     phase_.assign(n, proto::PHASE_UNKNOWN);
@@ -124,6 +116,30 @@ class RangeInference {
   }
 
  private:
+  // order_ = indexes of recs_ by (CPU before GPU, pid, tid, start, longer
+  // first, NestingRank, file order). The keys are copied out first: sorting
+  // indexes that compare through recs_ misses the cache on every compare.
+  void SortInOrder() {
+    struct Key {
+      bool is_gpu;
+      int64_t pid, tid, start_ns, neg_end_ns;
+      int rank;
+      uint32_t order, index;
+      bool operator<(const Key& o) const {
+        return std::tie(is_gpu, pid, tid, start_ns, neg_end_ns, rank, order) <
+               std::tie(o.is_gpu, o.pid, o.tid, o.start_ns, o.neg_end_ns, o.rank, o.order);
+      }
+    };
+    std::vector<Key, HugePageAllocator<Key>> keys(recs_.size());
+    for (uint32_t i = 0; i < recs_.size(); ++i) {
+      const RangeRec& r = recs_[i];
+      keys[i] = Key{r.is_gpu, r.pid, r.tid, r.start_ns, -r.end_ns, NestingRank(r), r.order, i};
+    }
+    std::sort(keys.begin(), keys.end());
+    order_.resize(keys.size());
+    for (size_t i = 0; i < keys.size(); ++i) order_[i] = keys[i].index;
+  }
+
   RangeRec& rec(uint32_t p) { return recs_[order_[p]]; }
   std::string_view name(uint32_t p) { return trace_->String(rec(p).name_sid); }
 
@@ -379,7 +395,7 @@ class RangeInference {
     }
   };
 
-  std::vector<RangeRec> recs_;
+  RangeRecs recs_;
   Trace* trace_;
   std::vector<uint32_t> order_;
   std::vector<uint32_t> parent_, depth_;
@@ -395,7 +411,7 @@ class RangeInference {
 
 }  // namespace
 
-void EmitRanges(std::vector<RangeRec> ranges, const std::vector<FwdBwdLink>& links, Trace* trace) {
+void EmitRanges(RangeRecs ranges, const std::vector<FwdBwdLink>& links, Trace* trace) {
   RangeInference(std::move(ranges), trace).Run(links);
 }
 

@@ -15,6 +15,7 @@
 #include <string_view>
 #include <vector>
 
+#include "base/huge_pages.h"
 #include "proto/trace.h"
 
 namespace reverie::kineto {
@@ -37,6 +38,9 @@ struct RangeRec {
   bool starts_fwdbwd_flow = false;  // a forward op that an autograd node came from
 };
 
+// Ranges of a large trace: tens of MB, grown one event at a time.
+using RangeRecs = std::vector<RangeRec, HugePageAllocator<RangeRec>>;
+
 // A forward -> backward link from a fwdbwd flow.
 struct FwdBwdLink {
   int64_t from_tid;
@@ -49,7 +53,7 @@ struct FwdBwdLink {
 // trace->events().ranges() (and ProfilerStep iterations to iterations()).
 // Anomalies go to trace counters (range_overlap, duplicate_profiler_step,
 // backward_op_without_forward).
-void EmitRanges(std::vector<RangeRec> ranges, const std::vector<FwdBwdLink>& links, Trace* trace);
+void EmitRanges(RangeRecs ranges, const std::vector<FwdBwdLink>& links, Trace* trace);
 
 // Phase from a range's name alone (markers such as "## backward ##",
 // "Optimizer.step#Adam.step", "autograd::engine::evaluate_function: ...").

@@ -4,9 +4,11 @@
 For every Kineto JSON file (.json / .json.gz) under the traces folder, counts
 kernels, memcpys, memsets, runtime+driver calls and distinct ProfilerStep#N
 numbers independently with Python's json module, and compares them with
-`reverie info --json`. Files that are JSON but not profiler traces (PyTorch
-execution traces) must be refused: exit status 2 and one line on stderr that
-names the file.
+`reverie info --json`. Traces are the JSON Object form {"traceEvents": [...]}
+or the JSON Array form [event, ...] with at least one event (an object with
+"ph"). Files that are JSON but not profiler traces (PyTorch execution traces,
+arrays of anything else) must be refused: exit status 2 and one line on
+stderr that names the file.
 
 usage: check_counts.py REVERIE_BINARY TRACES_DIR   ($REVERIE_TRACES overrides TRACES_DIR)
 Exits 77 (ctest SKIP_RETURN_CODE) when TRACES_DIR does not exist.
@@ -34,10 +36,19 @@ def load(path):
     return json.loads(raw)
 
 
-def expected_counts(doc):
+def trace_events(doc):
+    """The events of a Chrome trace in either form, or None."""
+    if isinstance(doc, dict) and "traceEvents" in doc:
+        return doc["traceEvents"]
+    if isinstance(doc, list) and any(isinstance(e, dict) and "ph" in e for e in doc):
+        return doc
+    return None
+
+
+def expected_counts(events):
     c = {"kernel": 0, "memcpy": 0, "memset": 0, "cpu_api": 0}
     steps = set()
-    for e in doc["traceEvents"]:
+    for e in events:
         if not isinstance(e, dict) or e.get("ph") != "X":
             continue
         cat = e.get("cat")
@@ -78,7 +89,8 @@ def main():
         rel = os.path.relpath(path, root)
         doc = load(path)
         run = subprocess.run([binary, "info", path, "--json"], capture_output=True, text=True)
-        if not (isinstance(doc, dict) and "traceEvents" in doc):
+        events = trace_events(doc)
+        if events is None:
             lines = run.stderr.strip().splitlines()
             ok = (run.returncode == 2 and len(lines) == 1 and path in lines[0] and
                   run.stdout == "")
@@ -90,7 +102,7 @@ def main():
             refused += 1
             continue
         kineto += 1
-        want = expected_counts(doc)
+        want = expected_counts(events)
         if run.returncode != 0:
             print(f"FAIL {rel}: exit {run.returncode}: {run.stderr.strip()}")
             failures += 1

@@ -21,24 +21,22 @@ namespace {
 
 const std::string kSourceDir = std::string(REVERIE_SOURCE_DIR) + "/tests/import";
 
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using testing::ReadFile;
 
 struct RunResult {
   int status = -1;
   std::string out, err;
 };
 
-// Runs `reverie ARGS`, capturing stdout and stderr.
-RunResult Reverie(const std::string& args) {
+// Runs `reverie ARGS`, capturing stdout and stderr, under `timeout` when
+// `timeout_s` > 0 and `ulimit -v` when `address_space_kib` > 0.
+RunResult Reverie(const std::string& args, int timeout_s = 0, int address_space_kib = 0) {
   const std::string base = ::testing::TempDir() + "/reverie_cli_" +
                            ::testing::UnitTest::GetInstance()->current_test_info()->name();
-  const std::string cmd = std::string("'") + REVERIE_CLI_BINARY + "' " + args + " > '" + base +
-                          ".out' 2> '" + base + ".err'";
+  std::string cmd = std::string("'") + REVERIE_CLI_BINARY + "' " + args + " > '" + base +
+                    ".out' 2> '" + base + ".err'";
+  if (timeout_s > 0) cmd = "timeout " + std::to_string(timeout_s) + " " + cmd;
+  if (address_space_kib > 0) cmd = "ulimit -v " + std::to_string(address_space_kib) + "; " + cmd;
   const int rc = std::system(cmd.c_str());
   RunResult r;
   r.status = WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
@@ -61,7 +59,8 @@ void ExpectRefused(const std::string& path, const std::string& what) {
 
 TEST(ImportCli, InfoJsonGoldens) {
   const bool update = std::getenv("REVERIE_UPDATE_GOLDENS") != nullptr;
-  for (const std::string name : {"mini_training", "cpu_only", "anomalies", "schema2021"}) {
+  for (const std::string name : {"mini_training", "cpu_only", "anomalies", "schema2021",
+                                 "array_closed", "array_unclosed", "array_cut", "array_2021"}) {
     SCOPED_TRACE(name);
     const RunResult r = Reverie("info '" + kSourceDir + "/data/" + name + ".json' --json");
     ASSERT_EQ(r.status, 0) << r.err;
@@ -127,8 +126,8 @@ TEST(ImportCli, BadInputs) {
   ExpectRefused(testing::WriteTempFile(R"J({"traceEvents": [}]})J", ".bad.json"), "at byte");
   ExpectRefused(testing::WriteTempFile(R"J({"schema": "1.0.1", "pid": 7, "nodes": []})J", ".et.json"),
                 "is a PyTorch execution trace, not a profiler trace");
-  ExpectRefused(testing::WriteTempFile(R"J([{"ph": "X", "name": "a", "ts": 1, "dur": 1}])J", ".list.json"),
-                "bare JSON array");
+  ExpectRefused(testing::WriteTempFile("[1, 2, 3]", ".list.json"),
+                "bare JSON array holding no trace events");
   ExpectRefused(testing::WriteTempFile(R"J({"displayTimeUnit": "ms"})J", ".noevents.json"),
                 "without \"traceEvents\"");
   ExpectRefused(testing::WriteTempFile("\x01\x02 binary junk", ".junk"), "unrecognised content");
@@ -149,6 +148,45 @@ TEST(ImportCli, TruncatedGzip) {
   ExpectRefused(cut, "truncated gzip");
   absl::StatusOr<Trace> t = LoadTraceFile(cut);
   EXPECT_EQ(t.status().code(), absl::StatusCode::kDataLoss);
+}
+
+TEST(ImportCli, ArrayFormGzipped) {
+  // The golden of the plain file holds for its gzip (the name aside).
+  const std::string json = ReadFile(kSourceDir + "/data/array_unclosed.json");
+  const std::string gz = testing::WriteTempFile(testing::Gzip(json), ".json.gz");
+  const RunResult r = Reverie("info '" + gz + "' --json");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out, ReadFile(kSourceDir + "/golden/array_unclosed.info.json"));
+}
+
+TEST(ImportCli, NonRegularFilesAreRefusedWithoutBlocking) {
+  // A FIFO with no writer blocked open() forever (issue 17, D15); `timeout`
+  // turns a regression into a failure (exit 124) rather than a hang.
+  const std::string fifo = ::testing::TempDir() + "/reverie_cli_trace.fifo";
+  std::filesystem::remove(fifo);
+  ASSERT_EQ(std::system(("mkfifo '" + fifo + "'").c_str()), 0);
+  for (const std::string command : {"info", "replay", "import"}) {
+    SCOPED_TRACE(command);
+    const RunResult r = Reverie(command + " '" + fifo + "'" + (command == "import" ? " -o /dev/null" : ""),
+                                /*timeout_s=*/20);
+    EXPECT_EQ(r.status, 2) << r.err;
+    EXPECT_NE(r.err.find("is not a regular file"), std::string::npos) << r.err;
+    EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << "one line: " << r.err;
+  }
+  std::filesystem::remove(fifo);
+  ExpectRefused("/dev/zero", "is not a regular file");
+}
+
+TEST(ImportCli, GzipBombUnderAMemoryLimit) {
+  // 80 MiB of whitespace in ~80 KiB of gzip. Under a 1 GiB address-space
+  // limit it is refused by the ratio check, with its name, not by running
+  // out of memory (issue 17, D8: "internal error: std::bad_alloc").
+  const std::string bomb = testing::WriteTempFile(
+      testing::Gzip("{\"traceEvents\":[" + std::string(80 << 20, ' ') + "]}", 9), ".json.gz");
+  const RunResult r = Reverie("info '" + bomb + "'", /*timeout_s=*/60, /*address_space_kib=*/1 << 20);
+  EXPECT_EQ(r.status, 2) << r.err;
+  EXPECT_EQ(r.err.rfind("reverie: " + bomb + ": refused as a likely gzip bomb", 0), 0u) << r.err;
+  EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << "one line: " << r.err;
 }
 
 TEST(ImportCli, StatusCodes) {

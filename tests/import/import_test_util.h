@@ -5,7 +5,10 @@
 #ifndef REVERIE_TESTS_IMPORT_IMPORT_TEST_UTIL_H_
 #define REVERIE_TESTS_IMPORT_IMPORT_TEST_UTIL_H_
 
+#include <zlib.h>
+
 #include <fstream>
+#include <sstream>
 #include <string>
 #include <string_view>
 
@@ -41,7 +44,29 @@ inline Trace ImportEvents(std::string_view events, std::string_view top = "") {
   return t.ok() ? *std::move(t) : Trace();
 }
 
+inline std::string ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
 inline std::string Str(const Trace& t, uint32_t sid) { return std::string(t.String(sid)); }
+
+// One gzip member holding `text` (zlib level 6 unless told).
+inline std::string Gzip(std::string_view text, int level = 6) {
+  z_stream zs{};
+  EXPECT_EQ(deflateInit2(&zs, level, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY), Z_OK);
+  std::string out(deflateBound(&zs, text.size()) + 32, '\0');
+  zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(text.data()));
+  zs.avail_in = static_cast<uInt>(text.size());
+  zs.next_out = reinterpret_cast<Bytef*>(out.data());
+  zs.avail_out = static_cast<uInt>(out.size());
+  EXPECT_EQ(deflate(&zs, Z_FINISH), Z_STREAM_END);
+  out.resize(zs.total_out);
+  deflateEnd(&zs);
+  return out;
+}
 
 }  // namespace reverie::testing
 
