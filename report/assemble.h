@@ -39,8 +39,8 @@ struct AssembleInput {
   std::vector<std::pair<std::string, std::string>> critical_path;
 };
 
-// Measured iteration time: mean of the graph's iteration markers
-// (measured_end - measured_start), 0 when there are none.
+// Measured step time: the mean over counted steps of the trace's step spans
+// (depgraph/step_time.h, the definition every command uses), 0 when none.
 double MeasuredIterationNs(const depgraph::Graph& g);
 
 ReportData AssembleReport(const AssembleInput& in);
