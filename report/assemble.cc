@@ -58,4 +58,18 @@ ReportData AssembleReport(const AssembleInput& in) {
   return d;
 }
 
+absl::StatusOr<std::string> AssembleTimeline(const AssembleInput& in,
+                                             const TimelineViewOptions& options) {
+  if (in.baseline == nullptr || in.baseline_sim == nullptr) {
+    return absl::InvalidArgumentError("timeline: no baseline simulation");
+  }
+  std::vector<TimelineViewRun> runs = {{"baseline (simulated)", in.baseline, in.baseline_sim}};
+  for (const PredictedRun& r : in.runs) {
+    if (r.error.empty() && r.graph != nullptr && r.sim != nullptr) {
+      runs.push_back({r.name, r.graph, r.sim});
+    }
+  }
+  return RenderTimelineViewJson(runs, options);
+}
+
 }  // namespace reverie::report

@@ -13,10 +13,12 @@
 #include <utility>
 #include <vector>
 
+#include "absl/status/statusor.h"
 #include "depgraph/graph.h"
 #include "depgraph/simulator.h"
 #include "proto/trace.h"
 #include "report/html.h"
+#include "report/timeline_view.h"
 
 namespace reverie::report {
 
@@ -44,6 +46,11 @@ struct AssembleInput {
 double MeasuredIterationNs(const depgraph::Graph& g);
 
 ReportData AssembleReport(const AssembleInput& in);
+
+// The timeline document (report/timeline_view.h) of the baseline and every
+// run whose script did not fail, in order. Errors: RenderTimelineViewJson's.
+absl::StatusOr<std::string> AssembleTimeline(const AssembleInput& in,
+                                             const TimelineViewOptions& options);
 
 }  // namespace reverie::report
 
