@@ -194,10 +194,9 @@ void TimelineIndex::AddLaunches(StepView* v) const {
     const TimelineLane& lane = v->lanes[l];
     if (lane.kind != depgraph::ResourceKind::kCpuThread) continue;
     for (size_t i = 0; i < lane.tasks.size(); ++i) {
-      const uint32_t t = lane.tasks[i].value();
       if (graph_.kind(lane.tasks[i]) != depgraph::TaskKind::kCpuApi) continue;
-      for (uint32_t k = adj.out_offsets[t]; k < adj.out_offsets[t + 1]; ++k) {
-        const depgraph::Edge& e = graph_.edge(adj.out_edges[k]);
+      for (const depgraph::EdgeId id : adj.out(lane.tasks[i])) {
+        const depgraph::Edge& e = graph_.edge(id);
         if (e.kind != depgraph::EdgeKind::kLaunch) continue;
         auto it = gpu.find(e.dst.value());
         if (it == gpu.end()) continue;

@@ -326,7 +326,8 @@
       ctx.fillStyle = '#222'; ctx.font = 'bold 12px sans-serif';
       const ns = D.runs[g.run].step_ns[S.step];
       const head = (g.run === 0 ? '' : 'predicted: ') + D.runs[g.run].label + ' · ' +
-          D.steps[S.step].label + ' · ' + fmtTime(ns) + (g.V ? '' : ' (not embedded)');
+          D.steps[S.step].label + (ns === undefined ? '' : ' · ' + fmtTime(ns)) +
+          (g.V ? '' : ' (not embedded)');
       ctx.fillText(head, 6, g.y + 15);
       ctx.font = '11px sans-serif'; ctx.fillStyle = '#333';
       for (const R of g.lanes) ctx.fillText(fitText(R.L.name, LABEL_W - 10), 6, R.y + 13);
