@@ -1,9 +1,11 @@
 // `reverie report TRACE --script F [--script F ...] [--set k=v ...] -o OUT.html
-//  [--timeline OUT.json] [--top N] [--lua-budget N] [--lua-memory-mb N]
-//  [--no-sandbox]`: one self-contained HTML page with the baseline, each
-// script's prediction (and, with several scripts, all of them applied in
-// order), charts, top changed layers and kernels, the critical path and the
-// anomaly counters (report/html.h). The script flags are predict's
+//  [--timeline OUT.json] [--timeline-step I] [--top N] [--lua-budget N]
+//  [--lua-memory-mb N] [--no-sandbox]`: one self-contained HTML page with the
+// baseline, each script's prediction (and, with several scripts, all of them
+// applied in order), an interactive timeline of one step (report/timeline_view.h;
+// --timeline-step picks the step it opens on, 0-based, default the first
+// counted one), charts, top changed layers and kernels, the critical path and
+// the anomaly counters (report/html.h). The script flags are predict's
 // (cli/script_args.h); every run gets the same --set values and limits.
 #include <cstdio>
 #include <filesystem>
@@ -23,13 +25,15 @@
 #include "report/html.h"
 #include "report/progress.h"
 #include "report/timeline.h"
+#include "report/timeline_view.h"
 
 namespace reverie::cli {
 namespace {
 
 constexpr char kUsage[] =
     "report TRACE --script F [--script F ...] [--set [SCRIPT.]KEY=VALUE ...] -o OUT.html "
-    "[--timeline OUT.json] [--top N] [--lua-budget N] [--lua-memory-mb N] [--no-sandbox]";
+    "[--timeline OUT.json] [--timeline-step I] [--top N] [--lua-budget N] [--lua-memory-mb N] "
+    "[--no-sandbox]";
 
 int RunReport(const std::vector<std::string>& raw_args) {
   std::vector<std::string> args = raw_args;
@@ -41,6 +45,7 @@ int RunReport(const std::vector<std::string>& raw_args) {
   ScriptArgs script_args;
   const std::vector<std::string>& scripts = script_args.scripts;
   int top_n = 15;
+  report::TimelineViewOptions timeline_view;
   std::string error;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
@@ -54,6 +59,10 @@ int RunReport(const std::vector<std::string>& raw_args) {
       if (!error.empty()) return BadInput(error);
     } else if (a == "-o" || a == "--output") {
       if (!value(&out_path)) return BadInput("report: -o needs an output path");
+    } else if (a == "--timeline-step") {
+      if (!value(&v) || !absl::SimpleAtoi(v, &timeline_view.step) || timeline_view.step < 0) {
+        return BadInput("report: --timeline-step needs a step number (0 = the first step)");
+      }
     } else if (a == "--top") {
       if (!value(&v) || !absl::SimpleAtoi(v, &top_n) || top_n <= 0) {
         return BadInput("report: --top needs a positive number");
@@ -84,6 +93,12 @@ int RunReport(const std::vector<std::string>& raw_args) {
       LoadForCli(trace_path);
   if (!base.ok()) return BadInput(std::string(base.status().message()));
   const whatif::LoadedTrace& lt = **base;
+  if (const size_t steps = lt.baseline.iterations.size();
+      timeline_view.step >= static_cast<int64_t>(steps)) {
+    return BadInput(absl::StrCat("report: --timeline-step ", timeline_view.step, ": ", trace_path,
+                                 " has ", steps, " step", steps == 1 ? "" : "s", " (0-", steps - 1,
+                                 ")"));
+  }
 
   // Each script alone, then (with several) all of them in order.
   std::vector<std::pair<std::string, std::vector<std::string>>> runs;
@@ -121,6 +136,11 @@ int RunReport(const std::vector<std::string>& raw_args) {
   }
   report::ReportData data = report::AssembleReport(in);
   data.top_n = top_n;
+  absl::StatusOr<std::string> timeline_json = report::AssembleTimeline(in, timeline_view);
+  if (!timeline_json.ok()) {
+    return BadInput(absl::StrCat("report: ", trace_path, ": ", timeline_json.status().message()));
+  }
+  data.timeline_json = std::move(*timeline_json);
   const std::string html = report::RenderHtmlReport(data);
   std::ofstream f(out_path, std::ios::binary | std::ios::trunc);
   if (!f) return BadInput(absl::StrCat(out_path, ": cannot open for writing"));

@@ -1,20 +1,13 @@
 #include "report/assemble.h"
 
 #include "absl/strings/str_cat.h"
+#include "depgraph/step_time.h"
 #include "report/svg.h"
 
 namespace reverie::report {
 
 double MeasuredIterationNs(const depgraph::Graph& g) {
-  double sum = 0;
-  int n = 0;
-  for (size_t i = 0; i < g.iteration_count(); ++i) {
-    const depgraph::Iteration& it = g.iteration_info(static_cast<int32_t>(i));
-    if (it.measured_end_ns <= it.measured_start_ns) continue;
-    sum += static_cast<double>(it.measured_end_ns - it.measured_start_ns);
-    ++n;
-  }
-  return n > 0 ? sum / n : 0;
+  return depgraph::SummarizeSteps(depgraph::MeasuredIterations(g)).mean_ns;
 }
 
 ReportData AssembleReport(const AssembleInput& in) {
@@ -63,6 +56,20 @@ ReportData AssembleReport(const AssembleInput& in) {
     }
   }
   return d;
+}
+
+absl::StatusOr<std::string> AssembleTimeline(const AssembleInput& in,
+                                             const TimelineViewOptions& options) {
+  if (in.baseline == nullptr || in.baseline_sim == nullptr) {
+    return absl::InvalidArgumentError("timeline: no baseline simulation");
+  }
+  std::vector<TimelineViewRun> runs = {{"baseline (simulated)", in.baseline, in.baseline_sim}};
+  for (const PredictedRun& r : in.runs) {
+    if (r.error.empty() && r.graph != nullptr && r.sim != nullptr) {
+      runs.push_back({r.name, r.graph, r.sim});
+    }
+  }
+  return RenderTimelineViewJson(runs, options);
 }
 
 }  // namespace reverie::report

@@ -13,10 +13,12 @@
 #include <utility>
 #include <vector>
 
+#include "absl/status/statusor.h"
 #include "depgraph/graph.h"
 #include "depgraph/simulator.h"
 #include "proto/trace.h"
 #include "report/html.h"
+#include "report/timeline_view.h"
 
 namespace reverie::report {
 
@@ -39,11 +41,16 @@ struct AssembleInput {
   std::vector<std::pair<std::string, std::string>> critical_path;
 };
 
-// Measured iteration time: mean of the graph's iteration markers
-// (measured_end - measured_start), 0 when there are none.
+// Measured step time: the mean over counted steps of the trace's step spans
+// (depgraph/step_time.h, the definition every command uses), 0 when none.
 double MeasuredIterationNs(const depgraph::Graph& g);
 
 ReportData AssembleReport(const AssembleInput& in);
+
+// The timeline document (report/timeline_view.h) of the baseline and every
+// run whose script did not fail, in order. Errors: RenderTimelineViewJson's.
+absl::StatusOr<std::string> AssembleTimeline(const AssembleInput& in,
+                                             const TimelineViewOptions& options);
 
 }  // namespace reverie::report
 

@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "report/plots.h"
 #include "report/svg.h"
+#include "report/timeline_view_assets.h"
 
 namespace reverie::report {
 namespace {
@@ -89,7 +90,8 @@ std::string EscapeHtml(std::string_view s) { return EscapeXml(s); }
 std::string RenderHtmlReport(const ReportData& d) {
   std::string h = "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n";
   absl::StrAppend(&h, "<title>reverie report: ", EscapeHtml(d.trace_path), "</title>\n<style>",
-                  kCss, "</style></head><body>\n");
+                  kCss, d.timeline_json.empty() ? "" : assets::kTimelineCss,
+                  "</style></head><body>\n");
   absl::StrAppend(&h, "<h1>reverie what-if report</h1><div class=\"muted\">trace: ",
                   EscapeHtml(d.trace_path), "</div>\n");
 
@@ -141,6 +143,16 @@ std::string RenderHtmlReport(const ReportData& d) {
                       EscapeHtml(d.settings[i].second));
     }
     h += "</div>\n";
+  }
+
+  // ---- timeline ----
+  if (!d.timeline_json.empty()) {
+    absl::StrAppend(
+        &h, "<h2>Timeline</h2>\n<div class=\"muted\">One step, baseline above prediction: "
+            "wheel or +/- to zoom, drag to pan, hover a task for its details.</div>\n"
+            "<div id=\"tl\" class=\"tl\">The timeline needs JavaScript.</div>\n"
+            "<script type=\"application/json\" id=\"tl-data\">",
+        d.timeline_json, "</script>\n<script>", assets::kTimelineJs, "</script>\n");
   }
 
   // ---- charts ----

@@ -1,13 +1,15 @@
 // File: report/html.h
 //
-// The `reverie report` document: ONE self-contained HTML file (inline CSS and
-// SVG, no script, no external link, no URL at all) so that it can be mailed,
+// The `reverie report` document: ONE self-contained HTML file (inline CSS,
+// SVG and script, no external link, no URL at all) so that it can be mailed,
 // archived and opened offline.
 //
 // Sections: summary (measured, simulated baseline, each script's prediction
-// and speedup), charts (runtime breakdown per iteration, baseline vs
-// predicted per script, per-layer deltas), top changed layers and kernels,
-// critical path summary, anomaly counters, and the settings used.
+// and speedup), the interactive timeline of one step (report/timeline_view.h;
+// the page's only script, inline), charts (runtime breakdown per iteration,
+// baseline vs predicted per script, per-layer deltas), top changed layers
+// and kernels, critical path summary, anomaly counters, and the settings
+// used. Without a timeline the page has no script at all.
 #ifndef REVERIE_REPORT_HTML_H_
 #define REVERIE_REPORT_HTML_H_
 
@@ -40,6 +42,8 @@ struct ReportData {
   std::vector<std::pair<std::string, int64_t>> anomalies;          // counter -> count
   std::vector<std::pair<std::string, std::string>> settings;       // --set k=v
   std::vector<std::pair<std::string, std::string>> graph_facts;    // "tasks" -> "36,000"
+  // RenderTimelineViewJson's document; empty: no timeline section.
+  std::string timeline_json;
   int top_n = 15;
 };
 

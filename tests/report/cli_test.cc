@@ -207,5 +207,23 @@ TEST_F(ReportSweepCliTest, ReportIsSelfContained) {
   EXPECT_EQ(doc["kernel_count"].get_int64().value(), 3);
 }
 
+TEST_F(ReportSweepCliTest, ReportTimelineStep) {
+  const std::string html = dir_ + "/report.html";
+  CliResult r = RunCli(
+      kCli, {"report", a_, "--script", script_, "-o", html, "--timeline-step", "0"}, dir_);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(ReadFile(html).find("\"open_step\":0"), std::string::npos);
+  // The trace has one step: step 1 does not exist, and nothing is written.
+  std::filesystem::remove(html);
+  r = RunCli(kCli, {"report", a_, "--script", script_, "-o", html, "--timeline-step", "1"}, dir_);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find(a_ + " has 1 step (0-0)"), std::string::npos) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(html));
+  r = RunCli(kCli, {"report", a_, "--script", script_, "-o", html, "--timeline-step", "x"}, dir_);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("--timeline-step needs a step number"), std::string::npos) << r.err;
+}
+
 }  // namespace
 }  // namespace reverie::testing
