@@ -11,6 +11,7 @@
 
 #include "absl/strings/str_format.h"
 #include "base/json_writer.h"
+#include "depgraph/breakdown.h"
 #include "depgraph/step_time.h"
 
 namespace reverie::report {
@@ -35,6 +36,17 @@ inline void WriteStepJson(JsonWriter& w, const depgraph::StepStats& s) {
   w.Field("max_us", s.max_ns / 1e3);
   w.Field("stddev_us", s.stddev_ns / 1e3);
   w.Field("steps", s.counted);
+  w.EndObject();
+}
+
+// {"cpu_only_us", "gpu_only_us", "overlap_us", "idle_us"}: where a step's
+// time goes (depgraph/breakdown.h), as info and predict write it.
+inline void WriteTimeSplitJson(JsonWriter& w, const depgraph::TimeSplit& s) {
+  w.BeginObject();
+  w.Field("cpu_only_us", s.cpu_only_ns / 1e3);
+  w.Field("gpu_only_us", s.gpu_only_ns / 1e3);
+  w.Field("overlap_us", s.overlap_ns / 1e3);
+  w.Field("idle_us", s.idle_ns / 1e3);
   w.EndObject();
 }
 

@@ -20,13 +20,6 @@ void WriteCpuSplit(JsonWriter& w, const depgraph::CpuSplit& c) {
   w.Field("framework_us", Us(c.framework_ns)).Field("untraced_gap_us", Us(c.untraced_ns));
 }
 
-void WriteSplit(JsonWriter& w, const char* key, const depgraph::TimeSplit& t) {
-  w.Key(key).BeginObject();
-  w.Field("cpu_only_us", Us(t.cpu_only_ns)).Field("gpu_only_us", Us(t.gpu_only_ns));
-  w.Field("overlap_us", Us(t.overlap_ns)).Field("idle_us", Us(t.idle_ns));
-  w.EndObject();
-}
-
 void WriteGraphJson(JsonWriter& w, const GraphView& v) {
   w.Key("graph").BeginObject();
   w.Field("built", v.built);
@@ -58,7 +51,8 @@ void WriteGraphJson(JsonWriter& w, const GraphView& v) {
   w.Key("breakdown").BeginArray();
   for (const depgraph::IterationBreakdown& it : v.breakdown.iterations) {
     w.BeginObject().Field("name", it.name);
-    WriteSplit(w, "measured", it.measured);
+    w.Key("measured");
+    report::WriteTimeSplitJson(w, it.measured);
     w.EndObject();
   }
   w.EndArray();

@@ -101,15 +101,6 @@ void WriteGroups(JsonWriter& w, const std::vector<GroupDelta>& v) {
   w.EndArray();
 }
 
-void WriteSplit(JsonWriter& w, const depgraph::TimeSplit& s) {
-  w.BeginObject();
-  w.Field("cpu_only_us", s.cpu_only_ns / 1e3);
-  w.Field("gpu_only_us", s.gpu_only_ns / 1e3);
-  w.Field("overlap_us", s.overlap_ns / 1e3);
-  w.Field("idle_us", s.idle_ns / 1e3);
-  w.EndObject();
-}
-
 }  // namespace
 
 std::string PredictionJson(const PredictionReport& r) {
@@ -175,9 +166,9 @@ std::string PredictionJson(const PredictionReport& r) {
   w.EndArray();
   w.Key("time_split").BeginObject();
   w.Key("baseline");
-  WriteSplit(w, r.base_split);
+  report::WriteTimeSplitJson(w, r.base_split);
   w.Key("predicted");
-  WriteSplit(w, r.pred_split);
+  report::WriteTimeSplitJson(w, r.pred_split);
   w.EndObject();
   w.Key("phases");
   WriteGroups(w, r.phases);
