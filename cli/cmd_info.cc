@@ -7,8 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "cli/command.h"
-#include "cli/json_writer.h"
-#include "cli/step_report.h"
+#include "report/step_report.h"
 #include "depgraph/breakdown.h"
 #include "depgraph/builder.h"
 #include "depgraph/cpu_time.h"
@@ -16,114 +15,17 @@
 #include "depgraph/step_time.h"
 #include "frameworks/trace_loader.h"
 #include "frameworks/trace_summary.h"
+#include "whatif/info.h"
 
 namespace reverie::cli {
 namespace {
 
 constexpr char kUsage[] = "info TRACE [--json]";
 
-double Us(int64_t ns) { return static_cast<double>(ns) / 1000.0; }
+using report::kStepDefinition;
+using report::StepText;
+using whatif::GraphView;
 double Ms(int64_t ns) { return static_cast<double>(ns) / 1e6; }
-
-// The dependency-graph view of the trace: what the builder inferred and where
-// each measured iteration's time went (Daydream Fig. 6). Optional: a trace
-// the builder cannot use (no API calls and no GPU work) still gets its info.
-struct GraphView {
-  bool built = false;
-  std::string why_not;
-  size_t tasks = 0;
-  size_t edges = 0;
-  depgraph::BuildStats stats;
-  depgraph::GraphBreakdown breakdown;
-  std::vector<depgraph::IterationTime> steps;  // measured, by the one step definition
-  std::vector<std::string> step_names;
-  depgraph::StepStats step_stats;
-  depgraph::CpuTimeReport cpu;  // measured
-};
-
-GraphView AnalyzeGraph(const Trace& trace) {
-  GraphView v;
-  absl::StatusOr<depgraph::Graph> graph = depgraph::BuildGraph(trace, {}, &v.stats);
-  if (!graph.ok()) {
-    v.why_not = std::string(graph.status().message());
-    return v;
-  }
-  absl::StatusOr<depgraph::SimResult> sim = depgraph::Simulate(*graph);
-  if (!sim.ok()) {
-    v.why_not = std::string(sim.status().message());
-    return v;
-  }
-  v.built = true;
-  v.tasks = graph->live_task_count();
-  v.edges = graph->live_edge_count();
-  v.breakdown = depgraph::ComputeBreakdown(*graph, *sim);
-  v.steps = depgraph::MeasuredIterations(*graph);
-  v.step_stats = depgraph::SummarizeSteps(v.steps);
-  for (size_t i = 0; i < v.steps.size(); ++i) {
-    v.step_names.push_back(i < graph->iteration_count()
-                               ? graph->iteration_info(static_cast<int32_t>(i)).name
-                               : "whole trace");
-  }
-  const depgraph::TaskTimes m = depgraph::MeasuredTimes(*graph);
-  v.cpu = depgraph::ComputeCpuTime(*graph, m.start, m.end);
-  return v;
-}
-
-void WriteCpuSplit(JsonWriter& w, const depgraph::CpuSplit& c) {
-  w.Field("api_us", Us(c.api_ns)).Field("op_us", Us(c.op_ns));
-  w.Field("framework_us", Us(c.framework_ns)).Field("untraced_gap_us", Us(c.untraced_ns));
-}
-
-void WriteSplit(JsonWriter& w, const char* key, const depgraph::TimeSplit& t) {
-  w.Key(key).BeginObject();
-  w.Field("cpu_only_us", Us(t.cpu_only_ns)).Field("gpu_only_us", Us(t.gpu_only_ns));
-  w.Field("overlap_us", Us(t.overlap_ns)).Field("idle_us", Us(t.idle_ns));
-  w.EndObject();
-}
-
-void WriteGraphJson(JsonWriter& w, const GraphView& v) {
-  w.Key("graph").BeginObject();
-  w.Field("built", v.built);
-  if (!v.built) {
-    w.Field("reason", v.why_not);
-    w.EndObject();
-    return;
-  }
-  w.Field("tasks", static_cast<int64_t>(v.tasks)).Field("edges", static_cast<int64_t>(v.edges));
-  w.Key("counters").BeginObject();
-  for (const auto& [name, value] : v.stats.counters) w.Field(name, value);
-  w.EndObject();
-  w.Field("step_definition", kStepDefinition);
-  w.Key("step");
-  WriteStepJson(w, v.step_stats);
-  w.Key("steps").BeginArray();
-  for (size_t i = 0; i < v.steps.size(); ++i) {
-    w.BeginObject().Field("name", v.step_names[i]).Field("counted", v.steps[i].counted);
-    w.Field("step_us", Us(v.steps[i].duration_ns()));
-    if (i < v.cpu.by_step.size()) {
-      w.Key("cpu").BeginObject();
-      WriteCpuSplit(w, v.cpu.by_step[i]);
-      w.EndObject();
-    }
-    w.EndObject();
-  }
-  w.EndArray();
-  w.Field("cpu_threads_without_op_spans", v.cpu.threads_without_ops);
-  w.Key("breakdown").BeginArray();
-  for (const depgraph::IterationBreakdown& it : v.breakdown.iterations) {
-    w.BeginObject().Field("name", it.name);
-    WriteSplit(w, "measured", it.measured);
-    w.EndObject();
-  }
-  w.EndArray();
-  w.Key("phases").BeginArray();
-  for (const depgraph::GroupTime& g : v.breakdown.by_phase) {
-    w.BeginObject().Field("phase", g.name).Field("cpu_us", Us(g.cpu_ns));
-    w.Field("gpu_us", Us(g.gpu_ns)).EndObject();
-  }
-  w.EndArray();
-  w.EndObject();
-}
 
 void PrintGraph(const GraphView& v) {
   if (!v.built) {
@@ -166,77 +68,6 @@ void PrintGraph(const GraphView& v) {
   for (const auto& [name, value] : v.stats.counters) {
     std::printf("  %-36s %lld\n", name.c_str(), static_cast<long long>(value));
   }
-}
-
-std::string WriteJson(const Trace& trace, const TraceSummary& s, const GraphView& g) {
-  JsonWriter w;
-  w.BeginObject();
-  w.Field("producer", trace.header().producer());
-  w.Key("tasks").BeginObject();
-  w.Field("cpu_api", s.runtime_calls + s.driver_calls);
-  w.Field("runtime", s.runtime_calls);
-  w.Field("driver", s.driver_calls);
-  w.Field("kernel", s.kernels);
-  w.Field("kernel_with_geometry", s.kernels_with_geometry);
-  w.Field("memcpy", s.memcpys);
-  w.Field("memset", s.memsets);
-  w.Field("sync", s.syncs);
-  w.Field("event_record", s.event_records);
-  w.Field("range", s.ranges);
-  w.Field("collective", s.collectives);
-  w.Field("flow", s.flows);
-  w.EndObject();
-  w.Key("ranges").BeginObject();
-  w.Field("cpu_op", s.cpu_op_ranges);
-  w.Field("user_annotation", s.annotation_ranges);
-  w.Field("layer", s.layer_ranges);
-  w.Field("gpu_annotation", s.gpu_annotation_ranges);
-  w.EndObject();
-  w.Field("threads", s.threads);
-  w.Field("streams", s.streams);
-  w.Field("devices", s.devices);
-  w.Field("layers", s.layers);
-  w.Key("iterations").BeginArray();
-  for (const IterationStat& it : s.iterations) {
-    w.BeginObject().Field("name", it.name).Field("index", it.index);
-    w.Field("cpu_span_us", Us(it.measured_ns)).EndObject();
-  }
-  w.EndArray();
-  w.Field("has_gpu_events", s.has_gpu_events);
-  w.Field("gpu_busy_fraction", s.gpu_busy_fraction);
-  w.Field("gpu_busy_us", Us(s.gpu_busy_ns));
-  w.Field("span_us", Us(s.span_ns));
-  w.Field("kernel_total_us", Us(s.kernel_total_ns));
-  w.Key("top_kernels").BeginArray();
-  for (const KernelStat& k : s.top_kernels) {
-    w.BeginObject().Field("name", k.name).Field("count", k.count);
-    w.Field("total_us", Us(k.total_ns));
-    w.Field("percent", s.kernel_total_ns > 0 ? 100.0 * static_cast<double>(k.total_ns) /
-                                                   static_cast<double>(s.kernel_total_ns)
-                                             : 0.0);
-    w.EndObject();
-  }
-  w.EndArray();
-  w.Key("device_properties").BeginArray();
-  for (const proto::Device& d : trace.header().devices()) {
-    w.BeginObject().Field("id", d.id()).Field("name", d.name()).Field("vendor", d.vendor());
-    w.Field("sm_count", d.sm_count()).EndObject();
-  }
-  w.EndArray();
-  if (trace.header().has_distributed()) {
-    const proto::DistributedInfo& di = trace.header().distributed();
-    w.Key("distributed").BeginObject().Field("backend", di.backend());
-    w.Field("rank", di.rank()).Field("world_size", di.world_size()).EndObject();
-  }
-  w.Key("anomalies").BeginObject();
-  for (const auto& [name, value] : s.anomalies) w.Field(name, value);
-  w.EndObject();
-  w.Key("skipped").BeginObject();
-  for (const auto& [name, value] : s.skipped) w.Field(name, value);
-  w.EndObject();
-  WriteGraphJson(w, g);
-  w.EndObject();
-  return w.str();
 }
 
 void PrintText(const std::string& path, const Trace& trace, const TraceSummary& s) {
@@ -332,9 +163,9 @@ int RunInfo(const std::vector<std::string>& args) {
   absl::StatusOr<Trace> trace = LoadTraceFile(path);
   if (!trace.ok()) return BadInput(std::string(trace.status().message()));
   const TraceSummary summary = Summarize(*trace);
-  const GraphView graph = AnalyzeGraph(*trace);
+  const GraphView graph = whatif::AnalyzeGraph(*trace);
   if (json) {
-    const std::string out = WriteJson(*trace, summary, graph);
+    const std::string out = whatif::InfoJson(*trace, summary, graph);
     std::fwrite(out.data(), 1, out.size(), stdout);
     std::fputc('\n', stdout);
   } else {

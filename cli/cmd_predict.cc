@@ -29,10 +29,9 @@
 #include "absl/strings/numbers.h"
 #include "cli/command.h"
 #include "cli/load.h"
-#include "cli/json_writer.h"
 #include "cli/paths.h"
 #include "cli/script_args.h"
-#include "cli/step_report.h"
+#include "report/step_report.h"
 #include "depgraph/breakdown.h"
 #include "depgraph/builder.h"
 #include "depgraph/simulator.h"
@@ -40,12 +39,15 @@
 #include "report/timeline.h"
 #include "scripts/script_runner.h"
 #include "depgraph/model_info.h"
+#include "whatif/prediction_report.h"
 
 namespace reverie::cli {
 namespace {
 
 using depgraph::Graph;
 using depgraph::SimResult;
+using report::kStepDefinition;
+using report::StepText;
 
 constexpr char kUsage[] =
     "predict TRACE --script FILE [--script FILE ...] [--set [SCRIPT.]KEY=VALUE ...] [--json] "
@@ -112,205 +114,12 @@ bool ParseArgs(const std::vector<std::string>& args, Options* o, std::string* er
   return true;
 }
 
-struct GroupDelta {
-  std::string name;
-  double base_cpu_us = 0, base_gpu_us = 0, pred_cpu_us = 0, pred_gpu_us = 0;
-  double delta_us() const { return (pred_cpu_us + pred_gpu_us) - (base_cpu_us + base_gpu_us); }
-};
-
-// Busy time per group and per iteration, baseline vs predicted, keeping the
-// groups' order of first appearance.
-std::vector<GroupDelta> Deltas(const std::vector<depgraph::GroupTime>& base,
-                               const std::vector<depgraph::GroupTime>& pred, double iterations) {
-  std::vector<GroupDelta> out;
-  std::map<std::string, size_t> index;
-  auto slot = [&](const std::string& name) -> GroupDelta& {
-    auto [it, fresh] = index.emplace(name, out.size());
-    if (fresh) out.push_back({name});
-    return out[it->second];
-  };
-  for (const depgraph::GroupTime& g : base) {
-    GroupDelta& d = slot(g.name);
-    d.base_cpu_us = g.cpu_ns / 1e3 / iterations;
-    d.base_gpu_us = g.gpu_ns / 1e3 / iterations;
-  }
-  for (const depgraph::GroupTime& g : pred) {
-    GroupDelta& d = slot(g.name);
-    d.pred_cpu_us = g.cpu_ns / 1e3 / iterations;
-    d.pred_gpu_us = g.gpu_ns / 1e3 / iterations;
-  }
-  return out;
-}
-
-std::vector<GroupDelta> TopByDelta(std::vector<GroupDelta> v, int n) {
-  std::stable_sort(v.begin(), v.end(), [](const GroupDelta& a, const GroupDelta& b) {
-    return std::fabs(a.delta_us()) > std::fabs(b.delta_us());
-  });
-  if (static_cast<int>(v.size()) > n) v.resize(n);
-  return v;
-}
-
-// Mean simulated time split over the counted steps.
-depgraph::TimeSplit MeanSplit(const depgraph::GraphBreakdown& b) {
-  depgraph::TimeSplit m;
-  int64_t n = 0;
-  for (const depgraph::IterationBreakdown& it : b.iterations) {
-    if (!it.counted) continue;
-    ++n;
-    m.cpu_only_ns += it.simulated.cpu_only_ns;
-    m.gpu_only_ns += it.simulated.gpu_only_ns;
-    m.overlap_ns += it.simulated.overlap_ns;
-    m.idle_ns += it.simulated.idle_ns;
-  }
-  if (n == 0) return m;
-  m.cpu_only_ns /= n;
-  m.gpu_only_ns /= n;
-  m.overlap_ns /= n;
-  m.idle_ns /= n;
-  return m;
-}
-
-std::vector<double> IterationTimesUs(const SimResult& r) {
-  std::vector<double> out;
-  for (const depgraph::IterationTime& it : r.iterations) out.push_back(it.duration_ns() / 1e3);
-  return out;
-}
-
-std::string IterationName(const Graph& g, const depgraph::IterationTime& it, size_t i) {
-  if (it.iteration >= 0 && static_cast<size_t>(it.iteration) < g.iteration_count()) {
-    return g.iteration_info(it.iteration).name;
-  }
-  return "iteration " + std::to_string(i);
-}
-
-struct Result {
-  const Options* opt;
-  const Graph* base_graph;
-  const Graph* pred_graph;
-  const SimResult* base;
-  const SimResult* pred;
-  const whatif::Prediction* prediction;
-  std::vector<GroupDelta> phases, layers;
-  depgraph::TimeSplit base_split, pred_split;
-  std::vector<double> base_iter_us, pred_iter_us;
-};
-
-void WriteChanges(JsonWriter& w, const transforms::ChangeSummary& c) {
-  w.BeginObject();
-  w.Field("added", c.added);
-  w.Field("removed", c.removed);
-  w.Field("modified", c.modified);
-  w.Field("edges_added", c.edges_added);
-  w.Field("edges_removed", c.edges_removed);
-  w.Field("resources_added", c.resources_added);
-  w.EndObject();
-}
-
-void WriteGroups(JsonWriter& w, const std::vector<GroupDelta>& v) {
-  w.BeginArray();
-  for (const GroupDelta& d : v) {
-    w.BeginObject();
-    w.Field("name", d.name);
-    w.Field("baseline_cpu_us", d.base_cpu_us);
-    w.Field("baseline_gpu_us", d.base_gpu_us);
-    w.Field("predicted_cpu_us", d.pred_cpu_us);
-    w.Field("predicted_gpu_us", d.pred_gpu_us);
-    w.Field("delta_us", d.delta_us());
-    w.EndObject();
-  }
-  w.EndArray();
-}
-
-void WriteSplit(JsonWriter& w, const depgraph::TimeSplit& s) {
-  w.BeginObject();
-  w.Field("cpu_only_us", s.cpu_only_ns / 1e3);
-  w.Field("gpu_only_us", s.gpu_only_ns / 1e3);
-  w.Field("overlap_us", s.overlap_ns / 1e3);
-  w.Field("idle_us", s.idle_ns / 1e3);
-  w.EndObject();
-}
-
-void PrintJson(const Result& r) {
+void PrintText(const whatif::PredictionReport& r) {
   const depgraph::StepStats bs = depgraph::SummarizeSteps(r.base->iterations);
   const depgraph::StepStats ps = depgraph::SummarizeSteps(r.pred->iterations);
   const double base_us = bs.mean_ns / 1e3;
   const double pred_us = ps.mean_ns / 1e3;
-  JsonWriter w;
-  w.BeginObject();
-  w.Field("trace", r.opt->trace);
-  w.Key("scripts").BeginArray();
-  for (const lua::ScriptReport& s : r.prediction->reports) {
-    w.BeginObject();
-    w.Field("name", s.script.display_name);
-    w.Field("path", s.script.path);
-    w.Key("params").BeginObject();
-    for (const lua::ParamValue& p : s.params) {
-      w.Key(p.name);
-      if (p.type == "number") {
-        double v = 0;
-        if (absl::SimpleAtod(p.value_text, &v)) {
-          w.Double(v);
-        } else {
-          w.String(p.value_text);
-        }
-      } else if (p.type == "boolean") {
-        w.Bool(p.value_text == "true" || p.value_text == "1" || p.value_text == "yes" ||
-               p.value_text == "on");
-      } else {
-        w.String(p.value_text);
-      }
-    }
-    w.EndObject();
-    w.Key("changes");
-    WriteChanges(w, s.changes);
-    w.Key("log").BeginArray();
-    for (const std::string& line : s.log) w.String(line);
-    w.EndArray();
-    w.EndObject();
-  }
-  w.EndArray();
-  w.Field("schedule_policy", r.prediction->schedule_description);
-  w.Field("step_definition", kStepDefinition);
-  w.Field("baseline_us", base_us);
-  w.Field("predicted_us", pred_us);
-  w.Field("speedup", pred_us > 0 ? base_us / pred_us : 0.0);
-  w.Key("baseline_noise");
-  WriteStepJson(w, bs);
-  w.Key("predicted_noise");
-  WriteStepJson(w, ps);
-  w.Key("changes");
-  WriteChanges(w, r.prediction->changes);
-  w.Key("iterations").BeginArray();
-  const size_t n = std::min(r.base->iterations.size(), r.pred->iterations.size());
-  for (size_t i = 0; i < n; ++i) {
-    w.BeginObject();
-    w.Field("name", IterationName(*r.base_graph, r.base->iterations[i], i));
-    w.Field("counted", r.base->iterations[i].counted);
-    w.Field("baseline_us", r.base_iter_us[i]);
-    w.Field("predicted_us", r.pred_iter_us[i]);
-    w.EndObject();
-  }
-  w.EndArray();
-  w.Key("time_split").BeginObject();
-  w.Key("baseline");
-  WriteSplit(w, r.base_split);
-  w.Key("predicted");
-  WriteSplit(w, r.pred_split);
-  w.EndObject();
-  w.Key("phases");
-  WriteGroups(w, r.phases);
-  w.Key("layers");
-  WriteGroups(w, r.layers);
-  w.EndObject();
-  std::printf("%s\n", w.str().c_str());
-}
-
-void PrintText(const Result& r) {
-  const depgraph::StepStats bs = depgraph::SummarizeSteps(r.base->iterations);
-  const depgraph::StepStats ps = depgraph::SummarizeSteps(r.pred->iterations);
-  const double base_us = bs.mean_ns / 1e3;
-  const double pred_us = ps.mean_ns / 1e3;
-  std::printf("trace: %s\n", r.opt->trace.c_str());
+  std::printf("trace: %s\n", r.trace_path.c_str());
   for (const lua::ScriptReport& s : r.prediction->reports) {
     std::printf("script: %s", s.script.display_name.c_str());
     const char* sep = " (";
@@ -346,7 +155,7 @@ void PrintText(const Result& r) {
       const double b = r.base_iter_us[i];
       const double p = r.pred_iter_us[i];
       std::printf("%-28s %14.1f %14.1f %+8.1f%%%s\n",
-                  IterationName(*r.base_graph, r.base->iterations[i], i).c_str(), b, p,
+                  whatif::IterationName(*r.base_graph, r.base->iterations[i], i).c_str(), b, p,
                   b > 0 ? (p - b) / b * 100 : 0.0,
                   r.base->iterations[i].counted ? "" : "  (not counted)");
     }
@@ -358,11 +167,11 @@ void PrintText(const Result& r) {
   std::printf("  gpu only                               %12.1f %12.1f\n", b.gpu_only_ns / 1e3, p.gpu_only_ns / 1e3);
   std::printf("  cpu + gpu                              %12.1f %12.1f\n", b.overlap_ns / 1e3, p.overlap_ns / 1e3);
   std::printf("  idle                                   %12.1f %12.1f\n", b.idle_ns / 1e3, p.idle_ns / 1e3);
-  auto table = [](const char* title, const std::vector<GroupDelta>& v) {
+  auto table = [](const char* title, const std::vector<whatif::GroupDelta>& v) {
     if (v.empty()) return;
     std::printf("\n%-30s %11s %11s %11s %11s %11s\n", title, "base_cpu", "base_gpu", "pred_cpu",
                 "pred_gpu", "delta");
-    for (const GroupDelta& d : v) {
+    for (const whatif::GroupDelta& d : v) {
       std::printf("  %-28.28s %11.1f %11.1f %11.1f %11.1f %+11.1f\n", d.name.c_str(), d.base_cpu_us,
                   d.base_gpu_us, d.pred_cpu_us, d.pred_gpu_us, d.delta_us());
     }
@@ -407,16 +216,9 @@ int RunPredict(const std::vector<std::string>& raw_args) {
     return BadInput(std::string(s.message()));
   }
 
-  const depgraph::GraphBreakdown bb = depgraph::ComputeBreakdown(*graph, *base);
-  const depgraph::GraphBreakdown pb = depgraph::ComputeBreakdown(predicted, *pred);
-  const double iters = static_cast<double>(std::max<size_t>(1, base->iterations.size()));
-  Result r{&opt,          graph,         &predicted,  base,
-           pred,          &*prediction,  {},          {},
-           MeanSplit(bb), MeanSplit(pb), IterationTimesUs(*base), IterationTimesUs(*pred)};
-  r.phases = Deltas(bb.by_phase, pb.by_phase, iters);
-  r.layers = TopByDelta(Deltas(bb.by_layer, pb.by_layer, iters), opt.top);
+  const whatif::PredictionReport r = whatif::SummarizePrediction(**loaded, *prediction, opt.top);
   if (opt.json) {
-    PrintJson(r);
+    std::printf("%s\n", whatif::PredictionJson(r).c_str());
   } else {
     PrintText(r);
   }

@@ -16,10 +16,10 @@
 #include "absl/strings/str_join.h"
 #include "cli/load.h"
 #include "cli/command.h"
-#include "cli/json_writer.h"
 #include "cli/paths.h"
 #include "cli/script_args.h"
 #include "depgraph/ranks.h"
+#include "whatif/job.h"
 #include "report/timeline.h"
 
 namespace reverie::cli {
@@ -27,7 +27,9 @@ namespace {
 
 using depgraph::JobGraph;
 using depgraph::RankTime;
-using depgraph::SimResult;
+using whatif::JobStepNs;
+using whatif::PerIterationUs;
+using whatif::Straggler;
 
 constexpr char kUsage[] =
     "ranks TRACE TRACE [TRACE ...] [--script FILE ...] [--set [SCRIPT.]KEY=VALUE ...] "
@@ -66,30 +68,6 @@ bool ParseArgs(std::vector<std::string> args, Options* o, std::string* error) {
   return true;
 }
 
-// One simulated job: the coupled graph, its simulation and each rank's share.
-struct JobRun {
-  JobGraph job;
-  SimResult sim;
-  std::vector<RankTime> ranks;
-};
-
-absl::StatusOr<JobRun> RunJob(const std::vector<depgraph::RankInput>& inputs,
-                              const depgraph::SimOptions& options = {}) {
-  absl::StatusOr<JobGraph> job = depgraph::CoupleRanks(inputs);
-  if (!job.ok()) return job.status();
-  JobRun run{std::move(*job), {}, {}};
-  absl::StatusOr<SimResult> sim = depgraph::Simulate(run.job.graph, options);
-  if (!sim.ok()) return sim.status();
-  run.sim = std::move(*sim);
-  run.ranks = depgraph::AnalyzeJob(run.job, run.sim);
-  return run;
-}
-
-// Waits are per job iteration, as the step times are.
-double PerIterationUs(int64_t ns, const JobGraph& job) {
-  return static_cast<double>(ns) / 1e3 / std::max(1, job.stats.iterations);
-}
-
 std::string CollectiveCounts(const JobGraph& job) {
   std::vector<std::string> parts;
   for (int c = 0; c < depgraph::kCollectiveCount; ++c) {
@@ -99,41 +77,15 @@ std::string CollectiveCounts(const JobGraph& job) {
   return absl::StrJoin(parts, ", ");
 }
 
-// A synchronous job steps at the pace of its slowest rank. (The span over
-// all ranks' tasks would add the ranks' skew at the step's start and end.)
-double JobStepNs(const std::vector<RankTime>& ranks) {
-  double slowest = 0;
-  for (const RankTime& r : ranks) slowest = std::max(slowest, r.mean_iteration_ns);
-  return slowest;
-}
-
-// The rank last to arrive most often, or -1 when the ranks arrive together.
-int Straggler(const std::vector<RankTime>& ranks) {
-  int best = -1;
-  for (size_t r = 0; r < ranks.size(); ++r) {
-    if (ranks[r].last_arrivals > 0 && (best < 0 || ranks[r].last_arrivals > ranks[best].last_arrivals)) {
-      best = static_cast<int>(r);
-    }
-  }
-  return best;
-}
-
-struct RankRow {
-  double measured_us = 0;
-  double alone_us = 0;
-  int recorded_rank = -1;  // what the trace says it was, -1 when it does not
-  int world_size = 0;
-};
-
 // Ranks are numbered by argument order; the trace's own rank, where it
 // records one, is shown beside its path.
-std::string TraceColumn(const std::string& path, const RankRow& row) {
+std::string TraceColumn(const std::string& path, const whatif::RankRow& row) {
   if (row.recorded_rank < 0) return path;
   return absl::StrCat(path, " (rank ", row.recorded_rank, " of ", row.world_size, ")");
 }
 
-void PrintText(const Options& opt, const std::vector<RankRow>& rows, const JobRun& base,
-               const JobRun* predicted) {
+void PrintText(const Options& opt, const std::vector<whatif::RankRow>& rows,
+               const whatif::JobRun& base, const whatif::JobRun* predicted) {
   const JobGraph& job = base.job;
   std::printf("job: %d ranks; %lld collectives matched across them (%s); %d iterations\n\n",
               job.ranks, static_cast<long long>(job.stats.collectives), CollectiveCounts(job).c_str(),
@@ -181,75 +133,6 @@ void PrintText(const Options& opt, const std::vector<RankRow>& rows, const JobRu
               p > 0 ? b / p : 0);
 }
 
-void WriteRanksJson(JsonWriter& w, const JobRun& run) {
-  w.BeginArray();
-  for (int r = 0; r < run.job.ranks; ++r) {
-    const RankTime& t = run.ranks[r];
-    w.BeginObject();
-    w.Field("rank", r);
-    w.Field("job_us", t.mean_iteration_ns / 1e3);
-    w.Field("waited_us_per_iteration", PerIterationUs(t.wait_ns, run.job));
-    w.Field("last_arrivals", t.last_arrivals);
-    w.EndObject();
-  }
-  w.EndArray();
-}
-
-void PrintJson(const Options& opt, const std::vector<RankRow>& rows, const JobRun& base,
-               const JobRun* predicted) {
-  JsonWriter w;
-  w.BeginObject();
-  w.Field("ranks", base.job.ranks);
-  w.Field("iterations", base.job.stats.iterations);
-  w.Key("collectives").BeginObject();
-  for (int c = 0; c < depgraph::kCollectiveCount; ++c) {
-    const int64_t n = base.job.stats.collectives_by_type[c];
-    if (n > 0) w.Field(CollectiveName(depgraph::Collective(c)), n);
-  }
-  w.EndObject();
-  w.Field("untagged_tasks", base.job.stats.untagged_tasks);
-  w.Field("measured_checked", base.job.stats.measured_checked);
-  w.Field("measured_misaligned", base.job.stats.measured_misaligned);
-  w.Key("traces").BeginArray();
-  for (int r = 0; r < base.job.ranks; ++r) {
-    w.BeginObject();
-    w.Field("path", opt.traces[r]);
-    w.Field("measured_us", rows[r].measured_us);
-    w.Field("alone_us", rows[r].alone_us);
-    w.Field("recorded_rank", rows[r].recorded_rank);
-    w.EndObject();
-  }
-  w.EndArray();
-  w.Key("baseline").BeginObject();
-  w.Field("job_step_us", JobStepNs(base.ranks) / 1e3);
-  w.Field("straggler", Straggler(base.ranks));
-  w.Key("per_rank");
-  WriteRanksJson(w, base);
-  w.EndObject();
-  if (predicted != nullptr) {
-    w.Key("predicted").BeginObject();
-    w.Key("scripts").BeginArray();
-    for (const std::string& s : opt.script.scripts) w.String(s);
-    w.EndArray();
-    w.Field("job_step_us", JobStepNs(predicted->ranks) / 1e3);
-    w.Field("straggler", Straggler(predicted->ranks));
-    w.Key("per_rank");
-    WriteRanksJson(w, *predicted);
-    w.EndObject();
-  }
-  w.EndObject();
-  std::printf("%s\n", w.str().c_str());
-}
-
-// Errors from coupling name the traces already; a simulation error names the job.
-std::string JobError(const Options& opt, const absl::Status& s) {
-  std::string msg = whatif::OneLine(StdSv(s.message()));
-  for (const std::string& t : opt.traces) {
-    if (msg.find(t) != std::string::npos) return msg;
-  }
-  return absl::StrCat(absl::StrJoin(opt.traces, ", "), ": ", msg);
-}
-
 int RunRanks(const std::vector<std::string>& args) {
   Options opt;
   std::string error;
@@ -263,58 +146,17 @@ int RunRanks(const std::vector<std::string>& args) {
   }
 
   std::vector<std::unique_ptr<whatif::LoadedTrace>> loaded;
-  std::vector<RankRow> rows;
-  std::vector<depgraph::RankInput> inputs;
+  std::vector<const whatif::LoadedTrace*> ranks;
   for (const std::string& path : opt.traces) {
-    absl::StatusOr<std::unique_ptr<whatif::LoadedTrace>> t =
-        LoadForCli(path);
+    absl::StatusOr<std::unique_ptr<whatif::LoadedTrace>> t = LoadForCli(path);
     if (!t.ok()) return BadInput(std::string(t.status().message()));
     loaded.push_back(std::move(*t));
-    const whatif::LoadedTrace& l = *loaded.back();
-    RankRow row{depgraph::MeanNonEmptyIterationNs(depgraph::MeasuredIterations(l.graph)) / 1e3,
-                depgraph::MeanNonEmptyIterationNs(l.baseline.iterations) / 1e3};
-    if (l.trace.header().has_distributed()) {
-      row.recorded_rank = l.trace.header().distributed().rank();
-      row.world_size = l.trace.header().distributed().world_size();
-    }
-    rows.push_back(row);
-    inputs.push_back({&l.graph, path, &l.baseline});
+    ranks.push_back(loaded.back().get());
   }
-  absl::StatusOr<JobRun> base = RunJob(inputs);
-  if (!base.ok()) return BadInput(JobError(opt, base.status()));
-
-  std::vector<whatif::Prediction> predictions;
-  std::unique_ptr<JobRun> predicted;
-  if (!opt.script.scripts.empty()) {
-    std::vector<depgraph::RankInput> after;
-    for (size_t r = 0; r < loaded.size(); ++r) {
-      absl::StatusOr<whatif::Prediction> p = whatif::Predict(*loaded[r], opt.script);
-      if (!p.ok()) return BadInput(absl::StrCat(opt.traces[r], ": ", p.status().message()));
-      predictions.push_back(std::move(*p));
-    }
-    for (size_t r = 0; r < loaded.size(); ++r) {
-      after.push_back({&predictions[r].graph, opt.traces[r], &predictions[r].sim});
-    }
-    // The scripts' schedule for channels (P3's priorities) holds for the job
-    // too; a Lua key function lived in the rank's Lua state, gone by now.
-    using Kind = transforms::ScheduleChoice::Kind;
-    const Kind kind = predictions[0].schedule_kind;
-    if (kind == Kind::kCustom) {
-      return BadInput(absl::StrCat(
-          "ranks: ", opt.script.scripts.back(),
-          ": a schedule key function in Lua cannot order the job's channels; use "
-          "graph:set_policy(\"priority\") with task priorities instead"));
-    }
-    static const depgraph::PriorityPolicy kPriority;
-    depgraph::SimOptions options;
-    if (kind == Kind::kPriority) options.policy = &kPriority;
-    absl::StatusOr<JobRun> p = RunJob(after, options);
-    if (!p.ok()) {
-      return BadInput(JobError(opt, absl::Status(p.status().code(),
-                                                 absl::StrCat("after the scripts: ", p.status().message()))));
-    }
-    predicted = std::make_unique<JobRun>(std::move(*p));
-  }
+  absl::StatusOr<whatif::JobReport> job = whatif::SimulateJob(ranks, opt.script);
+  if (!job.ok()) return BadInput(std::string(job.status().message()));
+  const whatif::JobRun* base = &job->baseline;
+  const whatif::JobRun* predicted = job->predicted.get();
 
   if (!opt.timeline.empty()) {
     std::vector<report::TimelineRun> runs = {{"job (simulated)", &base->job.graph, &base->sim}};
@@ -327,9 +169,9 @@ int RunRanks(const std::vector<std::string>& args) {
                  static_cast<long long>(stats.events));
   }
   if (opt.json) {
-    PrintJson(opt, rows, *base, predicted.get());
+    std::printf("%s\n", whatif::JobJson(*job).c_str());
   } else {
-    PrintText(opt, rows, *base, predicted.get());
+    PrintText(opt, job->rows, *base, predicted);
   }
   return kExitOk;
 }

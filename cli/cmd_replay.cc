@@ -9,9 +9,9 @@
 
 #include "absl/strings/str_format.h"
 #include "cli/command.h"
-#include "cli/json_writer.h"
 #include "cli/paths.h"
-#include "cli/step_report.h"
+#include "report/replay_json.h"
+#include "report/step_report.h"
 #include "depgraph/breakdown.h"
 #include "depgraph/builder.h"
 #include "depgraph/critical_path.h"
@@ -25,6 +25,9 @@ namespace {
 using depgraph::CriticalPath;
 using depgraph::Graph;
 using depgraph::ReplayReport;
+using report::kStepDefinition;
+using report::StepText;
+using report::UnexplainedPct;
 
 // Wall time per phase, for --timings (stderr, so --json stays clean).
 class Stopwatch {
@@ -41,80 +44,6 @@ class Stopwatch {
   std::chrono::steady_clock::time_point last_ = std::chrono::steady_clock::now();
   std::string report_;
 };
-
-void WriteBreakdownJson(JsonWriter& w, const Graph& g, const depgraph::GraphBreakdown& b) {
-  auto spans = [&](const depgraph::TimeSplit& s) {
-    w.BeginObject();
-    w.Field("cpu_only_us", s.cpu_only_ns / 1e3);
-    w.Field("gpu_only_us", s.gpu_only_ns / 1e3);
-    w.Field("cpu_gpu_overlap_us", s.overlap_ns / 1e3);
-    w.Field("idle_us", s.idle_ns / 1e3);
-    w.EndObject();
-  };
-  w.BeginArray();
-  for (const depgraph::IterationBreakdown& it : b.iterations) {
-    w.BeginObject();
-    w.Field("name", it.name);
-    w.Key("measured");
-    spans(it.measured);
-    w.Key("simulated");
-    spans(it.simulated);
-    w.EndObject();
-  }
-  w.EndArray();
-}
-
-void WriteGroupsJson(JsonWriter& w, const std::vector<depgraph::GroupTime>& groups) {
-  w.BeginArray();
-  for (const depgraph::GroupTime& gt : groups) {
-    w.BeginObject();
-    w.Field("name", gt.name);
-    w.Field("cpu_us", gt.cpu_ns / 1e3);
-    w.Field("gpu_us", gt.gpu_ns / 1e3);
-    w.EndObject();
-  }
-  w.EndArray();
-}
-
-void WriteCriticalPathJson(JsonWriter& w, const std::vector<CriticalPath>& paths) {
-  auto shares = [&](const std::vector<depgraph::PathShare>& v) {
-    w.BeginArray();
-    for (const depgraph::PathShare& s : v) {
-      w.BeginObject();
-      w.Field("name", s.name);
-      w.Field("us", s.ns / 1e3);
-      w.Field("pct", s.pct);
-      w.EndObject();
-    }
-    w.EndArray();
-  };
-  w.BeginArray();
-  for (const CriticalPath& p : paths) {
-    w.BeginObject();
-    w.Field("name", p.name);
-    w.Field("length_us", p.length_ns / 1e3);
-    w.Field("tasks", static_cast<int64_t>(p.tasks.size()));
-    w.Field("verdict", depgraph::BoundName(p.verdict));
-    w.Key("by_resource_kind");
-    shares(p.by_resource_kind);
-    w.Key("by_phase");
-    shares(p.by_phase);
-    w.Key("by_layer");
-    shares(p.by_layer);
-    w.Key("by_kernel_class");
-    shares(p.by_kernel_class);
-    w.EndObject();
-  }
-  w.EndArray();
-}
-
-// The share of a step's critical path that is measured waiting no
-// dependency explains (depgraph/critical_path.h unexplained_ns): replay keeps
-// it as it was, so a prediction cannot move it. That share, not replay's 0%,
-// says how much of the step the model explains.
-double UnexplainedPct(const CriticalPath& p) {
-  return p.length_ns > 0 ? 100.0 * static_cast<double>(p.unexplained_ns) / p.length_ns : 0;
-}
 
 void PrintText(const std::string& path, const Graph& g, const depgraph::BuildStats& stats,
                const ReplayReport& rep, const depgraph::GraphBreakdown& b,
@@ -244,61 +173,7 @@ int RunReplay(const std::vector<std::string>& raw_args) {
     PrintText(path, *graph, stats, *rep, b, paths, critical);
     return kExitOk;
   }
-  JsonWriter w;
-  w.BeginObject();
-  w.Field("trace", path);
-  w.Field("step_definition", kStepDefinition);
-  w.Key("steps").BeginArray();
-  for (size_t i = 0; i < rep->iterations.size(); ++i) {
-    const depgraph::IterationError& e = rep->iterations[i];
-    w.BeginObject();
-    w.Field("name", e.name);
-    w.Field("counted", e.counted);
-    w.Field("measured_us", e.measured_us);
-    w.Field("simulated_us", e.simulated_us);
-    w.Field("error_pct", e.error_pct);
-    if (i < paths.size()) {
-      w.Field("unexplained_waiting_us", paths[i].unexplained_ns / 1e3);
-      w.Field("unexplained_waiting_pct", UnexplainedPct(paths[i]));
-    }
-    w.EndObject();
-  }
-  w.EndArray();
-  w.Key("step").BeginObject();
-  w.Field("measured_us", rep->measured_steps.mean_ns / 1e3);
-  w.Field("simulated_us", rep->simulated_steps.mean_ns / 1e3);
-  w.Key("measured_noise");
-  WriteStepJson(w, rep->measured_steps);
-  w.Key("simulated_noise");
-  WriteStepJson(w, rep->simulated_steps);
-  w.EndObject();
-  w.Key("replay_error").BeginObject();
-  w.Field("steps_compared", rep->compared);
-  if (rep->compared > 0) {
-    w.Field("mean_abs_pct", rep->mean_abs_error_pct);
-    w.Field("max_abs_pct", rep->max_abs_error_pct);
-  } else {
-    w.Key("mean_abs_pct").Null();
-    w.Key("max_abs_pct").Null();
-  }
-  w.EndObject();
-  w.Key("breakdown").BeginObject();
-  w.Key("iterations");
-  WriteBreakdownJson(w, *graph, b);
-  w.Key("by_phase");
-  WriteGroupsJson(w, b.by_phase);
-  w.Key("by_layer");
-  WriteGroupsJson(w, b.by_layer);
-  w.EndObject();
-  if (critical) {
-    w.Key("critical_path");
-    WriteCriticalPathJson(w, paths);
-  }
-  w.Key("build_counters").BeginObject();
-  for (const auto& [name, value] : stats.counters) w.Field(name, value);
-  w.EndObject();
-  w.EndObject();
-  std::printf("%s\n", w.str().c_str());
+  std::printf("%s\n", report::ReplayJson(path, stats, *rep, b, paths, critical).c_str());
   return kExitOk;
 }
 

@@ -22,6 +22,7 @@
 #include "cli/script_args.h"
 #include "report/progress.h"
 #include "report/sweep.h"
+#include "whatif/sweep.h"
 
 namespace reverie::cli {
 namespace {
@@ -80,34 +81,14 @@ int RunSweep(const std::vector<std::string>& args) {
   absl::StatusOr<std::unique_ptr<whatif::LoadedTrace>> base =
       LoadForCli(trace_path);
   if (!base.ok()) return BadInput(std::string(base.status().message()));
-  const whatif::LoadedTrace& lt = **base;
 
-  report::SweepResult result;
-  result.trace_path = trace_path;
-  result.scripts = scripts;
-  result.baseline_ns = lt.baseline.mean_iteration_ns();
-  result.params = params;
-  const std::vector<std::vector<report::Setting>> grid = report::SweepGrid(params);
-  report::Progress progress("sweep", static_cast<int>(grid.size()));
+  report::Progress progress("sweep", static_cast<int>(report::SweepGrid(params).size()));
+  absl::StatusOr<report::SweepResult> swept = whatif::Sweep(
+      **base, script_args, params, [&progress](int done, int) { progress.Update(done); });
+  if (!swept.ok()) return BadInput(std::string(swept.status().message()));
+  const report::SweepResult& result = *swept;
   int failed = 0;
-  for (size_t i = 0; i < grid.size(); ++i) {
-    progress.Update(static_cast<int>(i));
-    ScriptArgs point_args = script_args;
-    point_args.settings.assign(grid[i].begin(), grid[i].end());
-    report::SweepPoint point;
-    point.settings = grid[i];
-    absl::StatusOr<whatif::Prediction> p = whatif::Predict(lt, point_args);
-    if (p.ok()) {
-      point.predicted_ns = p->sim.mean_iteration_ns();
-    } else {
-      point.error = std::string(p.status().message());
-      ++failed;
-    }
-    result.points.push_back(std::move(point));
-  }
-  progress.Update(static_cast<int>(grid.size()));
-  // Every point failing is a bad script or bad parameters, not a result.
-  if (failed == static_cast<int>(grid.size())) return BadInput(result.points[0].error);
+  for (const report::SweepPoint& p : result.points) failed += p.error.empty() ? 0 : 1;
   if (!svg_path.empty()) {
     std::ofstream f(svg_path, std::ios::binary | std::ios::trunc);
     if (!f) return BadInput(absl::StrCat(svg_path, ": cannot open for writing"));

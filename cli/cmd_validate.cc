@@ -16,14 +16,16 @@
 #include "absl/strings/str_cat.h"
 #include "cli/load.h"
 #include "cli/command.h"
-#include "cli/json_writer.h"
 #include "cli/script_args.h"
-#include "cli/step_report.h"
+#include "report/step_report.h"
 #include "depgraph/step_time.h"
 #include "report/validate.h"
+#include "whatif/validate.h"
 
 namespace reverie::cli {
 namespace {
+
+using report::kStepDefinition;
 
 constexpr char kUsage[] =
     "validate BEFORE AFTER --script FILE [--script FILE ...] [--set [SCRIPT.]KEY=VALUE ...] "
@@ -80,67 +82,6 @@ bool ParseArgs(const std::vector<std::string>& args, Options* o, std::string* er
   return true;
 }
 
-report::StepProfile Measured(const depgraph::Graph& g) {
-  const depgraph::TaskTimes m = depgraph::MeasuredTimes(g);
-  return report::ProfileSteps(g, m.start, m.end, depgraph::MeasuredIterations(g));
-}
-
-bool HasMarkers(const depgraph::Graph& g) {
-  return !(g.iteration_count() == 1 && g.iteration_info(0).name == "whole trace");
-}
-
-void PrintJson(const Options& o, const report::Validation& v) {
-  JsonWriter w;
-  w.BeginObject();
-  w.Field("before", o.before).Field("after", o.after);
-  w.Field("cpu_model", o.build.cpu_ops ? "ops" : "gaps");
-  w.Key("scripts").BeginArray();
-  for (const std::string& s : o.script.scripts) w.String(s);
-  w.EndArray();
-  w.Field("step_definition", kStepDefinition);
-  w.Key("step").BeginObject();
-  w.Field("baseline_us", v.baseline.mean_ns / 1e3);
-  w.Field("predicted_us", v.predicted.mean_ns / 1e3);
-  w.Field("measured_us", v.measured.mean_ns / 1e3);
-  w.Field("error_pct", v.error_pct);
-  w.Field("predicted_effect_pct", v.predicted_effect_pct);
-  w.Field("measured_effect_pct", v.measured_effect_pct);
-  w.Field("verdict", v.verdict);
-  w.Key("baseline_noise");
-  WriteStepJson(w, v.baseline);
-  w.Key("measured_noise");
-  WriteStepJson(w, v.measured);
-  w.EndObject();
-  w.Key("steps").BeginArray();
-  for (size_t i = 0; i < v.step_names.size(); ++i) {
-    w.BeginObject().Field("name", v.step_names[i]);
-    w.Field("baseline_us", v.baseline_us[i]).Field("predicted_us", v.predicted_us[i]);
-    w.Field("measured_us", v.measured_us[i]).EndObject();
-  }
-  w.EndArray();
-  auto metrics = [&](const char* key, const std::vector<report::Metric>& rows) {
-    w.Key(key).BeginArray();
-    for (const report::Metric& m : rows) {
-      w.BeginObject().Field("name", m.name).Field("baseline", m.baseline);
-      w.Field("predicted", m.predicted).Field("measured", m.measured);
-      w.Field("error_pct", m.error_pct()).EndObject();
-    }
-    w.EndArray();
-  };
-  metrics("per_step", v.metrics);
-  metrics("kernel_classes_us", v.classes);
-  w.Key("kernels").BeginArray();
-  for (const report::KernelDelta& k : v.kernels) {
-    w.BeginObject().Field("name", k.name).Field("change", k.change);
-    w.Field("baseline_count", k.baseline_count).Field("predicted_count", k.predicted_count);
-    w.Field("measured_count", k.measured_count).Field("baseline_us", k.baseline_us);
-    w.Field("predicted_us", k.predicted_us).Field("measured_us", k.measured_us).EndObject();
-  }
-  w.EndArray();
-  w.EndObject();
-  std::printf("%s\n", w.str().c_str());
-}
-
 int RunValidate(const std::vector<std::string>& args) {
   Options o;
   std::string error;
@@ -151,40 +92,18 @@ int RunValidate(const std::vector<std::string>& args) {
   absl::StatusOr<std::unique_ptr<whatif::LoadedTrace>> after =
       LoadForCli(o.after, o.build);
   if (!after.ok()) return BadInput(std::string(after.status().message()));
-  const depgraph::Graph& bg = (*before)->graph;
-  const depgraph::Graph& ag = (*after)->graph;
-  if (HasMarkers(bg) != HasMarkers(ag)) {
-    return BadInput(absl::StrCat(HasMarkers(bg) ? o.after : o.before,
-                                 ": has no ProfilerStep markers while the other trace has them: "
-                                 "the pair cannot be compared step by step"));
-  }
-  const depgraph::StepStats bs = depgraph::SummarizeSteps(depgraph::MeasuredIterations(bg));
-  const depgraph::StepStats as = depgraph::SummarizeSteps(depgraph::MeasuredIterations(ag));
-  if (bs.counted != as.counted) {
-    return BadInput(absl::StrCat(o.after, ": ", as.counted, " counted steps where ", o.before,
-                                 " has ", bs.counted, ": not the same loop profiled twice"));
-  }
   std::string traceback;
-  absl::StatusOr<whatif::Prediction> p =
-      whatif::Predict(**before, o.script, &traceback);
-  if (!p.ok()) return BadInput(std::string(p.status().message()));
-  const report::StepProfile base = report::ProfileSteps(bg, (*before)->baseline.start_ns,
-                                                        (*before)->baseline.end_ns,
-                                                        (*before)->baseline.iterations);
-  const report::StepProfile pred =
-      report::ProfileSteps(p->graph, p->sim.start_ns, p->sim.end_ns, p->sim.iterations);
-  const report::StepProfile meas = Measured(ag);
-  std::vector<std::string> names;
-  for (size_t i = 0; i < ag.iteration_count(); ++i) {
-    names.push_back(ag.iteration_info(static_cast<int32_t>(i)).name);
-  }
-  const report::Validation v = report::Validate(base, pred, meas, names, o.top);
+  absl::StatusOr<report::Validation> v =
+      whatif::ValidatePrediction(**before, **after, o.script, o.top, &traceback);
+  if (!v.ok()) return BadInput(std::string(v.status().message()));
   if (o.json) {
-    PrintJson(o, v);
+    std::printf("%s\n", report::ValidationJson(*v, o.before, o.after,
+                                                o.build.cpu_ops ? "ops" : "gaps", o.script.scripts)
+                            .c_str());
   } else {
     std::printf("before: %s\nafter:  %s\nscripts:", o.before.c_str(), o.after.c_str());
     for (const std::string& s : o.script.scripts) std::printf(" %s", s.c_str());
-    std::printf("\n%s\n\n%s", kStepDefinition, report::ValidationText(v).c_str());
+    std::printf("\n%s\n\n%s", kStepDefinition, report::ValidationText(*v).c_str());
   }
   return kExitOk;
 }

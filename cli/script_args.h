@@ -83,11 +83,7 @@ inline bool ConsumeScriptArg(std::string_view command, const std::vector<std::st
   if (a == "--lua-budget") {
     out->limits.instruction_budget = n;
   } else {
-    // More MiB than size_t can count in bytes is no limit at all.
-    constexpr uint64_t kMaxMiB = std::numeric_limits<size_t>::max() >> 20;
-    out->limits.memory_limit_bytes = static_cast<uint64_t>(n) > kMaxMiB
-                                         ? std::numeric_limits<size_t>::max()
-                                         : static_cast<size_t>(n) << 20;
+    out->limits.memory_limit_bytes = lua::MiBToBytes(n);
   }
   return true;
 }

@@ -4,6 +4,8 @@
 #include <cmath>
 
 #include "absl/strings/str_format.h"
+#include "base/json_writer.h"
+#include "report/step_report.h"
 
 namespace reverie::report {
 
@@ -169,6 +171,60 @@ std::string ValidationText(const Validation& v) {
     }
   }
   return out;
+}
+
+std::string ValidationJson(const Validation& v, const std::string& before,
+                           const std::string& after, const std::string& cpu_model,
+                           const std::vector<std::string>& scripts) {
+  JsonWriter w;
+  w.BeginObject();
+  w.Field("before", before).Field("after", after);
+  w.Field("cpu_model", cpu_model);
+  w.Key("scripts").BeginArray();
+  for (const std::string& s : scripts) w.String(s);
+  w.EndArray();
+  w.Field("step_definition", kStepDefinition);
+  w.Key("step").BeginObject();
+  w.Field("baseline_us", v.baseline.mean_ns / 1e3);
+  w.Field("predicted_us", v.predicted.mean_ns / 1e3);
+  w.Field("measured_us", v.measured.mean_ns / 1e3);
+  w.Field("error_pct", v.error_pct);
+  w.Field("predicted_effect_pct", v.predicted_effect_pct);
+  w.Field("measured_effect_pct", v.measured_effect_pct);
+  w.Field("verdict", v.verdict);
+  w.Key("baseline_noise");
+  WriteStepJson(w, v.baseline);
+  w.Key("measured_noise");
+  WriteStepJson(w, v.measured);
+  w.EndObject();
+  w.Key("steps").BeginArray();
+  for (size_t i = 0; i < v.step_names.size(); ++i) {
+    w.BeginObject().Field("name", v.step_names[i]);
+    w.Field("baseline_us", v.baseline_us[i]).Field("predicted_us", v.predicted_us[i]);
+    w.Field("measured_us", v.measured_us[i]).EndObject();
+  }
+  w.EndArray();
+  auto metrics = [&](const char* key, const std::vector<Metric>& rows) {
+    w.Key(key).BeginArray();
+    for (const Metric& m : rows) {
+      w.BeginObject().Field("name", m.name).Field("baseline", m.baseline);
+      w.Field("predicted", m.predicted).Field("measured", m.measured);
+      w.Field("error_pct", m.error_pct()).EndObject();
+    }
+    w.EndArray();
+  };
+  metrics("per_step", v.metrics);
+  metrics("kernel_classes_us", v.classes);
+  w.Key("kernels").BeginArray();
+  for (const KernelDelta& k : v.kernels) {
+    w.BeginObject().Field("name", k.name).Field("change", k.change);
+    w.Field("baseline_count", k.baseline_count).Field("predicted_count", k.predicted_count);
+    w.Field("measured_count", k.measured_count).Field("baseline_us", k.baseline_us);
+    w.Field("predicted_us", k.predicted_us).Field("measured_us", k.measured_us).EndObject();
+  }
+  w.EndArray();
+  w.EndObject();
+  return w.str();
 }
 
 }  // namespace reverie::report

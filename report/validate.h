@@ -83,6 +83,11 @@ Validation Validate(const StepProfile& baseline, const StepProfile& predicted,
                     int top_kernels);
 
 std::string ValidationText(const Validation& v);
+// `reverie validate --json`: the files, the CPU-time model ("ops" or
+// "gaps") and the scripts, then `v` (times in us).
+std::string ValidationJson(const Validation& v, const std::string& before,
+                           const std::string& after, const std::string& cpu_model,
+                           const std::vector<std::string>& scripts);
 
 }  // namespace reverie::report
 

@@ -22,6 +22,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <map>
 #include <memory>
 #include <string>
@@ -41,6 +42,14 @@ struct EngineLimits {
   int64_t instruction_budget = 5'000'000'000;
   size_t memory_limit_bytes = size_t{2} << 30;
 };
+
+// A memory limit given in MiB (n > 0), in bytes; more MiB than size_t can
+// count in bytes is no limit at all.
+inline size_t MiBToBytes(int64_t mib) {
+  constexpr uint64_t kMaxMiB = std::numeric_limits<size_t>::max() >> 20;
+  return static_cast<uint64_t>(mib) > kMaxMiB ? std::numeric_limits<size_t>::max()
+                                              : static_cast<size_t>(mib) << 20;
+}
 
 // A parameter a script declared with reverie.params, with the value it got.
 struct ParamValue {

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -75,6 +76,7 @@ absl::StatusOr<std::pair<std::string, std::string>> ParseSetting(const std::stri
 namespace {
 
 absl::StatusOr<std::string> ReadText(const ResolvedScript& s) {
+  if (s.source.has_value()) return *s.source;
   std::ifstream in(s.path, std::ios::binary);
   if (!in) return absl::NotFoundError(absl::StrCat(s.display_name, ": cannot read ", s.path));
   std::ostringstream os;
@@ -96,6 +98,12 @@ absl::Status ScriptRunner::Run(const std::vector<std::string>& scripts,
   for (const auto& [k, v] : options_.settings) overrides[k] = v;
   std::vector<ResolvedScript> resolved;
   for (const std::string& s : scripts) {
+    auto given = std::find_if(options_.sources.begin(), options_.sources.end(),
+                              [&s](const auto& named) { return named.first == s; });
+    if (given != options_.sources.end()) {
+      resolved.push_back({s, "", fs::path(s).stem().string(), given->second});
+      continue;
+    }
     absl::StatusOr<ResolvedScript> r = ResolveScript(s, options_.script_dirs);
     if (!r.ok()) return r.status();
     resolved.push_back(*std::move(r));

@@ -6,7 +6,8 @@
 // script succeeded and every --set key was used by some script (so a failed
 // run leaves it untouched).
 //
-// Scripts are found by path, or by name in the script library:
+// Scripts are found by path, or by name in the script library, or are given
+// as text under a name (RunnerOptions::sources, for the Python module):
 // $REVERIE_SCRIPTS_DIR (':'-separated), then the folder compiled in at build
 // time (the source tree's scripts/), then <binary>/../share/reverie/scripts.
 //
@@ -17,6 +18,7 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -35,8 +37,9 @@ std::vector<std::string> DefaultScriptDirs();
 
 struct ResolvedScript {
   std::string display_name;  // as the user gave it ("amp.lua" for "amp")
-  std::string path;          // file to read
+  std::string path;          // file to read; empty for a script given as text
   std::string stem;          // "amp"
+  std::optional<std::string> source;  // the text of a script given as text
 };
 // kNotFound naming every place looked in.
 absl::StatusOr<ResolvedScript> ResolveScript(const std::string& name_or_path,
@@ -57,6 +60,9 @@ struct RunnerOptions {
   EngineLimits limits;
   std::vector<std::string> script_dirs = DefaultScriptDirs();
   std::vector<std::pair<std::string, std::string>> settings;  // --set, in order
+  // Scripts given as text: a script named exactly as one of these (its
+  // display name, e.g. "inline.lua") runs this text instead of a file.
+  std::vector<std::pair<std::string, std::string>> sources;
   // Receives print / reverie.log lines as they come ("[amp.lua] ..."); may be empty.
   std::function<void(std::string_view)> log_sink;
 };

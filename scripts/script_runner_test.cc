@@ -127,6 +127,29 @@ TEST_F(RunnerTest, IncludeLoadsFromTheLibraryOnce) {
   EXPECT_TRUE(s.ok()) << s;
 }
 
+TEST_F(RunnerTest, ScriptsGivenAsTextRunUnderTheirName) {
+  RunnerOptions o = Options({{"mine.factor", "0.25"}});
+  o.sources = {{"mine.lua",
+                "local P = reverie.params{factor = {default = 1, doc = 'scale'}}\n"
+                "graph:select{kind = 'kernel'}:scale(P.factor)\n"},
+               {"bad.lua", "local x = nil\nx.y = 1\n"}};
+  ScriptRunner runner(o);
+  const absl::Status s = runner.Run({"mine.lua", "halve"}, {}, &g_);
+  ASSERT_TRUE(s.ok()) << s;
+  ASSERT_EQ(runner.reports().size(), 2u);
+  EXPECT_EQ(runner.reports()[0].script.display_name, "mine.lua");
+  EXPECT_EQ(runner.reports()[0].script.path, "");
+  EXPECT_EQ(runner.reports()[0].params[0].value_text, "0.25");
+  EXPECT_EQ(runner.reports()[0].changes.modified, 18);
+  // Errors name the script by its given name and line.
+  o.settings.clear();
+  ScriptRunner failing(o);
+  const depgraph::Graph before = g_;
+  const absl::Status e = failing.Run({"bad.lua"}, {}, &g_);
+  EXPECT_THAT(std::string(e.message()), HasSubstr("bad.lua:2:"));
+  EXPECT_TRUE(transforms::Diff(before, g_).empty());
+}
+
 TEST_F(RunnerTest, MissingScriptIsReportedBeforeAnythingRuns) {
   ScriptRunner runner(Options());
   const absl::Status s = runner.Run({"halve.lua", "missing.lua"}, {}, &g_);

@@ -54,6 +54,7 @@ absl::StatusOr<Prediction> Predict(const LoadedTrace& base, const ScriptSpec& sp
   options.limits = spec.limits;
   options.settings = spec.settings;
   options.script_dirs = spec.script_dirs;
+  options.sources = spec.sources;
   lua::ScriptRunner runner(std::move(options));
   Prediction p;
   p.graph = base.graph;

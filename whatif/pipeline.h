@@ -61,6 +61,8 @@ struct ScriptSpec {
   std::vector<std::pair<std::string, std::string>> settings;  // [SCRIPT.]KEY=VALUE, in order
   lua::EngineLimits limits;
   std::vector<std::string> script_dirs = lua::DefaultScriptDirs();
+  // Scripts given as text, by name (lua::RunnerOptions::sources).
+  std::vector<std::pair<std::string, std::string>> sources;
 };
 
 struct Prediction {

@@ -4,7 +4,7 @@
 #include <limits>
 #include <string>
 
-#include "cli/json_writer.h"
+#include "base/json_writer.h"
 #include "frameworks/kineto/json_input.h"
 #include "frameworks/kineto/kineto_importer.h"
 #include "frameworks/kineto/kineto_numbers.h"
@@ -114,7 +114,7 @@ TEST(JsonInput, PaddingIsZeroed) {
 }
 
 TEST(JsonWriter, NestedValuesAndEscaping) {
-  cli::JsonWriter w(0);
+  JsonWriter w(0);
   w.BeginObject();
   w.Field("s", std::string_view("a\"b\\c\n\t\x01\xc3\xa9"));
   w.Field("i", int64_t{-3});
@@ -131,7 +131,7 @@ TEST(JsonWriter, NestedValuesAndEscaping) {
 }
 
 TEST(JsonWriter, Indented) {
-  cli::JsonWriter w(2);
+  JsonWriter w(2);
   w.BeginObject().Field("a", 1).Key("b").BeginArray().Int(2).EndArray().EndObject();
   EXPECT_EQ(w.str(), "{\n  \"a\": 1,\n  \"b\": [\n    2\n  ]\n}");
 }

@@ -1,15 +1,16 @@
-// File: cli/json_writer.h
+// File: base/json_writer.h
 //
 // JsonWriter: writes one JSON value by hand (no DOM) for the commands'
-// --json output. Commas and indentation are handled by the writer; strings
-// are escaped per RFC 8259; doubles use the shortest text that reads back to
+// --json output and the Python module's results (the same text for both).
+// Commas and indentation are handled by the writer; strings are escaped per
+// RFC 8259; doubles use the shortest text that reads back to
 // the same value (NaN and infinities become null).
 //
 // Invariants: keys are only written inside objects, values inside arrays or
 // after a key; misuse trips an assert in debug builds. str() is complete JSON
 // once every Begin* has its End*.
-#ifndef REVERIE_CLI_JSON_WRITER_H_
-#define REVERIE_CLI_JSON_WRITER_H_
+#ifndef REVERIE_BASE_JSON_WRITER_H_
+#define REVERIE_BASE_JSON_WRITER_H_
 
 #include <cassert>
 #include <charconv>
@@ -20,7 +21,7 @@
 #include <string_view>
 #include <vector>
 
-namespace reverie::cli {
+namespace reverie {
 
 class JsonWriter {
  public:
@@ -152,6 +153,6 @@ class JsonWriter {
   bool after_key_ = false;
 };
 
-}  // namespace reverie::cli
+}  // namespace reverie
 
-#endif  // REVERIE_CLI_JSON_WRITER_H_
+#endif  // REVERIE_BASE_JSON_WRITER_H_

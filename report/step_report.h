@@ -1,19 +1,20 @@
-// File: cli/step_report.h
+// File: report/step_report.h
 //
 // How every command shows a step time: the mean over counted steps with the
 // noise band of the steps it averages (min-max and standard deviation), in
 // text and in JSON, so that `replay`, `predict`, `sweep`, `validate` and
 // `ranks` print the same quantity the same way (depgraph/step_time.h).
-#ifndef REVERIE_CLI_STEP_REPORT_H_
-#define REVERIE_CLI_STEP_REPORT_H_
+#ifndef REVERIE_REPORT_STEP_REPORT_H_
+#define REVERIE_REPORT_STEP_REPORT_H_
 
 #include <string>
 
 #include "absl/strings/str_format.h"
-#include "cli/json_writer.h"
+#include "base/json_writer.h"
+#include "depgraph/breakdown.h"
 #include "depgraph/step_time.h"
 
-namespace reverie::cli {
+namespace reverie::report {
 
 inline constexpr char kStepDefinition[] =
     "step = ProfilerStep#N extended to the GPU work it launched (as the PyTorch profiler's "
@@ -38,6 +39,17 @@ inline void WriteStepJson(JsonWriter& w, const depgraph::StepStats& s) {
   w.EndObject();
 }
 
-}  // namespace reverie::cli
+// {"cpu_only_us", "gpu_only_us", "overlap_us", "idle_us"}: where a step's
+// time goes (depgraph/breakdown.h), as info and predict write it.
+inline void WriteTimeSplitJson(JsonWriter& w, const depgraph::TimeSplit& s) {
+  w.BeginObject();
+  w.Field("cpu_only_us", s.cpu_only_ns / 1e3);
+  w.Field("gpu_only_us", s.gpu_only_ns / 1e3);
+  w.Field("overlap_us", s.overlap_ns / 1e3);
+  w.Field("idle_us", s.idle_ns / 1e3);
+  w.EndObject();
+}
 
-#endif  // REVERIE_CLI_STEP_REPORT_H_
+}  // namespace reverie::report
+
+#endif  // REVERIE_REPORT_STEP_REPORT_H_

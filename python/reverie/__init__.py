@@ -1,0 +1,176 @@
+"""reverie: "what if" questions about deep-learning training from one profiled
+iteration (Daydream-style), from Python.
+
+    import reverie
+    t = reverie.load("examples/tiny_mlp_training.json")
+    t.info()                                   # counts, steps, CPU split
+    t.replay(critical_path=True)               # measured vs simulated
+    p = t.predict("amp.lua")                   # baseline vs predicted
+    p.speedup, p.to_dict(), p.to_pandas()
+    t.sweep("retarget_gpu.lua", {"to": ["T4", "H100-SXM"]})
+    reverie.ranks(["examples/ddp_rank0.json", "examples/ddp_rank1.json"])
+
+The same C++ as the ``reverie`` command does the work, and results carry the
+fields of its ``--json`` output (times in us). Errors raise
+``reverie.Error`` with the command's one-line message. See docs/PYTHON.md.
+"""
+
+import os
+
+from . import results
+from ._locate import native as _native
+from ._locate import script_dirs as _script_dirs
+from .results import (CriticalPath, Info, Job, Prediction, Record, Replay, Result, Sweep,
+                      Validation)
+
+Error = _native.Error
+
+__all__ = ["Error", "Script", "Trace", "load", "ranks", "results", "Record", "Result", "Info",
+           "Replay", "Prediction", "Sweep", "Validation", "Job", "CriticalPath"]
+
+
+class Script:
+    """Lua source given as text instead of a file. ``name`` is how messages,
+    results and qualified settings (``set={"NAME.key": v}``) call it."""
+
+    def __init__(self, code, name="inline.lua"):
+        if not isinstance(code, str):
+            raise TypeError("Script code must be a str of Lua source")
+        if not name.endswith(".lua"):
+            name += ".lua"
+        if "/" in name:
+            raise ValueError(f"Script name '{name}' must be a file name, not a path")
+        self.code = code
+        self.name = name
+
+    def __repr__(self):
+        return f"Script(name={self.name!r}, {len(self.code)} characters)"
+
+
+def _scripts(scripts):
+    """Names for the native runner and the sources of scripts given as text.
+
+    A str containing a newline is Lua source (named inline.lua, inline_2.lua,
+    ...); any other str or os.PathLike is a path or a library name
+    ("amp.lua", "amp")."""
+    if scripts is None:
+        return [], []
+    if isinstance(scripts, (str, os.PathLike, Script)):
+        scripts = [scripts]
+    names, sources = [], []
+    for s in scripts:
+        if isinstance(s, str) and "\n" in s:
+            n = len(sources) + 1
+            s = Script(s, "inline.lua" if n == 1 else f"inline_{n}.lua")
+        if isinstance(s, Script):
+            if any(name == s.name for name, _ in sources):
+                raise Error(f"two scripts given as text are both named {s.name}")
+            sources.append((s.name, s.code))
+            names.append(s.name)
+        elif isinstance(s, (str, os.PathLike)):
+            names.append(os.fspath(s))
+        else:
+            raise TypeError(f"a script is a path, a library name, Lua source or a "
+                            f"reverie.Script, not {type(s).__name__}")
+    return names, sources
+
+
+def _text(value):
+    """A setting's value as the CLI's --set text."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float, str)):
+        return str(value)
+    raise TypeError(f"a setting's value is a number, a bool or a str, not {type(value).__name__}")
+
+
+def _spec(scripts, settings, lua_budget, lua_memory_mb, sandbox):
+    names, sources = _scripts(scripts)
+    pairs = [(str(k), _text(v)) for k, v in (settings or {}).items()]
+    return _native.ScriptSpec(names, sources, pairs, lua_budget, lua_memory_mb, bool(sandbox),
+                              _script_dirs())
+
+
+class Trace:
+    """One loaded trace: imported, its dependency graph built and simulated
+    (the baseline). Immutable: every prediction works on a copy, so a Trace
+    can answer many questions, from several threads too."""
+
+    def __init__(self, native_trace):
+        self._t = native_trace
+
+    @property
+    def path(self):
+        return self._t.path
+
+    @property
+    def cpu_model(self):
+        return self._t.cpu_model
+
+    def __repr__(self):
+        return f"reverie.Trace({self.path!r}, cpu_model={self.cpu_model!r})"
+
+    def info(self):
+        """Counts, threads, streams, steps and their CPU time (API calls, ops,
+        framework), the measured breakdown: ``reverie info --json``."""
+        return Info.from_json(self._t.info_json())
+
+    def replay(self, critical_path=False):
+        """The trace simulated unchanged, measured vs simulated per step, the
+        breakdown and (critical_path=True) each step's critical path:
+        ``reverie replay --json [--critical-path]``."""
+        return Replay.from_json(self._t.replay_json(bool(critical_path)))
+
+    def predict(self, scripts, set=None, lua_budget=None, lua_memory_mb=None, sandbox=True,
+                top=10):
+        """Baseline vs predicted step time after the scripts, applied in
+        order: ``reverie predict --json``. ``scripts``: one or a list of paths,
+        library names ("amp.lua"), Lua source (a str with a newline) or
+        reverie.Script; ``set``: {"[SCRIPT.]KEY": value} (--set); ``top``:
+        how many layers to list."""
+        spec = _spec(scripts, set, lua_budget, lua_memory_mb, sandbox)
+        return Prediction.from_json(self._t.predict_json(spec, int(top)))
+
+    def sweep(self, scripts, grid, set=None, lua_budget=None, lua_memory_mb=None, sandbox=True):
+        """A prediction at every point of the grid {"[SCRIPT.]KEY": [v1, v2, ...]}
+        (the cartesian product, the last key varying fastest), with the
+        fixed settings ``set``: ``reverie sweep --json``. A point that fails
+        keeps its error in its row."""
+        spec = _spec(scripts, set, lua_budget, lua_memory_mb, sandbox)
+        pairs = []
+        for key, values in grid.items():
+            if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
+                values = [values]
+            pairs.append((str(key), [_text(v) for v in values]))
+        return Sweep.from_json(self._t.sweep_json(spec, pairs))
+
+    def validate(self, after, scripts, set=None, lua_budget=None, lua_memory_mb=None,
+                 sandbox=True, top=10):
+        """This trace predicted with the scripts, against ``after`` (a path or
+        a Trace) measured with the change made: ``reverie validate --json``."""
+        if not isinstance(after, Trace):
+            after = load(after, cpu_model=self.cpu_model)
+        spec = _spec(scripts, set, lua_budget, lua_memory_mb, sandbox)
+        return Validation.from_json(self._t.validate_json(after._t, spec, int(top)))
+
+    def critical_path(self, step=0):
+        """The tasks on step ``step``'s critical path in the baseline
+        simulation (index into replay().steps), in time order."""
+        return CriticalPath.from_json(self._t.critical_path_json(int(step)))
+
+
+def load(path, cpu_model="ops"):
+    """Loads a Kineto JSON (optionally gzipped) or a reverie .pb trace, builds
+    its dependency graph and simulates it. ``cpu_model``: "ops" (an op's own
+    CPU time apart from framework time, the default) or "gaps" (the older
+    model: whole gaps between calls), as the CLI's --cpu-model."""
+    return Trace(_native.load(os.fspath(path), cpu_model))
+
+
+def ranks(traces, scripts=None, set=None, lua_budget=None, lua_memory_mb=None, sandbox=True):
+    """The ranks of one distributed job simulated together, one trace (path
+    or Trace) per rank, in rank order; with scripts, each rank transformed
+    and the job simulated again: ``reverie ranks --json``."""
+    loaded = [t if isinstance(t, Trace) else load(t) for t in traces]
+    spec = _spec(scripts, set, lua_budget, lua_memory_mb, sandbox)
+    return Job.from_json(_native.ranks_json([t._t for t in loaded], spec))

@@ -1,0 +1,267 @@
+"""Tests of the Python module reverie: every result equals the CLI's --json
+for the same question, errors carry the CLI's one-line message, scripts can
+be given as text, the GIL is released while scripts run, and the package
+imports from the source tree and installs with cmake --install."""
+
+import glob
+import os
+import subprocess
+import sys
+import threading
+import time
+
+import pytest
+
+import reverie
+from conftest import SOURCE_DIR, cli_error, cli_json, example
+
+TINY = example("tiny_mlp_training.json")
+RANK0 = example("ddp_rank0.json")
+RANK1 = example("ddp_rank1.json")
+HALVE_KERNELS = "-- every kernel twice as fast\ngraph:select{kind = 'kernel'}:scale(0.5)\n"
+
+
+def build_dir():
+    # build/<preset>/python/reverie/__init__.py -> build/<preset>
+    return os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(reverie.__file__))))
+
+
+def test_the_package_under_test_is_the_build_trees():
+    assert os.path.exists(os.path.join(build_dir(), "CMakeCache.txt")), reverie.__file__
+
+
+def test_acceptance_line_from_the_source_root():
+    # README: after the build, from the repository root, no PYTHONPATH; the
+    # `reverie` link to python/reverie finds the build tree's extension.
+    code = ("import reverie; print(reverie.__file__); "
+            "print(reverie.load('examples/tiny_mlp_training.json').predict('amp.lua').speedup)")
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    env["REVERIE_BUILD_DIR"] = build_dir()
+    p = subprocess.run([sys.executable, "-c", code], cwd=SOURCE_DIR, env=env,
+                       capture_output=True, text=True, check=False)
+    assert p.returncode == 0, p.stderr
+    where, speedup = p.stdout.split()
+    assert where == os.path.join(SOURCE_DIR, "reverie", "__init__.py")
+    assert float(speedup) == reverie.load(TINY).predict("amp.lua").speedup
+
+
+def test_info_is_the_clis(tiny):
+    assert tiny.info().to_dict() == cli_json("info", TINY)
+
+
+@pytest.mark.parametrize("critical", [False, True])
+def test_replay_is_the_clis(tiny, critical):
+    args = ["replay", TINY] + (["--critical-path"] if critical else [])
+    assert tiny.replay(critical_path=critical).to_dict() == cli_json(*args)
+
+
+@pytest.mark.parametrize("scripts, settings, cli_args", [
+    ("amp.lua", None, ["--script", "amp.lua"]),
+    (["amp.lua", "fused_adam.lua"], None, ["--script", "amp.lua", "--script", "fused_adam.lua"]),
+    ("retarget_gpu", {"to": "H100-SXM"}, ["--script", "retarget_gpu", "--set", "to=H100-SXM"]),
+])
+def test_predict_is_the_clis(tiny, scripts, settings, cli_args):
+    p = tiny.predict(scripts, set=settings)
+    assert p.to_dict() == cli_json("predict", TINY, *cli_args)
+
+
+def test_predict_top_and_cpu_model_are_the_clis():
+    gaps = reverie.load(TINY, cpu_model="gaps")
+    assert gaps.cpu_model == "gaps"
+    assert gaps.predict("amp.lua", top=3).to_dict() == cli_json(
+        "predict", TINY, "--script", "amp.lua", "--cpu-model", "gaps", "--top", "3")
+
+
+def test_sweep_is_the_clis(tiny):
+    s = tiny.sweep("retarget_gpu.lua", {"to": ["T4", "H100-SXM"]})
+    assert s.to_dict() == cli_json("sweep", TINY, "--script", "retarget_gpu.lua",
+                                   "--set", "to=T4,H100-SXM")
+    assert [p.settings.to for p in s.points] == ["T4", "H100-SXM"]
+
+
+def test_validate_is_the_clis(tiny):
+    v = tiny.validate(TINY, "identity.lua")
+    assert v.to_dict() == cli_json("validate", TINY, TINY, "--script", "identity.lua")
+    assert v.step.predicted_us == pytest.approx(v.step.baseline_us)
+
+
+@pytest.mark.parametrize("scripts", [None, "amp.lua"])
+def test_ranks_is_the_clis(scripts):
+    job = reverie.ranks([RANK0, RANK1], scripts=scripts)
+    cli_args = ["--script", scripts] if scripts else []
+    assert job.to_dict() == cli_json("ranks", RANK0, RANK1, *cli_args)
+    assert job.baseline.straggler == 1
+    assert ("predicted" in job) == bool(scripts)
+
+
+def test_results_read_by_attribute_key_and_dict(tiny):
+    p = tiny.predict("amp.lua")
+    d = p.to_dict()
+    assert p.speedup == p["speedup"] == d["speedup"]
+    assert p.time_split.baseline.cpu_only_us == d["time_split"]["baseline"]["cpu_only_us"]
+    assert p.scripts[0].name == "amp.lua"
+    assert p.speedup == pytest.approx(p.baseline_us / p.predicted_us)
+    d["speedup"] = -1  # a copy: the result does not change
+    assert p.speedup != -1
+    with pytest.raises(AttributeError, match="no field 'nope'"):
+        p.nope  # noqa: B018
+    assert "speedup" in repr(p)
+
+
+def test_rows_flatten_the_main_table(tiny):
+    rows = tiny.info().rows()
+    assert len(rows) == len(tiny.info().graph.steps) == 3
+    assert {"name", "counted", "step_us", "cpu.api_us", "cpu.op_us"} <= set(rows[0])
+    assert [r["predicted_us"] for r in tiny.predict("amp.lua").rows()] == [
+        it.predicted_us for it in tiny.predict("amp.lua").iterations]
+
+
+def test_to_pandas(tiny):
+    pandas = pytest.importorskip("pandas")
+    df = tiny.predict("amp.lua").to_pandas()
+    assert isinstance(df, pandas.DataFrame)
+    assert list(df.columns) == ["name", "counted", "baseline_us", "predicted_us"]
+    assert len(df) == 3
+    phases = tiny.predict("amp.lua").to_pandas("phases")
+    assert "delta_us" in phases.columns
+
+
+def test_to_pandas_without_pandas_says_what_to_install(tiny, monkeypatch):
+    monkeypatch.setitem(sys.modules, "pandas", None)
+    p = tiny.predict("amp.lua")
+    with pytest.raises(ImportError, match="python3-pandas"):
+        p.to_pandas()
+    assert p.rows()  # the rest works without it
+
+
+def test_a_missing_trace_is_the_clis_error():
+    missing = os.path.join(SOURCE_DIR, "examples", "no_such_trace.json")
+    with pytest.raises(reverie.Error) as e:
+        reverie.load(missing)
+    assert str(e.value) == cli_error("info", missing)
+    assert e.value.traceback is None
+
+
+def test_a_failing_script_is_the_clis_error_with_its_traceback(tiny, tmp_path):
+    bad = tmp_path / "bad.lua"
+    bad.write_text("local x = nil\nx.y = 1\n")
+    with pytest.raises(reverie.Error) as e:
+        tiny.predict(str(bad))
+    assert str(e.value) == cli_error("predict", TINY, "--script", str(bad))
+    assert ":2:" in str(e.value) and "\n" not in str(e.value)
+    assert e.value.traceback  # Lua's traceback, apart from the one line
+
+
+@pytest.mark.parametrize("kwargs, cli_args", [
+    ({"set": {"nope": 1}}, ["--set", "nope=1"]),
+    ({"lua_budget": 100}, ["--lua-budget", "100"]),
+])
+def test_script_limits_and_parameters_fail_as_in_the_cli(tiny, kwargs, cli_args):
+    with pytest.raises(reverie.Error) as e:
+        tiny.predict("amp.lua", **kwargs)
+    assert str(e.value) == cli_error("predict", TINY, "--script", "amp.lua", *cli_args)
+
+
+def test_bad_arguments_raise(tiny):
+    with pytest.raises(reverie.Error, match="cpu_model expects ops"):
+        reverie.load(TINY, cpu_model="both")
+    with pytest.raises(reverie.Error, match="lua_memory_mb expects a positive integer"):
+        tiny.predict("amp.lua", lua_memory_mb=0)
+    with pytest.raises(reverie.Error, match="give at least one script"):
+        tiny.predict([])
+    with pytest.raises(reverie.Error, match="at least two ranks"):
+        reverie.ranks([RANK0])
+    with pytest.raises(reverie.Error, match="no step 7"):
+        tiny.critical_path(7)
+    with pytest.raises(TypeError):
+        tiny.predict(42)
+
+
+def test_a_script_given_as_text_runs_as_the_same_file_would(tiny, tmp_path):
+    as_file = tmp_path / "halve.lua"
+    as_file.write_text(HALVE_KERNELS)
+    from_text = tiny.predict(HALVE_KERNELS)
+    from_file = tiny.predict(str(as_file))
+    assert from_text.scripts[0].name == "inline.lua"
+    assert from_text.scripts[0].path == ""
+    assert from_text.predicted_us == from_file.predicted_us
+    assert from_text.predicted_us < from_text.baseline_us
+    # Named, with a parameter set by the script's name; then a library script.
+    code = ("local P = reverie.params{factor = {default = 1, doc = 'scale'}}\n"
+            "graph:select{kind = 'kernel'}:scale(P.factor)\n")
+    named = tiny.predict([reverie.Script(code, name="mine"), "amp.lua"],
+                         set={"mine.factor": 0.5})
+    assert [s.name for s in named.scripts] == ["mine.lua", "amp.lua"]
+    assert named.scripts[0].params.factor == 0.5
+
+
+def test_a_script_error_in_text_names_its_line(tiny):
+    with pytest.raises(reverie.Error, match=r"^inline\.lua:2: "):
+        tiny.predict("local x = nil\nx.y = 1\n")
+
+
+def test_the_gil_is_released_while_scripts_run(tiny, tmp_path):
+    # The script waits until the main thread, in Python, answers it. With
+    # the GIL held during the call the main thread could not run: the script
+    # gives up after 30 s and the prediction fails.
+    ready, go = tmp_path / "ready", tmp_path / "go"
+    script = f"""
+io.open("{ready}", "w"):close()
+local deadline = os.time() + 30
+while os.time() < deadline do
+  local f = io.open("{go}", "r")
+  if f then f:close() return end
+end
+error("the main thread never ran while this script did")
+"""
+    out = {}
+
+    def worker():
+        try:
+            out["prediction"] = tiny.predict(script, sandbox=False)
+        except reverie.Error as e:
+            out["error"] = e
+
+    t = threading.Thread(target=worker)
+    t.start()
+    while not ready.exists() and t.is_alive():
+        time.sleep(0.001)
+    go.write_text("")
+    t.join()
+    assert "error" not in out, out.get("error")
+    assert out["prediction"].speedup == pytest.approx(1.0)
+
+
+def test_critical_path_lists_the_steps_tasks(tiny):
+    path = tiny.critical_path(0)
+    replay = tiny.replay(critical_path=True)
+    assert path.step == replay.critical_path[0].name
+    assert path.length_us == pytest.approx(replay.critical_path[0].length_us)
+    assert path.verdict == replay.critical_path[0].verdict
+    assert len(path.tasks) == replay.critical_path[0].tasks
+    starts = [t.start_us for t in path.tasks]
+    assert starts == sorted(starts)
+    assert sum(t.duration_us for t in path.tasks) <= path.length_us + 1e-6
+
+
+def test_cmake_install_gives_a_working_package(tmp_path):
+    prefix = tmp_path / "prefix"
+    cmake = os.environ.get("REVERIE_CMAKE", "cmake")
+    p = subprocess.run([cmake, "--install", build_dir(), "--prefix", str(prefix)],
+                       capture_output=True, text=True, check=False)
+    assert p.returncode == 0, p.stderr
+    inits = glob.glob(str(prefix / "**" / "reverie" / "__init__.py"), recursive=True)
+    assert len(inits) == 1, inits
+    site = os.path.dirname(os.path.dirname(inits[0]))
+    code = ("import reverie, os; d = reverie._locate.script_dirs(); print(reverie.__file__); "
+            "print(os.path.isfile(os.path.join(d[0], 'amp.lua'))); "
+            f"print(reverie.load({TINY!r}).predict('amp.lua').speedup)")
+    env = dict(os.environ, PYTHONPATH=site)
+    env.pop("REVERIE_BUILD_DIR", None)
+    p = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env,
+                       capture_output=True, text=True, check=False)
+    assert p.returncode == 0, p.stderr
+    where, found, speedup = p.stdout.split()
+    assert where == inits[0]
+    assert found == "True"
+    assert float(speedup) == reverie.load(TINY).predict("amp.lua").speedup

@@ -1,0 +1,209 @@
+#include "whatif/prediction_report.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "base/json_writer.h"
+#include "report/step_report.h"
+
+namespace reverie::whatif {
+namespace {
+
+using report::kStepDefinition;
+using report::WriteStepJson;
+
+// Busy time per group and per iteration, baseline vs predicted, keeping the
+// groups' order of first appearance.
+std::vector<GroupDelta> Deltas(const std::vector<depgraph::GroupTime>& base,
+                               const std::vector<depgraph::GroupTime>& pred, double iterations) {
+  std::vector<GroupDelta> out;
+  std::map<std::string, size_t> index;
+  auto slot = [&](const std::string& name) -> GroupDelta& {
+    auto [it, fresh] = index.emplace(name, out.size());
+    if (fresh) out.push_back({name});
+    return out[it->second];
+  };
+  for (const depgraph::GroupTime& g : base) {
+    GroupDelta& d = slot(g.name);
+    d.base_cpu_us = g.cpu_ns / 1e3 / iterations;
+    d.base_gpu_us = g.gpu_ns / 1e3 / iterations;
+  }
+  for (const depgraph::GroupTime& g : pred) {
+    GroupDelta& d = slot(g.name);
+    d.pred_cpu_us = g.cpu_ns / 1e3 / iterations;
+    d.pred_gpu_us = g.gpu_ns / 1e3 / iterations;
+  }
+  return out;
+}
+
+std::vector<GroupDelta> TopByDelta(std::vector<GroupDelta> v, int n) {
+  std::stable_sort(v.begin(), v.end(), [](const GroupDelta& a, const GroupDelta& b) {
+    return std::fabs(a.delta_us()) > std::fabs(b.delta_us());
+  });
+  if (static_cast<int>(v.size()) > n) v.resize(n);
+  return v;
+}
+
+// Mean simulated time split over the counted steps.
+depgraph::TimeSplit MeanSplit(const depgraph::GraphBreakdown& b) {
+  depgraph::TimeSplit m;
+  int64_t n = 0;
+  for (const depgraph::IterationBreakdown& it : b.iterations) {
+    if (!it.counted) continue;
+    ++n;
+    m.cpu_only_ns += it.simulated.cpu_only_ns;
+    m.gpu_only_ns += it.simulated.gpu_only_ns;
+    m.overlap_ns += it.simulated.overlap_ns;
+    m.idle_ns += it.simulated.idle_ns;
+  }
+  if (n == 0) return m;
+  m.cpu_only_ns /= n;
+  m.gpu_only_ns /= n;
+  m.overlap_ns /= n;
+  m.idle_ns /= n;
+  return m;
+}
+
+std::vector<double> IterationTimesUs(const depgraph::SimResult& r) {
+  std::vector<double> out;
+  for (const depgraph::IterationTime& it : r.iterations) out.push_back(it.duration_ns() / 1e3);
+  return out;
+}
+
+void WriteChanges(JsonWriter& w, const transforms::ChangeSummary& c) {
+  w.BeginObject();
+  w.Field("added", c.added);
+  w.Field("removed", c.removed);
+  w.Field("modified", c.modified);
+  w.Field("edges_added", c.edges_added);
+  w.Field("edges_removed", c.edges_removed);
+  w.Field("resources_added", c.resources_added);
+  w.EndObject();
+}
+
+void WriteGroups(JsonWriter& w, const std::vector<GroupDelta>& v) {
+  w.BeginArray();
+  for (const GroupDelta& d : v) {
+    w.BeginObject();
+    w.Field("name", d.name);
+    w.Field("baseline_cpu_us", d.base_cpu_us);
+    w.Field("baseline_gpu_us", d.base_gpu_us);
+    w.Field("predicted_cpu_us", d.pred_cpu_us);
+    w.Field("predicted_gpu_us", d.pred_gpu_us);
+    w.Field("delta_us", d.delta_us());
+    w.EndObject();
+  }
+  w.EndArray();
+}
+
+}  // namespace
+
+std::string PredictionJson(const PredictionReport& r) {
+  const depgraph::StepStats bs = depgraph::SummarizeSteps(r.base->iterations);
+  const depgraph::StepStats ps = depgraph::SummarizeSteps(r.pred->iterations);
+  const double base_us = bs.mean_ns / 1e3;
+  const double pred_us = ps.mean_ns / 1e3;
+  JsonWriter w;
+  w.BeginObject();
+  w.Field("trace", r.trace_path);
+  w.Key("scripts").BeginArray();
+  for (const lua::ScriptReport& s : r.prediction->reports) {
+    w.BeginObject();
+    w.Field("name", s.script.display_name);
+    w.Field("path", s.script.path);
+    w.Key("params").BeginObject();
+    for (const lua::ParamValue& p : s.params) {
+      w.Key(p.name);
+      if (p.type == "number") {
+        double v = 0;
+        if (absl::SimpleAtod(p.value_text, &v)) {
+          w.Double(v);
+        } else {
+          w.String(p.value_text);
+        }
+      } else if (p.type == "boolean") {
+        w.Bool(p.value_text == "true" || p.value_text == "1" || p.value_text == "yes" ||
+               p.value_text == "on");
+      } else {
+        w.String(p.value_text);
+      }
+    }
+    w.EndObject();
+    w.Key("changes");
+    WriteChanges(w, s.changes);
+    w.Key("log").BeginArray();
+    for (const std::string& line : s.log) w.String(line);
+    w.EndArray();
+    w.EndObject();
+  }
+  w.EndArray();
+  w.Field("schedule_policy", r.prediction->schedule_description);
+  w.Field("step_definition", kStepDefinition);
+  w.Field("baseline_us", base_us);
+  w.Field("predicted_us", pred_us);
+  w.Field("speedup", pred_us > 0 ? base_us / pred_us : 0.0);
+  w.Key("baseline_noise");
+  WriteStepJson(w, bs);
+  w.Key("predicted_noise");
+  WriteStepJson(w, ps);
+  w.Key("changes");
+  WriteChanges(w, r.prediction->changes);
+  w.Key("iterations").BeginArray();
+  const size_t n = std::min(r.base->iterations.size(), r.pred->iterations.size());
+  for (size_t i = 0; i < n; ++i) {
+    w.BeginObject();
+    w.Field("name", IterationName(*r.base_graph, r.base->iterations[i], i));
+    w.Field("counted", r.base->iterations[i].counted);
+    w.Field("baseline_us", r.base_iter_us[i]);
+    w.Field("predicted_us", r.pred_iter_us[i]);
+    w.EndObject();
+  }
+  w.EndArray();
+  w.Key("time_split").BeginObject();
+  w.Key("baseline");
+  report::WriteTimeSplitJson(w, r.base_split);
+  w.Key("predicted");
+  report::WriteTimeSplitJson(w, r.pred_split);
+  w.EndObject();
+  w.Key("phases");
+  WriteGroups(w, r.phases);
+  w.Key("layers");
+  WriteGroups(w, r.layers);
+  w.EndObject();
+  return w.str();
+}
+
+PredictionReport SummarizePrediction(const LoadedTrace& base, const Prediction& prediction,
+                                     int top) {
+  PredictionReport r;
+  r.trace_path = base.path;
+  r.base_graph = &base.graph;
+  r.pred_graph = &prediction.graph;
+  r.base = &base.baseline;
+  r.pred = &prediction.sim;
+  r.prediction = &prediction;
+  const depgraph::GraphBreakdown bb = depgraph::ComputeBreakdown(base.graph, base.baseline);
+  const depgraph::GraphBreakdown pb = depgraph::ComputeBreakdown(prediction.graph, prediction.sim);
+  const double iters = static_cast<double>(std::max<size_t>(1, base.baseline.iterations.size()));
+  r.base_split = MeanSplit(bb);
+  r.pred_split = MeanSplit(pb);
+  r.base_iter_us = IterationTimesUs(base.baseline);
+  r.pred_iter_us = IterationTimesUs(prediction.sim);
+  r.phases = Deltas(bb.by_phase, pb.by_phase, iters);
+  r.layers = TopByDelta(Deltas(bb.by_layer, pb.by_layer, iters), top);
+  return r;
+}
+
+std::string IterationName(const depgraph::Graph& g, const depgraph::IterationTime& it, size_t i) {
+  if (it.iteration >= 0 && static_cast<size_t>(it.iteration) < g.iteration_count()) {
+    return g.iteration_info(it.iteration).name;
+  }
+  return "iteration " + std::to_string(i);
+}
+
+}  // namespace reverie::whatif

@@ -1,0 +1,32 @@
+// File: whatif/sweep.h
+//
+// A parameter sweep: the scripts predicted at every point of the grid of
+// report/sweep.h (the cartesian product of each parameter's values), for
+// `reverie sweep` and the Python module's Trace.sweep(). Each point is a
+// whatif::Predict on the same loaded trace; a point that fails keeps its
+// one-line error and the others go on.
+#ifndef REVERIE_WHATIF_SWEEP_H_
+#define REVERIE_WHATIF_SWEEP_H_
+
+#include <functional>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "report/sweep.h"
+#include "whatif/pipeline.h"
+
+namespace reverie::whatif {
+
+// Called before each point with (points done, points in all), and once at the end.
+using SweepProgressFn = std::function<void(int done, int total)>;
+
+// spec.settings apply at every point, before the point's own. Fails (with
+// the first point's error) only when every point failed: a bad script or
+// bad parameters, not a result.
+absl::StatusOr<report::SweepResult> Sweep(const LoadedTrace& base, const ScriptSpec& spec,
+                                          const std::vector<report::SweepParam>& params,
+                                          const SweepProgressFn& progress = {});
+
+}  // namespace reverie::whatif
+
+#endif  // REVERIE_WHATIF_SWEEP_H_

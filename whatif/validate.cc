@@ -1,0 +1,56 @@
+#include "whatif/validate.h"
+
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "depgraph/step_time.h"
+
+namespace reverie::whatif {
+namespace {
+
+report::StepProfile Measured(const depgraph::Graph& g) {
+  const depgraph::TaskTimes m = depgraph::MeasuredTimes(g);
+  return report::ProfileSteps(g, m.start, m.end, depgraph::MeasuredIterations(g));
+}
+
+bool HasMarkers(const depgraph::Graph& g) {
+  return !(g.iteration_count() == 1 && g.iteration_info(0).name == "whole trace");
+}
+
+}  // namespace
+
+absl::StatusOr<report::Validation> ValidatePrediction(const LoadedTrace& before,
+                                                      const LoadedTrace& after,
+                                                      const ScriptSpec& spec, int top_kernels,
+                                                      std::string* traceback) {
+  const depgraph::Graph& bg = before.graph;
+  const depgraph::Graph& ag = after.graph;
+  if (HasMarkers(bg) != HasMarkers(ag)) {
+    return absl::FailedPreconditionError(
+        absl::StrCat(HasMarkers(bg) ? after.path : before.path,
+                     ": has no ProfilerStep markers while the other trace has them: "
+                     "the pair cannot be compared step by step"));
+  }
+  const depgraph::StepStats bs = depgraph::SummarizeSteps(depgraph::MeasuredIterations(bg));
+  const depgraph::StepStats as = depgraph::SummarizeSteps(depgraph::MeasuredIterations(ag));
+  if (bs.counted != as.counted) {
+    return absl::FailedPreconditionError(
+        absl::StrCat(after.path, ": ", as.counted, " counted steps where ", before.path, " has ",
+                     bs.counted, ": not the same loop profiled twice"));
+  }
+  absl::StatusOr<Prediction> p = Predict(before, spec, traceback);
+  if (!p.ok()) return p.status();
+  const report::StepProfile base = report::ProfileSteps(
+      bg, before.baseline.start_ns, before.baseline.end_ns, before.baseline.iterations);
+  const report::StepProfile pred =
+      report::ProfileSteps(p->graph, p->sim.start_ns, p->sim.end_ns, p->sim.iterations);
+  const report::StepProfile meas = Measured(ag);
+  std::vector<std::string> names;
+  for (size_t i = 0; i < ag.iteration_count(); ++i) {
+    names.push_back(ag.iteration_info(static_cast<int32_t>(i)).name);
+  }
+  return report::Validate(base, pred, meas, names, top_kernels);
+}
+
+}  // namespace reverie::whatif
