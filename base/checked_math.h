@@ -46,13 +46,22 @@ inline constexpr int64_t kSaturatedNs = int64_t{1} << 62;
 
 // a + b, or false (and *out untouched) when it overflows int64.
 inline bool CheckedAdd(int64_t a, int64_t b, int64_t* out) {
-  return !__builtin_add_overflow(a, b, out);
+  int64_t r;
+  if (__builtin_add_overflow(a, b, &r)) return false;
+  *out = r;
+  return true;
 }
 inline bool CheckedSub(int64_t a, int64_t b, int64_t* out) {
-  return !__builtin_sub_overflow(a, b, out);
+  int64_t r;
+  if (__builtin_sub_overflow(a, b, &r)) return false;
+  *out = r;
+  return true;
 }
 inline bool CheckedMul(int64_t a, int64_t b, int64_t* out) {
-  return !__builtin_mul_overflow(a, b, out);
+  int64_t r;
+  if (__builtin_mul_overflow(a, b, &r)) return false;
+  *out = r;
+  return true;
 }
 
 // Clamps `v` into [lo, hi].
