@@ -12,6 +12,7 @@
 #include "frameworks/kineto/json_input.h"
 #include "frameworks/kineto/kineto_importer.h"
 #include "proto/trace_io.h"
+#include "proto/trace_validate.h"
 
 namespace reverie {
 namespace {
@@ -39,9 +40,8 @@ absl::StatusOr<std::string> Sniff(const std::string& path) {
   return head;
 }
 
-}  // namespace
-
-absl::StatusOr<Trace> LoadTraceFile(const std::string& path) {
+// The trace in `path`, parsed by whichever reader its first bytes call for.
+absl::StatusOr<Trace> LoadUnchecked(const std::string& path) {
   absl::StatusOr<std::string> head = Sniff(path);
   if (!head.ok()) return head.status();
   if (head->empty()) return absl::InvalidArgumentError(absl::StrCat(path, ": empty file"));
@@ -63,6 +63,16 @@ absl::StatusOr<Trace> LoadTraceFile(const std::string& path) {
   if (c == '{' || c == '[') return ImportKinetoJson(path);
   return absl::InvalidArgumentError(absl::StrCat(
       path, ": unrecognised content (not a reverie .pb trace, not JSON, not gzip)"));
+}
+
+}  // namespace
+
+absl::StatusOr<Trace> LoadTraceFile(const std::string& path) {
+  absl::StatusOr<Trace> trace = LoadUnchecked(path);
+  // Every trace is held to the same rules, whoever wrote it (idempotent: the
+  // .pb reader has checked already).
+  if (trace.ok()) ValidateTrace(&*trace);
+  return trace;
 }
 
 }  // namespace reverie

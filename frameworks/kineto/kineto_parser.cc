@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "base/sv.h"
+#include "frameworks/kineto/kineto_limits.h"
 #include "frameworks/kineto/kineto_numbers.h"
 #include "simdjson.h"
 
@@ -457,6 +458,7 @@ absl::Status ParseKinetoJson(const JsonInput& input, const std::string& path,
         if ((err = ev.get_object().get(obj))) return JsonError(path, input, doc, err);
         RawEvent e;
         if ((err = ParseEvent(obj, &e))) return JsonError(path, input, doc, err);
+        ClampEventNumbers(&e, &builder->trace());  // D7: before any arithmetic
         builder->AddEvent(e);
       }
       builder->EndOfEvents();
