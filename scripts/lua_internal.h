@@ -168,6 +168,9 @@ int RaiseError(lua_State* L);
 void* LimitedAlloc(void* ud, void* ptr, size_t osize, size_t nsize);
 void GuardFinalizers(lua_State* L);
 void StartLimits(lua_State* L);
+// Replaces string.find/match/gmatch/gsub by versions that charge every
+// matching step to the budget (lua_strings.cc; Lua's run with no hook).
+void InstallCountedPatterns(lua_State* L);
 
 // THE LIMITS (see the file comment). Both raise (a sticky error, see
 // EngineState::exhausted) when the budget / cap is spent; call them while
