@@ -6,9 +6,7 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include "depgraph/builder.h"
-#include "depgraph/simulator.h"
-#include "frameworks/trace_loader.h"
+#include "whatif/pipeline.h"
 
 namespace reverie::fuzz {
 
@@ -42,25 +40,18 @@ void CheckOneLine(const absl::Status& s, std::string_view who) {
   }
 }
 
-void BuildAndSimulate(const Trace& trace) {
-  absl::StatusOr<depgraph::Graph> g = depgraph::BuildGraph(trace);
-  if (!g.ok()) return;
-  absl::StatusOr<depgraph::SimResult> sim = depgraph::Simulate(*g);
-  if (!sim.ok()) return;
-  // What every report reads: the per-iteration times and their mean.
-  volatile double mean = sim->mean_iteration_ns();
-  (void)mean;
-}
-
 void LoadBuildSimulate(const uint8_t* data, size_t size) {
   static auto* file = new MemFile();  // one per process, never freed
   file->Set(data, size);
-  absl::StatusOr<Trace> trace = LoadTraceFile(file->path());
-  if (!trace.ok()) {
-    CheckOneLine(trace.status(), file->path());
+  absl::StatusOr<std::unique_ptr<whatif::LoadedTrace>> loaded =
+      whatif::LoadAndSimulate(file->path());
+  if (!loaded.ok()) {
+    CheckOneLine(loaded.status(), file->path());
     return;
   }
-  BuildAndSimulate(*trace);
+  // What every report reads: the per-step times and their mean.
+  volatile double mean = (*loaded)->baseline.mean_iteration_ns();
+  (void)mean;
 }
 
 }  // namespace reverie::fuzz

@@ -1,10 +1,9 @@
 // File: fuzz/fuzz_util.h
 //
-// What the fuzz targets share: a memory-backed file the loaders open by path
-// (LoadTraceFile takes a path, and a fuzzer must not litter the disk), the
-// rest of the pipeline every command runs on a loaded trace, and the checks
-// of reverie's promises that turn a broken one into a crash the fuzzer
-// reports (docs/RELIABILITY.md).
+// What the fuzz targets share: a memory-backed file the pipeline opens by
+// path (whatif::LoadAndSimulate takes a path, and a fuzzer must not litter
+// the disk), and the checks of reverie's promises that turn a broken one
+// into a crash the fuzzer reports (docs/RELIABILITY.md).
 #ifndef REVERIE_FUZZ_FUZZ_UTIL_H_
 #define REVERIE_FUZZ_FUZZ_UTIL_H_
 
@@ -14,7 +13,6 @@
 #include <string_view>
 
 #include "absl/status/status.h"
-#include "proto/trace.h"
 
 namespace reverie::fuzz {
 
@@ -38,13 +36,10 @@ class MemFile {
 // Aborts unless `s` is one line that names `who` (a bad input's message).
 void CheckOneLine(const absl::Status& s, std::string_view who);
 
-// Builds the dependency graph of `trace` and simulates it, as every command
-// does after loading.
-void BuildAndSimulate(const Trace& trace);
-
-// The trace targets' body: `data` as a file through LoadTraceFile (the
-// public loading API), then BuildAndSimulate; a rejected input must be one
-// line naming the file.
+// The trace targets' body: `data` as a file through
+// whatif::LoadAndSimulate (what every command runs first: load, build the
+// graph, simulate the baseline); a rejected input must be one line naming
+// the file.
 void LoadBuildSimulate(const uint8_t* data, size_t size);
 
 }  // namespace reverie::fuzz

@@ -11,12 +11,10 @@
 #include <map>
 #include <string>
 
-#include "depgraph/builder.h"
 #include "depgraph/simulator.h"
-#include "frameworks/trace_loader.h"
 #include "scripts/lua_engine.h"
-#include "transforms/model_info.h"
 #include "transforms/session.h"
+#include "whatif/pipeline.h"
 
 namespace {
 
@@ -29,26 +27,21 @@ using reverie::lua::ScriptContext;
 constexpr char kTrace[] = REVERIE_SOURCE_DIR "/fuzz/corpus/fuzz_json_import/tiny_mlp_window.json";
 
 struct Fixture {
-  reverie::Trace trace;
-  reverie::depgraph::Graph graph;
-  reverie::transforms::ModelInfo model;
+  std::unique_ptr<reverie::whatif::LoadedTrace> loaded;
   std::map<std::string, std::string> no_overrides;
 };
 
 const Fixture& GetFixture() {
   static const Fixture* fixture = [] {
     auto* f = new Fixture();
-    absl::StatusOr<reverie::Trace> t = reverie::LoadTraceFile(kTrace);
-    absl::StatusOr<reverie::depgraph::Graph> g =
-        t.ok() ? reverie::depgraph::BuildGraph(*t) : absl::StatusOr<reverie::depgraph::Graph>(t.status());
-    if (!g.ok()) {
+    absl::StatusOr<std::unique_ptr<reverie::whatif::LoadedTrace>> t =
+        reverie::whatif::LoadAndSimulate(kTrace);
+    if (!t.ok()) {
       std::fprintf(stderr, "fuzz_lua_script: cannot load %s: %s\n", kTrace,
-                   std::string(g.status().message()).c_str());
+                   std::string(t.status().message()).c_str());
       std::abort();
     }
-    f->trace = *std::move(t);
-    f->graph = *std::move(g);
-    f->model = reverie::transforms::ModelInfoFromTrace(f->trace);
+    f->loaded = *std::move(t);
     return f;
   }();
   return *fixture;
@@ -77,9 +70,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   ctx.display_name = "fuzz.lua";
   ctx.stem = "fuzz";
   ctx.overrides = &f.no_overrides;
-  ctx.model = &f.model;
+  ctx.model = &f.loaded->model;
   ctx.include_dirs = {REVERIE_SOURCE_DIR "/scripts"};
-  reverie::transforms::EditSession session(f.graph);
+  reverie::transforms::EditSession session(f.loaded->graph);
   const absl::Status s = (*engine)->Run(
       std::string_view(reinterpret_cast<const char*>(data), size), ctx, &session);
   if (!s.ok()) {

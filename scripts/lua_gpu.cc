@@ -160,6 +160,7 @@ int SelScaleWork(lua_State* L) {
   SpecArgs gpu;
   ReadSpec(L, 2, "gpu", nullptr, &gpu);
   MutableGraphOrRaise(L);
+  ChargeWork(L, 8 * static_cast<int64_t>(sel->count));
   transforms::RetargetStats stats;
   if (!DoScaleWork(State(L), sel, gpu, factor, &stats)) return RaiseError(L);
   lua_createtable(L, 0, 6);

@@ -294,7 +294,9 @@ int GraphInsert(lua_State* L) {
                       2 * static_cast<int64_t>(S.spec_name.size() + S.spec_launch_name.size() +
                                                S.spec_layer.size() +
                                                (a.has_op ? S.spec_op.size() : 0)));
-  if (a.has_op && a.op_ns < 0) ChargeWork(L, GraphWork(*S.graph()));  // the op's median cost
+  if (a.has_op && a.op_ns < 0) {
+    ChargeWork(L, static_cast<int64_t>(S.graph()->op_count()));  // the op's median cost
+  }
   if (InsertsGpuTask(a.kind) && a.launch) {
     ChargeAdjacency(L);  // finding the launch call reads the adjacency
     // An explicit or a following launch call is checked for a cycle: a pass.
@@ -490,6 +492,7 @@ int GraphOp(lua_State* L) {
 int GraphOpChildren(lua_State* L) {
   const lua_Integer id = luaL_checkinteger(L, 2);
   const Graph& g = GraphOrRaise(L);
+  ChargeWork(L, static_cast<int64_t>(g.op_count()));
   lua_newtable(L);
   int n = 0;
   for (uint32_t o = 0; o < g.op_count(); ++o) {
@@ -507,6 +510,7 @@ int GraphOpCost(lua_State* L) {
   size_t len = 0;
   const char* name = luaL_checklstring(L, 2, &len);
   const Graph& g = GraphOrRaise(L);
+  ChargeWork(L, static_cast<int64_t>(g.op_count()));
   const std::optional<int64_t> c = transforms::MedianOpCost(g, std::string_view(name, len));
   if (!c) return 0;
   lua_pushinteger(L, *c);

@@ -164,7 +164,7 @@ int GraphGradientBuckets(lua_State* L) {
   lua_newtable(L);
   if (S.model == nullptr) return 1;
   int64_t work = 0;
-  for (const transforms::BucketInfo& b : S.model->buckets) {
+  for (const depgraph::BucketInfo& b : S.model->buckets) {
     work += 8 + static_cast<int64_t>(b.parameters.size() + b.layers.size());
   }
   ChargeWork(L, work);

@@ -187,6 +187,7 @@ void ChargeQuery(lua_State* L) {
   const int64_t name_sets = (S.query.names.empty() ? 0 : 1) + (S.query.name_regex.empty() ? 0 : 1);
   if (name_sets > 0) work += name_sets * NameBytes(S, g) / 8 + static_cast<int64_t>(g.name_count());
   if (!S.query.layers.empty()) work += LayerBytes(S, g) / 8 + static_cast<int64_t>(g.layer_count());
+  if (!S.query.ops.empty()) work += NameBytes(S, g) / 8 + static_cast<int64_t>(g.op_count());
   ChargeWork(L, work);
 }
 

@@ -165,11 +165,12 @@ absl::StatusOr<RetargetStats> ScaleWork(Graph& g, const Selection& s, const GpuS
       if (before == 1 && after == 1) ++stats.single_wave;
     }
     const int64_t d = g.duration_ns(t);
-    const double scaled = std::min(static_cast<double>(d) * f, 4.0e18);
+    // Clamped into [0, kMaxDurationNs] like retargeting (a factor of 1e300).
+    const double scaled = std::min(static_cast<double>(d) * f, static_cast<double>(kMaxDurationNs));
     const int64_t after = static_cast<int64_t>(std::nearbyint(scaled));
     g.set_duration_ns(t, after);
-    stats.before_ns += d;
-    stats.after_ns += after;
+    stats.before_ns = SatAdd(stats.before_ns, d);
+    stats.after_ns = SatAdd(stats.after_ns, after);
   }
   return stats;
 }

@@ -14,7 +14,7 @@
 # there is "XFAIL" until the ID is removed from the list after the merge.
 set -uo pipefail
 
-PENDING="D6 D8 D13 D15 D16"
+PENDING="D8 D13 D15"
 
 reverie=$(realpath "$1")
 src=$(realpath "$2")
