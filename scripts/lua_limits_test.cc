@@ -34,11 +34,19 @@ EngineLimits Cap(size_t mib) {
 
 class LimitsTest : public ::testing::Test {
  protected:
-  void ExpectBudgetStops(const std::string& code, EngineLimits l = Budget(1'000'000)) {
-    const auto r = RunLua(code, &g_, {}, l);
+  // Runs `code` on `g`, expecting a limit error whose first line names the
+  // script and holds `words`.
+  testing::LuaRun ExpectStops(const std::string& code, depgraph::Graph* g, EngineLimits l,
+                              const std::string& words) {
+    auto r = RunLua(code, g, {}, l);
     EXPECT_EQ(r.status.code(), absl::StatusCode::kResourceExhausted) << code << "\n" << r.status;
-    EXPECT_THAT(FirstLine(r.status), HasSubstr("instruction budget of")) << code;
+    EXPECT_THAT(FirstLine(r.status), HasSubstr(words)) << code;
     EXPECT_THAT(FirstLine(r.status), StartsWith("test.lua")) << code;
+    return r;
+  }
+
+  void ExpectBudgetStops(const std::string& code, EngineLimits l = Budget(1'000'000)) {
+    const auto r = ExpectStops(code, &g_, l, "instruction budget of");
     // Stopped within a few hook periods of the budget, not later.
     ASSERT_NE(r.engine, nullptr);
     EXPECT_LT(r.engine->instructions_used(), l.instruction_budget + 100'000) << code;
@@ -122,22 +130,18 @@ TEST_F(LimitsTest, FinalizersAreRefused) {
 
 // D4: C++ memory a script causes counts against the same cap as its heap.
 TEST_F(LimitsTest, TaskNamesCountAgainstTheCap) {
-  const auto r = RunLua(
+  const auto r = ExpectStops(
       "local big = string.rep('n', 4 << 20)\n"
       "local i = 0\n"
       "for t in graph:all():tasks() do i = i + 1; t.name = big .. i end\n",
-      &g_, {}, Cap(64));
-  EXPECT_EQ(r.status.code(), absl::StatusCode::kResourceExhausted) << r.status;
-  EXPECT_THAT(FirstLine(r.status), HasSubstr("memory limit of 64 MiB exceeded"));
+      &g_, Cap(64), "memory limit of 64 MiB exceeded");
   EXPECT_THAT(FirstLine(r.status), StartsWith("test.lua:3:"));
   EXPECT_LE(r.engine->peak_memory_bytes(), (size_t{64} << 20) + (size_t{9} << 20));
 }
 
 TEST_F(LimitsTest, PrintedOutputCountsAgainstTheCap) {
-  const auto r = RunLua("local big = string.rep('p', 1 << 20)\nfor i = 1, 2000 do print(big) end", &g_,
-                        {}, Cap(32));
-  EXPECT_EQ(r.status.code(), absl::StatusCode::kResourceExhausted) << r.status;
-  EXPECT_THAT(FirstLine(r.status), HasSubstr("memory limit of 32 MiB exceeded"));
+  const auto r = ExpectStops("local big = string.rep('p', 1 << 20)\nfor i = 1, 2000 do print(big) end",
+                             &g_, Cap(32), "memory limit of 32 MiB exceeded");
   EXPECT_LT(r.engine->log().size(), 20u);
 }
 
@@ -150,22 +154,18 @@ TEST_F(LimitsTest, InsertedTasksLayersAndResourcesCountAgainstTheCap) {
            "while true do graph:add_channel() end",
            "while true do graph:add_stream{device = 3} end",
        }) {
-    const auto r = RunLua(code, &g_, {}, Cap(16));
-    EXPECT_EQ(r.status.code(), absl::StatusCode::kResourceExhausted) << code << "\n" << r.status;
-    EXPECT_THAT(FirstLine(r.status), HasSubstr("memory limit of 16 MiB exceeded")) << code;
+    ExpectStops(code, &g_, Cap(16), "memory limit of 16 MiB exceeded");
   }
 }
 
 // Once over the cap, a pcall cannot catch the error and go on growing.
 TEST_F(LimitsTest, PcallCannotSwallowTheCap) {
-  const auto r = RunLua(
+  ExpectStops(
       "local big = string.rep('n', 1 << 20)\n"
       "local i = 0\n"
       "local t = graph:select{kind = 'kernel'}[1]\n"
       "while true do pcall(function() i = i + 1; t.name = big .. i end) end",
-      &g_, {}, Cap(16));
-  EXPECT_EQ(r.status.code(), absl::StatusCode::kResourceExhausted) << r.status;
-  EXPECT_THAT(FirstLine(r.status), HasSubstr("memory limit of 16 MiB exceeded"));
+      &g_, Cap(16), "memory limit of 16 MiB exceeded");
 }
 
 // C++ work a binding does is charged: a loop of whole-graph passes stops at
@@ -178,9 +178,7 @@ TEST_F(LimitsTest, CppWorkIsChargedToTheBudget) {
                            "local s = graph:all() for i = 1, 1e6 do s:union(s) end",
                            "local t = graph:select{kind = 'kernel'}[1]\n"
                            "for i = 1, 1e6 do graph:simulate() end"}) {
-    const auto r = RunLua(code, &big, {}, Budget(20'000'000));
-    EXPECT_EQ(r.status.code(), absl::StatusCode::kResourceExhausted) << code << "\n" << r.status;
-    EXPECT_THAT(FirstLine(r.status), HasSubstr("instruction budget")) << code;
+    ExpectStops(code, &big, Budget(20'000'000), "instruction budget");
   }
 }
 
