@@ -220,12 +220,23 @@ std::string ParseProblem() {
   return why.empty() ? "corrupt data" : why;
 }
 
+// Text from the file, fit for a one-line message: control characters (a
+// newline) become '?', and at most 200 bytes are kept.
+std::string Printable(std::string_view s) {
+  std::string out(s.substr(0, 200));
+  for (char& c : out) {
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
+  }
+  if (s.size() > 200) out += "...";
+  return out;
+}
+
 // How to get a complete file again, for the messages below.
 std::string Remedy(const proto::TraceHeader& h, bool salvaging) {
   const std::string again = h.source_path().empty()
                                 ? std::string("record it again")
-                                : absl::StrCat("import it again (reverie import ", h.source_path(),
-                                               " -o OUT.pb)");
+                                : absl::StrCat("import it again (reverie import ",
+                                               Printable(h.source_path()), " -o OUT.pb)");
   if (salvaging) return absl::StrCat("nothing to salvage; ", again);
   return absl::StrCat(again, " or keep what it holds (reverie import --salvage)");
 }

@@ -173,6 +173,10 @@ TEST(TraceIoTest, SchemaOneFilesAreRefusedWithTheRemedy) {
   EXPECT_EQ(s.code(), absl::StatusCode::kDataLoss);
   ExpectOneLine(s, "schema1.pb", "reverie import run/trace.json.gz -o OUT.pb");
   const std::string path = TempPath("schema1.pb");
+  // Text from the file never breaks the one line (found by fuzz_pb_reader).
+  h.set_source_path("a\nb");
+  ExpectOneLine(ReadBytes("schema1_newline.pb", Framed({&h, &body})), "schema1_newline.pb",
+                "reverie import a?b -o OUT.pb");
   absl::StatusOr<Trace> kept = ReadTrace(path, {.salvage = true});
   ASSERT_TRUE(kept.ok()) << kept.status();
   EXPECT_EQ(kept->events().gpu_activities_size(), 3);
