@@ -169,6 +169,7 @@ int Setup(lua_State* L) {
   lua_setglobal(L, "print");
   internal::GuardFinalizers(L);
   internal::InstallCountedPatterns(L);
+  internal::ChargeStandardLibraries(L);
   lua_newtable(L);
   lua_setfield(L, LUA_REGISTRYINDEX, kIncludeCache);
   static const luaL_Reg kReverie[] = {

@@ -171,6 +171,9 @@ void StartLimits(lua_State* L);
 // Replaces string.find/match/gmatch/gsub by versions that charge every
 // matching step to the budget (lua_strings.cc; Lua's run with no hook).
 void InstallCountedPatterns(lua_State* L);
+// Wraps the other string, table and utf8 functions so that each charges the
+// work its arguments imply (lua_charged_libs.cc).
+void ChargeStandardLibraries(lua_State* L);
 
 // THE LIMITS (see the file comment). Both raise (a sticky error, see
 // EngineState::exhausted) when the budget / cap is spent; call them while

@@ -122,5 +122,37 @@ TEST(CountedPatternsTest, BacktrackingPatternsStopAtTheBudget) {
   EXPECT_TRUE(ok.status.ok()) << ok.status;
 }
 
+// The rest of string, table and utf8 charge the work their arguments imply
+// (lua_charged_libs.cc): one VM instruction could do millions of steps.
+TEST(ChargedLibrariesTest, BigArgumentsAreCharged) {
+  depgraph::Graph g = transforms::testing::MakeTrainingGraph(1);
+  EngineLimits l;
+  l.instruction_budget = 5'000'000;
+  for (const char* code : {
+           "local s = string.rep('a', 8 << 20) for i = 1, 1e6 do s:upper() end",
+           "local s = string.rep('a', 8 << 20) for i = 1, 1e6 do local x = #s:sub(2) end",
+           "local t = {} for i = 1, 2e5 do table.insert(t, 1, i) end",
+           "local t = {} for i = 1, 1e5 do t[i] = i end for i = 1, 1e6 do table.remove(t, 1) t[#t + 1] = i end",
+           "local t = {} for i = 1, 1e5 do t[i] = -i end for i = 1, 1e4 do table.sort(t) end",
+           "local t = {} for i = 1, 1e5 do t[i] = 'x' end for i = 1, 1e4 do table.concat(t) end",
+           "for i = 1, 1e4 do string.rep('ab', 1e6) end",
+           "local s = string.rep('\xC3\xA9', 1e6) for i = 1, 1e4 do utf8.len(s) end",
+       }) {
+    const auto r = testing::RunLua(code, &g, {}, l);
+    EXPECT_EQ(r.status.code(), absl::StatusCode::kResourceExhausted) << code << "\n" << r.status;
+    EXPECT_THAT(testing::FirstLine(r.status), HasSubstr("instruction budget")) << code;
+  }
+  // Work that is small whatever the sizes stays cheap: appending, one
+  // character at a time, the length.
+  const auto ok = testing::RunLua(
+      "local t, s = {}, string.rep('a', 1 << 20)\n"
+      "for i = 1, 1e5 do table.insert(t, i) end\n"
+      "for i = 1, 1e5 do local c = s:sub(i, i) local n = s:len() local b = s:byte(i) end\n"
+      "for i = 1, 1e5 do table.remove(t) end\n",
+      &g, {}, l);
+  EXPECT_TRUE(ok.status.ok()) << ok.status;
+  EXPECT_LT(ok.engine->instructions_used(), 4'000'000);
+}
+
 }  // namespace
 }  // namespace reverie::lua
