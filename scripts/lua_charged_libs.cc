@@ -5,11 +5,14 @@
 // steps, and a loop of them ran far past any budget (issue 17, D1).
 //
 // Every function of `string`, `table` and `utf8` (but the pattern functions,
-// which count their own steps: lua_strings.cc) is wrapped: before the call
-// it charges about one unit per element or per 16 bytes it will touch.
+// which count their own steps: lua_strings.cc) is wrapped, and so are `load`
+// (compiling is linear in the text) and `collectgarbage` (a full collection
+// walks the whole heap): before the call each charges about one unit per
+// element or per 16 bytes it will touch.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <utility>
 
 #include "scripts/lua_internal.h"
 
@@ -29,6 +32,7 @@ enum class Cost : uint8_t {
   kSort,   // table.sort(t [, comp]): n log2 n comparisons
   kInsert,  // table.insert(t, [pos,] v): the elements shifted up (none at the end)
   kRemove,  // table.remove(t [, pos]): the elements shifted down
+  kHeap,    // collectgarbage(["collect" | "step"]): the heap's bytes
 };
 
 struct Rule {
@@ -109,6 +113,11 @@ int64_t CostOf(lua_State* L, Cost c) {
       const int64_t n = Length(L, 1), pos = lua_tointeger(L, 2);
       return pos >= 1 && pos <= n ? n - pos + 1 : 0;
     }
+    case Cost::kHeap: {
+      const char* opt = lua_type(L, 1) == LUA_TSTRING ? lua_tostring(L, 1) : "collect";
+      if (std::strcmp(opt, "collect") != 0 && std::strcmp(opt, "step") != 0) return 0;
+      return static_cast<int64_t>(State(L).alloc.used) / kBytesPerUnit;
+    }
     case Cost::kSizes: break;
   }
   int64_t bytes = 0, elements = 0;
@@ -169,6 +178,18 @@ void WrapLibrary(lua_State* L, const char* lib) {
 
 void ChargeStandardLibraries(lua_State* L) {
   for (const char* lib : {LUA_STRLIBNAME, LUA_TABLIBNAME, LUA_UTF8LIBNAME}) WrapLibrary(L, lib);
+  lua_pushglobaltable(L);
+  for (const auto& [name, cost] : {std::pair{"load", Cost::kSizes},
+                                   std::pair{"collectgarbage", Cost::kHeap}}) {
+    if (lua_getfield(L, -1, name) != LUA_TFUNCTION) {
+      lua_pop(L, 1);
+      continue;
+    }
+    lua_pushinteger(L, static_cast<lua_Integer>(cost));
+    lua_pushcclosure(L, Charged, 2);
+    lua_setfield(L, -2, name);
+  }
+  lua_pop(L, 1);
 }
 
 }  // namespace reverie::lua::internal

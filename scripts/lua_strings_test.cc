@@ -137,6 +137,8 @@ TEST(ChargedLibrariesTest, BigArgumentsAreCharged) {
            "local t = {} for i = 1, 1e5 do t[i] = 'x' end for i = 1, 1e4 do table.concat(t) end",
            "for i = 1, 1e4 do string.rep('ab', 1e6) end",
            "local s = string.rep('\xC3\xA9', 1e6) for i = 1, 1e4 do utf8.len(s) end",
+           "local src = 'return ' .. string.rep('1 + ', 1e5) .. '1' for i = 1, 1e4 do load(src) end",
+           "local t = {} for i = 1, 1e5 do t[i] = {} end for i = 1, 1e5 do collectgarbage() end",
        }) {
     const auto r = testing::RunLua(code, &g, {}, l);
     EXPECT_EQ(r.status.code(), absl::StatusCode::kResourceExhausted) << code << "\n" << r.status;
