@@ -201,6 +201,18 @@ TEST_F(LimitsTest, NameRegexOnHugeNamesStaysInBudget) {
   EXPECT_LT(FirstLine(bad.status).size(), 400u);
 }
 
+// Any int32 is a valid iteration to set and to ask for: no table sized by
+// the largest (2^31 + 1 overflowed int32 and asked for 256 MB).
+TEST_F(LimitsTest, ExtremeIterationNumbersAreJustNumbers) {
+  const auto r = RunLua(
+      "local t = graph:select{kind = 'kernel'}[1]\n"
+      "assert(#graph:select{iteration = 2147483647} == 0)\n"
+      "t.iteration = 2147483647\n"
+      "assert(graph:select{iteration = {-2147483648, 2147483647}}:contains(t))\n",
+      &g_, {}, Cap(16));
+  EXPECT_TRUE(r.status.ok()) << r.status;
+}
+
 // D5: numbering is O(1) per added resource and the same as the one-off
 // functions.
 TEST_F(LimitsTest, ResourceNumberingMatchesTheOneOffFunctions) {
