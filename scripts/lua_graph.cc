@@ -268,7 +268,7 @@ int GraphInsert(lua_State* L) {
   }
   if (lua_getfield(L, 2, "iteration") != LUA_TNIL) {
     a.has_iteration = true;
-    a.iteration = CheckInt32(L, -1, "insert: iteration");
+    a.iteration = CheckIteration(L, -1, "insert: iteration");
   }
   if (lua_getfield(L, 2, "bytes") != LUA_TNIL) a.bytes = CheckBytes(L, -1, "insert: bytes");
   if (lua_getfield(L, 2, "priority") != LUA_TNIL) {

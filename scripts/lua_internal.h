@@ -222,11 +222,14 @@ int ReadQuery(lua_State* L, int idx, const char* what);
 // Numbers a script gives, checked (issue 17, D7; bounds in base/checked_math.h):
 // - CheckNs: a time in ns, |v| <= kMaxDurationNs (a duration, gap, delay or
 //   delta), raising otherwise; FieldNs reads one from a table, in ns or us;
-// - CheckInt32: an integer that fits int32 (iterations, priorities, devices);
+// - CheckInt32: an integer that fits int32 (priorities, devices);
+// - CheckIteration: -1 or an iteration of the graph (code indexes by it);
 // - CheckBytes: an integer in [0, kMaxBytes].
 int64_t CheckNs(lua_State* L, int idx);
 int64_t FieldNs(lua_State* L, int table, const char* ns_key, const char* us_key, int64_t dflt);
 int32_t CheckInt32(lua_State* L, int idx, const char* what);
+// An iteration a task may belong to: -1 (none) or one of the graph's.
+int32_t CheckIteration(lua_State* L, int idx, const char* what);
 int64_t CheckBytes(lua_State* L, int idx, const char* what);
 
 // Resolves (creating when new) a layer path; its parent is the longest known

@@ -220,7 +220,7 @@ int TaskNewIndex(lua_State* L) {
   } else if (std::strcmp(k, "bytes") == 0) {
     g.set_bytes(t, CheckBytes(L, 3, "bytes"));
   } else if (std::strcmp(k, "iteration") == 0) {
-    g.set_iteration(t, CheckInt32(L, 3, "iteration"));
+    g.set_iteration(t, CheckIteration(L, 3, "iteration"));
   } else if (std::strcmp(k, "phase") == 0) {
     if (!SetPhase(S, g, t, luaL_checkstring(L, 3))) return RaiseError(L);
   } else if (std::strcmp(k, "name") == 0) {
@@ -458,6 +458,15 @@ int64_t FieldNs(lua_State* L, int table, const char* ns_key, const char* us_key,
 int32_t CheckInt32(lua_State* L, int idx, const char* what) {
   const lua_Integer v = luaL_checkinteger(L, idx);
   if (v < INT32_MIN || v > INT32_MAX) luaL_error(L, "%s = %I is out of range (a 32-bit integer)", what, v);
+  return static_cast<int32_t>(v);
+}
+
+int32_t CheckIteration(lua_State* L, int idx, const char* what) {
+  const lua_Integer v = luaL_checkinteger(L, idx);
+  const auto n = static_cast<lua_Integer>(GraphOrRaise(L).iteration_count());
+  if (v < -1 || v >= n) {
+    luaL_error(L, "%s = %I: no such step (-1 for none, or 0 to %I)", what, v, n - 1);
+  }
   return static_cast<int32_t>(v);
 }
 
