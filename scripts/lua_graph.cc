@@ -299,8 +299,10 @@ int GraphInsert(lua_State* L) {
   }
   if (InsertsGpuTask(a.kind) && a.launch) {
     ChargeAdjacency(L);  // finding the launch call reads the adjacency
-    // An explicit or a following launch call is checked for a cycle: a pass.
-    if (a.launch_after.valid() || a.where.placement == transforms::Where::Placement::kBefore) {
+    // An explicit launch call, or the one after an anchor that has none, is
+    // checked for a cycle (transforms::InsertGpuTask): up to a pass.
+    if (a.launch_after.valid() || (a.where.placement == transforms::Where::Placement::kBefore &&
+                                   !transforms::LauncherOf(*S.graph(), a.where.anchor).valid())) {
       ChargeWork(L, GraphWork(*S.graph()));
     }
   }

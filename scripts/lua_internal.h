@@ -180,7 +180,8 @@ void ChargeStandardLibraries(lua_State* L);
 // only trivially destructible locals are alive.
 void ChargeWork(lua_State* L, int64_t units);
 void ChargeMemory(lua_State* L, int64_t bytes);
-// A pass over the whole graph: its tasks and edges.
+// A pass over the whole graph, in units of about a VM instruction (a
+// quarter per task and edge).
 int64_t GraphWork(const depgraph::Graph& g);
 // Charges a rebuild of the adjacency when the structure changed since the
 // last one (call before a binding that reads the adjacency)...
