@@ -9,7 +9,6 @@
 // (cli/script_args.h); every run gets the same --set values and limits.
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <string>
 #include <vector>
@@ -17,6 +16,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "base/atomic_file.h"
 #include "cli/load.h"
 #include "cli/command.h"
 #include "cli/paths.h"
@@ -142,11 +142,10 @@ int RunReport(const std::vector<std::string>& raw_args) {
   }
   data.timeline_json = std::move(*timeline_json);
   const std::string html = report::RenderHtmlReport(data);
-  std::ofstream f(out_path, std::ios::binary | std::ios::trunc);
-  if (!f) return BadInput(absl::StrCat(out_path, ": cannot open for writing"));
-  f << html;
-  f.close();
-  if (!f) return BadInput(absl::StrCat(out_path, ": write failed"));
+  // Atomically: a failed write leaves no half report behind.
+  if (absl::Status s = WriteFileAtomically(out_path, html); !s.ok()) {
+    return BadInput(std::string(s.message()));
+  }
 
   if (!timeline.empty()) {
     const bool one = predictions.size() == 1;

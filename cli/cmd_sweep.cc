@@ -10,12 +10,12 @@
 // --set is sweep's own, a comma list of values per key, so it is parsed
 // here before the shared flags are tried. Every point gets the same limits.
 #include <cstdio>
-#include <fstream>
 #include <map>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "base/atomic_file.h"
 #include "cli/load.h"
 #include "cli/command.h"
 #include "cli/paths.h"
@@ -90,11 +90,10 @@ int RunSweep(const std::vector<std::string>& args) {
   int failed = 0;
   for (const report::SweepPoint& p : result.points) failed += p.error.empty() ? 0 : 1;
   if (!svg_path.empty()) {
-    std::ofstream f(svg_path, std::ios::binary | std::ios::trunc);
-    if (!f) return BadInput(absl::StrCat(svg_path, ": cannot open for writing"));
-    f << report::SweepChart(result).Str();
-    f.close();
-    if (!f) return BadInput(absl::StrCat(svg_path, ": write failed"));
+    // Atomically: a failed write leaves no half chart behind.
+    if (absl::Status s = WriteFileAtomically(svg_path, report::SweepChart(result).Str()); !s.ok()) {
+      return BadInput(std::string(s.message()));
+    }
   }
   const std::string out = json ? report::SweepJson(result) : report::SweepTable(result);
   std::fwrite(out.data(), 1, out.size(), stdout);

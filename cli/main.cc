@@ -16,7 +16,13 @@ std::vector<Command>& Registry() {
 }
 
 int BadInput(std::string_view message) {
-  std::fprintf(stderr, "reverie: %.*s\n", static_cast<int>(message.size()), message.data());
+  // One line whatever the message quotes (a path or a name from a hostile
+  // file may hold a newline).
+  std::string line(message);
+  for (char& c : line) {
+    if (c == '\n' || c == '\r') c = ' ';
+  }
+  std::fprintf(stderr, "reverie: %s\n", line.c_str());
   return kExitBadInput;
 }
 

@@ -177,9 +177,30 @@ bool ChunkWriter::WriteAll(const void* data, size_t size, int64_t offset) {
   return true;
 }
 
+// The end marker (proto/trace.proto): without it a reader refuses the file
+// as truncated, which is what a crash or a failed write leaves.
+bool ChunkWriter::WriteEnd() {
+  if (fd_ < 0 || failed_) return false;
+  WireBuffer end;
+  const size_t at = end.BeginMessage(kChunkEnd);
+  end.U64(1, static_cast<uint64_t>(chunks_written_));
+  end.U64(2, static_cast<uint64_t>(events_added_));
+  end.EndMessage(at);
+  uint8_t length[10];
+  const size_t n = EncodeVarint(end.size(), length);
+  struct iovec parts[2] = {{length, n}, {const_cast<uint8_t*>(end.data()), end.size()}};
+  if (!WriteVec(parts, offset_)) {
+    failed_ = true;
+    return false;
+  }
+  offset_ += static_cast<int64_t>(n + end.size());
+  return true;
+}
+
 void ChunkWriter::Close() {
   if (fd_ < 0) return;
-  FlushChunk(true);
+  if (FlushChunk(false)) WriteEnd();
+  ::fdatasync(fd_);
   ::close(fd_);  // also releases the advisory lock
   fd_ = -1;
 }

@@ -8,7 +8,10 @@
 // interleave, so a record is appended as one length-delimited field and a
 // new string as one `strings` field, in the order they were interned. When
 // the chunk reaches `chunk_bytes` it is framed and written with one write();
-// a crash of the host therefore leaves every chunk written so far readable.
+// a crash of the host therefore leaves every chunk written so far intact.
+// Close() ends the file with the end marker that proves it complete; a file
+// without it (a crash, a failed write) is refused by readers, and
+// `reverie import --salvage` keeps its complete chunks.
 //
 // Invariants:
 // - The first chunk's first string is "" (string id 0), and the first chunk
@@ -90,7 +93,8 @@ class ChunkWriter {
 
   // Writes the current chunk if it holds anything; `sync` also fsyncs.
   bool FlushChunk(bool sync);
-  // Flushes and closes. Safe to call twice.
+  // Flushes, writes the end marker and closes. Safe to call twice. A
+  // writer that failed leaves no end marker: readers refuse the file.
   void Close();
 
   bool failed() const { return failed_; }
@@ -109,6 +113,7 @@ class ChunkWriter {
   }
   void MaybeFlush();
   bool WriteAll(const void* data, size_t size, int64_t offset);
+  bool WriteEnd();
   bool WriteVec(struct iovec (&parts)[2], int64_t offset);
 
   int fd_ = -1;

@@ -133,7 +133,7 @@ void EncodeDevice(const DeviceRecord& r, WireBuffer* out) {
 
 void EncodeHeader(const HeaderInfo& h, WireBuffer* out) {
   out->String(1, "reverie.trace");
-  out->U32(2, 1);  // schema_version
+  out->U32(2, kSchemaVersion);
   out->String(3, h.producer);
   out->String(4, h.framework);
   out->I64(6, h.base_time_ns);

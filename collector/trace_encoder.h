@@ -42,7 +42,11 @@ enum ChunkField : uint32_t {
   kChunkParameters = 12,
   kChunkFlows = 13,
   kChunkCounters = 14,
+  kChunkEnd = 15,  // TraceEnd {chunks = 1, records = 2}: the last chunk
 };
+
+// The trace schema this encoder writes (proto/trace.h kTraceSchemaVersion).
+inline constexpr uint32_t kSchemaVersion = 2;
 
 // Largest field number protobuf allows; far from anything trace.proto will
 // ever use, and not in the reserved 19000-19999 range.

@@ -53,6 +53,25 @@ inline size_t EncodeVarint(uint64_t v, uint8_t* out) {
   return n;
 }
 
+// Length of the valid UTF-8 sequence at s[i] (1-4 bytes), 0 when invalid.
+// proto3 readers refuse a string field that is not UTF-8.
+inline size_t Utf8SequenceLength(std::string_view s, size_t i) {
+  const auto b = [&](size_t k) { return static_cast<unsigned char>(s[k]); };
+  const unsigned char c = b(i);
+  if (c < 0x80) return 1;
+  size_t n = c >= 0xC2 && c <= 0xDF ? 2 : c >= 0xE0 && c <= 0xEF ? 3 : c >= 0xF0 && c <= 0xF4 ? 4 : 0;
+  if (n == 0 || i + n > s.size()) return 0;
+  for (size_t k = 1; k < n; ++k) {
+    if ((b(i + k) & 0xC0) != 0x80) return 0;
+  }
+  // Overlong, surrogate and beyond-U+10FFFF forms.
+  if ((c == 0xE0 && b(i + 1) < 0xA0) || (c == 0xED && b(i + 1) > 0x9F) ||
+      (c == 0xF0 && b(i + 1) < 0x90) || (c == 0xF4 && b(i + 1) > 0x8F)) {
+    return 0;
+  }
+  return n;
+}
+
 class WireBuffer {
  public:
   WireBuffer() = default;
@@ -108,11 +127,23 @@ class WireBuffer {
 
   // A string field; empty strings are skipped unless `keep_empty` (repeated
   // string elements must always be written: their position is their id).
+  // Bytes that are not UTF-8 (an NVTX range named in Latin-1, a path) are
+  // written as '?', so that the file stays readable.
   void String(uint32_t field, std::string_view s, bool keep_empty = false) {
     if (s.empty() && !keep_empty) return;
     Tag(field, WireType::kLen);
     Varint(s.size());
-    Raw(s);
+    size_t i = 0;
+    while (i < s.size()) {
+      const size_t n = Utf8SequenceLength(s, i);
+      if (n == 0) {
+        Raw("?");
+        ++i;
+      } else {
+        Raw(s.substr(i, n));
+        i += n;
+      }
+    }
   }
 
   // Opens a nested message (written even when empty, as a repeated element

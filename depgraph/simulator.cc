@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "base/checked_math.h"
 #include "base/sv.h"
 
 namespace reverie::depgraph {
@@ -154,16 +155,18 @@ class Run {
   void Start(uint32_t t, int64_t at) {
     const TaskId id(t);
     start_[t] = at;
-    const int64_t end = at + NonNegative(g_.duration_ns(id));
+    // Saturating (base/checked_math.h): durations are bounded, but a path
+    // of enough of them must stop at a huge time rather than wrap around.
+    const int64_t end = SatAddNs(at, NonNegative(g_.duration_ns(id)));
     end_[t] = end;
     ++started_;
     const std::vector<Edge>& edges = edges_;
     for (uint32_t i = adj_.out_offsets[t]; i < adj_.out_offsets[t + 1]; ++i) {
       const Edge& e = edges[adj_.out_edges[i].value()];
-      Release(e.dst.value(), end + e.delay_ns);
+      Release(e.dst.value(), SatAddNs(end, e.delay_ns));
     }
     const uint32_t r = g_.resource_of(id).value();
-    const int64_t free_at = end + NonNegative(g_.gap_ns(id));
+    const int64_t free_at = SatAddNs(end, NonNegative(g_.gap_ns(id)));
     if (ordered_[r]) {
       const TaskId next = g_.next_on_resource(id);
       if (next.valid()) Release(next.value(), free_at);

@@ -1,12 +1,10 @@
 #include "export/chakra_io.h"
 
-#include <cerrno>
-#include <cstring>
-#include <fstream>
 #include <limits>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "base/atomic_file.h"
 #include "base/sv.h"
 #include "google/protobuf/io/coded_stream.h"
 #include "google/protobuf/io/zero_copy_stream_impl_lite.h"
@@ -60,17 +58,8 @@ absl::StatusOr<std::vector<std::string>> WriteChakraFiles(
   std::vector<std::string> paths;
   for (int r = 0; r < ranks; ++r) {
     std::string path = ChakraRankPath(prefix, r);
-    std::ofstream f(path, std::ios::binary | std::ios::trunc);
-    if (!f) {
-      return absl::PermissionDeniedError(
-          absl::StrCat(path, ": cannot open for writing: ", std::strerror(errno)));
-    }
-    const std::string& bytes = bytes_of_rank(r);
-    f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-    f.close();
-    if (!f) {
-      return absl::DataLossError(absl::StrCat(path, ": write failed: ", std::strerror(errno)));
-    }
+    // Atomically: a failed write leaves no half file behind (base/atomic_file.h).
+    if (absl::Status s = WriteFileAtomically(path, bytes_of_rank(r)); !s.ok()) return s;
     paths.push_back(std::move(path));
   }
   return paths;

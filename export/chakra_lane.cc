@@ -26,7 +26,11 @@ class RankView {
   explicit RankView(const LaneRequest& r)
       : g_(*r.graph), sim_(*r.sim), owner_(r.rank_of_resource), rank_(r.rank),
         net_(g_.task_count(), -1) {
-    for (size_t k = 0; k < r.comms.size(); ++k) net_[r.comms[k].task.value()] = static_cast<int32_t>(k);
+    // Out-of-range tasks are refused by ExportLane just after (found by the
+    // sanitize build: this wrote past net_).
+    for (size_t k = 0; k < r.comms.size(); ++k) {
+      if (r.comms[k].task.value() < net_.size()) net_[r.comms[k].task.value()] = static_cast<int32_t>(k);
+    }
   }
 
   bool Mine(TaskId t) const {

@@ -11,6 +11,7 @@
 #include "frameworks/kineto/json_input.h"
 #include "frameworks/kineto/kineto_importer.h"
 #include "proto/trace_io.h"
+#include "proto/trace_validate.h"
 
 namespace reverie {
 namespace {
@@ -34,7 +35,8 @@ absl::StatusOr<std::string> Sniff(const std::string& path) {
   return head;
 }
 
-absl::StatusOr<Trace> LoadSniffed(const std::string& path) {
+// The trace in `path`, parsed by whichever reader its first bytes call for.
+absl::StatusOr<Trace> LoadUnchecked(const std::string& path) {
   absl::StatusOr<std::string> head = Sniff(path);
   if (!head.ok()) return head.status();
   if (head->empty()) return absl::InvalidArgumentError(absl::StrCat(path, ": empty file"));
@@ -64,7 +66,11 @@ absl::StatusOr<Trace> LoadTraceFile(const std::string& path) {
   // No exception leaves this module: a trace too large for the memory
   // available becomes an error that names the file.
   try {
-    return LoadSniffed(path);
+    absl::StatusOr<Trace> trace = LoadUnchecked(path);
+    // Every trace is held to the same rules, whoever wrote it (idempotent:
+    // the .pb reader has checked already).
+    if (trace.ok()) ValidateTrace(&*trace);
+    return trace;
   } catch (const std::bad_alloc&) {
     return absl::ResourceExhaustedError(
         absl::StrCat(path, ": out of memory while loading the trace (it is too large for the "

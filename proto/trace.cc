@@ -5,6 +5,7 @@
 
 #include "absl/strings/string_view.h"
 #include "base/huge_pages.h"
+#include "base/checked_math.h"
 
 namespace reverie {
 namespace {
@@ -86,7 +87,7 @@ void Trace::AddCounter(std::string_view name, int64_t delta) {
     return;
   }
   proto::Counter* c = events_->mutable_counters(it->second);
-  c->set_value(c->value() + delta);
+  c->set_value(SatAdd(c->value(), delta));  // a .pb's counters are untrusted
 }
 
 int64_t Trace::GetCounter(std::string_view name) const {
@@ -109,7 +110,7 @@ void Trace::Reindex() {
       *merged.Add() = c;
       counter_index_.emplace(c.name(), merged.size() - 1);
     } else {
-      merged.Mutable(it->second)->set_value(merged.Get(it->second).value() + c.value());
+      merged.Mutable(it->second)->set_value(SatAdd(merged.Get(it->second).value(), c.value()));
     }
   }
   events_->mutable_counters()->Swap(&merged);

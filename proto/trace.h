@@ -28,7 +28,8 @@
 namespace reverie {
 
 inline constexpr char kTraceMagic[] = "reverie.trace";
-inline constexpr uint32_t kTraceSchemaVersion = 1;
+// 2: files end with a TraceEnd chunk (trace.proto); 1 had no end marker.
+inline constexpr uint32_t kTraceSchemaVersion = 2;
 
 class Trace {
  public:

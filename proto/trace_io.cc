@@ -1,6 +1,7 @@
 #include "proto/trace_io.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -9,8 +10,11 @@
 #include <memory>
 
 #include "absl/strings/str_cat.h"
+#include "base/atomic_file.h"
 #include "google/protobuf/io/coded_stream.h"
 #include "google/protobuf/io/zero_copy_stream_impl.h"
+#include "google/protobuf/stubs/logging.h"
+#include "proto/trace_validate.h"
 
 namespace reverie {
 namespace {
@@ -19,7 +23,7 @@ using google::protobuf::RepeatedPtrField;
 using google::protobuf::io::CodedInputStream;
 using google::protobuf::io::CodedOutputStream;
 using google::protobuf::io::FileInputStream;
-using google::protobuf::io::OstreamOutputStream;
+using google::protobuf::io::FileOutputStream;
 
 bool WriteDelimited(const google::protobuf::MessageLite& m, CodedOutputStream* out) {
   const size_t size = m.ByteSizeLong();
@@ -38,19 +42,64 @@ void TakeSome(const RepeatedPtrField<T>& src, int* pos, RepeatedPtrField<T>* dst
   }
 }
 
+// Records the end marker counts: every repeated field but strings/counters.
+uint64_t CountRecords(const proto::TraceChunk& c) {
+  return static_cast<uint64_t>(c.processes_size()) + c.threads_size() + c.api_calls_size() +
+         c.gpu_activities_size() + c.syncs_size() + c.event_records_size() + c.ranges_size() +
+         c.iterations_size() + c.collectives_size() + c.gradient_buckets_size() +
+         c.parameters_size() + c.flows_size();
+}
+
+// Collects what libprotobuf would print on stderr ("[libprotobuf ERROR ...]
+// String field ... contains invalid UTF-8 data") while a file is parsed, so
+// that the reader reports it in its own one-line error instead (D11).
+// Invariant: restores the previous handler; not for concurrent readers.
+class ProtobufLogCapture {
+ public:
+  ProtobufLogCapture() : old_(google::protobuf::SetLogHandler(&Handle)) { Last().clear(); }
+  ~ProtobufLogCapture() { google::protobuf::SetLogHandler(old_); }
+  ProtobufLogCapture(const ProtobufLogCapture&) = delete;
+  ProtobufLogCapture& operator=(const ProtobufLogCapture&) = delete;
+
+  // Why the last parse failed, in our words ("" when protobuf said nothing).
+  static std::string Why() {
+    const std::string& m = Last();
+    if (m.empty()) return "";
+    if (m.find("invalid UTF-8") != std::string::npos) {
+      const size_t q = m.find('\'');
+      const size_t e = q == std::string::npos ? q : m.find('\'', q + 1);
+      return e == std::string::npos
+                 ? "a string is not valid UTF-8"
+                 : absl::StrCat("a string is not valid UTF-8 (", m.substr(q + 1, e - q - 1), ")");
+    }
+    return m.substr(0, std::min<size_t>(m.find('\n'), 200));
+  }
+
+ private:
+  static std::string& Last() {
+    static thread_local std::string last;
+    return last;
+  }
+  static void Handle(google::protobuf::LogLevel, const char*, int, const std::string& message) {
+    Last() = message;
+  }
+  google::protobuf::LogHandler* old_;
+};
+
 }  // namespace
 
 absl::Status WriteTrace(const Trace& trace, const std::string& path,
                         const WriteOptions& options) {
-  std::ofstream file(path, std::ios::binary | std::ios::trunc);
-  if (!file) {
-    return absl::PermissionDeniedError(
-        absl::StrCat(path, ": cannot open for writing: ", std::strerror(errno)));
-  }
+  absl::StatusOr<std::unique_ptr<AtomicFile>> file = AtomicFile::Open(path);
+  if (!file.ok()) return file.status();
+  bool ok = true;
   {
-    OstreamOutputStream zero_copy(&file);
+    FileOutputStream zero_copy((*file)->fd());
     CodedOutputStream out(&zero_copy);
-    bool ok = WriteDelimited(trace.header(), &out);
+    // Whatever schema the trace was read with, this file is written in ours.
+    proto::TraceHeader header = trace.header();
+    header.set_schema_version(kTraceSchemaVersion);
+    ok = WriteDelimited(header, &out);
 
     const proto::TraceChunk& all = trace.events();
     // The first chunk carries the string table and the small tables, so a
@@ -66,6 +115,7 @@ absl::Status WriteTrace(const Trace& trace, const std::string& path,
     int api = 0, gpu = 0, sync = 0, ev = 0, range = 0, iter = 0, coll = 0, flow = 0;
     const size_t per_chunk = options.events_per_chunk == 0 ? 1 : options.events_per_chunk;
     bool first = true;
+    uint64_t chunks = 0, records = 0;
     while (ok) {
       size_t budget = per_chunk;
       TakeSome(all.ranges(), &range, chunk.mutable_ranges(), &budget);
@@ -78,16 +128,24 @@ absl::Status WriteTrace(const Trace& trace, const std::string& path,
       TakeSome(all.flows(), &flow, chunk.mutable_flows(), &budget);
       if (budget == per_chunk && !first) break;  // nothing left
       ok = WriteDelimited(chunk, &out);
+      ++chunks;
+      records += CountRecords(chunk);
       chunk.Clear();
       first = false;
     }
-    if (!ok) return absl::DataLossError(absl::StrCat(path, ": write failed"));
+    // The end marker proves the file complete (trace.proto).
+    chunk.mutable_end()->set_chunks(chunks);
+    chunk.mutable_end()->set_records(records);
+    ok = ok && WriteDelimited(chunk, &out);
+    out.Trim();
+    ok = ok && !out.HadError() && zero_copy.Flush();
+    if (!ok) {
+      errno = zero_copy.GetErrno();
+      (*file)->Fail(absl::DataLossError(absl::StrCat(
+          path, ": write failed", errno != 0 ? absl::StrCat(": ", std::strerror(errno)) : "")));
+    }
   }
-  file.flush();
-  if (!file) {
-    return absl::DataLossError(absl::StrCat(path, ": write failed: ", std::strerror(errno)));
-  }
-  return absl::OkStatus();
+  return (*file)->Commit();
 }
 
 bool LooksLikeReverieTrace(std::string_view first_bytes) {
@@ -103,41 +161,112 @@ bool LooksLikeReverieTrace(std::string_view first_bytes) {
   return first_bytes.substr(i + 2, magic.size()) == magic;
 }
 
-absl::StatusOr<Trace> ReadTrace(const std::string& path) {
+namespace {
+
+// A .pb file being read: one framed message at a time.
+class Reader {
+ public:
+  explicit Reader(int fd) : raw_(fd) {
+    raw_.SetCloseOnDelete(true);
+    struct stat st {};
+    if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) file_size_ = st.st_size;
+  }
+
+  // kCut: the message runs past the end of the file (a truncated file).
+  enum Result { kOk, kEof, kCut, kBad };
+  // Reads the next framed message into *m.
+  Result Next(google::protobuf::MessageLite* m) {
+    // A fresh CodedInputStream per message: its byte limit applies per chunk.
+    CodedInputStream in(&raw_);
+    in.SetTotalBytesLimit(INT32_MAX);
+    uint32_t size = 0;
+    const int64_t at = offset_;
+    last_at_ = at;
+    if (!in.ReadVarint32(&size)) {
+      const bool eof = in.CurrentPosition() == 0;
+      offset_ += in.CurrentPosition();
+      return eof ? kEof : kCut;
+    }
+    const int64_t end = offset_ + in.CurrentPosition() + size;
+    const auto limit = in.PushLimit(static_cast<int>(size));
+    const bool ok = m->ParseFromCodedStream(&in) && in.BytesUntilLimit() == 0;
+    in.PopLimit(limit);
+    offset_ += in.CurrentPosition();
+    if (ok) return kOk;
+    return file_size_ >= 0 && end > file_size_ ? kCut : kBad;
+  }
+
+  // Whether any byte is left.
+  bool AtEnd() {
+    const void* data = nullptr;
+    int size = 0;
+    while (raw_.Next(&data, &size)) {
+      if (size > 0) return false;
+    }
+    return true;
+  }
+
+  int64_t last_at() const { return last_at_; }
+
+ private:
+  FileInputStream raw_;
+  int64_t file_size_ = -1;  // unknown for a pipe
+  int64_t offset_ = 0;
+  int64_t last_at_ = 0;
+};
+
+std::string ParseProblem() {
+  const std::string why = ProtobufLogCapture::Why();
+  return why.empty() ? "corrupt data" : why;
+}
+
+// Text from the file, fit for a one-line message: control characters (a
+// newline) become '?', and at most 200 bytes are kept.
+std::string Printable(std::string_view s) {
+  std::string out(s.substr(0, 200));
+  for (char& c : out) {
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
+  }
+  if (s.size() > 200) out += "...";
+  return out;
+}
+
+// How to get a complete file again, for the messages below.
+std::string Remedy(const proto::TraceHeader& h, bool salvaging) {
+  const std::string again = h.source_path().empty()
+                                ? std::string("record it again")
+                                : absl::StrCat("import it again (reverie import ",
+                                               Printable(h.source_path()), " -o OUT.pb)");
+  if (salvaging) return absl::StrCat("nothing to salvage; ", again);
+  return absl::StrCat(again, " or keep what it holds (reverie import --salvage)");
+}
+
+}  // namespace
+
+absl::StatusOr<Trace> ReadTrace(const std::string& path, const ReadOptions& options) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
     if (errno == ENOENT) return absl::NotFoundError(absl::StrCat(path, ": no such file"));
     return absl::PermissionDeniedError(absl::StrCat(path, ": cannot open: ", std::strerror(errno)));
   }
-  FileInputStream raw(fd);
-  raw.SetCloseOnDelete(true);
+  Reader reader(fd);
+  ProtobufLogCapture capture;
 
   Trace trace;
-  int64_t offset = 0;
-  auto read_one = [&](google::protobuf::MessageLite* m, bool* eof) -> bool {
-    // A fresh CodedInputStream per message: its byte limit applies per chunk.
-    CodedInputStream in(&raw);
-    in.SetTotalBytesLimit(INT32_MAX);
-    uint32_t size = 0;
-    *eof = false;
-    if (!in.ReadVarint32(&size)) {
-      *eof = in.ExpectAtEnd() || in.CurrentPosition() == 0;
-      return false;
-    }
-    const auto limit = in.PushLimit(static_cast<int>(size));
-    const bool ok = m->ParseFromCodedStream(&in) && in.BytesUntilLimit() == 0;
-    in.PopLimit(limit);
-    offset += in.CurrentPosition();
-    return ok;
-  };
-
-  bool eof = false;
   proto::TraceHeader& header = trace.header();
   header.Clear();
-  if (!read_one(&header, &eof)) {
-    if (eof && offset == 0) return absl::InvalidArgumentError(absl::StrCat(path, ": empty file"));
-    return absl::InvalidArgumentError(
-        absl::StrCat(path, ": not a reverie trace (unreadable header at byte 0)"));
+  switch (reader.Next(&header)) {
+    case Reader::kOk: break;
+    case Reader::kEof: return absl::InvalidArgumentError(absl::StrCat(path, ": empty file"));
+    case Reader::kCut:
+    case Reader::kBad: {
+      const std::string why = ProtobufLogCapture::Why();
+      if (!why.empty()) {
+        return absl::InvalidArgumentError(absl::StrCat(path, ": damaged trace header: ", why));
+      }
+      return absl::InvalidArgumentError(
+          absl::StrCat(path, ": not a reverie trace (unreadable header at byte 0)"));
+    }
   }
   if (header.magic() != kTraceMagic) {
     return absl::InvalidArgumentError(absl::StrCat(path, ": not a reverie trace (bad magic)"));
@@ -147,22 +276,68 @@ absl::StatusOr<Trace> ReadTrace(const std::string& path) {
                                                  " is newer than this reverie (",
                                                  kTraceSchemaVersion, ")"));
   }
+  if (header.schema_version() < 2 && !options.salvage) {
+    return absl::DataLossError(absl::StrCat(
+        path, ": written by an older reverie (trace schema ", header.schema_version(),
+        ") without an end marker, so it cannot be checked for completeness; ",
+        Remedy(header, false)));
+  }
 
   proto::TraceChunk& all = trace.events();
   all.Clear();
   proto::TraceChunk chunk;
-  int64_t truncated = 0;
-  while (true) {
+  uint64_t chunks = 0, records = 0;
+  bool ended = false;
+  bool cut = false;     // a chunk was truncated or damaged (else: clean end of file)
+  std::string problem;  // why the chunks stop early, when they do
+  while (!ended) {
     chunk.Clear();
-    const int64_t at = offset;
-    if (!read_one(&chunk, &eof)) {
-      if (!eof) {
-        truncated = 1;
-        (void)at;
-      }
+    const Reader::Result r = reader.Next(&chunk);
+    if (r == Reader::kEof) {
+      problem = absl::StrCat("truncated: it ends after ", chunks,
+                             " chunks without the end marker (the writer stopped or the disk "
+                             "filled)");
       break;
     }
+    if (r == Reader::kCut || r == Reader::kBad) cut = true;
+    if (r == Reader::kCut) {
+      problem = absl::StrCat("truncated: chunk ", chunks + 1, " at byte ", reader.last_at(),
+                             " runs past the end of the file (the writer stopped or the disk "
+                             "filled)");
+      break;
+    }
+    if (r == Reader::kBad) {
+      problem = absl::StrCat("damaged trace: chunk ", chunks + 1, " at byte ", reader.last_at(),
+                             " does not parse (", ParseProblem(), ")");
+      break;
+    }
+    if (chunk.has_end()) {
+      const proto::TraceEnd end = chunk.end();
+      chunk.clear_end();
+      if (chunk.ByteSizeLong() != 0) {
+        problem = "damaged trace: the end marker's chunk holds events";
+        break;
+      }
+      if (end.chunks() != chunks || end.records() != records) {
+        problem = absl::StrCat("damaged trace: the end marker counts ", end.chunks(), " chunks and ",
+                               end.records(), " records, the file holds ", chunks, " and ", records);
+        break;
+      }
+      if (!reader.AtEnd()) {
+        problem = "damaged trace: data after the end marker";
+        break;
+      }
+      ended = true;
+      break;
+    }
+    ++chunks;
+    records += CountRecords(chunk);
     all.MergeFrom(chunk);
+  }
+  // Salvaging nothing is no salvage: say why.
+  if (!ended && (!options.salvage || chunks == 0)) {
+    return absl::DataLossError(
+        absl::StrCat(path, ": ", problem, "; ", Remedy(header, options.salvage)));
   }
   if (all.strings_size() == 0 || !all.strings(0).empty()) {
     // A producer that forgot the empty string at id 0 would shift every name.
@@ -170,7 +345,9 @@ absl::StatusOr<Trace> ReadTrace(const std::string& path) {
         absl::StrCat(path, ": damaged trace (string table does not start with \"\")"));
   }
   trace.Reindex();
-  if (truncated) trace.AddCounter("truncated_chunk", 1);
+  if (!ended) trace.AddCounter("missing_end_marker", 1);
+  if (cut) trace.AddCounter("truncated_chunk", 1);
+  ValidateTrace(&trace);
   return trace;
 }
 

@@ -21,15 +21,30 @@ struct WriteOptions {
   size_t events_per_chunk = 65536;
 };
 
-// Writes `trace` to `path` (replacing it). Errors name the path.
+// Writes `trace` to `path` atomically (base/atomic_file.h: a failed write
+// leaves `path` as it was), in the current schema, ending with the end
+// marker. Errors name the path.
 absl::Status WriteTrace(const Trace& trace, const std::string& path,
                         const WriteOptions& options = {});
 
-// Reads a whole .pb trace. A missing file is kNotFound; a file that is not a
-// reverie trace, or whose header is damaged, is kInvalidArgument with the
-// byte offset. A damaged or truncated *chunk* keeps everything before it and
-// counts `truncated_chunk` (a crashed producer's trace stays readable).
-absl::StatusOr<Trace> ReadTrace(const std::string& path);
+struct ReadOptions {
+  // Keep the complete chunks of a file that is truncated, damaged after
+  // them, or from schema 1 (no end marker), instead of refusing it; counted
+  // as `missing_end_marker` (and `truncated_chunk` when a chunk was cut or
+  // damaged). For `reverie import
+  // --salvage` (a crashed collector run), never for analysis.
+  bool salvage = false;
+};
+
+// Reads a whole .pb trace, checks that it is complete (the end marker and
+// its counts, nothing after it) and validates its events like the importer
+// does (proto/trace_validate.h: anomalies counted, out-of-range numbers
+// clamped). Errors are one line naming the file: kNotFound (missing),
+// kInvalidArgument (not a reverie trace, damaged header, a string that is
+// not UTF-8 in the header), kDataLoss (truncated, damaged chunk, schema 1
+// without an end marker; the message says how to get a complete file),
+// kUnimplemented (a newer schema).
+absl::StatusOr<Trace> ReadTrace(const std::string& path, const ReadOptions& options = {});
 
 // True when the first bytes of a file look like our framing + magic.
 bool LooksLikeReverieTrace(std::string_view first_bytes);

@@ -1,9 +1,16 @@
 #include "proto/trace_io.h"
 
+#include <signal.h>
+#include <sys/resource.h>
+
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <string>
+#include <vector>
 
+#include "google/protobuf/io/coded_stream.h"
+#include "google/protobuf/io/zero_copy_stream_impl_lite.h"
 #include "gtest/gtest.h"
 
 namespace reverie {
@@ -65,7 +72,9 @@ TEST(TraceIoTest, RoundTripAcrossManyChunks) {
   EXPECT_EQ(back->GetCounter("truncated_chunk"), 0);
 }
 
-TEST(TraceIoTest, TruncatedFileKeepsEarlierChunks) {
+// D9: a truncated file used to read as a valid, shorter trace. It is refused
+// in one line naming the file; --salvage keeps the complete chunks.
+TEST(TraceIoTest, TruncatedFileIsRefusedAndSalvageable) {
   Trace t = MakeTrace(500);
   const std::string path = TempPath("truncated.pb");
   ASSERT_TRUE(WriteTrace(t, path, {.events_per_chunk = 100}).ok());
@@ -73,9 +82,15 @@ TEST(TraceIoTest, TruncatedFileKeepsEarlierChunks) {
   std::string bytes((std::istreambuf_iterator<char>(in)), {});
   bytes.resize(bytes.size() - 50);
   std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
-  absl::StatusOr<Trace> back = ReadTrace(path);
+  const absl::Status refused = ReadTrace(path).status();
+  EXPECT_EQ(refused.code(), absl::StatusCode::kDataLoss);
+  EXPECT_EQ(std::string(refused.message()).rfind(path + ": truncated: chunk ", 0), 0u)
+      << refused;
+  EXPECT_EQ(std::string(refused.message()).find('\n'), std::string::npos);
+  absl::StatusOr<Trace> back = ReadTrace(path, {.salvage = true});
   ASSERT_TRUE(back.ok()) << back.status();
   EXPECT_EQ(back->GetCounter("truncated_chunk"), 1);
+  EXPECT_EQ(back->GetCounter("missing_end_marker"), 1);
   EXPECT_GT(back->events().gpu_activities_size() + back->events().api_calls_size(), 0);
   EXPECT_LT(back->events().gpu_activities_size() + back->events().api_calls_size(), 1000);
 }
@@ -92,6 +107,133 @@ TEST(TraceIoTest, Errors) {
   s = ReadTrace(junk).status();
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_NE(s.message().find(junk), std::string::npos);
+}
+
+std::string ReadAll(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(in)), {});
+}
+
+// Delimited messages, byte by byte, for files WriteTrace would not write.
+std::string Framed(const std::vector<const google::protobuf::MessageLite*>& messages) {
+  std::string out;
+  {
+    google::protobuf::io::StringOutputStream raw(&out);
+    google::protobuf::io::CodedOutputStream coded(&raw);
+    for (const auto* m : messages) {
+      coded.WriteVarint32(static_cast<uint32_t>(m->ByteSizeLong()));
+      m->SerializeWithCachedSizes(&coded);
+    }
+  }
+  return out;
+}
+
+absl::Status ReadBytes(const std::string& name, const std::string& bytes) {
+  const std::string path = TempPath(name);
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
+  return ReadTrace(path).status();
+}
+
+void ExpectOneLine(const absl::Status& s, const std::string& name, const std::string& words) {
+  const std::string m(s.message());
+  EXPECT_EQ(m.rfind(TempPath(name) + ": ", 0), 0u) << m;
+  EXPECT_NE(m.find(words), std::string::npos) << m;
+  EXPECT_EQ(m.find('\n'), std::string::npos) << m;
+}
+
+TEST(TraceIoTest, EndMarkerCountsAndTrailingDataAreChecked) {
+  Trace t = MakeTrace(50);
+  const std::string path = TempPath("marker.pb");
+  ASSERT_TRUE(WriteTrace(t, path, {.events_per_chunk = 10}).ok());
+  const std::string good = ReadAll(path);
+  EXPECT_EQ(ReadBytes("good.pb", good).code(), absl::StatusCode::kOk);
+  ExpectOneLine(ReadBytes("trailing.pb", good + "x"), "trailing.pb", "data after the end marker");
+  // The same events in one fewer chunk than the marker counts.
+  proto::TraceChunk end;
+  end.mutable_end()->set_chunks(99);
+  end.mutable_end()->set_records(1);
+  proto::TraceHeader h = t.header();
+  h.set_schema_version(kTraceSchemaVersion);
+  proto::TraceChunk body = t.events();
+  ExpectOneLine(ReadBytes("miscount.pb", Framed({&h, &body, &end})), "miscount.pb",
+                "the end marker counts 99 chunks");
+  ExpectOneLine(ReadBytes("nomarker.pb", Framed({&h, &body})), "nomarker.pb",
+                "truncated: it ends after 1 chunks without the end marker");
+}
+
+// Files from before the end marker cannot prove they are complete: refused,
+// with how to get a complete one.
+TEST(TraceIoTest, SchemaOneFilesAreRefusedWithTheRemedy) {
+  Trace t = MakeTrace(3);
+  proto::TraceHeader h = t.header();
+  h.set_schema_version(1);
+  h.set_source_path("run/trace.json.gz");
+  proto::TraceChunk body = t.events();
+  const absl::Status s = ReadBytes("schema1.pb", Framed({&h, &body}));
+  EXPECT_EQ(s.code(), absl::StatusCode::kDataLoss);
+  ExpectOneLine(s, "schema1.pb", "reverie import run/trace.json.gz -o OUT.pb");
+  const std::string path = TempPath("schema1.pb");
+  // Text from the file never breaks the one line (found by fuzz_pb_reader).
+  h.set_source_path("a\nb");
+  ExpectOneLine(ReadBytes("schema1_newline.pb", Framed({&h, &body})), "schema1_newline.pb",
+                "reverie import a?b -o OUT.pb");
+  absl::StatusOr<Trace> kept = ReadTrace(path, {.salvage = true});
+  ASSERT_TRUE(kept.ok()) << kept.status();
+  EXPECT_EQ(kept->events().gpu_activities_size(), 3);
+  // Written back, it is a current, complete file.
+  ASSERT_TRUE(WriteTrace(*kept, path).ok());
+  absl::StatusOr<Trace> again = ReadTrace(path);
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(again->header().schema_version(), kTraceSchemaVersion);
+  EXPECT_EQ(again->GetCounter("missing_end_marker"), 1);
+}
+
+// D11: invalid UTF-8 used to print a [libprotobuf ERROR ...] line and then
+// a misleading message (or none).
+TEST(TraceIoTest, InvalidUtf8IsOneLineAndNothingElseOnStderr) {
+  Trace t = MakeTrace(3);
+  proto::TraceHeader h = t.header();
+  h.set_schema_version(kTraceSchemaVersion);
+  proto::TraceChunk body = t.events();
+  body.set_strings(1, "caf\xE9");  // Latin-1, not UTF-8
+  proto::TraceChunk end;
+  end.mutable_end()->set_chunks(1);
+  end.mutable_end()->set_records(7);
+  // The serializer logs too: build the bytes before capturing stderr.
+  const std::string bytes = Framed({&h, &body, &end});
+  proto::TraceHeader bad_header = h;
+  bad_header.set_producer("\xFF\xFE");
+  proto::TraceChunk ok_body = t.events();
+  const std::string bad_header_bytes = Framed({&bad_header, &ok_body, &end});
+  ::testing::internal::CaptureStderr();
+  const absl::Status chunk = ReadBytes("utf8.pb", bytes);
+  const absl::Status header = ReadBytes("utf8_header.pb", bad_header_bytes);
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  ExpectOneLine(chunk, "utf8.pb", "a string is not valid UTF-8 (reverie.proto.TraceChunk.strings)");
+  ExpectOneLine(header, "utf8_header.pb", "damaged trace header: a string is not valid UTF-8");
+  EXPECT_EQ(err, "");
+}
+
+// D10: a write that fails (a full disk; here a file-size limit) leaves no
+// partial output that a later read could take for a valid trace.
+TEST(TraceIoTest, FailedWriteLeavesNoFile) {
+  const std::string dir = TempPath("failed_write");
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const std::string path = dir + "/out.pb";
+  Trace t = MakeTrace(20000);
+  struct rlimit old {};
+  ASSERT_EQ(::getrlimit(RLIMIT_FSIZE, &old), 0);
+  struct rlimit small = old;
+  small.rlim_cur = 64 << 10;
+  auto saved = ::signal(SIGXFSZ, SIG_IGN);
+  ASSERT_EQ(::setrlimit(RLIMIT_FSIZE, &small), 0);
+  const absl::Status s = WriteTrace(t, path);
+  ::setrlimit(RLIMIT_FSIZE, &old);
+  ::signal(SIGXFSZ, saved);
+  EXPECT_FALSE(s.ok());
+  EXPECT_EQ(std::string(s.message()).rfind(path + ": ", 0), 0u) << s;
+  EXPECT_TRUE(std::filesystem::is_empty(dir));
 }
 
 TEST(TraceIoTest, SniffsMagic) {

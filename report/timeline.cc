@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cinttypes>
 #include <cstdio>
-#include <fstream>
 #include <limits>
 #include <string>
 #include <vector>
@@ -11,6 +10,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
+#include "base/atomic_file.h"
 #include "base/sv.h"
 #include "report/json.h"
 
@@ -388,13 +388,8 @@ std::string RenderTimeline(const std::vector<TimelineRun>& runs, TimelineStats* 
 absl::Status WriteTimeline(const std::string& path, const std::vector<TimelineRun>& runs,
                            TimelineStats* stats) {
   if (absl::Status s = ValidateRuns(runs); !s.ok()) return s;
-  const std::string doc = RenderTimeline(runs, stats);
-  std::ofstream f(path, std::ios::binary | std::ios::trunc);
-  if (!f) return absl::PermissionDeniedError(absl::StrCat(path, ": cannot open for writing"));
-  f.write(doc.data(), static_cast<std::streamsize>(doc.size()));
-  f.close();
-  if (!f) return absl::DataLossError(absl::StrCat(path, ": write failed"));
-  return absl::OkStatus();
+  // Atomically: a failed write leaves no half file behind (base/atomic_file.h).
+  return WriteFileAtomically(path, RenderTimeline(runs, stats));
 }
 
 absl::Status ExtractTimelineFlag(std::vector<std::string>& args, std::string* path) {

@@ -107,7 +107,7 @@ TEST_F(LibraryTest, DdpNeedsAGradientSizeWhenNothingTellsIt) {
   const transforms::Selection update = transforms::Select(g_, q).value();
   for (TaskId t : update) g_.set_phase(t, depgraph::Phase::kOther);
   const absl::Status s = Apply({"ddp.lua"}, {{"workers", "2"}});
-  EXPECT_THAT(std::string(s.message()), ::testing::HasSubstr("give gradient_mb"));
+  EXPECT_THAT(std::string(s.message()), ::testing::HasSubstr("--set gradient_mb=N"));
 }
 
 TEST_F(LibraryTest, CudaGraphsZeroTheLaunchesAndAddOneGraphLaunchPerStep) {

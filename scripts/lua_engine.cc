@@ -12,43 +12,17 @@
 
 namespace reverie::lua {
 
+using internal::ChargeMemory;
 using internal::EngineState;
+using internal::kStringBytes;
 using internal::State;
 
 namespace {
 
-constexpr int kHookEvery = 1000;  // instructions between budget checks
 constexpr char kBlocked[][10] = {"os", "io", "require", "package", "debug", "dofile", "loadfile"};
 constexpr char kIncludeCache[] = "reverie.includes";
-
-// lua_Alloc with a cap: returning nullptr makes Lua raise "not enough memory".
-void* Alloc(void* ud, void* ptr, size_t osize, size_t nsize) {
-  auto* a = static_cast<internal::AllocState*>(ud);
-  const size_t old = ptr != nullptr ? osize : 0;
-  if (nsize == 0) {
-    std::free(ptr);
-    a->used -= old;
-    return nullptr;
-  }
-  if (nsize > old && a->used - old + nsize > a->limit) return nullptr;
-  void* p = std::realloc(ptr, nsize);
-  if (p == nullptr) return nullptr;
-  a->used = a->used - old + nsize;
-  if (a->used > a->peak) a->peak = a->used;
-  return p;
-}
-
-void CountHook(lua_State* L, lua_Debug* ar) {
-  EngineState& S = State(L);
-  S.instructions += kHookEvery;
-  if (S.instructions <= S.limits.instruction_budget) return;
-  // luaL_error would name the caller's line; name the running one.
-  lua_getinfo(L, "Sl", ar);
-  lua_pushfstring(L, "%s:%d: instruction budget of %I VM instructions exceeded",
-                  ar->short_src, ar->currentline,
-                  static_cast<lua_Integer>(S.limits.instruction_budget));
-  lua_error(L);
-}
+// The first line of an error message is cut to this many bytes.
+constexpr size_t kMaxMessageBytes = 500;
 
 int BlockedGlobal(lua_State* L) {
   const char* k = lua_tostring(L, 2);
@@ -85,8 +59,8 @@ int SafeLoad(lua_State* L) {
   return lua_gettop(L) - n;
 }
 
-void EmitLog(EngineState& S, const char* line) {
-  S.log.emplace_back(line);
+void EmitLog(EngineState& S, const char* line, size_t size) {
+  S.log.emplace_back(line, size);
   if (S.log_sink) S.log_sink(S.log.back());
 }
 
@@ -100,7 +74,11 @@ int Print(lua_State* L) {
     luaL_addvalue(&b);
   }
   luaL_pushresult(&b);
-  EmitLog(State(L), lua_tostring(L, -1));
+  size_t size = 0;
+  const char* line = lua_tolstring(L, -1, &size);
+  // The engine's log and the script's report each keep a copy.
+  ChargeMemory(L, 2 * static_cast<int64_t>(size) + kStringBytes);
+  EmitLog(State(L), line, size);
   return 0;
 }
 
@@ -189,6 +167,9 @@ int Setup(lua_State* L) {
   }
   lua_pushcfunction(L, Print);
   lua_setglobal(L, "print");
+  internal::GuardFinalizers(L);
+  internal::InstallCountedPatterns(L);
+  internal::ChargeStandardLibraries(L);
   lua_newtable(L);
   lua_setfield(L, LUA_REGISTRYINDEX, kIncludeCache);
   static const luaL_Reg kReverie[] = {
@@ -233,29 +214,47 @@ int RunChunk(lua_State* L) {
   return 0;
 }
 
-// Keeps only the first line and the traceback lines that point into Lua
-// code: "[C]: in ?" frames of our trampolines say nothing to a user.
-std::string CleanTraceback(const std::string& msg) {
-  std::istringstream in(msg);
-  std::string line, out;
-  while (std::getline(in, line)) {
-    if (!out.empty() && (line.find("[C]: in ?") != std::string::npos ||
-                         line.find("[C]: in function 'error'") != std::string::npos)) {
-      continue;
-    }
-    if (!out.empty()) out += '\n';
-    out += line;
-  }
-  // A traceback with no frame left is noise.
-  if (out.size() >= 17 && out.compare(out.size() - 17, 17, "\nstack traceback:") == 0) {
-    out.resize(out.size() - 17);
-  }
-  return out;
-}
-
 }  // namespace
 
 namespace internal {
+
+// The message of a failed run: its first line (cut to kMaxMessageBytes,
+// naming the script), then only the traceback lines that point into Lua code
+// ("[C]: in ?" frames of our trampolines say nothing to a user). Lines of a
+// multi-line error message between the two are dropped and counted, so a
+// script cannot flood the terminal (issue 17, D14).
+std::string CleanMessage(std::string_view msg, const std::string& script) {
+  const size_t tb = msg.find("\nstack traceback:");
+  const std::string_view text = msg.substr(0, tb);
+  const std::string_view trace = tb == std::string_view::npos ? "" : msg.substr(tb + 1);
+  std::string first(text.substr(0, text.find('\n')));
+  size_t extra_lines = 0;
+  for (char c : text) extra_lines += c == '\n';
+  if (first.size() > kMaxMessageBytes) {
+    const size_t cut = first.size() - kMaxMessageBytes;
+    first.resize(kMaxMessageBytes);
+    absl::StrAppend(&first, "... (", cut, " more bytes)");
+  }
+  if (extra_lines > 0) absl::StrAppend(&first, " (", extra_lines, " more lines)");
+  for (char& c : first) {
+    if (c == '\r') c = ' ';
+  }
+  // error(msg, 0) or an included library's error: say whose run failed.
+  if (first.compare(0, script.size(), script) != 0) first = absl::StrCat(script, ": ", first);
+  std::istringstream in{std::string(trace)};
+  std::string line, kept;
+  int frames = 0;
+  while (std::getline(in, line)) {
+    if (line == "stack traceback:" || line.find("[C]: in ?") != std::string::npos ||
+        line.find("[C]: in function 'error'") != std::string::npos) {
+      continue;
+    }
+    if (++frames > 20) continue;  // a deep recursion's thousands of frames say nothing more
+    absl::StrAppend(&kept, "\n", line.substr(0, kMaxMessageBytes));
+  }
+  if (frames > 20) absl::StrAppend(&kept, "\n\t(", frames - 20, " more frames)");
+  return kept.empty() ? first : absl::StrCat(first, "\nstack traceback:", kept);
+}
 
 int MessageHandler(lua_State* L) {
   const char* msg = lua_tostring(L, 1);
@@ -263,7 +262,19 @@ int MessageHandler(lua_State* L) {
     if (luaL_callmeta(L, 1, "__tostring") && lua_type(L, -1) == LUA_TSTRING) {
       msg = lua_tostring(L, -1);
     } else {
-      msg = lua_pushfstring(L, "(error object is a %s value)", luaL_typename(L, 1));
+      // error({...}) or error(nil): no message, so say where it was raised.
+      lua_Debug ar;
+      bool found = false;
+      for (int level = 1; !found && lua_getstack(L, level, &ar) != 0; ++level) {
+        found = lua_getinfo(L, "Sl", &ar) != 0 && ar.currentline > 0;
+      }
+      if (found) {
+        msg = lua_pushfstring(L, "%s:%d: error raised with a %s value instead of a message",
+                              ar.short_src, ar.currentline, luaL_typename(L, 1));
+      } else {
+        msg = lua_pushfstring(L, "%s: error raised with a %s value instead of a message",
+                              State(L).display_name.c_str(), luaL_typename(L, 1));
+      }
     }
   }
   luaL_traceback(L, L, msg, 1);
@@ -296,7 +307,7 @@ absl::StatusOr<std::unique_ptr<LuaEngine>> LuaEngine::Create(const EngineLimits&
   EngineState& S = *e->state_;
   S.limits = limits;
   S.alloc.limit = limits.memory_limit_bytes;
-  S.L = lua_newstate(Alloc, &S.alloc);
+  S.L = lua_newstate(internal::LimitedAlloc, &S.alloc);
   if (S.L == nullptr) return absl::ResourceExhaustedError("cannot create a Lua state");
   *static_cast<EngineState**>(lua_getextraspace(S.L)) = &S;
   lua_atpanic(S.L, [](lua_State* L) -> int {
@@ -309,7 +320,7 @@ absl::StatusOr<std::unique_ptr<LuaEngine>> LuaEngine::Create(const EngineLimits&
     return absl::ResourceExhaustedError(
         absl::StrCat("cannot set up the Lua state: ", lua_tostring(S.L, -1)));
   }
-  lua_sethook(S.L, CountHook, LUA_MASKCOUNT, kHookEvery);
+  internal::StartLimits(S.L);
   return e;
 }
 
@@ -325,6 +336,9 @@ absl::Status LuaEngine::Run(std::string_view source, const ScriptContext& ctx,
   S.include_dirs = ctx.include_dirs;
   S.log_sink = ctx.log_sink;
   S.launch_model.reset();
+  S.sized_graph = nullptr;
+  S.adjacency_dirty = true;
+  S.numbering = transforms::ResourceNumbering();
   lua_State* L = S.L;
   lua_settop(L, 0);
   lua_pushcfunction(L, internal::MessageHandler);
@@ -334,16 +348,20 @@ absl::Status LuaEngine::Run(std::string_view source, const ScriptContext& ctx,
   const int rc = lua_pcall(L, 1, 0, 1);
   absl::Status status;
   if (rc != LUA_OK) {
-    const char* m = lua_tostring(L, -1);
-    std::string msg = CleanTraceback(m != nullptr ? m : "(no message)");
-    if (rc == LUA_ERRMEM) {
-      status = absl::ResourceExhaustedError(
-          absl::StrCat(S.display_name, ": Lua memory limit of ",
-                       S.limits.memory_limit_bytes >> 20, " MiB exceeded"));
-    } else if (S.instructions > S.limits.instruction_budget) {
-      status = absl::ResourceExhaustedError(msg);
+    if (!S.exhausted.empty()) {
+      // Whatever a handler or __close method raised on the way out, the
+      // limit is the reason.
+      status = absl::ResourceExhaustedError(internal::CleanMessage(S.exhausted, S.display_name));
+    } else if (rc == LUA_ERRMEM) {
+      status = absl::ResourceExhaustedError(absl::StrCat(
+          S.display_name, ": memory limit of ", S.limits.memory_limit_bytes >> 20,
+          " MiB exceeded (Lua heap ", S.alloc.used >> 20, " MiB, graph changes and output ",
+          S.alloc.charged >> 20, " MiB)"));
     } else {
-      status = absl::InvalidArgumentError(msg);
+      size_t n = 0;
+      const char* m = lua_tolstring(L, -1, &n);
+      status = absl::InvalidArgumentError(internal::CleanMessage(
+          m != nullptr ? std::string_view(m, n) : std::string_view("(no message)"), S.display_name));
     }
   } else if (!S.params_declared && !internal::CheckOverridesUsed(S)) {
     status = absl::InvalidArgumentError(absl::StrCat(S.display_name, ": ", S.error));
@@ -364,6 +382,7 @@ size_t LuaEngine::peak_memory_bytes() const { return state_->alloc.peak; }
 
 absl::Status LuaEngine::policy_status() const {
   if (state_->key_error.empty()) return absl::OkStatus();
+  if (!state_->exhausted.empty()) return absl::ResourceExhaustedError(state_->key_error);
   return absl::InvalidArgumentError(state_->key_error);
 }
 

@@ -34,7 +34,7 @@ TEST_F(EngineTest, RuntimeErrorNamesFileLineAndHasATraceback) {
 
 TEST_F(EngineTest, NonStringErrorsAreDescribed) {
   const auto r = RunLua("error({})", &g_);
-  EXPECT_THAT(FirstLine(r.status), HasSubstr("error object is a table value"));
+  EXPECT_THAT(FirstLine(r.status), HasSubstr("test.lua:1: error raised with a table value"));
 }
 
 TEST_F(EngineTest, SandboxRefusesOsIoRequireDebug) {
@@ -125,7 +125,7 @@ TEST_F(EngineTest, ParamErrorsNameTheScript) {
   EXPECT_THAT(FirstLine(r.status), HasSubstr("test.lua:2: unknown parameter 'wrokers'"));
   EXPECT_THAT(FirstLine(r.status), HasSubstr("declares: fused, gbps, mode, workers"));
   r = RunLua(kParams, &g_, {{"workers", "eight"}});
-  EXPECT_THAT(FirstLine(r.status), HasSubstr("'workers' expects a number, got 'eight'"));
+  EXPECT_THAT(FirstLine(r.status), HasSubstr("'workers' expects a finite number, got 'eight'"));
   r = RunLua(kParams, &g_, {{"workers", "0"}});
   EXPECT_THAT(FirstLine(r.status), HasSubstr("outside [1, inf]"));
   r = RunLua(kParams, &g_, {{"workers", "2.5"}});

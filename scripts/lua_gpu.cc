@@ -17,11 +17,16 @@ struct SpecArgs {
   double shared_memory_per_sm_kb, clock_mhz, memory_bandwidth_gbs, peak_tflops;
 };
 
+// A GPU property: finite, >= 0 and below 2^31 (it may become an int32),
+// or 0 (unknown) when absent.
 double NumberField(lua_State* L, int table, const char* side, const char* key) {
   const int type = lua_getfield(L, table, key);
   double v = 0;
   if (type == LUA_TNUMBER) {
     v = lua_tonumber(L, -1);
+    if (!(v >= 0 && v < 2147483647.0)) {
+      luaL_error(L, "retarget_gpu: %s.%s = %f is out of range (0 to 2^31)", side, key, v);
+    }
   } else if (type != LUA_TNIL) {
     luaL_error(L, "retarget_gpu: %s.%s must be a number, got %s", side, key, luaL_typename(L, -1));
   }
@@ -112,6 +117,7 @@ int SelRetargetGpu(lua_State* L) {
   ReadSpec(L, 2, "from", math, &from);
   ReadSpec(L, 2, "to", math, &to);
   MutableGraphOrRaise(L);
+  ChargeWork(L, 8 * static_cast<int64_t>(sel->count));
   transforms::RetargetStats stats;
   if (!DoRetarget(State(L), sel, from, to, gamma, &stats)) return RaiseError(L);
   lua_createtable(L, 0, 6);
@@ -154,6 +160,7 @@ int SelScaleWork(lua_State* L) {
   SpecArgs gpu;
   ReadSpec(L, 2, "gpu", nullptr, &gpu);
   MutableGraphOrRaise(L);
+  ChargeWork(L, 8 * static_cast<int64_t>(sel->count));
   transforms::RetargetStats stats;
   if (!DoScaleWork(State(L), sel, gpu, factor, &stats)) return RaiseError(L);
   lua_createtable(L, 0, 6);
@@ -172,6 +179,7 @@ int GraphDevices(lua_State* L) {
   EngineState& S = State(L);
   lua_newtable(L);
   if (S.model == nullptr) return 1;
+  ChargeWork(L, 16 * static_cast<int64_t>(S.model->devices.size()));
   int n = 0;
   for (const depgraph::DeviceInfo& d : S.model->devices) {
     lua_createtable(L, 0, 10);

@@ -19,6 +19,7 @@ using depgraph::TaskKind;
 
 int GraphAll(lua_State* L) {
   const Graph& g = GraphOrRaise(L);
+  ChargeWork(L, static_cast<int64_t>(g.task_count()));
   size_t live = 0;
   for (uint32_t i = 0; i < g.task_count(); ++i) live += !g.removed(TaskId(i));
   SelectionUd* s = NewSelection(L, live);
@@ -47,6 +48,7 @@ int GraphFromTasks(lua_State* L) {
   EngineState& S = State(L);
   S.ids.clear();
   const lua_Integer n = luaL_len(L, 2);
+  ChargeWork(L, 4 * n);  // read, then sort
   for (lua_Integer i = 1; i <= n; ++i) {
     lua_rawgeti(L, 2, i);
     S.ids.push_back(CheckTaskAny(L, -1));
@@ -95,6 +97,7 @@ int GraphIterationCounted(lua_State* L) {
 
 int GraphLayers(lua_State* L) {
   const Graph& g = GraphOrRaise(L);
+  ChargeWork(L, static_cast<int64_t>(g.layer_count()));
   lua_createtable(L, static_cast<int>(g.layer_count()), 0);
   for (uint32_t l = 0; l < g.layer_count(); ++l) {
     lua_pushstring(L, g.layer(depgraph::LayerId(l)).path.c_str());
@@ -106,6 +109,7 @@ int GraphLayers(lua_State* L) {
 int GraphResources(lua_State* L) {
   const Graph& g = GraphOrRaise(L);
   const char* kind = luaL_optstring(L, 2, nullptr);
+  ChargeWork(L, static_cast<int64_t>(g.resource_count()));
   lua_newtable(L);
   int n = 0;
   for (uint32_t r = 0; r < g.resource_count(); ++r) {
@@ -168,6 +172,12 @@ bool AddInsertedOpTime(EngineState& S, const InsertArgs& a, InsertOut* out) {
   absl::StatusOr<TaskId> t = transforms::AddOpTime(g, call, S.spec_op, cost);
   if (!t.ok()) return Fail(S, t.status());
   return true;
+}
+
+// Whether graph:insert's `kind` names a GPU task (launched from a CPU call).
+bool InsertsGpuTask(const char* kind) {
+  absl::StatusOr<TaskKind> k = transforms::ParseTaskKind(kind);
+  return k.ok() && depgraph::IsGpuKind(*k);
 }
 
 bool DoInsert(EngineState& S, const InsertArgs& a, InsertOut* out) {
@@ -258,12 +268,12 @@ int GraphInsert(lua_State* L) {
   }
   if (lua_getfield(L, 2, "iteration") != LUA_TNIL) {
     a.has_iteration = true;
-    a.iteration = static_cast<int32_t>(luaL_checkinteger(L, -1));
+    a.iteration = CheckIteration(L, -1, "insert: iteration");
   }
-  if (lua_getfield(L, 2, "bytes") != LUA_TNIL) a.bytes = luaL_checkinteger(L, -1);
+  if (lua_getfield(L, 2, "bytes") != LUA_TNIL) a.bytes = CheckBytes(L, -1, "insert: bytes");
   if (lua_getfield(L, 2, "priority") != LUA_TNIL) {
     a.has_priority = true;
-    a.priority = static_cast<int32_t>(luaL_checkinteger(L, -1));
+    a.priority = CheckInt32(L, -1, "insert: priority");
   }
   if (lua_getfield(L, 2, "launch") != LUA_TNIL) a.launch = lua_toboolean(L, -1);
   if (lua_getfield(L, 2, "launch_after") != LUA_TNIL) a.launch_after = CheckTask(L, -1);
@@ -278,8 +288,27 @@ int GraphInsert(lua_State* L) {
     S.spec_op = luaL_checkstring(L, -1);
   }
   a.op_ns = FieldNs(L, 2, "op_ns", "op_us", -1);
+  // A new task, maybe its launch call, its edge and an op task, maybe new
+  // names and a layer.
+  ChargeMemory(L, 3 * kTaskBytes + 2 * kEdgeBytes + 4 * kStringBytes +
+                      2 * static_cast<int64_t>(S.spec_name.size() + S.spec_launch_name.size() +
+                                               S.spec_layer.size() +
+                                               (a.has_op ? S.spec_op.size() : 0)));
+  if (a.has_op && a.op_ns < 0) {
+    ChargeWork(L, static_cast<int64_t>(S.graph()->op_count()));  // the op's median cost
+  }
+  if (InsertsGpuTask(a.kind) && a.launch) {
+    ChargeAdjacency(L);  // finding the launch call reads the adjacency
+    // An explicit launch call, or the one after an anchor that has none, is
+    // checked for a cycle (transforms::InsertGpuTask): up to a pass.
+    if (a.launch_after.valid() || (a.where.placement == transforms::Where::Placement::kBefore &&
+                                   !transforms::LauncherOf(*S.graph(), a.where.anchor).valid())) {
+      ChargeWork(L, GraphWork(*S.graph()));
+    }
+  }
   InsertOut out;
   if (!DoInsert(S, a, &out)) return RaiseError(L);
+  StructureChanged(S);
   PushTask(L, out.task);
   if (!out.launch.valid()) return 1;
   PushTask(L, out.launch);
@@ -302,7 +331,7 @@ bool DoRemove(EngineState& S, const SelectionUd* s, Counts* out) {
 }
 
 int GraphRemove(lua_State* L) {
-  MutableGraphOrRaise(L);
+  ChargeWork(L, GraphWork(MutableGraphOrRaise(L)));  // one pass over the edges
   SelectionUd* s = nullptr;
   if (luaL_testudata(L, 2, kTaskMt) != nullptr) {
     const TaskId t = CheckTask(L, 2);
@@ -313,6 +342,7 @@ int GraphRemove(lua_State* L) {
   }
   Counts c;
   if (!DoRemove(State(L), s, &c)) return RaiseError(L);
+  StructureChanged(State(L));
   lua_pushinteger(L, c.a);
   lua_pushinteger(L, c.b);
   return 2;
@@ -343,7 +373,12 @@ int GraphAddEdge(lua_State* L) {
     if (lua_getfield(L, 4, "kind") != LUA_TNIL) kind = luaL_checkstring(L, -1);
     delay = FieldNs(L, 4, "delay_ns", "delay_us", 0);
   }
+  // The cycle check walks what `dst` reaches: up to the whole graph.
+  ChargeAdjacency(L);
+  ChargeWork(L, GraphWork(*State(L).graph()));
+  ChargeMemory(L, kEdgeBytes);
   if (!DoAddEdge(State(L), src, dst, kind, delay)) return RaiseError(L);
+  StructureChanged(State(L));
   return 0;
 }
 
@@ -369,6 +404,9 @@ int GraphAddEdges(lua_State* L) {
   EngineState& S = State(L);
   S.deps.clear();
   const lua_Integer n = luaL_len(L, 2);
+  // The batch's edges, then one validation pass over the whole graph.
+  ChargeWork(L, 4 * n + GraphWork(*S.graph()));
+  ChargeMemory(L, n * kEdgeBytes);
   for (lua_Integer i = 1; i <= n; ++i) {
     lua_rawgeti(L, 2, i);  // the pair
     const int e = lua_gettop(L);
@@ -388,6 +426,7 @@ int GraphAddEdges(lua_State* L) {
     lua_settop(L, e - 1);
   }
   if (!DoAddEdges(S)) return RaiseError(L);
+  StructureChanged(S);
   return 0;
 }
 
@@ -402,35 +441,43 @@ int GraphRemoveEdge(lua_State* L) {
   MutableGraphOrRaise(L);
   const TaskId src = CheckTask(L, 2);
   const TaskId dst = CheckTask(L, 3);
+  ChargeAdjacency(L);
   int n = 0;
   if (!DoRemoveEdge(State(L), src, dst, &n)) return RaiseError(L);
+  StructureChanged(State(L));
   lua_pushinteger(L, n);
   return 1;
 }
 
 int GraphAddChannel(lua_State* L) {
-  const char* name = luaL_optstring(L, 2, "communication channel");
+  size_t len = 0;
+  const char* name = luaL_optlstring(L, 2, "communication channel", &len);
   Graph& g = MutableGraphOrRaise(L);
-  PushResource(L, transforms::AddCommChannel(g, name));
+  ChargeMemory(L, kResourceBytes + static_cast<int64_t>(len));
+  PushResource(L, State(L).numbering.AddCommChannel(g, std::string_view(name, len)));
   return 1;
 }
 
 int GraphAddStream(lua_State* L) {
-  int device = 0;
+  int32_t device = 0;
   const char* name = "";
+  size_t len = 0;
   if (lua_istable(L, 2)) {
-    if (lua_getfield(L, 2, "device") != LUA_TNIL) device = static_cast<int>(luaL_checkinteger(L, -1));
-    if (lua_getfield(L, 2, "name") != LUA_TNIL) name = luaL_checkstring(L, -1);
+    if (lua_getfield(L, 2, "device") != LUA_TNIL) device = CheckInt32(L, -1, "add_stream: device");
+    if (lua_getfield(L, 2, "name") != LUA_TNIL) name = luaL_checklstring(L, -1, &len);
   }
   Graph& g = MutableGraphOrRaise(L);
-  PushResource(L, transforms::AddGpuStream(g, device, name));
+  ChargeMemory(L, kResourceBytes + static_cast<int64_t>(len));
+  PushResource(L, State(L).numbering.AddGpuStream(g, device, std::string_view(name, len)));
   return 1;
 }
 
 int GraphAddThread(lua_State* L) {
-  const char* name = luaL_optstring(L, 2, "");
+  size_t len = 0;
+  const char* name = luaL_optlstring(L, 2, "", &len);
   Graph& g = MutableGraphOrRaise(L);
-  PushResource(L, transforms::AddCpuThread(g, name));
+  ChargeMemory(L, kResourceBytes + static_cast<int64_t>(len));
+  PushResource(L, State(L).numbering.AddCpuThread(g, std::string_view(name, len)));
   return 1;
 }
 
@@ -447,6 +494,7 @@ int GraphOp(lua_State* L) {
 int GraphOpChildren(lua_State* L) {
   const lua_Integer id = luaL_checkinteger(L, 2);
   const Graph& g = GraphOrRaise(L);
+  ChargeWork(L, static_cast<int64_t>(g.op_count()));
   lua_newtable(L);
   int n = 0;
   for (uint32_t o = 0; o < g.op_count(); ++o) {
@@ -464,6 +512,7 @@ int GraphOpCost(lua_State* L) {
   size_t len = 0;
   const char* name = luaL_checklstring(L, 2, &len);
   const Graph& g = GraphOrRaise(L);
+  ChargeWork(L, static_cast<int64_t>(g.op_count()));
   const std::optional<int64_t> c = transforms::MedianOpCost(g, std::string_view(name, len));
   if (!c) return 0;
   lua_pushinteger(L, *c);

@@ -64,7 +64,11 @@ static SimOutcome DoSimulate(EngineState& S) {
 }
 
 int GraphSimulate(lua_State* L) {
-  MutableGraphOrRaise(L);  // not from inside a schedule policy
+  // Not from inside a schedule policy. A priority-queue pass over the graph,
+  // then a timeline of it in Lua memory.
+  const Graph& g = MutableGraphOrRaise(L);
+  ChargeAdjacency(L);
+  ChargeWork(L, 8 * GraphWork(g));
   EngineState& S = State(L);
   switch (DoSimulate(S)) {
     case kSimOk: break;
@@ -79,6 +83,8 @@ int GraphSimulate(lua_State* L) {
 
 int GraphLaunchModel(lua_State* L) {
   MutableGraphOrRaise(L);
+  // Inferred once per run from the base graph (a pass over it), then cached.
+  if (!State(L).launch_model.has_value()) ChargeWork(L, GraphWork(State(L).session->base()));
   const transforms::LaunchModel& m = SessionLaunchModel(State(L));
   lua_createtable(L, 0, 5);
   lua_pushinteger(L, m.kernel_launch_ns);
@@ -101,13 +107,13 @@ static bool DoValidate(EngineState& S) {
 }
 
 int GraphValidate(lua_State* L) {
-  MutableGraphOrRaise(L);
+  ChargeWork(L, 2 * GraphWork(MutableGraphOrRaise(L)));
   if (!DoValidate(State(L))) return RaiseError(L);
   return 0;
 }
 
 int GraphChanges(lua_State* L) {
-  MutableGraphOrRaise(L);
+  ChargeWork(L, 2 * GraphWork(MutableGraphOrRaise(L)));  // a diff against the base
   EngineState& S = State(L);
   const transforms::ChangeSummary c = transforms::Diff(S.session->base(), S.session->graph());
   lua_createtable(L, 0, 6);
@@ -130,6 +136,7 @@ int GraphParameters(lua_State* L) {
   EngineState& S = State(L);
   lua_newtable(L);
   if (S.model == nullptr) return 1;
+  ChargeWork(L, 8 * static_cast<int64_t>(S.model->parameters.size()));
   int n = 0;
   for (const depgraph::ParameterInfo& p : S.model->parameters) {
     lua_createtable(L, 0, 3);
@@ -156,6 +163,11 @@ int GraphGradientBuckets(lua_State* L) {
   EngineState& S = State(L);
   lua_newtable(L);
   if (S.model == nullptr) return 1;
+  int64_t work = 0;
+  for (const depgraph::BucketInfo& b : S.model->buckets) {
+    work += 8 + static_cast<int64_t>(b.parameters.size() + b.layers.size());
+  }
+  ChargeWork(L, work);
   int n = 0;
   for (const depgraph::BucketInfo& b : S.model->buckets) {
     lua_createtable(L, 0, 4);
@@ -176,6 +188,7 @@ int GraphCollectives(lua_State* L) {
   EngineState& S = State(L);
   lua_newtable(L);
   if (S.model == nullptr) return 1;
+  ChargeWork(L, 8 * static_cast<int64_t>(S.model->collectives.size()));
   int n = 0;
   for (const depgraph::CollectiveInfo& c : S.model->collectives) {
     lua_createtable(L, 0, 4);

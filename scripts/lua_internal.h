@@ -15,6 +15,12 @@
 //      never on the C++ stack.
 // Userdata hold ids (TaskId, ResourceId values), never pointers: the graph a
 // handle refers to is whatever EngineState::graph() is at the time of use.
+//
+// THE LIMITS: a binding whose C++ work grows with the graph or with its
+// arguments charges it to the instruction budget (ChargeWork, about one unit
+// per task, edge or name visited) and every binding that makes C++ memory
+// grow (names, layers, tasks, edges, resources, log lines) charges it to the
+// memory cap (ChargeMemory), before doing the work, as step 1 of THE RULE.
 #ifndef REVERIE_SCRIPTS_LUA_INTERNAL_H_
 #define REVERIE_SCRIPTS_LUA_INTERNAL_H_
 
@@ -72,10 +78,18 @@ inline size_t TimelineBytes(size_t tasks, size_t iterations) {
 }
 
 struct AllocState {
-  size_t used = 0;
-  size_t limit = 0;
-  size_t peak = 0;
+  size_t used = 0;     // Lua heap
+  size_t charged = 0;  // C++ memory the script caused (ChargeMemory)
+  size_t limit = 0;    // for used + charged together
+  size_t peak = 0;     // of used + charged
 };
+
+// Estimated C++ bytes per object a script adds to the graph (structure of
+// arrays with growth slack, adjacency, hash-index entries).
+inline constexpr int64_t kTaskBytes = 160;
+inline constexpr int64_t kEdgeBytes = 48;
+inline constexpr int64_t kResourceBytes = 128;
+inline constexpr int64_t kStringBytes = 64;  // plus twice the text (table + index)
 
 // Everything the bindings share; owned by LuaEngine, reachable from the
 // lua_State's extra space.
@@ -84,6 +98,21 @@ struct EngineState {
   EngineLimits limits;
   AllocState alloc;
   int64_t instructions = 0;
+  // Non-empty once the budget or the cap was hit: the one-line message that
+  // every later hook firing and charge raises again, with the count hook
+  // firing before every instruction, so that no pcall, xpcall, coroutine or
+  // __close handler can swallow it and carry on.
+  std::string exhausted;
+  // The graph's structure changed since a binding last paid for rebuilding
+  // its adjacency (Graph::adjacency() is rebuilt lazily after a change).
+  bool adjacency_dirty = true;
+  // Numbers the resources the script adds in O(1) each (reset per run).
+  transforms::ResourceNumbering numbering;
+  // Bytes of the names / layer paths of `sized_graph` counted so far (both
+  // tables only grow), for charging pattern matching.
+  const depgraph::Graph* sized_graph = nullptr;
+  size_t sized_names = 0, sized_layers = 0;
+  int64_t name_bytes = 0, layer_bytes = 0;
 
   // Set while a script runs.
   transforms::EditSession* session = nullptr;
@@ -132,6 +161,36 @@ inline EngineState& State(lua_State* L) {
 
 // Raises EngineState::error as a Lua error at the caller's line.
 int RaiseError(lua_State* L);
+
+// The allocator with the memory cap (lua_newstate's), the guards installed
+// during setup (setmetatable refuses __gc; xpcall does not run a handler
+// for a limit error) and the budget's count hook.
+void* LimitedAlloc(void* ud, void* ptr, size_t osize, size_t nsize);
+void GuardFinalizers(lua_State* L);
+void StartLimits(lua_State* L);
+// Replaces string.find/match/gmatch/gsub by versions that charge every
+// matching step to the budget (lua_strings.cc; Lua's run with no hook).
+void InstallCountedPatterns(lua_State* L);
+// Wraps the other string, table and utf8 functions so that each charges the
+// work its arguments imply (lua_charged_libs.cc).
+void ChargeStandardLibraries(lua_State* L);
+
+// THE LIMITS (see the file comment). Both raise (a sticky error, see
+// EngineState::exhausted) when the budget / cap is spent; call them while
+// only trivially destructible locals are alive.
+void ChargeWork(lua_State* L, int64_t units);
+void ChargeMemory(lua_State* L, int64_t bytes);
+// A pass over the whole graph, in units of about a VM instruction (a
+// quarter per task and edge).
+int64_t GraphWork(const depgraph::Graph& g);
+// Charges a rebuild of the adjacency when the structure changed since the
+// last one (call before a binding that reads the adjacency)...
+void ChargeAdjacency(lua_State* L);
+// ...and marks it changed (call after a binding that changes the structure).
+inline void StructureChanged(EngineState& S) { S.adjacency_dirty = true; }
+// Total bytes of the graph's names / layer paths (cached: both only grow).
+int64_t NameBytes(EngineState& S, const depgraph::Graph& g);
+int64_t LayerBytes(EngineState& S, const depgraph::Graph& g);
 // Sets EngineState::error from a status (or message) and returns false.
 bool Fail(EngineState& S, const absl::Status& s);
 bool Fail(EngineState& S, std::string message);
@@ -161,9 +220,18 @@ transforms::Selection ToSelection(const SelectionUd* s);
 // returns the stack index of a `where` function, or 0. Raises on errors.
 int ReadQuery(lua_State* L, int idx, const char* what);
 
-// Numbers: a Lua number as int64 nanoseconds (raises when not finite).
+// Numbers a script gives, checked (issue 17, D7; bounds in base/checked_math.h):
+// - CheckNs: a time in ns, |v| <= kMaxDurationNs (a duration, gap, delay or
+//   delta), raising otherwise; FieldNs reads one from a table, in ns or us;
+// - CheckInt32: an integer that fits int32 (priorities, devices);
+// - CheckIteration: -1 or an iteration of the graph (code indexes by it);
+// - CheckBytes: an integer in [0, kMaxBytes].
 int64_t CheckNs(lua_State* L, int idx);
 int64_t FieldNs(lua_State* L, int table, const char* ns_key, const char* us_key, int64_t dflt);
+int32_t CheckInt32(lua_State* L, int idx, const char* what);
+// An iteration a task may belong to: -1 (none) or one of the graph's.
+int32_t CheckIteration(lua_State* L, int idx, const char* what);
+int64_t CheckBytes(lua_State* L, int idx, const char* what);
 
 // Resolves (creating when new) a layer path; its parent is the longest known
 // dotted prefix.
@@ -171,6 +239,9 @@ depgraph::LayerId LayerFor(depgraph::Graph& g, std::string_view path);
 
 // lua_pcall message handler: appends a traceback to the error message.
 int MessageHandler(lua_State* L);
+// A raised message as reverie reports it: one first line (cut, naming
+// `script`), then the Lua frames of the traceback.
+std::string CleanMessage(std::string_view msg, const std::string& script);
 
 // The launch model of the session's original graph (cached per run).
 const transforms::LaunchModel& SessionLaunchModel(EngineState& S);
@@ -203,6 +274,8 @@ void RegisterGpuSelectionMethods(lua_State* L);
 // graph:select (lua_query.cc); the query in EngineState::query resolved
 // into EngineState::ids (false with EngineState::error set); sel:filter.
 int GraphSelect(lua_State* L);
+// Charges the query in EngineState::query (THE LIMITS), then resolves it.
+void ChargeQuery(lua_State* L);
 bool CheckQueryResult(EngineState& S);
 int SelFilter(lua_State* L);
 void RegisterSelection(lua_State* L);

@@ -1,6 +1,7 @@
 // reverie.params{...}: a script's declared parameters, typed by their
 // defaults and overridden by `--set key=value` / `--set script.key=value`.
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <sstream>
@@ -81,8 +82,9 @@ bool Declare(EngineState& S, ParamSpec& p) {
     if (p.type == kNumber) {
       char* end = nullptr;
       const double d = std::strtod(text->c_str(), &end);
-      if (text->empty() || end == nullptr || *end != '\0') {
-        return Fail(S, absl::StrCat("parameter '", p.name, "' expects a number, got '", *text, "'"));
+      if (text->empty() || end == nullptr || *end != '\0' || !std::isfinite(d)) {
+        return Fail(S, absl::StrCat("parameter '", p.name, "' expects a finite number, got '",
+                                    *text, "'"));
       }
       p.num = d;
     } else if (p.type == kBoolean) {
@@ -95,7 +97,12 @@ bool Declare(EngineState& S, ParamSpec& p) {
     }
   }
   if (p.type == kNumber) {
-    if (p.integer && p.num != static_cast<double>(static_cast<int64_t>(p.num))) {
+    if (!std::isfinite(p.num)) {
+      return Fail(S, absl::StrCat("parameter '", p.name, "' must be a finite number, got ",
+                                  NumberText(p.num)));
+    }
+    // No cast to an integer type: a double beyond int64 does not convert.
+    if (p.integer && (std::fabs(p.num) > 9.0e15 || p.num != std::trunc(p.num))) {
       return Fail(S, absl::StrCat("parameter '", p.name, "' must be a whole number, got ",
                                   NumberText(p.num)));
     }

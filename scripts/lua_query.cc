@@ -47,20 +47,35 @@ bool AddCpuTime(EngineState& S, const char* v) {
 void AddName(EngineState& S, const char* v) { S.query.names.emplace_back(v); }
 void AddLayer(EngineState& S, const char* v) { S.query.layers.emplace_back(v); }
 
+// A pattern longer than this is refused: RE2 compiles patterns within a
+// bounded memory, and no name needs a longer one.
+constexpr size_t kMaxPatternBytes = 64 << 10;
+
+const char* CheckPattern(lua_State* L, int idx, const char* field) {
+  size_t n = 0;
+  const char* v = lua_tolstring(L, idx, &n);
+  if (n > kMaxPatternBytes) {
+    luaL_error(L, "select: a '%s' pattern of %I bytes is longer than the %I allowed", field,
+               static_cast<lua_Integer>(n), static_cast<lua_Integer>(kMaxPatternBytes));
+  }
+  return v;
+}
+
 // Calls `add` for the string or each string of the array at `idx`.
 template <typename F>
 void ForEachString(lua_State* L, int idx, const char* field, F add) {
   if (lua_type(L, idx) == LUA_TSTRING) {
-    add(lua_tostring(L, idx));
+    add(CheckPattern(L, idx, field));
     return;
   }
   if (!lua_istable(L, idx)) luaL_error(L, "select: '%s' must be a string or a list of strings", field);
   const lua_Integer n = luaL_len(L, idx);
+  ChargeWork(L, n);
   for (lua_Integer i = 1; i <= n; ++i) {
     if (lua_rawgeti(L, idx, i) != LUA_TSTRING) {
       luaL_error(L, "select: '%s' must be a string or a list of strings", field);
     }
-    add(lua_tostring(L, -1));
+    add(CheckPattern(L, -1, field));
     lua_pop(L, 1);
   }
 }
@@ -100,7 +115,10 @@ int ReadQuery(lua_State* L, int idx, const char* what) {
   if (lua_getfield(L, idx, "name") != LUA_TNIL) {
     ForEachString(L, -1, "name", [&](const char* v) { AddName(S, v); });
   }
-  if (lua_getfield(L, idx, "name_regex") != LUA_TNIL) S.query.name_regex = luaL_checkstring(L, -1);
+  if (lua_getfield(L, idx, "name_regex") != LUA_TNIL) {
+    luaL_checkstring(L, -1);
+    S.query.name_regex = CheckPattern(L, -1, "name_regex");
+  }
   if (lua_getfield(L, idx, "layer") != LUA_TNIL) {
     ForEachString(L, -1, "layer", [&](const char* v) { AddLayer(S, v); });
   }
@@ -136,13 +154,14 @@ int ReadQuery(lua_State* L, int idx, const char* what) {
   }
   if (lua_getfield(L, idx, "iteration") != LUA_TNIL) {
     if (lua_isinteger(L, -1)) {
-      S.query.iterations.push_back(static_cast<int32_t>(lua_tointeger(L, -1)));
+      S.query.iterations.push_back(CheckInt32(L, -1, "select: iteration"));
     } else {
       luaL_checktype(L, -1, LUA_TTABLE);
       const lua_Integer n = luaL_len(L, -1);
+      ChargeWork(L, n);
       for (lua_Integer i = 1; i <= n; ++i) {
         lua_rawgeti(L, -1, i);
-        S.query.iterations.push_back(static_cast<int32_t>(luaL_checkinteger(L, -1)));
+        S.query.iterations.push_back(CheckInt32(L, -1, "select: iteration"));
         lua_pop(L, 1);
       }
     }
@@ -159,10 +178,24 @@ int ReadQuery(lua_State* L, int idx, const char* what) {
   return lua_gettop(L);
 }
 
+void ChargeQuery(lua_State* L) {
+  EngineState& S = State(L);
+  const depgraph::Graph& g = GraphOrRaise(L);
+  // One pass over the tasks; RE2 matches every name (and layer path) once,
+  // in time linear in its length, per pattern set.
+  int64_t work = static_cast<int64_t>(g.task_count());
+  const int64_t name_sets = (S.query.names.empty() ? 0 : 1) + (S.query.name_regex.empty() ? 0 : 1);
+  if (name_sets > 0) work += name_sets * NameBytes(S, g) / 8 + static_cast<int64_t>(g.name_count());
+  if (!S.query.layers.empty()) work += LayerBytes(S, g) / 8 + static_cast<int64_t>(g.layer_count());
+  if (!S.query.ops.empty()) work += NameBytes(S, g) / 8 + static_cast<int64_t>(g.op_count());
+  ChargeWork(L, work);
+}
+
 // graph:select(query)
 int GraphSelect(lua_State* L) {
   GraphOrRaise(L);
   const int where = ReadQuery(L, 2, "select");
+  ChargeQuery(L);
   if (!CheckQueryResult(State(L))) return RaiseError(L);
   PushScratchSelection(L);
   if (where == 0) return 1;

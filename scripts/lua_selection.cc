@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "base/checked_math.h"
 #include "scripts/lua_internal.h"
 #include "transforms/edit.h"
 #include "transforms/remove.h"
@@ -74,6 +75,7 @@ int SelTasks(lua_State* L) {
 
 int SelList(lua_State* L) {
   SelectionUd* s = CheckSelection(L, 1);
+  ChargeWork(L, 4 * static_cast<int64_t>(s->count));  // a handle per task
   lua_createtable(L, static_cast<int>(std::min<uint64_t>(s->count, 1 << 24)), 0);
   for (uint64_t i = 0; i < s->count; ++i) {
     PushTask(L, TaskId(s->ids[i]));
@@ -84,6 +86,7 @@ int SelList(lua_State* L) {
 
 int SelIds(lua_State* L) {
   SelectionUd* s = CheckSelection(L, 1);
+  ChargeWork(L, static_cast<int64_t>(s->count));
   lua_createtable(L, static_cast<int>(std::min<uint64_t>(s->count, 1 << 24)), 0);
   for (uint64_t i = 0; i < s->count; ++i) {
     lua_pushinteger(L, s->ids[i]);
@@ -97,6 +100,7 @@ enum SetOp { kUnion, kIntersect, kMinus };
 int SetOperation(lua_State* L, SetOp op) {
   SelectionUd* a = CheckSelection(L, 1);
   SelectionUd* b = CheckSelection(L, 2);
+  ChargeWork(L, static_cast<int64_t>(a->count + b->count));
   const size_t cap = op == kUnion ? a->count + b->count : a->count;
   SelectionUd* out = NewSelection(L, cap);  // userdata never move: a and b stay valid
   uint32_t* end = nullptr;
@@ -125,6 +129,7 @@ int SelFilterImpl(lua_State* L) {
   SelectionUd* in = CheckSelection(L, 1);
   luaL_checktype(L, 2, LUA_TFUNCTION);
   GraphOrRaise(L);
+  ChargeWork(L, static_cast<int64_t>(in->count));  // the calls themselves are counted by the hook
   SelectionUd* out = NewSelection(L, in->count);  // 3
   uint64_t n = 0;
   for (uint64_t i = 0; i < in->count; ++i) {
@@ -142,7 +147,9 @@ int SelFilterImpl(lua_State* L) {
 int SelSelect(lua_State* L) {
   SelectionUd* in = CheckSelection(L, 1);
   const int where = ReadQuery(L, 2, "select");
+  ChargeQuery(L);
   if (!CheckQueryResult(State(L))) return RaiseError(L);
+  ChargeWork(L, static_cast<int64_t>(in->count + State(L).ids.size()));
   PushScratchSelection(L);
   SelectionUd* hits = CheckSelection(L, -1);
   SelectionUd* out = NewSelection(L, std::min(in->count, hits->count));
@@ -160,18 +167,19 @@ int SelSelect(lua_State* L) {
 // Edits: each runs a transforms/edit.h function over a C++ copy.
 enum EditOp { kScale, kShrink, kSetDuration, kAddDuration, kScaleGap, kSetGap, kSetPriority };
 
-bool ApplyEdit(EngineState& S, const SelectionUd* s, EditOp op, double x) {
+// `ns` is a checked time (CheckNs), `x` a factor (checked by transforms/).
+bool ApplyEdit(EngineState& S, const SelectionUd* s, EditOp op, double x, int64_t ns) {
   Graph& g = S.session->graph();
   const transforms::Selection sel = ToSelection(s);
   absl::Status st;
   switch (op) {
     case kScale: st = transforms::ScaleDuration(g, sel, x); break;
     case kShrink: st = transforms::ShrinkDuration(g, sel, x); break;
-    case kSetDuration: st = transforms::SetDuration(g, sel, static_cast<int64_t>(std::llround(x))); break;
-    case kAddDuration: st = transforms::AddDuration(g, sel, static_cast<int64_t>(std::llround(x))); break;
+    case kSetDuration: st = transforms::SetDuration(g, sel, ns); break;
+    case kAddDuration: st = transforms::AddDuration(g, sel, ns); break;
     case kScaleGap: st = transforms::ScaleGap(g, sel, x); break;
-    case kSetGap: st = transforms::SetGap(g, sel, static_cast<int64_t>(std::llround(x))); break;
-    case kSetPriority: st = transforms::SetPriority(g, sel, static_cast<int32_t>(x)); break;
+    case kSetGap: st = transforms::SetGap(g, sel, ns); break;
+    case kSetPriority: st = transforms::SetPriority(g, sel, static_cast<int32_t>(ns)); break;
   }
   if (!st.ok()) return Fail(S, st);
   return true;
@@ -179,10 +187,18 @@ bool ApplyEdit(EngineState& S, const SelectionUd* s, EditOp op, double x) {
 
 int Edit(lua_State* L, EditOp op) {
   SelectionUd* s = CheckSelection(L, 1);
-  const double x = op == kSetPriority ? static_cast<double>(luaL_checkinteger(L, 2))
-                                      : static_cast<double>(luaL_checknumber(L, 2));
+  double x = 0;
+  int64_t ns = 0;
+  switch (op) {
+    case kSetPriority: ns = CheckInt32(L, 2, "set_priority"); break;
+    case kSetDuration:
+    case kAddDuration:
+    case kSetGap: ns = CheckNs(L, 2); break;
+    default: x = luaL_checknumber(L, 2); break;
+  }
   MutableGraphOrRaise(L);
-  if (!ApplyEdit(State(L), s, op, x)) return RaiseError(L);
+  ChargeWork(L, 2 * static_cast<int64_t>(s->count));
+  if (!ApplyEdit(State(L), s, op, x, ns)) return RaiseError(L);
   lua_settop(L, 1);
   return 1;  // the selection, for chaining
 }
@@ -198,10 +214,11 @@ int SelSetPriority(lua_State* L) { return Edit(L, kSetPriority); }
 int SelTotalDuration(lua_State* L) {
   SelectionUd* s = CheckSelection(L, 1);
   const Graph& g = GraphOrRaise(L);
+  ChargeWork(L, static_cast<int64_t>(s->count));
   int64_t sum = 0;
   for (uint64_t i = 0; i < s->count; ++i) {
     const TaskId t(s->ids[i]);
-    if (t.value() < g.task_count() && !g.removed(t)) sum += g.duration_ns(t);
+    if (t.value() < g.task_count() && !g.removed(t)) sum = SatAdd(sum, g.duration_ns(t));
   }
   lua_pushinteger(L, sum);
   return 1;
@@ -216,6 +233,8 @@ bool CollectLaunches(EngineState& S, const SelectionUd* s) {
 int SelLaunches(lua_State* L) {
   SelectionUd* s = CheckSelection(L, 1);
   GraphOrRaise(L);
+  ChargeAdjacency(L);
+  ChargeWork(L, 4 * static_cast<int64_t>(s->count));
   CollectLaunches(State(L), s);
   PushScratchSelection(L);
   return 1;
@@ -237,9 +256,10 @@ bool DoRemove(EngineState& S, const SelectionUd* s, RemoveOut* out) {
 
 int SelRemove(lua_State* L) {
   SelectionUd* s = CheckSelection(L, 1);
-  MutableGraphOrRaise(L);
+  ChargeWork(L, GraphWork(MutableGraphOrRaise(L)));  // one pass over the edges
   RemoveOut out;
   if (!DoRemove(State(L), s, &out)) return RaiseError(L);
+  StructureChanged(State(L));
   lua_pushinteger(L, out.removed);
   lua_pushinteger(L, out.edges);
   return 2;
@@ -270,6 +290,7 @@ int SelGroupBy(lua_State* L) {
   static const char* const kKeys[] = {"iteration", "layer", "phase", "resource", "name", "kind", nullptr};
   const int key = luaL_checkoption(L, 2, nullptr, kKeys);
   const Graph& g = GraphOrRaise(L);
+  ChargeWork(L, 8 * static_cast<int64_t>(s->count));  // two passes of table lookups
   lua_settop(L, 2);
   lua_newtable(L);  // 3: key -> count
   lua_newtable(L);  // 4: key -> selection

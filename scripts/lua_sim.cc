@@ -47,6 +47,7 @@ int TlEnd(lua_State* L) {
 int Extreme(lua_State* L, bool latest) {
   TimelineUd* tl = CheckTimeline(L, 1);
   SelectionUd* s = CheckSelection(L, 2);
+  ChargeWork(L, static_cast<int64_t>(s->count));
   int64_t best = latest ? std::numeric_limits<int64_t>::min() : std::numeric_limits<int64_t>::max();
   int64_t pick = -1;
   for (uint64_t i = 0; i < s->count; ++i) {
@@ -82,6 +83,7 @@ bool SortByStart(EngineState& S, TimelineUd* tl, const SelectionUd* s) {
 int TlOrder(lua_State* L) {
   TimelineUd* tl = CheckTimeline(L, 1);
   SelectionUd* s = CheckSelection(L, 2);
+  ChargeWork(L, 4 * static_cast<int64_t>(s->count));  // a sort, then a table
   EngineState& S = State(L);
   SortByStart(S, tl, s);
   lua_createtable(L, static_cast<int>(S.ids.size()), 0);
@@ -96,6 +98,7 @@ int TlOrder(lua_State* L) {
 int TlSpan(lua_State* L) {
   TimelineUd* tl = CheckTimeline(L, 1);
   SelectionUd* s = CheckSelection(L, 2);
+  ChargeWork(L, static_cast<int64_t>(s->count));
   int64_t lo = std::numeric_limits<int64_t>::max(), hi = std::numeric_limits<int64_t>::min();
   for (uint64_t i = 0; i < s->count; ++i) {
     const uint32_t t = s->ids[i];
@@ -125,6 +128,7 @@ int TlIndex(lua_State* L) {
   } else if (std::strcmp(k, "makespan_ns") == 0) {
     lua_pushinteger(L, tl->makespan_ns);
   } else if (std::strcmp(k, "iterations") == 0) {
+    ChargeWork(L, 4 * static_cast<int64_t>(tl->iterations));
     lua_createtable(L, static_cast<int>(tl->iterations), 0);
     for (uint64_t i = 0; i < tl->iterations; ++i) {
       lua_createtable(L, 0, 3);
@@ -200,8 +204,12 @@ class LuaSchedulePolicy : public depgraph::SchedulePolicy {
     const int rc = lua_pcall(L, 1, 0, top + 1);
     if (rc != LUA_OK) {
       const char* m = lua_tostring(L, -1);
-      S.key_error = m != nullptr ? m : "schedule key function failed";
-      if (rc == LUA_ERRMEM) S.key_error = S.display_name + ": Lua memory limit exceeded in the schedule key";
+      // A limit hit inside the key is the reason, whatever the key raised.
+      S.key_error = CleanMessage(!S.exhausted.empty() ? std::string_view(S.exhausted)
+                                 : rc == LUA_ERRMEM ? std::string_view("memory limit exceeded in the schedule key")
+                                 : m != nullptr     ? std::string_view(m)
+                                                    : std::string_view("schedule key function failed"),
+                                 S.display_name);
     }
     lua_settop(L, top);
     S.policy_graph = saved_graph;

@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "base/checked_math.h"
 #include "depgraph/kernel_class.h"
 #include "scripts/lua_internal.h"
 #include "transforms/structure.h"
@@ -56,8 +57,10 @@ int TaskToString(lua_State* L) {
 // kind) as an array.
 int PushNeighbours(lua_State* L, TaskId t, bool parents, int kind_filter) {
   const Graph& g = GraphOrRaise(L);
+  ChargeAdjacency(L);
   const depgraph::Adjacency& adj = g.adjacency();
   const auto& offs = parents ? adj.in_offsets : adj.out_offsets;
+  ChargeWork(L, offs[t.value() + 1] - offs[t.value()]);
   const auto& edges = parents ? adj.in_edges : adj.out_edges;
   lua_createtable(L, static_cast<int>(offs[t.value() + 1] - offs[t.value()]), 0);
   int n = 0;
@@ -108,6 +111,7 @@ int TaskChildren(lua_State* L) {
 
 int TaskLauncher(lua_State* L) {
   const TaskId t = CheckTask(L, 1);
+  ChargeAdjacency(L);
   const TaskId l = transforms::LauncherOf(GraphOrRaise(L), t);
   if (!l.valid()) return 0;
   PushTask(L, l);
@@ -212,26 +216,31 @@ int TaskNewIndex(lua_State* L) {
     if (v < 0) return luaL_error(L, "gap_ns must be >= 0");
     g.set_gap_ns(t, v);
   } else if (std::strcmp(k, "priority") == 0) {
-    g.set_priority(t, static_cast<int32_t>(luaL_checkinteger(L, 3)));
+    g.set_priority(t, CheckInt32(L, 3, "priority"));
   } else if (std::strcmp(k, "bytes") == 0) {
-    const lua_Integer v = luaL_checkinteger(L, 3);
-    if (v < 0) return luaL_error(L, "bytes must be >= 0");
-    g.set_bytes(t, v);
+    g.set_bytes(t, CheckBytes(L, 3, "bytes"));
   } else if (std::strcmp(k, "iteration") == 0) {
-    g.set_iteration(t, static_cast<int32_t>(luaL_checkinteger(L, 3)));
+    g.set_iteration(t, CheckIteration(L, 3, "iteration"));
   } else if (std::strcmp(k, "phase") == 0) {
     if (!SetPhase(S, g, t, luaL_checkstring(L, 3))) return RaiseError(L);
   } else if (std::strcmp(k, "name") == 0) {
     size_t n = 0;
     const char* s = luaL_checklstring(L, 3, &n);
+    // A new name is a new entry of the name table and its index: charged
+    // once made (at most this one string beyond the cap, and the error is
+    // sticky).
+    const size_t names = g.name_count();
     g.set_name(t, std::string_view(s, n));
+    if (g.name_count() > names) ChargeMemory(L, 2 * static_cast<int64_t>(n) + kStringBytes);
   } else if (std::strcmp(k, "layer") == 0) {
     if (lua_isnil(L, 3)) {
       g.set_layer(t, depgraph::LayerId());
     } else {
       size_t n = 0;
       const char* s = luaL_checklstring(L, 3, &n);
+      const size_t layers = g.layer_count();
       g.set_layer(t, LayerFor(g, std::string_view(s, n)));
+      if (g.layer_count() > layers) ChargeMemory(L, 2 * static_cast<int64_t>(n) + kStringBytes);
     }
   } else {
     return luaL_error(L,
@@ -288,6 +297,7 @@ bool CollectResourceTasks(EngineState& S, ResourceId r) {
 int ResourceTasks(lua_State* L) {
   const ResourceId r = CheckResource(L, 1);
   CollectResourceTasks(State(L), r);
+  ChargeWork(L, 4 * static_cast<int64_t>(State(L).ids.size()));  // walk, sort, copy
   PushScratchSelection(L);
   return 1;
 }
@@ -421,10 +431,12 @@ ResourceId CheckResource(lua_State* L, int idx) {
 
 int64_t CheckNs(lua_State* L, int idx) {
   const lua_Number v = luaL_checknumber(L, idx);
-  if (!std::isfinite(v) || std::fabs(v) > 9.0e18) {
-    luaL_error(L, "bad time value %f (nanoseconds)", static_cast<double>(v));
+  int64_t ns = 0;
+  if (!DoubleToInt64(v, kMaxDurationNs, &ns)) {
+    luaL_error(L, "time value %f ns is out of range (a duration, gap or delay is at most 2^50 ns, 13 days)",
+               static_cast<double>(v));
   }
-  return static_cast<int64_t>(std::llround(v));
+  return ns;
 }
 
 int64_t FieldNs(lua_State* L, int table, const char* ns_key, const char* us_key, int64_t dflt) {
@@ -434,12 +446,33 @@ int64_t FieldNs(lua_State* L, int table, const char* ns_key, const char* us_key,
     v = CheckNs(L, -1);
   } else if (us_key != nullptr && lua_getfield(L, table, us_key) != LUA_TNIL) {
     const lua_Number us = luaL_checknumber(L, -1);
-    if (!std::isfinite(us) || std::fabs(us) > 9.0e15) {
-      luaL_error(L, "bad time value for %s", us_key);
+    if (!DoubleToInt64(us * 1000.0, kMaxDurationNs, &v)) {
+      luaL_error(L, "%s = %f is out of range (at most 2^50 ns, 13 days)", us_key,
+                 static_cast<double>(us));
     }
-    v = static_cast<int64_t>(std::llround(us * 1000.0));
   }
   lua_settop(L, top);
+  return v;
+}
+
+int32_t CheckInt32(lua_State* L, int idx, const char* what) {
+  const lua_Integer v = luaL_checkinteger(L, idx);
+  if (v < INT32_MIN || v > INT32_MAX) luaL_error(L, "%s = %I is out of range (a 32-bit integer)", what, v);
+  return static_cast<int32_t>(v);
+}
+
+int32_t CheckIteration(lua_State* L, int idx, const char* what) {
+  const lua_Integer v = luaL_checkinteger(L, idx);
+  const auto n = static_cast<lua_Integer>(GraphOrRaise(L).iteration_count());
+  if (v < -1 || v >= n) {
+    luaL_error(L, "%s = %I: no such step (-1 for none, or 0 to %I)", what, v, n - 1);
+  }
+  return static_cast<int32_t>(v);
+}
+
+int64_t CheckBytes(lua_State* L, int idx, const char* what) {
+  const lua_Integer v = luaL_checkinteger(L, idx);
+  if (v < 0 || v > kMaxBytes) luaL_error(L, "%s = %I is out of range (0 to 2^50 bytes)", what, v);
   return v;
 }
 

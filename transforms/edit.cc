@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
+#include "base/checked_math.h"
 
 namespace reverie::transforms {
 namespace {
@@ -18,24 +19,55 @@ absl::Status CheckFactor(double f, const char* what) {
   return absl::OkStatus();
 }
 
+// Durations and gaps stay within [0, kMaxDurationNs] (2^50 ns, 13 days;
+// base/checked_math.h), so the simulator's sums of them cannot overflow and
+// "much longer" can never wrap around into "faster" (issue 17, D7).
 absl::Status CheckNs(int64_t ns, const char* what) {
-  if (ns < 0) return absl::InvalidArgumentError(absl::StrCat(what, " must be >= 0, got ", ns));
+  if (ns < 0 || ns > kMaxDurationNs) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        what, " must be between 0 and 2^50 ns (13 days), got ", ns));
+  }
   return absl::OkStatus();
 }
 
-inline int64_t ScaleNs(int64_t v, double f) {
-  const double r = std::nearbyint(static_cast<double>(v) * f);
-  return r > 9.0e18 ? static_cast<int64_t>(9.0e18) : static_cast<int64_t>(r);
+absl::Status TooLong(const Graph& g, TaskId t, double ns, const char* what) {
+  return absl::InvalidArgumentError(absl::StrCat(
+      what, " would make task ", t.value(), " last ", ns,
+      " ns, beyond the 2^50 ns (13 days) a task may last; nothing was changed"));
+}
+
+// v * f rounded, or false when beyond kMaxDurationNs.
+bool ScaleNs(int64_t v, double f, int64_t* out) {
+  return DoubleToInt64(std::nearbyint(static_cast<double>(v) * f), kMaxDurationNs, out);
+}
+
+// Scales durations (gaps when `gaps`) of the live members of `s` by
+// `factor`; checks every result before changing any.
+absl::Status ScaleAll(Graph& g, const Selection& s, double factor, bool gaps, const char* what) {
+  int64_t r = 0;
+  for (TaskId t : s) {
+    if (g.removed(t)) continue;
+    const int64_t v = gaps ? g.gap_ns(t) : g.duration_ns(t);
+    if (!ScaleNs(v, factor, &r)) return TooLong(g, t, static_cast<double>(v) * factor, what);
+  }
+  for (TaskId t : s) {
+    if (g.removed(t)) continue;
+    if (gaps) {
+      ScaleNs(g.gap_ns(t), factor, &r);
+      g.set_gap_ns(t, r);
+    } else {
+      ScaleNs(g.duration_ns(t), factor, &r);
+      g.set_duration_ns(t, r);
+    }
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace
 
 absl::Status ScaleDuration(Graph& g, const Selection& s, double factor) {
   if (absl::Status st = CheckFactor(factor, "scale factor"); !st.ok()) return st;
-  for (TaskId t : s) {
-    if (!g.removed(t)) g.set_duration_ns(t, ScaleNs(g.duration_ns(t), factor));
-  }
-  return absl::OkStatus();
+  return ScaleAll(g, s, factor, /*gaps=*/false, "scale");
 }
 
 absl::Status ShrinkDuration(Graph& g, const Selection& s, double divisor) {
@@ -55,6 +87,16 @@ absl::Status SetDuration(Graph& g, const Selection& s, int64_t ns) {
 }
 
 absl::Status AddDuration(Graph& g, const Selection& s, int64_t delta_ns) {
+  if (delta_ns < -kMaxDurationNs || delta_ns > kMaxDurationNs) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "add_duration: ", delta_ns, " ns is beyond the 2^50 ns (13 days) a task may last"));
+  }
+  // Both terms are within 2^50: the sums cannot overflow.
+  for (TaskId t : s) {
+    if (!g.removed(t) && g.duration_ns(t) + delta_ns > kMaxDurationNs) {
+      return TooLong(g, t, static_cast<double>(g.duration_ns(t) + delta_ns), "add_duration");
+    }
+  }
   for (TaskId t : s) {
     if (g.removed(t)) continue;
     const int64_t d = g.duration_ns(t) + delta_ns;
@@ -65,10 +107,7 @@ absl::Status AddDuration(Graph& g, const Selection& s, int64_t delta_ns) {
 
 absl::Status ScaleGap(Graph& g, const Selection& s, double factor) {
   if (absl::Status st = CheckFactor(factor, "gap factor"); !st.ok()) return st;
-  for (TaskId t : s) {
-    if (!g.removed(t)) g.set_gap_ns(t, ScaleNs(g.gap_ns(t), factor));
-  }
-  return absl::OkStatus();
+  return ScaleAll(g, s, factor, /*gaps=*/true, "scale_gap");
 }
 
 absl::Status SetGap(Graph& g, const Selection& s, int64_t ns) {
@@ -89,7 +128,7 @@ absl::Status SetPriority(Graph& g, const Selection& s, int32_t priority) {
 int64_t TotalDurationNs(const Graph& g, const Selection& s) {
   int64_t sum = 0;
   for (TaskId t : s) {
-    if (!g.removed(t)) sum += g.duration_ns(t);
+    if (!g.removed(t)) sum = SatAdd(sum, g.duration_ns(t));
   }
   return sum;
 }

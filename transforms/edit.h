@@ -5,8 +5,13 @@
 // is a value; see selection.h). Durations and gaps are integer nanoseconds;
 // scaled values are rounded to the nearest ns and never negative.
 //
+// Every duration and gap stays within [0, kMaxDurationNs] (2^50 ns, 13 days;
+// base/checked_math.h): a value, delta or result beyond it is refused, so no
+// sum the simulator makes of them can overflow.
+//
 // Errors: kInvalidArgument for a factor or value that is negative, NaN or
-// infinite, before anything is changed.
+// infinite, or a value or result beyond the bound, before anything is
+// changed.
 #ifndef REVERIE_TRANSFORMS_EDIT_H_
 #define REVERIE_TRANSFORMS_EDIT_H_
 
@@ -32,7 +37,7 @@ absl::Status SetGap(depgraph::Graph& g, const Selection& s, int64_t ns);
 // Priority read by depgraph::PriorityPolicy (lower runs first).
 absl::Status SetPriority(depgraph::Graph& g, const Selection& s, int32_t priority);
 
-// Sum of the durations of the live members.
+// Sum of the durations of the live members (saturating).
 int64_t TotalDurationNs(const depgraph::Graph& g, const Selection& s);
 
 }  // namespace reverie::transforms

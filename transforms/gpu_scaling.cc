@@ -6,6 +6,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
+#include "base/checked_math.h"
 #include "base/sv.h"
 
 namespace reverie::transforms {
@@ -124,11 +125,15 @@ absl::StatusOr<RetargetStats> RetargetKernels(Graph& g, const Selection& s, cons
     if (!geo.known()) ++stats.unknown_geometry;
     if (it->second.single_wave) ++stats.single_wave;
     const int64_t before = g.duration_ns(t);
-    const int64_t after =
-        static_cast<int64_t>(std::nearbyint(static_cast<double>(before) * it->second.factor));
+    // A factor from odd specs (a GPU with 1e-9 GB/s) must not overflow: the
+    // result is clamped into [0, kMaxDurationNs] (base/checked_math.h).
+    const double scaled = std::nearbyint(static_cast<double>(before) * it->second.factor);
+    int64_t after = kMaxDurationNs;
+    if (!DoubleToInt64(scaled, kMaxDurationNs, &after)) after = scaled > 0 ? kMaxDurationNs : 0;
+    after = ClampTo(after, 0, kMaxDurationNs);
     g.set_duration_ns(t, after);
-    stats.before_ns += before;
-    stats.after_ns += after;
+    stats.before_ns = SatAdd(stats.before_ns, before);
+    stats.after_ns = SatAdd(stats.after_ns, after);
   }
   return stats;
 }
@@ -160,11 +165,12 @@ absl::StatusOr<RetargetStats> ScaleWork(Graph& g, const Selection& s, const GpuS
       if (before == 1 && after == 1) ++stats.single_wave;
     }
     const int64_t d = g.duration_ns(t);
-    const double scaled = std::min(static_cast<double>(d) * f, 4.0e18);
+    // Clamped into [0, kMaxDurationNs] like retargeting (a factor of 1e300).
+    const double scaled = std::min(static_cast<double>(d) * f, static_cast<double>(kMaxDurationNs));
     const int64_t after = static_cast<int64_t>(std::nearbyint(scaled));
     g.set_duration_ns(t, after);
-    stats.before_ns += d;
-    stats.after_ns += after;
+    stats.before_ns = SatAdd(stats.before_ns, d);
+    stats.after_ns = SatAdd(stats.after_ns, after);
   }
   return stats;
 }

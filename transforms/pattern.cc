@@ -1,10 +1,11 @@
 #include "transforms/pattern.h"
 
 #include <cctype>
-#include <regex>
+#include <memory>
 
 #include "absl/strings/str_cat.h"
 #include "base/sv.h"
+#include "re2/re2.h"
 
 namespace reverie::transforms {
 namespace {
@@ -24,6 +25,102 @@ bool ContainsIgnoreCase(std::string_view text, std::string_view needle) {
     if (j == needle.size()) return true;
   }
   return false;
+}
+
+// RE2 holds its automata within this many bytes; past it a pattern fails to
+// compile (a clear error) instead of growing without bound.
+constexpr int64_t kRe2MaxMem = int64_t{64} << 20;
+
+// Latin-1 so that every byte is one character: names are bytes (a script may
+// set any), and `*` must cross every one of them.
+RE2::Options ByteOptions() {
+  RE2::Options o;
+  o.set_encoding(RE2::Options::EncodingLatin1);
+  o.set_log_errors(false);
+  o.set_never_capture(true);
+  o.set_dot_nl(true);
+  o.set_max_mem(kRe2MaxMem);
+  return o;
+}
+
+// One literal byte as a regex; letters become [aA] when `fold`, which is
+// exactly Lower()'s ASCII folding (RE2's (?i) would fold Latin-1 too).
+void AppendLiteral(char c, bool fold, std::string* out) {
+  const unsigned char u = static_cast<unsigned char>(c);
+  if (fold && std::isalpha(u) && u < 0x80) {
+    out->push_back('[');
+    out->push_back(static_cast<char>(std::tolower(u)));
+    out->push_back(static_cast<char>(std::toupper(u)));
+    out->push_back(']');
+    return;
+  }
+  if (std::isalnum(u) && u < 0x80) {
+    out->push_back(c);
+  } else {
+    // \xHH is unambiguous for every byte, NUL and '\n' included.
+    absl::StrAppend(out, "\\x", absl::Hex(u, absl::kZeroPad2));
+  }
+}
+
+// A task-name pattern (NameMatches' semantics) as an RE2 regex over bytes.
+std::string NamePatternRegex(std::string_view p) {
+  std::string out;
+  if (!HasWildcard(p)) {
+    for (char c : p) AppendLiteral(c, /*fold=*/true, &out);
+    return out;  // searched: a substring
+  }
+  out = "\\A";
+  for (char c : p) {
+    if (c == '*') {
+      out += ".*";
+    } else if (c == '?') {
+      out += ".";
+    } else {
+      AppendLiteral(c, /*fold=*/true, &out);
+    }
+  }
+  out += "\\z";
+  return out;
+}
+
+// A layer pattern (PathGlobMatch's semantics) as an anchored RE2 regex.
+std::string PathPatternRegex(std::string_view p) {
+  std::string out = "\\A";
+  for (size_t i = 0; i < p.size(); ++i) {
+    if (p[i] == '*') {
+      const bool dbl = i + 1 < p.size() && p[i + 1] == '*';
+      out += dbl ? ".*" : "[^.]*";
+      if (dbl) ++i;
+    } else if (p[i] == '?') {
+      out += "[^.]";
+    } else {
+      AppendLiteral(p[i], /*fold=*/false, &out);
+    }
+  }
+  out += "\\z";
+  return out;
+}
+
+// Any of `patterns` as one alternation (one linear pass per subject).
+std::unique_ptr<RE2> CompileAny(const std::vector<std::string>& patterns,
+                                std::string (*translate)(std::string_view)) {
+  std::string any;
+  for (const std::string& p : patterns) {
+    if (!any.empty()) any += '|';
+    absl::StrAppend(&any, "(?:", translate(p), ")");
+  }
+  return std::make_unique<RE2>(any, ByteOptions());
+}
+
+// A pattern (or RE2's error, which quotes it) in an error message: at most
+// 80 bytes of it, on one line.
+std::string Quoted(std::string_view p) {
+  std::string cut(p.substr(0, 80));
+  for (char& c : cut) {
+    if (c == '\n' || c == '\r') c = ' ';
+  }
+  if (p.size() <= 80) return absl::StrCat("'", cut, "'");
+  return absl::StrCat("'", cut, "...' (", p.size(), " bytes)");
 }
 
 }  // namespace
@@ -94,35 +191,52 @@ bool NameMatches(std::string_view pattern, std::string_view name) {
 absl::StatusOr<std::vector<bool>> MatchNameTable(const depgraph::Graph& g,
                                                  const std::vector<std::string>& patterns,
                                                  const std::string& regex) {
+  // RE2 matches in time linear in the name (no backtracking, no recursion),
+  // so neither a 40,000-character kernel name nor a pattern like ^(a|a)*$
+  // can overflow the stack or run away.
   std::vector<bool> match(g.name_count(), false);
-  for (uint32_t id = 0; id < g.name_count(); ++id) {
-    for (const std::string& p : patterns) {
-      if (NameMatches(p, g.NameOf(id))) {
-        match[id] = true;
-        break;
-      }
+  std::unique_ptr<RE2> any;
+  if (!patterns.empty()) {
+    any = CompileAny(patterns, NamePatternRegex);
+    if (!any->ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("name patterns too large to match: ", Quoted(any->error())));
     }
   }
+  std::unique_ptr<RE2> re;
   if (!regex.empty()) {
-    // std::regex reports a bad pattern by throwing; keep that inside.
-    std::regex re;
-    try {
-      re.assign(regex, std::regex::ECMAScript | std::regex::optimize);
-    } catch (const std::regex_error& e) {
+    RE2::Options o;
+    o.set_log_errors(false);
+    o.set_never_capture(true);
+    o.set_max_mem(kRe2MaxMem);
+    re = std::make_unique<RE2>(regex, o);
+    if (!re->ok()) {
       return absl::InvalidArgumentError(
-          absl::StrCat("bad name regex '", regex, "': ", e.what()));
+          absl::StrCat("bad name regex ", Quoted(regex), ": ", Quoted(re->error())));
     }
-    for (uint32_t id = 0; id < g.name_count(); ++id) {
-      if (match[id]) continue;
-      const std::string_view n = g.NameOf(id);
-      if (std::regex_search(n.begin(), n.end(), re)) match[id] = true;
-    }
+  }
+  for (uint32_t id = 0; id < g.name_count(); ++id) {
+    const std::string_view n = g.NameOf(id);
+    const re2::StringPiece text(n.data(), n.size());
+    match[id] = (any != nullptr && RE2::PartialMatch(text, *any)) ||
+                (re != nullptr && RE2::PartialMatch(text, *re));
   }
   return match;
 }
 
 std::vector<bool> MatchLayers(const depgraph::Graph& g, const std::vector<std::string>& patterns) {
   const size_t n = g.layer_count();
+  // Linear per path whatever the pattern (PathGlobMatch is quadratic).
+  std::unique_ptr<RE2> any;
+  if (!patterns.empty()) any = CompileAny(patterns, PathPatternRegex);
+  auto self_matches = [&](std::string_view path) {
+    if (any == nullptr) return false;
+    if (any->ok()) return RE2::FullMatch(re2::StringPiece(path.data(), path.size()), *any);
+    for (const std::string& p : patterns) {  // too large for RE2: the reference
+      if (PathGlobMatch(p, path)) return true;
+    }
+    return false;
+  };
   // 0 = unknown, 1 = no, 2 = yes; ancestors are resolved by walking up, so
   // the result does not depend on layers being created parent-first.
   std::vector<char> state(n, 0);
@@ -137,13 +251,7 @@ std::vector<bool> MatchLayers(const depgraph::Graph& g, const std::vector<std::s
         verdict = state[cur];
         break;
       }
-      bool self = false;
-      for (const std::string& p : patterns) {
-        if (PathGlobMatch(p, g.layer(depgraph::LayerId(cur)).path)) {
-          self = true;
-          break;
-        }
-      }
+      const bool self = self_matches(g.layer(depgraph::LayerId(cur)).path);
       chain.push_back(cur);
       if (self) {
         verdict = 2;

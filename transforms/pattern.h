@@ -5,7 +5,12 @@
 // even in a trace of millions of tasks), so the per-task cost of a name
 // filter is one bit lookup by name id.
 //
-// Task-name patterns (case-insensitive):
+// Every pattern and regex is matched with RE2 (linear time in the subject,
+// no recursion): a kernel name of any length or a pathological pattern costs
+// one pass per name. GlobMatch / PathGlobMatch below are the reference
+// semantics the RE2 translation keeps (pattern_test checks they agree).
+//
+// Task-name patterns (case-insensitive, ASCII):
 //   - without `*` or `?`: a keyword, matched as a substring ("sgemm");
 //   - with them: a glob over the whole name ("*winograd*4x4*").
 // Layer patterns (case-sensitive, over dotted module paths):
@@ -35,8 +40,9 @@ bool PathGlobMatch(std::string_view pattern, std::string_view path);
 bool NameMatches(std::string_view pattern, std::string_view name);
 
 // One flag per interned name id of `g`: does the name match any of
-// `patterns`, or the ECMAScript regex `regex` (searched, case-sensitive) when
-// not empty. kInvalidArgument for a malformed regex.
+// `patterns`, or the RE2 regex `regex` (searched, case-sensitive; RE2 syntax:
+// no backreferences or lookaround) when not empty. kInvalidArgument for a
+// malformed regex or patterns too large for RE2's memory bound.
 absl::StatusOr<std::vector<bool>> MatchNameTable(const depgraph::Graph& g,
                                                  const std::vector<std::string>& patterns,
                                                  const std::string& regex);

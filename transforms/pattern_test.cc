@@ -62,5 +62,64 @@ TEST(PatternTest, NameTableRegexAndErrors) {
             absl::StatusCode::kInvalidArgument);
 }
 
+// The RE2 translation keeps GlobMatch / NameMatches / PathGlobMatch's
+// meaning, including bytes a regex would treat specially.
+TEST(PatternTest, NameTableAgreesWithTheReferenceMatchers) {
+  depgraph::Graph g;
+  const std::vector<std::string> names = {
+      "volta_sgemm_64x64_nn", "void cudnn::winogradWgradData4x4", "a.b+c(d)[e]{f}|g^h$i\\j",
+      "ABC", "abc\ndef", std::string("nul\0byte", 8), "\xC3\xA9t\xC3\xA9", ""};
+  for (const std::string& n : names) g.InternName(n);
+  const std::vector<std::string> patterns = {
+      "sgemm", "WGRAD", "*4x4", "a.b+c(d)*", "*[e]{f}|g^h$i\\j", "a?c", "*\n*",
+      "nul", "\xC3\xA9*", "*", "?", "b*"};
+  for (const std::string& p : patterns) {
+    absl::StatusOr<std::vector<bool>> m = MatchNameTable(g, {p}, "");
+    ASSERT_TRUE(m.ok()) << p;
+    for (uint32_t id = 0; id < g.name_count(); ++id) {
+      EXPECT_EQ((*m)[id], NameMatches(p, g.NameOf(id))) << "pattern " << p << " name " << g.NameOf(id);
+    }
+  }
+  const std::vector<std::string> paths = {"layer1.0.conv1", "a+b.c", "x", "layer1", "l.(1).m"};
+  for (const char* p : {"layer1.*", "layer1.**", "**.conv1", "a+b.?", "l.(1).*", "*"}) {
+    for (const std::string& path : paths) {
+      depgraph::Graph lg;
+      lg.AddLayer(path, depgraph::LayerId());
+      EXPECT_EQ(MatchLayers(lg, {p})[0], PathGlobMatch(p, path)) << p << " on " << path;
+    }
+  }
+}
+
+// A name far longer than any stack frame budget and a pattern that makes a
+// backtracking engine exponential are both one linear pass (issue 17, D3).
+TEST(PatternTest, LongNamesAndPathologicalPatternsAreLinear) {
+  depgraph::Graph g;
+  std::string ab;
+  for (int i = 0; i < 200000; ++i) ab += "ab";
+  g.InternName(ab);
+  g.InternName(std::string(40, 'a') + "!");
+  g.InternName(std::string(41, 'a'));
+  absl::StatusOr<std::vector<bool>> m = MatchNameTable(g, {}, "(ab|c)*d");
+  ASSERT_TRUE(m.ok());
+  EXPECT_FALSE((*m)[1]);
+  m = MatchNameTable(g, {}, "^(a|a)*$");
+  ASSERT_TRUE(m.ok());
+  EXPECT_FALSE((*m)[2]);
+  EXPECT_TRUE((*m)[3]);
+  m = MatchNameTable(g, {"*a*a*a*a*a*a*a*a*a*a*b"}, "");
+  ASSERT_TRUE(m.ok());
+  EXPECT_FALSE((*m)[2]);
+}
+
+TEST(PatternTest, RegexErrorsAreOneLineAndShort) {
+  depgraph::Graph g;
+  const std::string huge(10000, '(');
+  absl::StatusOr<std::vector<bool>> m = MatchNameTable(g, {}, huge);
+  ASSERT_FALSE(m.ok());
+  EXPECT_EQ(m.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_LT(m.status().message().size(), 300u);
+  EXPECT_EQ(std::string(m.status().message()).find('\n'), std::string::npos);
+}
+
 }  // namespace
 }  // namespace reverie::transforms

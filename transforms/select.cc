@@ -39,15 +39,10 @@ absl::StatusOr<Selection> Select(const Graph& g, const TaskQuery& q) {
       }
     }
   }
-  // Iterations are small integers from -1 (none) up; shift by one.
-  std::vector<bool> iter_ok;
-  if (!q.iterations.empty()) {
-    int32_t hi = *std::max_element(q.iterations.begin(), q.iterations.end());
-    iter_ok.assign(static_cast<size_t>(std::max(hi, -1) + 2), false);
-    for (int32_t i : q.iterations) {
-      if (i >= -1) iter_ok[i + 1] = true;
-    }
-  }
+  // The iterations asked for, sorted: a script may set and ask for any
+  // int32, so no table sized by the largest one (2^31 + 1 overflowed).
+  std::vector<int32_t> iters(q.iterations);
+  std::sort(iters.begin(), iters.end());
   // An op matches when its name or an enclosing op's does (parents first).
   std::vector<bool> op_ok;
   if (!q.ops.empty()) {
@@ -89,9 +84,8 @@ absl::StatusOr<Selection> Select(const Graph& g, const TaskQuery& q) {
       if (!l.valid() || l.value() >= layer_ok.size() || !layer_ok[l.value()]) continue;
     }
     if (!resource_ok.empty() && !resource_ok[g.resource_of(t).value()]) continue;
-    if (!iter_ok.empty()) {
-      const int64_t it = static_cast<int64_t>(g.iteration_of(t)) + 1;
-      if (it < 0 || static_cast<size_t>(it) >= iter_ok.size() || !iter_ok[it]) continue;
+    if (!iters.empty() && !std::binary_search(iters.begin(), iters.end(), g.iteration_of(t))) {
+      continue;
     }
     out.push_back(t);
   }

@@ -29,7 +29,7 @@ inline uint32_t ResourceKindBit(depgraph::ResourceKind k) { return 1u << static_
 struct TaskQuery {
   uint32_t kinds = 0;
   std::vector<std::string> names;  // patterns (transforms/pattern.h), any of
-  std::string name_regex;          // ECMAScript, searched; empty = none
+  std::string name_regex;          // RE2 syntax, searched; empty = none
   std::vector<std::string> layers;  // path patterns incl. sub-layers, any of
   bool no_layer = false;            // only tasks without a layer
   uint32_t phases = 0;

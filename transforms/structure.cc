@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "base/checked_math.h"
 #include "base/sv.h"
 
 namespace reverie::transforms {
@@ -24,9 +25,11 @@ bool Contains(std::string_view hay, std::string_view needle) {
 }
 
 absl::Status CheckTimes(const TaskSpec& spec) {
-  if (spec.duration_ns < 0 || spec.gap_ns < 0) {
+  // The bound keeps the simulator's sums from overflowing (transforms/edit.h).
+  if (spec.duration_ns < 0 || spec.gap_ns < 0 || spec.duration_ns > kMaxDurationNs ||
+      spec.gap_ns > kMaxDurationNs) {
     return absl::InvalidArgumentError(absl::StrCat("task '", Sv(spec.name),
-                                                   "' needs duration and gap >= 0, got ",
+                                                   "' needs duration and gap in [0, 2^50 ns], got ",
                                                    spec.duration_ns, " and ", spec.gap_ns));
   }
   if (spec.bytes < 0) return absl::InvalidArgumentError("bytes must be >= 0");
@@ -307,52 +310,69 @@ absl::StatusOr<int> RemoveDependency(Graph& g, TaskId src, TaskId dst) {
 }
 
 ResourceId AddCommChannel(Graph& g, std::string_view name) {
-  int64_t n = 0;
+  return ResourceNumbering().AddCommChannel(g, name);
+}
+
+ResourceId AddGpuStream(Graph& g, int32_t device, std::string_view name) {
+  return ResourceNumbering().AddGpuStream(g, device, name);
+}
+
+ResourceId AddCpuThread(Graph& g, std::string_view name) {
+  return ResourceNumbering().AddCpuThread(g, name);
+}
+
+void ResourceNumbering::Scan(const Graph& g) {
+  if (scanned_) return;
+  scanned_ = true;
   for (uint32_t r = 0; r < g.resource_count(); ++r) {
-    if (g.resource(ResourceId(r)).kind == ResourceKind::kCommChannel) ++n;
+    const depgraph::Resource& res = g.resource(ResourceId(r));
+    switch (res.kind) {
+      case ResourceKind::kCommChannel: ++channels_; break;
+      case ResourceKind::kGpuStream: {
+        Streams& s = streams_[res.device];
+        s.next_id = std::max(s.next_id, res.native_id + 1);
+        s.pid = res.pid;  // the last stream's, as before
+        break;
+      }
+      case ResourceKind::kCpuThread:
+        if (!have_thread_pid_) thread_pid_ = res.pid;  // the first thread's
+        have_thread_pid_ = true;
+        break;
+    }
   }
+}
+
+ResourceId ResourceNumbering::AddCommChannel(Graph& g, std::string_view name) {
+  Scan(g);
   depgraph::Resource res;
   res.kind = ResourceKind::kCommChannel;
-  res.native_id = n;
+  res.native_id = channels_++;
   res.name = std::string(name);
   res.ordered = false;
   return g.AddResource(std::move(res));
 }
 
-ResourceId AddGpuStream(Graph& g, int32_t device, std::string_view name) {
-  int64_t next_id = 0;
-  int64_t pid = 0;
-  for (uint32_t r = 0; r < g.resource_count(); ++r) {
-    const depgraph::Resource& res = g.resource(ResourceId(r));
-    if (res.kind == ResourceKind::kGpuStream && res.device == device) {
-      next_id = std::max(next_id, res.native_id + 1);
-      pid = res.pid;
-    }
-  }
+ResourceId ResourceNumbering::AddGpuStream(Graph& g, int32_t device, std::string_view name) {
+  Scan(g);
+  Streams& s = streams_[device];
   depgraph::Resource res;
   res.kind = ResourceKind::kGpuStream;
-  res.pid = pid;
-  res.native_id = next_id;
+  res.pid = s.pid;
+  res.native_id = s.next_id++;
   res.device = device;
-  res.name = name.empty() ? absl::StrCat("stream ", next_id, " (gpu ", device, ", added)")
+  res.name = name.empty() ? absl::StrCat("stream ", res.native_id, " (gpu ", device, ", added)")
                           : std::string(name);
   return g.AddResource(std::move(res));
 }
 
-ResourceId AddCpuThread(Graph& g, std::string_view name) {
-  int64_t pid = 0;
-  for (uint32_t r = 0; r < g.resource_count(); ++r) {
-    const depgraph::Resource& res = g.resource(ResourceId(r));
-    if (res.kind == ResourceKind::kCpuThread) {
-      pid = res.pid;
-      break;
-    }
-  }
+ResourceId ResourceNumbering::AddCpuThread(Graph& g, std::string_view name) {
+  Scan(g);
   depgraph::Resource res;
   res.kind = ResourceKind::kCpuThread;
-  res.pid = pid;
+  res.pid = thread_pid_;
   res.native_id = -static_cast<int64_t>(g.resource_count()) - 1;  // not a real tid
   res.name = name.empty() ? std::string("added thread") : std::string(name);
+  have_thread_pid_ = true;
   return g.AddResource(std::move(res));
 }
 

@@ -17,6 +17,7 @@
 #include <string_view>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "depgraph/graph.h"
@@ -117,10 +118,37 @@ absl::StatusOr<int> RemoveDependency(Graph& g, TaskId src, TaskId dst);
 bool Reaches(const Graph& g, TaskId from, TaskId to);
 
 // New resources. A communication channel is unordered: the simulator's
-// schedule policy picks among its ready tasks.
+// schedule policy picks among its ready tasks. Each call numbers the new
+// resource from the graph's others, O(resources); use ResourceNumbering to
+// add many.
 ResourceId AddCommChannel(Graph& g, std::string_view name);
 ResourceId AddGpuStream(Graph& g, int32_t device, std::string_view name);
 ResourceId AddCpuThread(Graph& g, std::string_view name);
+
+// Adds resources numbered as the functions above do, in O(1) each: the
+// graph's resources are scanned once, on the first call, and then counted as
+// they are added (issue 17, D5: a million add_channel calls were O(n^2)).
+// Invariant: every resource added to the graph since the first call went
+// through this object.
+class ResourceNumbering {
+ public:
+  ResourceId AddCommChannel(Graph& g, std::string_view name);
+  ResourceId AddGpuStream(Graph& g, int32_t device, std::string_view name);
+  ResourceId AddCpuThread(Graph& g, std::string_view name);
+
+ private:
+  struct Streams {
+    int64_t next_id = 0;
+    int64_t pid = 0;
+  };
+  void Scan(const Graph& g);
+
+  bool scanned_ = false;
+  int64_t channels_ = 0;
+  bool have_thread_pid_ = false;
+  int64_t thread_pid_ = 0;
+  absl::flat_hash_map<int32_t, Streams> streams_;  // by device
+};
 
 // kNotFound unless `t` is a task id of `g` that is not removed.
 absl::Status CheckLive(const Graph& g, TaskId t);

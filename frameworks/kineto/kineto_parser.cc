@@ -11,6 +11,7 @@
 #include "frameworks/kineto/json_scan.h"
 #include "frameworks/kineto/json_values.h"
 #include "frameworks/kineto/kineto_header.h"
+#include "frameworks/kineto/kineto_limits.h"
 #include "simdjson.h"
 
 namespace reverie::kineto {
@@ -63,6 +64,7 @@ class EventWalker {
       if (auto err = ParseEvent(obj, &e); err) return err;
       if (!state_.ok()) return state_.error();
       if (e.ph != 0) ++trace_events_;
+      ClampEventNumbers(&e, &builder_->trace());  // D7: before any arithmetic
       builder_->AddEvent(e);
     }
     return simdjson::SUCCESS;

@@ -82,8 +82,12 @@ function G.estimate_total(graph, P, steps)
     end
   end
   if n == 0 then
-    error("no Parameter records and no weight-update kernels to infer the gradient size from; " ..
-          "give gradient_mb", 0)
+    -- Level 0: the position in this library says nothing to the user; the
+    -- engine prefixes the name of the script that asked.
+    error("the trace has no Parameter records and no weight-update kernels, so the gradient " ..
+          "size is unknown: give it with --set gradient_mb=N (MiB), or record the trace with " ..
+          "reverie_torch.profile(model, optimizer, ...) (frameworks/pytorch), which records " ..
+          "Parameter and gradient-bucket records", 0)
   end
   local per_step_ns = ns / n
   local bytes = per_step_ns * 1e-9 * P.gpu_memory_gbs * 1e9 / P.update_passes

@@ -1,7 +1,7 @@
-// ChunkWriter: the file it writes is a valid reverie trace at every point
-// (empty, many chunks, header rewritten, truncated by a crash), strings
-// resolve across chunks, counters add up, and a second writer of the same
-// path never clobbers the first.
+// ChunkWriter: the file it writes is a valid reverie trace once closed
+// (empty, many chunks, header rewritten), salvageable before (truncated by a
+// crash), strings resolve across chunks, counters add up, and a second
+// writer of the same path never clobbers the first.
 #include "collector/chunk_writer.h"
 
 #include <fcntl.h>
@@ -33,10 +33,13 @@ TEST(ChunkWriterTest, EmptyTraceIsReadable) {
   ChunkWriter w;
   std::string error;
   ASSERT_TRUE(w.Open(path, TestHeader(), {}, &error)) << error;
-  // Readable while still open: the first chunk is written at Open.
-  absl::StatusOr<Trace> open_read = ReadTrace(path);
+  // While open the file has no end marker: refused as truncated, and
+  // salvageable (the first chunk is written at Open).
+  EXPECT_EQ(ReadTrace(path).status().code(), absl::StatusCode::kDataLoss);
+  absl::StatusOr<Trace> open_read = ReadTrace(path, {.salvage = true});
   ASSERT_TRUE(open_read.ok()) << open_read.status();
   EXPECT_EQ(open_read->header().producer(), "chunk-writer-test");
+  EXPECT_EQ(open_read->GetCounter("missing_end_marker"), 1);
   w.Close();
   absl::StatusOr<Trace> t = ReadTrace(path);
   ASSERT_TRUE(t.ok()) << t.status();
@@ -137,8 +140,9 @@ TEST(ChunkWriterTest, HeaderRewrittenInPlace) {
   EXPECT_FALSE(w2.UpdateHeader(huge));
 }
 
-// A host that crashes mid-write leaves a partial last chunk: everything
-// before it must still read.
+// A host that crashes mid-write leaves a partial last chunk and no end
+// marker: refused in one line (issue 17, D9: it used to read as a valid,
+// shorter trace), and everything before it can be salvaged.
 TEST(ChunkWriterTest, TruncatedFileKeepsEarlierChunks) {
   const std::string path = TempTracePath("crash");
   testing::RemoveOnExit cleanup{path};
@@ -158,7 +162,11 @@ TEST(ChunkWriterTest, TruncatedFileKeepsEarlierChunks) {
   struct stat st{};
   ASSERT_EQ(::stat(path.c_str(), &st), 0);
   ASSERT_EQ(::truncate(path.c_str(), st.st_size - 100), 0);
-  absl::StatusOr<Trace> t = ReadTrace(path);
+  const absl::Status refused = ReadTrace(path).status();
+  EXPECT_EQ(refused.code(), absl::StatusCode::kDataLoss);
+  EXPECT_EQ(std::string(refused.message()).rfind(path + ": ", 0), 0u) << refused;
+  EXPECT_EQ(std::string(refused.message()).find('\n'), std::string::npos);
+  absl::StatusOr<Trace> t = ReadTrace(path, {.salvage = true});
   ASSERT_TRUE(t.ok()) << t.status();
   EXPECT_EQ(t->GetCounter("truncated_chunk"), 1);
   EXPECT_GT(t->events().gpu_activities_size(), 300);

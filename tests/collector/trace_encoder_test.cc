@@ -240,7 +240,7 @@ TEST(TraceEncoderTest, HeaderEveryField) {
   EncodeHeader(h, &w);
   const auto p = Parse<proto::TraceHeader>(w);
   EXPECT_EQ(p.magic(), "reverie.trace");
-  EXPECT_EQ(p.schema_version(), 1u);
+  EXPECT_EQ(p.schema_version(), 2u);  // files end with an end marker
   EXPECT_EQ(p.producer(), "reverie-collector 0.1");
   EXPECT_EQ(p.framework(), "pytorch 2.4.0");
   EXPECT_EQ(p.base_time_ns(), 1'700'000'000'123'456'789);

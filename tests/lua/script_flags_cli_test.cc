@@ -116,7 +116,9 @@ TEST_P(ScriptFlagsCliTest, LuaMemoryCapStopsATableThatFitsWithoutIt) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   r = Run(big, {"--lua-memory-mb", "4"});
   EXPECT_EQ(r.exit_code, 2) << r.out;
-  EXPECT_EQ(r.err, "reverie: big.lua: Lua memory limit of 4 MiB exceeded\n");
+  EXPECT_EQ(r.err.rfind("reverie: big.lua: memory limit of 4 MiB exceeded (Lua heap ", 0), 0u)
+      << r.err;
+  EXPECT_TRUE(OneLine(r.err)) << r.err;
 }
 
 TEST_P(ScriptFlagsCliTest, NoSandboxOpensOs) {

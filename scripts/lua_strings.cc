@@ -1,0 +1,567 @@
+// string.find / match / gmatch / gsub with Lua 5.4's pattern semantics (the
+// reference manual, §6.4.1), matched step by step against the instruction
+// budget. Lua's own matcher runs in C with no hook: a 3,000-byte subject and
+// ".-.-.-b" ran for minutes under a budget of a million instructions
+// (issue 17, D1). Here every step (a pattern item tried at a position)
+// counts as one instruction, charged in batches, so the budget error
+// interrupts the match like any other.
+//
+// THE RULE holds: every frame of the matcher is trivially destructible (raw
+// pointers into Lua strings, ints), so the budget error may longjmp out of
+// it; results are built in luaL_Buffers (Lua memory, under the cap).
+#include <cctype>
+#include <cstring>
+
+#include "scripts/lua_internal.h"
+
+namespace reverie::lua::internal {
+namespace {
+
+constexpr int kMaxCaptures = 32;      // LUA_MAXCAPTURES
+constexpr int kMaxDepth = 200;        // MAXCCALLS: "pattern too complex"
+constexpr int64_t kChargeEvery = 1000;  // steps between budget charges
+constexpr char kEsc = '%';
+constexpr char kSpecials[] = "^$*+?.([%-";
+constexpr ptrdiff_t kUnfinished = -1;
+constexpr ptrdiff_t kPosition = -2;
+
+struct Capture {
+  const char* init;
+  ptrdiff_t len;  // or kUnfinished / kPosition
+};
+
+// One match attempt's state. Trivially destructible (THE RULE).
+struct Matcher {
+  lua_State* L;
+  const char* src_init;
+  const char* src_end;
+  const char* p_end;
+  int depth;
+  int level;
+  int64_t steps;
+  Capture capture[kMaxCaptures];
+
+  void Reset() {
+    level = 0;
+    depth = kMaxDepth;
+  }
+
+  void Step() {
+    if (++steps >= kChargeEvery) {
+      ChargeWork(L, steps);
+      steps = 0;
+    }
+  }
+
+  void Settle() {
+    if (steps > 0) ChargeWork(L, steps);
+    steps = 0;
+  }
+
+  int CheckCapture(int c) {
+    c -= '1';
+    if (c < 0 || c >= level || capture[c].len == kUnfinished) {
+      return luaL_error(L, "invalid capture index %%%d", c + 1);
+    }
+    return c;
+  }
+
+  int OpenCapture() {
+    for (int l = level - 1; l >= 0; --l) {
+      if (capture[l].len == kUnfinished) return l;
+    }
+    return luaL_error(L, "invalid pattern capture");
+  }
+
+  // The end of the single-character class at p.
+  const char* ClassEnd(const char* p) {
+    const char c = *p++;
+    if (c == kEsc) {
+      if (p == p_end) luaL_error(L, "malformed pattern (ends with '%%')");
+      return p + 1;
+    }
+    if (c == '[') {
+      if (*p == '^') ++p;
+      do {  // a ']' right after '[' (or '[^') is a literal
+        if (p == p_end) luaL_error(L, "malformed pattern (missing ']')");
+        if (*(p++) == kEsc && p < p_end) ++p;  // skip an escaped character
+      } while (*p != ']');
+      return p + 1;
+    }
+    return p;
+  }
+
+  static bool MatchClass(int c, int cl) {
+    bool res;
+    switch (std::tolower(cl)) {
+      case 'a': res = std::isalpha(c); break;
+      case 'c': res = std::iscntrl(c); break;
+      case 'd': res = std::isdigit(c); break;
+      case 'g': res = std::isgraph(c); break;
+      case 'l': res = std::islower(c); break;
+      case 'p': res = std::ispunct(c); break;
+      case 's': res = std::isspace(c); break;
+      case 'u': res = std::isupper(c); break;
+      case 'w': res = std::isalnum(c); break;
+      case 'x': res = std::isxdigit(c); break;
+      default: return cl == c;
+    }
+    return std::isupper(cl) ? !res : res;
+  }
+
+  // c against the set [p, ec] (p at '[', ec at the closing ']').
+  static bool MatchSet(int c, const char* p, const char* ec) {
+    bool found = false;
+    bool negate = false;
+    if (*(p + 1) == '^') {
+      negate = true;
+      ++p;
+    }
+    while (++p < ec) {
+      if (*p == kEsc) {
+        ++p;
+        if (MatchClass(c, static_cast<unsigned char>(*p))) found = true;
+      } else if (*(p + 1) == '-' && p + 2 < ec) {
+        p += 2;
+        if (static_cast<unsigned char>(*(p - 2)) <= c && c <= static_cast<unsigned char>(*p)) {
+          found = true;
+        }
+      } else if (static_cast<unsigned char>(*p) == c) {
+        found = true;
+      }
+    }
+    return negate ? !found : found;
+  }
+
+  bool SingleMatch(const char* s, const char* p, const char* ep) {
+    if (s >= src_end) return false;
+    const int c = static_cast<unsigned char>(*s);
+    switch (*p) {
+      case '.': return true;
+      case kEsc: return MatchClass(c, static_cast<unsigned char>(*(p + 1)));
+      case '[': return MatchSet(c, p, ep - 1);
+      default: return static_cast<unsigned char>(*p) == c;
+    }
+  }
+
+  const char* MatchBalance(const char* s, const char* p) {
+    if (p >= p_end - 1) luaL_error(L, "malformed pattern (missing arguments to '%%b')");
+    if (*s != *p) return nullptr;
+    const char b = *p, e = *(p + 1);
+    int cont = 1;
+    while (++s < src_end) {
+      Step();
+      if (*s == e) {
+        if (--cont == 0) return s + 1;
+      } else if (*s == b) {
+        ++cont;
+      }
+    }
+    return nullptr;
+  }
+
+  // Greedy x*: the longest run first, then shorter ones.
+  const char* MaxExpand(const char* s, const char* p, const char* ep) {
+    ptrdiff_t i = 0;
+    while (SingleMatch(s + i, p, ep)) {
+      Step();
+      ++i;
+    }
+    while (i >= 0) {
+      Step();
+      const char* res = Match(s + i, ep + 1);
+      if (res != nullptr) return res;
+      --i;
+    }
+    return nullptr;
+  }
+
+  // Lazy x-: the shortest run first.
+  const char* MinExpand(const char* s, const char* p, const char* ep) {
+    for (;;) {
+      Step();
+      const char* res = Match(s, ep + 1);
+      if (res != nullptr) return res;
+      if (!SingleMatch(s, p, ep)) return nullptr;
+      ++s;
+    }
+  }
+
+  const char* StartCapture(const char* s, const char* p, ptrdiff_t what) {
+    if (level >= kMaxCaptures) luaL_error(L, "too many captures");
+    capture[level].init = s;
+    capture[level].len = what;
+    ++level;
+    const char* res = Match(s, p);
+    if (res == nullptr) --level;  // undo
+    return res;
+  }
+
+  const char* EndCapture(const char* s, const char* p) {
+    const int l = OpenCapture();
+    capture[l].len = s - capture[l].init;
+    const char* res = Match(s, p);
+    if (res == nullptr) capture[l].len = kUnfinished;  // undo
+    return res;
+  }
+
+  const char* MatchCapture(const char* s, int l) {
+    l = CheckCapture(l);
+    const size_t len = static_cast<size_t>(capture[l].len);
+    if (static_cast<size_t>(src_end - s) >= len && std::memcmp(capture[l].init, s, len) == 0) {
+      steps += static_cast<int64_t>(len / 16);
+      return s + len;
+    }
+    return nullptr;
+  }
+
+  // The match of pattern [p, p_end) at s, or nullptr.
+  const char* Match(const char* s, const char* p) {
+    if (depth-- == 0) luaL_error(L, "pattern too complex");
+    while (true) {
+      Step();
+      if (p == p_end) break;
+      if (*p == '(') {
+        s = *(p + 1) == ')' ? StartCapture(s, p + 2, kPosition) : StartCapture(s, p + 1, kUnfinished);
+        break;
+      }
+      if (*p == ')') {
+        s = EndCapture(s, p + 1);
+        break;
+      }
+      if (*p == '$' && p + 1 == p_end) {
+        if (s != src_end) s = nullptr;
+        break;
+      }
+      if (*p == kEsc && *(p + 1) == 'b') {
+        s = MatchBalance(s, p + 2);
+        if (s == nullptr) break;
+        p += 4;
+        continue;
+      }
+      if (*p == kEsc && *(p + 1) == 'f') {
+        p += 2;
+        if (*p != '[') luaL_error(L, "missing '[' after '%%f' in pattern");
+        const char* ep = ClassEnd(p);
+        const int prev = s == src_init ? 0 : static_cast<unsigned char>(*(s - 1));
+        const int cur = s < src_end ? static_cast<unsigned char>(*s) : 0;
+        if (!MatchSet(prev, p, ep - 1) && MatchSet(cur, p, ep - 1)) {
+          p = ep;
+          continue;
+        }
+        s = nullptr;
+        break;
+      }
+      if (*p == kEsc && std::isdigit(static_cast<unsigned char>(*(p + 1)))) {
+        s = MatchCapture(s, static_cast<unsigned char>(*(p + 1)));
+        if (s == nullptr) break;
+        p += 2;
+        continue;
+      }
+      // A single-character class, maybe with a repetition suffix.
+      const char* ep = ClassEnd(p);
+      if (!SingleMatch(s, p, ep)) {
+        if (*ep == '*' || *ep == '?' || *ep == '-') {  // accept empty
+          p = ep + 1;
+          continue;
+        }
+        s = nullptr;
+        break;
+      }
+      switch (*ep) {
+        case '?': {
+          const char* res = Match(s + 1, ep + 1);
+          if (res != nullptr) {
+            s = res;
+          } else {
+            p = ep + 1;
+            continue;
+          }
+          break;
+        }
+        case '+': s = MaxExpand(s + 1, p, ep); break;
+        case '*': s = MaxExpand(s, p, ep); break;
+        case '-': s = MinExpand(s, p, ep); break;
+        default:
+          ++s;
+          p = ep;
+          continue;
+      }
+      break;
+    }
+    ++depth;
+    return s;
+  }
+
+  // Capture i as a Lua value (the whole match [s, e) when there are none);
+  // returns its length, or kPosition for a position capture.
+  ptrdiff_t PushCapture(int i, const char* s, const char* e) {
+    if (i >= level) {
+      if (i != 0) luaL_error(L, "invalid capture index %%%d", i + 1);
+      lua_pushlstring(L, s, static_cast<size_t>(e - s));
+      return e - s;
+    }
+    const ptrdiff_t len = capture[i].len;
+    if (len == kUnfinished) luaL_error(L, "unfinished capture");
+    if (len == kPosition) {
+      lua_pushinteger(L, (capture[i].init - src_init) + 1);
+    } else {
+      lua_pushlstring(L, capture[i].init, static_cast<size_t>(len));
+    }
+    return len;
+  }
+
+  int PushCaptures(const char* s, const char* e, bool whole_if_none) {
+    const int n = (level == 0 && whole_if_none) ? 1 : level;
+    luaL_checkstack(L, n, "too many captures");
+    for (int i = 0; i < n; ++i) PushCapture(i, s, e);
+    return n;
+  }
+};
+
+Matcher Prepare(lua_State* L, const char* s, size_t ls, const char* p, size_t lp) {
+  Matcher m;
+  m.L = L;
+  m.src_init = s;
+  m.src_end = s + ls;
+  m.p_end = p + lp;
+  m.steps = 0;
+  m.Reset();
+  return m;
+}
+
+size_t PosRelative(lua_Integer pos, size_t len) {
+  if (pos > 0) return static_cast<size_t>(pos);
+  if (pos == 0) return 1;
+  if (pos < -static_cast<lua_Integer>(len)) return 1;
+  return len + static_cast<size_t>(pos) + 1;
+}
+
+bool NoSpecials(const char* p, size_t lp) {
+  size_t upto = 0;
+  do {
+    if (std::strpbrk(p + upto, kSpecials) != nullptr) return false;
+    upto += std::strlen(p + upto) + 1;  // a pattern may hold '\0'
+  } while (upto <= lp);
+  return true;
+}
+
+// Plain substring search, charged by its worst case (every start position
+// compared up to the needle's length).
+const char* PlainFind(lua_State* L, const char* s, size_t ls, const char* p, size_t lp) {
+  ChargeWork(L, static_cast<int64_t>((ls + 1) * (lp / 16 + 1)));
+  if (lp == 0) return s;
+  if (lp > ls) return nullptr;
+  const char* end = s + (ls - lp) + 1;
+  for (const char* at = s; at < end;) {
+    at = static_cast<const char*>(std::memchr(at, *p, static_cast<size_t>(end - at)));
+    if (at == nullptr) return nullptr;
+    if (std::memcmp(at + 1, p + 1, lp - 1) == 0) return at;
+    ++at;
+  }
+  return nullptr;
+}
+
+int FindAux(lua_State* L, bool find) {
+  size_t ls = 0, lp = 0;
+  const char* s = luaL_checklstring(L, 1, &ls);
+  const char* p = luaL_checklstring(L, 2, &lp);
+  const size_t init = PosRelative(luaL_optinteger(L, 3, 1), ls) - 1;
+  if (init > ls) {
+    luaL_pushfail(L);
+    return 1;
+  }
+  if (find && (lua_toboolean(L, 4) || NoSpecials(p, lp))) {
+    const char* at = PlainFind(L, s + init, ls - init, p, lp);
+    if (at != nullptr) {
+      lua_pushinteger(L, (at - s) + 1);
+      lua_pushinteger(L, static_cast<lua_Integer>((at - s) + lp));
+      return 2;
+    }
+  } else {
+    const char* s1 = s + init;
+    const bool anchor = *p == '^';
+    if (anchor) {
+      ++p;
+      --lp;
+    }
+    Matcher m = Prepare(L, s, ls, p, lp);
+    do {
+      m.Reset();
+      const char* e = m.Match(s1, p);
+      if (e != nullptr) {
+        m.Settle();
+        if (find) {
+          lua_pushinteger(L, (s1 - s) + 1);
+          lua_pushinteger(L, e - s);
+          return m.PushCaptures(nullptr, nullptr, false) + 2;
+        }
+        return m.PushCaptures(s1, e, true);
+      }
+    } while (s1++ < m.src_end && !anchor);
+    m.Settle();
+  }
+  luaL_pushfail(L);
+  return 1;
+}
+
+int Find(lua_State* L) { return FindAux(L, true); }
+int MatchFn(lua_State* L) { return FindAux(L, false); }
+
+// gmatch's iterator: the subject, the pattern and the state live in
+// upvalues and a userdata (Lua memory).
+struct GmatchState {
+  const char* src;
+  const char* p;
+  const char* lastmatch;
+  Matcher m;
+};
+
+int GmatchNext(lua_State* L) {
+  auto* g = static_cast<GmatchState*>(lua_touserdata(L, lua_upvalueindex(3)));
+  g->m.L = L;
+  for (const char* src = g->src; src <= g->m.src_end; ++src) {
+    g->m.Reset();
+    const char* e = g->m.Match(src, g->p);
+    if (e != nullptr && e != g->lastmatch) {
+      g->src = g->lastmatch = e;
+      g->m.Settle();
+      return g->m.PushCaptures(src, e, true);
+    }
+  }
+  g->m.Settle();
+  return 0;
+}
+
+int Gmatch(lua_State* L) {
+  size_t ls = 0, lp = 0;
+  const char* s = luaL_checklstring(L, 1, &ls);
+  const char* p = luaL_checklstring(L, 2, &lp);
+  size_t init = PosRelative(luaL_optinteger(L, 3, 1), ls) - 1;
+  lua_settop(L, 2);  // keep the subject and the pattern alive as upvalues
+  auto* g = static_cast<GmatchState*>(lua_newuserdatauv(L, sizeof(GmatchState), 0));
+  if (init > ls) init = ls + 1;  // start after the end: no match
+  g->m = Prepare(L, s, ls, p, lp);
+  g->src = s + init;
+  g->p = p;
+  g->lastmatch = nullptr;
+  lua_pushcclosure(L, GmatchNext, 3);
+  return 1;
+}
+
+// gsub's replacement of one match [s, e) into the buffer.
+void AddString(Matcher* m, luaL_Buffer* b, const char* s, const char* e) {
+  lua_State* L = m->L;
+  size_t l = 0;
+  const char* news = lua_tolstring(L, 3, &l);
+  const char* end = news + l;
+  const char* p;
+  while ((p = static_cast<const char*>(std::memchr(news, kEsc, static_cast<size_t>(end - news)))) !=
+         nullptr) {
+    luaL_addlstring(b, news, static_cast<size_t>(p - news));
+    ++p;  // skip the escape
+    if (*p == kEsc) {
+      luaL_addchar(b, *p);
+    } else if (std::isdigit(static_cast<unsigned char>(*p))) {
+      if (*p == '0') {
+        luaL_addlstring(b, s, static_cast<size_t>(e - s));
+      } else {
+        m->PushCapture(*p - '1', s, e);
+        luaL_tolstring(L, -1, nullptr);  // a position capture is a number
+        lua_remove(L, -2);
+        luaL_addvalue(b);
+      }
+    } else {
+      luaL_error(L, "invalid use of '%c' in replacement string", kEsc);
+    }
+    news = p + 1;
+  }
+  luaL_addlstring(b, news, static_cast<size_t>(end - news));
+}
+
+// Returns whether the match was replaced by something new.
+bool AddValue(Matcher* m, luaL_Buffer* b, const char* s, const char* e, int tr) {
+  lua_State* L = m->L;
+  switch (tr) {
+    case LUA_TFUNCTION: {
+      lua_pushvalue(L, 3);
+      const int n = m->PushCaptures(s, e, true);
+      lua_call(L, n, 1);
+      break;
+    }
+    case LUA_TTABLE:
+      m->PushCapture(0, s, e);
+      lua_gettable(L, 3);
+      break;
+    default:
+      AddString(m, b, s, e);
+      return true;
+  }
+  if (!lua_toboolean(L, -1)) {  // nil or false: keep the original
+    lua_pop(L, 1);
+    luaL_addlstring(b, s, static_cast<size_t>(e - s));
+    return false;
+  }
+  if (!lua_isstring(L, -1)) {
+    return luaL_error(L, "invalid replacement value (a %s)", luaL_typename(L, -1)) != 0;
+  }
+  luaL_addvalue(b);
+  return true;
+}
+
+int Gsub(lua_State* L) {
+  size_t srcl = 0, lp = 0;
+  const char* src = luaL_checklstring(L, 1, &srcl);
+  const char* p = luaL_checklstring(L, 2, &lp);
+  const char* lastmatch = nullptr;
+  const int tr = lua_type(L, 3);
+  const lua_Integer max_s = luaL_optinteger(L, 4, static_cast<lua_Integer>(srcl) + 1);
+  const bool anchor = *p == '^';
+  lua_Integer n = 0;
+  bool changed = false;
+  luaL_argexpected(L, tr == LUA_TNUMBER || tr == LUA_TSTRING || tr == LUA_TFUNCTION || tr == LUA_TTABLE,
+                   3, "string/function/table");
+  luaL_Buffer b;
+  luaL_buffinit(L, &b);
+  if (anchor) {
+    ++p;
+    --lp;
+  }
+  Matcher m = Prepare(L, src, srcl, p, lp);
+  while (n < max_s) {
+    m.Reset();
+    const char* e = m.Match(src, p);
+    if (e != nullptr && e != lastmatch) {
+      ++n;
+      changed = AddValue(&m, &b, src, e, tr) | changed;
+      src = lastmatch = e;
+    } else if (src < m.src_end) {
+      luaL_addchar(&b, *src++);
+    } else {
+      break;
+    }
+    if (anchor) break;
+  }
+  m.Settle();
+  if (!changed) {
+    lua_pushvalue(L, 1);
+  } else {
+    luaL_addlstring(&b, src, static_cast<size_t>(m.src_end - src));
+    luaL_pushresult(&b);
+  }
+  lua_pushinteger(L, n);
+  return 2;
+}
+
+}  // namespace
+
+void InstallCountedPatterns(lua_State* L) {
+  static const luaL_Reg kFunctions[] = {
+      {"find", Find}, {"match", MatchFn}, {"gmatch", Gmatch}, {"gsub", Gsub}, {nullptr, nullptr}};
+  lua_pushglobaltable(L);
+  lua_pushliteral(L, LUA_STRLIBNAME);
+  if (lua_rawget(L, -2) == LUA_TTABLE) luaL_setfuncs(L, kFunctions, 0);
+  lua_pop(L, 2);
+}
+
+}  // namespace reverie::lua::internal
