@@ -15,6 +15,8 @@
 #                       fuzz/corpus/ are read, never written
 #   REVERIE_FUZZ_JOBS   targets run at a time (default 2)
 #   REVERIE_FUZZ_NICE   nice level (default 15)
+#   REVERIE_FUZZ_TIMEOUT  seconds an input may run before it counts as a hang
+#                       (default 10; raise it on a loaded machine)
 # Exit: 0 when no target crashed, hung or reported, else 1.
 set -euo pipefail
 
@@ -48,7 +50,7 @@ run_one() {
   # -timeout: an input that runs 10 s is a hang; -rss_limit_mb: a blow-up
   # past 2 GiB is a crash (the Lua target's cap is 32 MiB).
   local cmd=("$bin" "$dir/corpus" "$repo/fuzz/corpus/$t" -max_total_time="$seconds"
-             -timeout=10 -rss_limit_mb=2048 -print_final_stats=1
+             -timeout="${REVERIE_FUZZ_TIMEOUT:-10}" -rss_limit_mb=2048 -print_final_stats=1
              -artifact_prefix="$dir/artifacts/" $(options "$t"))
   [[ -f "$repo/fuzz/$t.dict" ]] && cmd+=(-dict="$repo/fuzz/$t.dict")
   echo "${cmd[*]}" > "$dir/command"

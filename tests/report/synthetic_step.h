@@ -96,7 +96,8 @@ inline depgraph::Graph SyntheticStepGraph(int steps, int ops) {
                                       Phase::kUpdate, depgraph::LayerId());
     if (last_kernel.valid()) g.AddEdge(last_kernel, sync, depgraph::EdgeKind::kSync);
     mark.step_mark = depgraph::StepMark::kEnd;
-    mark.name = step_name + " end";
+    const std::string end_name = step_name + " end";  // TaskSpec.name is a view
+    mark.name = end_name;
     g.AppendTask(mark);
   }
   return g;
