@@ -8,13 +8,7 @@
 #
 # Usage: run_reproductions.sh REVERIE_BINARY SOURCE_DIR [sanitized]
 # Exit: 0 all passed, 1 a check failed, 77 skipped (no reproductions).
-#
-# PENDING lists the defects other engineers fix in their own branches
-# (docs/RELIABILITY.md): their checks run and are reported, but a failure
-# there is "XFAIL" until the ID is removed from the list after the merge.
 set -uo pipefail
-
-PENDING="D8 D13 D15"
 
 reverie=$(realpath "$1")
 src=$(realpath "$2")
@@ -49,16 +43,8 @@ run() {
 
 report() {  # report ID NAME OK? WHY
   local id=$1 name=$2 ok=$3 why=$4
-  local pending=""
-  case " $PENDING " in *" $id "*) pending=1 ;; esac
   if [ "$ok" = 1 ]; then
-    if [ -n "$pending" ]; then
-      echo "XPASS $id $name (remove $id from PENDING)"
-    else
-      echo "PASS  $id $name"
-    fi
-  elif [ -n "$pending" ]; then
-    echo "XFAIL $id $name: $why (owned by another branch)"
+    echo "PASS  $id $name"
   else
     echo "FAIL  $id $name: $why"
     echo "      rc=$rc stderr: $(head -c 300 "$work/err")"
@@ -165,7 +151,7 @@ else
   report D10 failed_write 0 "expected a failure and no output file"
 fi
 
-# ---- other branches' defects (PENDING) -------------------------------------
+# ---- empty steps, trailing content, gzip bombs, FIFOs ------------------------
 run D6 empty_second_iteration "$reverie" predict empty_second_iteration.json --script amp.lua
 if { [ "$rc" -eq 0 ] && [[ "$out" != *"0.000x"* ]]; } || one_line "empty_second_iteration.json"; then
   report D6 empty_second_iteration 1 ""
@@ -205,4 +191,4 @@ if [ "$failures" -gt 0 ]; then
   echo "$failures reproduction check(s) failed"
   exit 1
 fi
-echo "all reproduction checks passed (XFAIL: fixed in other branches, see PENDING)"
+echo "all reproduction checks passed"
