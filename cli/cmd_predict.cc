@@ -2,7 +2,7 @@
 // [--json] [--top N] [--lua-budget N] [--lua-memory-mb N] [--no-sandbox]`:
 // Daydream's what-if question. Builds the dependency graph, simulates it
 // unchanged (the baseline), applies the optimization scripts in order
-// (scripts/script_runner.h: each atomic, on a copy; the script flags and the
+// (lua/script_runner.h: each atomic, on a copy; the script flags and the
 // prediction are shared with the other script commands, cli/script_args.h
 // and whatif/pipeline.h), then simulates the result and reports
 // predicted vs baseline iteration time, where the time goes (CPU only / GPU
@@ -37,7 +37,7 @@
 #include "depgraph/simulator.h"
 #include "frameworks/trace_loader.h"
 #include "report/timeline.h"
-#include "scripts/script_runner.h"
+#include "lua/script_runner.h"
 #include "depgraph/model_info.h"
 #include "whatif/prediction_report.h"
 

@@ -28,8 +28,8 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "base/sv.h"
-#include "scripts/lua_engine.h"
-#include "scripts/script_runner.h"
+#include "lua/lua_engine.h"
+#include "lua/script_runner.h"
 #include "whatif/pipeline.h"
 
 namespace reverie::cli {

@@ -12,7 +12,7 @@
 #include <string>
 
 #include "depgraph/simulator.h"
-#include "scripts/lua_engine.h"
+#include "lua/lua_engine.h"
 #include "transforms/session.h"
 #include "whatif/pipeline.h"
 

@@ -28,8 +28,8 @@
 #include "depgraph/model_info.h"
 #include "depgraph/simulator.h"
 #include "proto/trace.h"
-#include "scripts/lua_engine.h"
-#include "scripts/script_runner.h"
+#include "lua/lua_engine.h"
+#include "lua/script_runner.h"
 #include "transforms/session.h"
 
 namespace reverie::whatif {

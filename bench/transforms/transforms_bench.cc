@@ -15,7 +15,7 @@
 
 #include "benchmark/benchmark.h"
 #include "depgraph/simulator.h"
-#include "scripts/script_runner.h"
+#include "lua/script_runner.h"
 #include "transforms/edit.h"
 #include "transforms/remove.h"
 #include "transforms/select.h"

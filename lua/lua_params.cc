@@ -8,14 +8,14 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "scripts/lua_internal.h"
+#include "lua/lua_internal.h"
 
 namespace reverie::lua::internal {
 namespace {
 
 enum ParamType { kNumber, kBoolean, kString };
 
-struct ParamSpec {  // trivially destructible: lives across Lua calls
+struct ParamSpec {  // views into the Lua stack of the declaration being read
   const char* name;
   int type;
   double num;
@@ -54,7 +54,7 @@ std::string DeclaredList(const EngineState& S) {
 // Applies an override to `p`, checks it and records the declaration. The
 // value to return is then in `p` (numbers, booleans) or S.params.back()
 // (strings). Messages carry no script name: luaL_error adds "file.lua:LINE:".
-bool Declare(EngineState& S, ParamSpec& p) {
+absl::Status Declare(EngineState& S, ParamSpec& p) {
   ParamValue v;
   v.name = p.name;
   v.doc = p.doc;
@@ -83,14 +83,14 @@ bool Declare(EngineState& S, ParamSpec& p) {
       char* end = nullptr;
       const double d = std::strtod(text->c_str(), &end);
       if (text->empty() || end == nullptr || *end != '\0' || !std::isfinite(d)) {
-        return Fail(S, absl::StrCat("parameter '", p.name, "' expects a finite number, got '",
+        return absl::InvalidArgumentError(absl::StrCat("parameter '", p.name, "' expects a finite number, got '",
                                     *text, "'"));
       }
       p.num = d;
     } else if (p.type == kBoolean) {
       bool b = false;
       if (!ParseBool(*text, &b)) {
-        return Fail(S, absl::StrCat("parameter '", p.name, "' expects true or false, got '", *text,
+        return absl::InvalidArgumentError(absl::StrCat("parameter '", p.name, "' expects true or false, got '", *text,
                                     "'"));
       }
       p.boolean = b;
@@ -98,22 +98,22 @@ bool Declare(EngineState& S, ParamSpec& p) {
   }
   if (p.type == kNumber) {
     if (!std::isfinite(p.num)) {
-      return Fail(S, absl::StrCat("parameter '", p.name, "' must be a finite number, got ",
+      return absl::InvalidArgumentError(absl::StrCat("parameter '", p.name, "' must be a finite number, got ",
                                   NumberText(p.num)));
     }
     // No cast to an integer type: a double beyond int64 does not convert.
     if (p.integer && (std::fabs(p.num) > 9.0e15 || p.num != std::trunc(p.num))) {
-      return Fail(S, absl::StrCat("parameter '", p.name, "' must be a whole number, got ",
+      return absl::InvalidArgumentError(absl::StrCat("parameter '", p.name, "' must be a whole number, got ",
                                   NumberText(p.num)));
     }
     if ((p.has_min && p.num < p.min) || (p.has_max && p.num > p.max)) {
-      return Fail(S, absl::StrCat("parameter '", p.name, "' = ", NumberText(p.num), " is outside [",
+      return absl::InvalidArgumentError(absl::StrCat("parameter '", p.name, "' = ", NumberText(p.num), " is outside [",
                                   p.has_min ? NumberText(p.min) : "-inf", ", ",
                                   p.has_max ? NumberText(p.max) : "inf", "]"));
     }
   }
   S.params.push_back(std::move(v));
-  return true;
+  return absl::OkStatus();
 }
 
 void SortParams(EngineState& S) {
@@ -130,8 +130,8 @@ bool KnownSpecField(const char* f) {
 
 }  // namespace
 
-bool CheckOverridesUsed(EngineState& S) {
-  if (S.overrides == nullptr) return true;
+absl::Status CheckOverridesUsed(EngineState& S) {
+  if (S.overrides == nullptr) return absl::OkStatus();
   const std::string prefix = S.stem + ".";
   for (const auto& [key, value] : *S.overrides) {
     const bool mine = key.rfind(prefix, 0) == 0;
@@ -139,11 +139,11 @@ bool CheckOverridesUsed(EngineState& S) {
     if (S.used_keys.count(key)) continue;
     if (mine || (unqualified && S.only_script)) {
       const std::string name = mine ? key.substr(prefix.size()) : key;
-      return Fail(S, absl::StrCat("unknown parameter '", name, "' (", S.display_name,
-                                  " declares: ", DeclaredList(S), ")"));
+      return absl::InvalidArgumentError(absl::StrCat(
+          "unknown parameter '", name, "' (", S.display_name, " declares: ", DeclaredList(S), ")"));
     }
   }
-  return true;
+  return absl::OkStatus();
 }
 
 int Params(lua_State* L) {
@@ -191,7 +191,7 @@ int Params(lua_State* L) {
     p.max = lua_tonumber(L, -1);
     lua_getfield(L, spec, "integer");
     p.integer = lua_toboolean(L, -1);
-    if (!Declare(S, p)) return RaiseError(L);
+    RaiseIfError(L, Declare(S, p));
     lua_pushvalue(L, spec - 1);  // the name
     switch (p.type) {
       case kNumber:
@@ -208,7 +208,7 @@ int Params(lua_State* L) {
     lua_settop(L, spec - 1);  // keep the key for lua_next
   }
   SortParams(S);
-  if (!CheckOverridesUsed(S)) return RaiseError(L);
+  RaiseIfError(L, CheckOverridesUsed(S));
   return 1;
 }
 

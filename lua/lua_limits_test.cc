@@ -1,4 +1,4 @@
-// The limits that bound a script (scripts/lua_limits.cc): issue 17's D1
+// The limits that bound a script (lua/lua_limits.cc): issue 17's D1
 // (pcall swallowing the budget), D2 (__gc finalizers), D4 (C++ memory outside
 // the cap), D5 (quadratic resource numbering), D7 (numbers beyond the
 // bounds) and D14 (messages), each as a script that used to escape.
@@ -7,8 +7,8 @@
 #include "depgraph/simulator.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "scripts/lua_engine.h"
-#include "scripts/lua_test_util.h"
+#include "lua/lua_engine.h"
+#include "lua/lua_test_util.h"
 #include "transforms/structure.h"
 #include "transforms/test_graphs.h"
 

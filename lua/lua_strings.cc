@@ -6,13 +6,13 @@
 // counts as one instruction, charged in batches, so the budget error
 // interrupts the match like any other.
 //
-// THE RULE holds: every frame of the matcher is trivially destructible (raw
-// pointers into Lua strings, ints), so the budget error may longjmp out of
-// it; results are built in luaL_Buffers (Lua memory, under the cap).
+// The budget error unwinds out of the matcher (a C++ exception in the C++
+// build of Lua); results are built in luaL_Buffers (Lua memory, under the
+// cap).
 #include <cctype>
 #include <cstring>
 
-#include "scripts/lua_internal.h"
+#include "lua/lua_internal.h"
 
 namespace reverie::lua::internal {
 namespace {
@@ -30,7 +30,7 @@ struct Capture {
   ptrdiff_t len;  // or kUnfinished / kPosition
 };
 
-// One match attempt's state. Trivially destructible (THE RULE).
+// One match attempt's state: views into the Lua strings being matched.
 struct Matcher {
   lua_State* L;
   const char* src_init;

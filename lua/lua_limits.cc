@@ -19,7 +19,7 @@
 #include <cstdlib>
 
 #include "base/checked_math.h"
-#include "scripts/lua_internal.h"
+#include "lua/lua_internal.h"
 
 namespace reverie::lua::internal {
 namespace {

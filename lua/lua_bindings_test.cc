@@ -2,7 +2,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "depgraph/simulator.h"
-#include "scripts/lua_test_util.h"
+#include "lua/lua_test_util.h"
 #include "transforms/select.h"
 #include "transforms/structure.h"
 #include "transforms/test_graphs.h"

@@ -5,7 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "base/checked_math.h"
 #include "depgraph/kernel_class.h"
-#include "scripts/lua_internal.h"
+#include "lua/lua_internal.h"
 #include "transforms/structure.h"
 
 namespace reverie::lua::internal {
@@ -194,11 +194,11 @@ int TaskIndex(lua_State* L) {
   return 1;
 }
 
-bool SetPhase(EngineState& S, Graph& g, TaskId t, const char* name) {
+absl::Status SetPhase(Graph& g, TaskId t, const char* name) {
   absl::StatusOr<depgraph::Phase> p = transforms::ParsePhase(name);
-  if (!p.ok()) return Fail(S, p.status());
+  if (!p.ok()) return p.status();
   g.set_phase(t, *p);
-  return true;
+  return absl::OkStatus();
 }
 
 int TaskNewIndex(lua_State* L) {
@@ -206,7 +206,6 @@ int TaskNewIndex(lua_State* L) {
   const char* k = luaL_checkstring(L, 2);
   Graph& g = MutableGraphOrRaise(L);
   const TaskId t = CheckTask(L, 1);
-  EngineState& S = State(L);
   if (std::strcmp(k, "duration_ns") == 0) {
     const int64_t v = CheckNs(L, 3);
     if (v < 0) return luaL_error(L, "duration_ns must be >= 0");
@@ -222,7 +221,7 @@ int TaskNewIndex(lua_State* L) {
   } else if (std::strcmp(k, "iteration") == 0) {
     g.set_iteration(t, CheckIteration(L, 3, "iteration"));
   } else if (std::strcmp(k, "phase") == 0) {
-    if (!SetPhase(S, g, t, luaL_checkstring(L, 3))) return RaiseError(L);
+    RaiseIfError(L, SetPhase(g, t, luaL_checkstring(L, 3)));
   } else if (std::strcmp(k, "name") == 0) {
     size_t n = 0;
     const char* s = luaL_checklstring(L, 3, &n);
@@ -286,19 +285,14 @@ int ResourceLast(lua_State* L) {
   return 1;
 }
 
-bool CollectResourceTasks(EngineState& S, ResourceId r) {
-  S.ids.clear();
-  const Graph& g = *S.graph();
-  for (TaskId t = g.first_on_resource(r); t.valid(); t = g.next_on_resource(t)) S.ids.push_back(t);
-  std::sort(S.ids.begin(), S.ids.end());
-  return true;
-}
-
 int ResourceTasks(lua_State* L) {
   const ResourceId r = CheckResource(L, 1);
-  CollectResourceTasks(State(L), r);
-  ChargeWork(L, 4 * static_cast<int64_t>(State(L).ids.size()));  // walk, sort, copy
-  PushScratchSelection(L);
+  const Graph& g = GraphOrRaise(L);
+  std::vector<TaskId> ids;
+  for (TaskId t = g.first_on_resource(r); t.valid(); t = g.next_on_resource(t)) ids.push_back(t);
+  ChargeWork(L, 4 * static_cast<int64_t>(ids.size()));  // walk, sort, copy
+  std::sort(ids.begin(), ids.end());
+  PushSelection(L, ids);
   return 1;
 }
 

@@ -1,4 +1,4 @@
-#include "scripts/script_runner.h"
+#include "lua/script_runner.h"
 
 #include <unistd.h>
 

@@ -1,18 +1,17 @@
-// File: scripts/lua_internal.h
+// File: lua/lua_internal.h
 //
 // Internal to scripts/: the state the Lua bindings share, and the helpers
 // every binding file uses. Not a public header.
 //
-// THE RULE for every function Lua calls (liblua5.4 is a C library: a Lua
-// error is a longjmp that skips C++ destructors):
-//   1. read arguments with luaL_check* while only trivially destructible
-//      locals (ints, doubles, const char*, raw pointers) are alive;
-//   2. do the C++ work in a separate function whose non-trivial locals
-//      (vectors, strings, Status) are gone when it returns; it reports
-//      failure by returning false after setting EngineState::error;
-//   3. raise with RaiseError() only then. Anything that must survive a Lua
-//      API call that can raise (allocation, lua_call) lives in EngineState,
-//      never on the C++ stack.
+// How a binding is written (the C++ build of Lua, lua5.4-c++, makes a Lua
+// error a C++ exception, so C++ locals are destroyed when one is raised):
+//   1. check the arguments (luaL_check*, CheckTask, ...) and charge THE
+//      LIMITS below before any work;
+//   2. do the work in C++ that returns absl::Status / StatusOr;
+//   3. raise a failure with RaiseIfError / Raise, which unwinds through the
+//      C++ frames in between.
+// No binding may catch (...): that would swallow a Lua error. Nothing here
+// is noexcept on a path that can raise.
 // Userdata hold ids (TaskId, ResourceId values), never pointers: the graph a
 // handle refers to is whatever EngineState::graph() is at the time of use.
 //
@@ -20,9 +19,9 @@
 // arguments charges it to the instruction budget (ChargeWork, about one unit
 // per task, edge or name visited) and every binding that makes C++ memory
 // grow (names, layers, tasks, edges, resources, log lines) charges it to the
-// memory cap (ChargeMemory), before doing the work, as step 1 of THE RULE.
-#ifndef REVERIE_SCRIPTS_LUA_INTERNAL_H_
-#define REVERIE_SCRIPTS_LUA_INTERNAL_H_
+// memory cap (ChargeMemory), before doing the work, as step 1 above.
+#ifndef REVERIE_LUA_LUA_INTERNAL_H_
+#define REVERIE_LUA_LUA_INTERNAL_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -33,10 +32,13 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/status.h"
+#include "absl/types/span.h"
+#include "base/sv.h"
 #include "depgraph/graph.h"
 #include "depgraph/simulator.h"
 #include "lua.hpp"
-#include "scripts/lua_engine.h"
+#include "lua/lua_engine.h"
 #include "depgraph/model_info.h"
 #include "transforms/select.h"
 #include "transforms/session.h"
@@ -136,18 +138,6 @@ struct EngineState {
   std::string key_error;  // first error raised by a Lua schedule key
   std::optional<transforms::LaunchModel> launch_model;
 
-  // Scratch that may be live across Lua calls (see THE RULE).
-  std::string error;
-  std::string text;
-  transforms::TaskQuery query;
-  std::vector<depgraph::TaskId> ids;
-  std::vector<transforms::Dependency> deps;
-  std::string spec_name;
-  std::string spec_launch_name;
-  std::string spec_op;
-  std::string spec_layer;
-  depgraph::SimResult sim;
-
   // The graph handles refer to (nullptr when none is attached).
   const depgraph::Graph* graph() const {
     if (policy_graph != nullptr) return policy_graph;
@@ -159,8 +149,12 @@ inline EngineState& State(lua_State* L) {
   return **static_cast<EngineState**>(lua_getextraspace(L));
 }
 
-// Raises EngineState::error as a Lua error at the caller's line.
-int RaiseError(lua_State* L);
+// Raises `message` (one line, as the script sees it) as a Lua error at the
+// caller's line; RaiseIfError does so for a failed status.
+[[noreturn]] void Raise(lua_State* L, std::string_view message);
+inline void RaiseIfError(lua_State* L, const absl::Status& s) {
+  if (!s.ok()) Raise(L, StdSv(s.message()));
+}
 
 // The allocator with the memory cap (lua_newstate's), the guards installed
 // during setup (setmetatable refuses __gc; xpcall does not run a handler
@@ -177,7 +171,7 @@ void ChargeStandardLibraries(lua_State* L);
 
 // THE LIMITS (see the file comment). Both raise (a sticky error, see
 // EngineState::exhausted) when the budget / cap is spent; call them while
-// only trivially destructible locals are alive.
+// nothing is half-done.
 void ChargeWork(lua_State* L, int64_t units);
 void ChargeMemory(lua_State* L, int64_t bytes);
 // A pass over the whole graph, in units of about a VM instruction (a
@@ -191,9 +185,6 @@ inline void StructureChanged(EngineState& S) { S.adjacency_dirty = true; }
 // Total bytes of the graph's names / layer paths (cached: both only grow).
 int64_t NameBytes(EngineState& S, const depgraph::Graph& g);
 int64_t LayerBytes(EngineState& S, const depgraph::Graph& g);
-// Sets EngineState::error from a status (or message) and returns false.
-bool Fail(EngineState& S, const absl::Status& s);
-bool Fail(EngineState& S, std::string message);
 
 // Graph access; both raise when no graph is attached, the mutable one also
 // inside a schedule policy.
@@ -211,14 +202,17 @@ depgraph::ResourceId CheckResource(lua_State* L, int idx);
 SelectionUd* CheckSelection(lua_State* L, int idx);
 // Allocates a selection userdata for `n` ids (count set to n) on the stack.
 SelectionUd* NewSelection(lua_State* L, size_t n);
-// Pushes a selection holding EngineState::ids (which must be sorted).
-void PushScratchSelection(lua_State* L);
+// Pushes a selection of `sorted_ids` (strictly increasing).
+void PushSelection(lua_State* L, absl::Span<const depgraph::TaskId> sorted_ids);
+// Removes the selection's tasks (transforms::RemoveTasks) and pushes how
+// many were removed and how many edges were added to bridge them.
+int RemoveAndCount(lua_State* L, const SelectionUd* s);
 // Copies a selection userdata into a transforms::Selection (C++ side only).
 transforms::Selection ToSelection(const SelectionUd* s);
 
-// Reads a `TaskQuery` from the table at `idx` into EngineState::query;
-// returns the stack index of a `where` function, or 0. Raises on errors.
-int ReadQuery(lua_State* L, int idx, const char* what);
+// Reads a `TaskQuery` from the table at `idx` into *q; returns the stack
+// index of a `where` function, or 0. Raises on errors.
+int ReadQuery(lua_State* L, int idx, const char* what, transforms::TaskQuery* q);
 
 // Numbers a script gives, checked (issue 17, D7; bounds in base/checked_math.h):
 // - CheckNs: a time in ns, |v| <= kMaxDurationNs (a duration, gap, delay or
@@ -249,10 +243,12 @@ const transforms::LaunchModel& SessionLaunchModel(EngineState& S);
 // Registration of each binding file's metatables and functions.
 void RegisterGraph(lua_State* L);
 // reverie.params (lua_params.cc), and the check that every --set key meant
-// for this script was declared (false with EngineState::error set).
+// for this script was declared.
 int Params(lua_State* L);
-bool CheckOverridesUsed(EngineState& S);
+absl::Status CheckOverridesUsed(EngineState& S);
 
+// graph:insert (lua_insert.cc).
+int GraphInsert(lua_State* L);
 // graph methods defined in lua_graph_info.cc.
 int GraphSetPolicy(lua_State* L);
 int GraphSimulate(lua_State* L);
@@ -271,22 +267,20 @@ void PushGeometry(lua_State* L, const depgraph::KernelGeometry& g);
 // A framework op as a table {id, name, own_ns, depth, parent = id or nil}.
 void PushOp(lua_State* L, const depgraph::Graph& g, depgraph::OpId op);
 void RegisterGpuSelectionMethods(lua_State* L);
-// graph:select (lua_query.cc); the query in EngineState::query resolved
-// into EngineState::ids (false with EngineState::error set); sel:filter.
+// graph:select (lua_query.cc) and sel:filter.
 int GraphSelect(lua_State* L);
-// Charges the query in EngineState::query (THE LIMITS), then resolves it.
-void ChargeQuery(lua_State* L);
-bool CheckQueryResult(EngineState& S);
+// Charges resolving `q` on the current graph (THE LIMITS).
+void ChargeQuery(lua_State* L, const transforms::TaskQuery& q);
 int SelFilter(lua_State* L);
 void RegisterSelection(lua_State* L);
 void RegisterTask(lua_State* L);
 void RegisterTimeline(lua_State* L);
-// Pushes a new Timeline of EngineState::sim.
-void PushTimeline(lua_State* L);
+// Pushes a new Timeline of `sim`.
+void PushTimeline(lua_State* L, const depgraph::SimResult& sim);
 
 // graph:set_policy(function): wraps the function at `idx` as a policy.
 std::shared_ptr<const depgraph::SchedulePolicy> MakeLuaPolicy(lua_State* L, int idx);
 
 }  // namespace reverie::lua::internal
 
-#endif  // REVERIE_SCRIPTS_LUA_INTERNAL_H_
+#endif  // REVERIE_LUA_LUA_INTERNAL_H_

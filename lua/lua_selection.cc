@@ -6,7 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "base/checked_math.h"
-#include "scripts/lua_internal.h"
+#include "lua/lua_internal.h"
 #include "transforms/edit.h"
 #include "transforms/remove.h"
 
@@ -146,11 +146,14 @@ int SelFilterImpl(lua_State* L) {
 // sel:select{query}: the members that also match the query.
 int SelSelect(lua_State* L) {
   SelectionUd* in = CheckSelection(L, 1);
-  const int where = ReadQuery(L, 2, "select");
-  ChargeQuery(L);
-  if (!CheckQueryResult(State(L))) return RaiseError(L);
-  ChargeWork(L, static_cast<int64_t>(in->count + State(L).ids.size()));
-  PushScratchSelection(L);
+  const Graph& g = GraphOrRaise(L);
+  transforms::TaskQuery q;
+  const int where = ReadQuery(L, 2, "select", &q);
+  ChargeQuery(L, q);
+  absl::StatusOr<transforms::Selection> sel = transforms::Select(g, q);
+  RaiseIfError(L, sel.status());
+  ChargeWork(L, static_cast<int64_t>(in->count + sel->ids().size()));
+  PushSelection(L, sel->ids());
   SelectionUd* hits = CheckSelection(L, -1);
   SelectionUd* out = NewSelection(L, std::min(in->count, hits->count));
   out->count = static_cast<uint64_t>(
@@ -168,7 +171,7 @@ int SelSelect(lua_State* L) {
 enum EditOp { kScale, kShrink, kSetDuration, kAddDuration, kScaleGap, kSetGap, kSetPriority };
 
 // `ns` is a checked time (CheckNs), `x` a factor (checked by transforms/).
-bool ApplyEdit(EngineState& S, const SelectionUd* s, EditOp op, double x, int64_t ns) {
+absl::Status ApplyEdit(EngineState& S, const SelectionUd* s, EditOp op, double x, int64_t ns) {
   Graph& g = S.session->graph();
   const transforms::Selection sel = ToSelection(s);
   absl::Status st;
@@ -181,8 +184,7 @@ bool ApplyEdit(EngineState& S, const SelectionUd* s, EditOp op, double x, int64_
     case kSetGap: st = transforms::SetGap(g, sel, ns); break;
     case kSetPriority: st = transforms::SetPriority(g, sel, static_cast<int32_t>(ns)); break;
   }
-  if (!st.ok()) return Fail(S, st);
-  return true;
+  return st;
 }
 
 int Edit(lua_State* L, EditOp op) {
@@ -198,7 +200,7 @@ int Edit(lua_State* L, EditOp op) {
   }
   MutableGraphOrRaise(L);
   ChargeWork(L, 2 * static_cast<int64_t>(s->count));
-  if (!ApplyEdit(State(L), s, op, x, ns)) return RaiseError(L);
+  RaiseIfError(L, ApplyEdit(State(L), s, op, x, ns));
   lua_settop(L, 1);
   return 1;  // the selection, for chaining
 }
@@ -224,45 +226,18 @@ int SelTotalDuration(lua_State* L) {
   return 1;
 }
 
-bool CollectLaunches(EngineState& S, const SelectionUd* s) {
-  const transforms::Selection l = transforms::LaunchesOf(*S.graph(), ToSelection(s));
-  S.ids.assign(l.ids().begin(), l.ids().end());
-  return true;
-}
-
 int SelLaunches(lua_State* L) {
   SelectionUd* s = CheckSelection(L, 1);
-  GraphOrRaise(L);
+  const Graph& g = GraphOrRaise(L);
   ChargeAdjacency(L);
   ChargeWork(L, 4 * static_cast<int64_t>(s->count));
-  CollectLaunches(State(L), s);
-  PushScratchSelection(L);
+  PushSelection(L, transforms::LaunchesOf(g, ToSelection(s)).ids());
   return 1;
-}
-
-struct RemoveOut {
-  int64_t removed = 0;
-  int64_t edges = 0;
-};
-
-bool DoRemove(EngineState& S, const SelectionUd* s, RemoveOut* out) {
-  absl::StatusOr<transforms::RemoveResult> r =
-      transforms::RemoveTasks(S.session->graph(), ToSelection(s));
-  if (!r.ok()) return Fail(S, r.status());
-  out->removed = r->removed;
-  out->edges = r->edges_added;
-  return true;
 }
 
 int SelRemove(lua_State* L) {
   SelectionUd* s = CheckSelection(L, 1);
-  ChargeWork(L, GraphWork(MutableGraphOrRaise(L)));  // one pass over the edges
-  RemoveOut out;
-  if (!DoRemove(State(L), s, &out)) return RaiseError(L);
-  StructureChanged(State(L));
-  lua_pushinteger(L, out.removed);
-  lua_pushinteger(L, out.edges);
-  return 2;
+  return RemoveAndCount(L, s);
 }
 
 void PushGroupKey(lua_State* L, const Graph& g, TaskId t, int key) {
@@ -373,10 +348,20 @@ SelectionUd* NewSelection(lua_State* L, size_t n) {
   return s;
 }
 
-void PushScratchSelection(lua_State* L) {
-  EngineState& S = State(L);
-  SelectionUd* s = NewSelection(L, S.ids.size());
-  for (size_t i = 0; i < S.ids.size(); ++i) s->ids[i] = S.ids[i].value();
+int RemoveAndCount(lua_State* L, const SelectionUd* s) {
+  ChargeWork(L, GraphWork(MutableGraphOrRaise(L)));  // one pass over the edges
+  absl::StatusOr<transforms::RemoveResult> r =
+      transforms::RemoveTasks(State(L).session->graph(), ToSelection(s));
+  RaiseIfError(L, r.status());
+  StructureChanged(State(L));
+  lua_pushinteger(L, r->removed);
+  lua_pushinteger(L, r->edges_added);
+  return 2;
+}
+
+void PushSelection(lua_State* L, absl::Span<const TaskId> sorted_ids) {
+  SelectionUd* s = NewSelection(L, sorted_ids.size());
+  for (size_t i = 0; i < sorted_ids.size(); ++i) s->ids[i] = sorted_ids[i].value();
 }
 
 transforms::Selection ToSelection(const SelectionUd* s) {

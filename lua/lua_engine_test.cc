@@ -1,9 +1,9 @@
 // The engine itself: sandbox, limits, error reporting, parameters.
-#include "scripts/lua_engine.h"
+#include "lua/lua_engine.h"
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "scripts/lua_test_util.h"
+#include "lua/lua_test_util.h"
 #include "transforms/test_graphs.h"
 
 namespace reverie::lua {

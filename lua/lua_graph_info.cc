@@ -3,24 +3,24 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
-#include "scripts/lua_internal.h"
+#include "lua/lua_internal.h"
 
 namespace reverie::lua::internal {
 using depgraph::Graph;
 
 // ---- schedule and simulation -----------------------------------------------
 
-static bool SetNamedPolicy(EngineState& S, const char* name) {
+static absl::Status SetNamedPolicy(EngineState& S, const char* name) {
   transforms::ScheduleChoice c;
   if (std::strcmp(name, "priority") == 0) {
     c.kind = transforms::ScheduleChoice::Kind::kPriority;
     c.description = "priority";
   } else if (std::strcmp(name, "earliest_ready") != 0 && std::strcmp(name, "earliest") != 0) {
-    return Fail(S, absl::StrCat("unknown schedule policy '", name,
-                                "' (earliest_ready, priority, or a key function)"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "unknown schedule policy '", name, "' (earliest_ready, priority, or a key function)"));
   }
   S.session->schedule() = std::move(c);
-  return true;
+  return absl::OkStatus();
 }
 
 static void SetCustomPolicy(EngineState& S, std::shared_ptr<const depgraph::SchedulePolicy> p,
@@ -43,24 +43,8 @@ int GraphSetPolicy(lua_State* L) {
     SetCustomPolicy(S, MakeLuaPolicy(L, 2), where);
     return 0;
   }
-  if (!SetNamedPolicy(S, luaL_checkstring(L, 2))) return RaiseError(L);
+  RaiseIfError(L, SetNamedPolicy(S, luaL_checkstring(L, 2)));
   return 0;
-}
-
-namespace {
-enum SimOutcome { kSimOk, kSimError, kSimKeyError };
-}  // namespace
-
-static SimOutcome DoSimulate(EngineState& S) {
-  depgraph::SimOptions o;
-  o.policy = S.session->schedule().policy();
-  absl::Status st = depgraph::SimulateInto(S.session->graph(), o, &S.sim);
-  if (!S.key_error.empty()) return kSimKeyError;
-  if (!st.ok()) {
-    Fail(S, st);
-    return kSimError;
-  }
-  return kSimOk;
 }
 
 int GraphSimulate(lua_State* L) {
@@ -70,14 +54,16 @@ int GraphSimulate(lua_State* L) {
   ChargeAdjacency(L);
   ChargeWork(L, 8 * GraphWork(g));
   EngineState& S = State(L);
-  switch (DoSimulate(S)) {
-    case kSimOk: break;
-    case kSimError: return RaiseError(L);
-    case kSimKeyError:
-      lua_pushstring(L, S.key_error.c_str());  // already "file:line: message"
-      return lua_error(L);
+  depgraph::SimOptions o;
+  o.policy = S.session->schedule().policy();
+  depgraph::SimResult sim;
+  const absl::Status st = depgraph::SimulateInto(g, o, &sim);
+  if (!S.key_error.empty()) {
+    lua_pushstring(L, S.key_error.c_str());  // already "file:line: message"
+    return lua_error(L);
   }
-  PushTimeline(L);
+  RaiseIfError(L, st);
+  PushTimeline(L, sim);
   return 1;
 }
 
@@ -100,15 +86,9 @@ int GraphLaunchModel(lua_State* L) {
   return 1;
 }
 
-static bool DoValidate(EngineState& S) {
-  absl::Status s = S.session->Validate();
-  if (!s.ok()) return Fail(S, s);
-  return true;
-}
-
 int GraphValidate(lua_State* L) {
   ChargeWork(L, 2 * GraphWork(MutableGraphOrRaise(L)));
-  if (!DoValidate(State(L))) return RaiseError(L);
+  RaiseIfError(L, State(L).session->Validate());
   return 0;
 }
 

@@ -1,4 +1,4 @@
-// File: scripts/lua_engine.h
+// File: lua/lua_engine.h
 //
 // LuaEngine: one Lua 5.4 state that runs one optimization script against an
 // EditSession (transforms/session.h). The script sees the graph as the global
@@ -17,8 +17,8 @@
 // Invariants: the engine never holds a pointer into the session after Run()
 // returns; a Lua schedule policy the script set keeps the engine alive
 // (see policy()) and sees the graph it is asked about, read-only.
-#ifndef REVERIE_SCRIPTS_LUA_ENGINE_H_
-#define REVERIE_SCRIPTS_LUA_ENGINE_H_
+#ifndef REVERIE_LUA_LUA_ENGINE_H_
+#define REVERIE_LUA_LUA_ENGINE_H_
 
 #include <cstdint>
 #include <functional>
@@ -115,4 +115,4 @@ class LuaEngine {
 
 }  // namespace reverie::lua
 
-#endif  // REVERIE_SCRIPTS_LUA_ENGINE_H_
+#endif  // REVERIE_LUA_LUA_ENGINE_H_

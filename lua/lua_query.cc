@@ -2,7 +2,7 @@
 // with transforms::Select (one pass over the tasks, names matched once).
 #include <cstring>
 
-#include "scripts/lua_internal.h"
+#include "lua/lua_internal.h"
 
 namespace reverie::lua::internal {
 namespace {
@@ -14,38 +14,38 @@ constexpr const char* kQueryFields[] = {"kind",     "name",      "name_regex", "
                                         "iteration", "op",       "cpu_time",   "class",
                                         "where"};
 
-bool AddKind(EngineState& S, const char* v) {
+absl::Status AddKind(transforms::TaskQuery* q, const char* v) {
   absl::StatusOr<uint32_t> m = transforms::ParseKindMask(v);
-  if (!m.ok()) return Fail(S, m.status());
-  S.query.kinds |= *m;
-  return true;
+  if (!m.ok()) return m.status();
+  q->kinds |= *m;
+  return absl::OkStatus();
 }
-bool AddPhase(EngineState& S, const char* v) {
+absl::Status AddPhase(transforms::TaskQuery* q, const char* v) {
   absl::StatusOr<depgraph::Phase> p = transforms::ParsePhase(v);
-  if (!p.ok()) return Fail(S, p.status());
-  S.query.phases |= transforms::PhaseBit(*p);
-  return true;
+  if (!p.ok()) return p.status();
+  q->phases |= transforms::PhaseBit(*p);
+  return absl::OkStatus();
 }
-bool AddResourceKind(EngineState& S, const char* v) {
+absl::Status AddResourceKind(transforms::TaskQuery* q, const char* v) {
   absl::StatusOr<depgraph::ResourceKind> k = transforms::ParseResourceKind(v);
-  if (!k.ok()) return Fail(S, k.status());
-  S.query.resource_kinds |= transforms::ResourceKindBit(*k);
-  return true;
+  if (!k.ok()) return k.status();
+  q->resource_kinds |= transforms::ResourceKindBit(*k);
+  return absl::OkStatus();
 }
-bool AddClass(EngineState& S, const char* v) {
+absl::Status AddClass(transforms::TaskQuery* q, const char* v) {
   absl::StatusOr<uint32_t> c = transforms::ParseKernelClassBit(v);
-  if (!c.ok()) return Fail(S, c.status());
-  S.query.kernel_classes |= *c;
-  return true;
+  if (!c.ok()) return c.status();
+  q->kernel_classes |= *c;
+  return absl::OkStatus();
 }
-bool AddCpuTime(EngineState& S, const char* v) {
+absl::Status AddCpuTime(transforms::TaskQuery* q, const char* v) {
   absl::StatusOr<transforms::CpuTime> c = transforms::ParseCpuTime(v);
-  if (!c.ok()) return Fail(S, c.status());
-  S.query.cpu_times |= transforms::CpuTimeBit(*c);
-  return true;
+  if (!c.ok()) return c.status();
+  q->cpu_times |= transforms::CpuTimeBit(*c);
+  return absl::OkStatus();
 }
-void AddName(EngineState& S, const char* v) { S.query.names.emplace_back(v); }
-void AddLayer(EngineState& S, const char* v) { S.query.layers.emplace_back(v); }
+void AddName(transforms::TaskQuery* q, const char* v) { q->names.emplace_back(v); }
+void AddLayer(transforms::TaskQuery* q, const char* v) { q->layers.emplace_back(v); }
 
 // A pattern longer than this is refused: RE2 compiles patterns within a
 // bounded memory, and no name needs a longer one.
@@ -82,18 +82,10 @@ void ForEachString(lua_State* L, int idx, const char* field, F add) {
 
 }  // namespace
 
-bool CheckQueryResult(EngineState& S) {
-  absl::StatusOr<transforms::Selection> sel = transforms::Select(*S.graph(), S.query);
-  if (!sel.ok()) return Fail(S, sel.status());
-  S.ids.assign(sel->ids().begin(), sel->ids().end());
-  return true;
-}
-
-int ReadQuery(lua_State* L, int idx, const char* what) {
-  EngineState& S = State(L);
+int ReadQuery(lua_State* L, int idx, const char* what, transforms::TaskQuery* q) {
   luaL_checktype(L, idx, LUA_TTABLE);
   idx = lua_absindex(L, idx);
-  S.query = transforms::TaskQuery();
+  *q = transforms::TaskQuery();
   // Reject unknown fields: a typo must not silently select everything.
   lua_pushnil(L);
   while (lua_next(L, idx) != 0) {
@@ -110,58 +102,58 @@ int ReadQuery(lua_State* L, int idx, const char* what) {
   }
   const int top = lua_gettop(L);
   if (lua_getfield(L, idx, "kind") != LUA_TNIL) {
-    ForEachString(L, -1, "kind", [&](const char* v) { if (!AddKind(S, v)) RaiseError(L); });
+    ForEachString(L, -1, "kind", [&](const char* v) { RaiseIfError(L, AddKind(q, v)); });
   }
   if (lua_getfield(L, idx, "name") != LUA_TNIL) {
-    ForEachString(L, -1, "name", [&](const char* v) { AddName(S, v); });
+    ForEachString(L, -1, "name", [&](const char* v) { AddName(q, v); });
   }
   if (lua_getfield(L, idx, "name_regex") != LUA_TNIL) {
     luaL_checkstring(L, -1);
-    S.query.name_regex = CheckPattern(L, -1, "name_regex");
+    q->name_regex = CheckPattern(L, -1, "name_regex");
   }
   if (lua_getfield(L, idx, "layer") != LUA_TNIL) {
-    ForEachString(L, -1, "layer", [&](const char* v) { AddLayer(S, v); });
+    ForEachString(L, -1, "layer", [&](const char* v) { AddLayer(q, v); });
   }
-  if (lua_getfield(L, idx, "no_layer") != LUA_TNIL) S.query.no_layer = lua_toboolean(L, -1);
+  if (lua_getfield(L, idx, "no_layer") != LUA_TNIL) q->no_layer = lua_toboolean(L, -1);
   if (lua_getfield(L, idx, "op") != LUA_TNIL) {
-    ForEachString(L, -1, "op", [&](const char* v) { S.query.ops.emplace_back(v); });
+    ForEachString(L, -1, "op", [&](const char* v) { q->ops.emplace_back(v); });
   }
   if (lua_getfield(L, idx, "class") != LUA_TNIL) {
-    ForEachString(L, -1, "class", [&](const char* v) { if (!AddClass(S, v)) RaiseError(L); });
+    ForEachString(L, -1, "class", [&](const char* v) { RaiseIfError(L, AddClass(q, v)); });
   }
   if (lua_getfield(L, idx, "cpu_time") != LUA_TNIL) {
-    ForEachString(L, -1, "cpu_time", [&](const char* v) { if (!AddCpuTime(S, v)) RaiseError(L); });
+    ForEachString(L, -1, "cpu_time", [&](const char* v) { RaiseIfError(L, AddCpuTime(q, v)); });
   }
   if (lua_getfield(L, idx, "phase") != LUA_TNIL) {
-    ForEachString(L, -1, "phase", [&](const char* v) { if (!AddPhase(S, v)) RaiseError(L); });
+    ForEachString(L, -1, "phase", [&](const char* v) { RaiseIfError(L, AddPhase(q, v)); });
   }
   if (lua_getfield(L, idx, "resource_kind") != LUA_TNIL) {
     ForEachString(L, -1, "resource_kind",
-                  [&](const char* v) { if (!AddResourceKind(S, v)) RaiseError(L); });
+                  [&](const char* v) { RaiseIfError(L, AddResourceKind(q, v)); });
   }
   if (lua_getfield(L, idx, "resource") != LUA_TNIL) {
     if (luaL_testudata(L, -1, kResourceMt) != nullptr) {
-      S.query.resources.push_back(CheckResource(L, -1));
+      q->resources.push_back(CheckResource(L, -1));
     } else {
       luaL_checktype(L, -1, LUA_TTABLE);
       const lua_Integer n = luaL_len(L, -1);
       for (lua_Integer i = 1; i <= n; ++i) {
         lua_rawgeti(L, -1, i);
-        S.query.resources.push_back(CheckResource(L, -1));
+        q->resources.push_back(CheckResource(L, -1));
         lua_pop(L, 1);
       }
     }
   }
   if (lua_getfield(L, idx, "iteration") != LUA_TNIL) {
     if (lua_isinteger(L, -1)) {
-      S.query.iterations.push_back(CheckInt32(L, -1, "select: iteration"));
+      q->iterations.push_back(CheckInt32(L, -1, "select: iteration"));
     } else {
       luaL_checktype(L, -1, LUA_TTABLE);
       const lua_Integer n = luaL_len(L, -1);
       ChargeWork(L, n);
       for (lua_Integer i = 1; i <= n; ++i) {
         lua_rawgeti(L, -1, i);
-        S.query.iterations.push_back(CheckInt32(L, -1, "select: iteration"));
+        q->iterations.push_back(CheckInt32(L, -1, "select: iteration"));
         lua_pop(L, 1);
       }
     }
@@ -178,26 +170,28 @@ int ReadQuery(lua_State* L, int idx, const char* what) {
   return lua_gettop(L);
 }
 
-void ChargeQuery(lua_State* L) {
+void ChargeQuery(lua_State* L, const transforms::TaskQuery& q) {
   EngineState& S = State(L);
   const depgraph::Graph& g = GraphOrRaise(L);
   // One pass over the tasks; RE2 matches every name (and layer path) once,
   // in time linear in its length, per pattern set.
   int64_t work = static_cast<int64_t>(g.task_count());
-  const int64_t name_sets = (S.query.names.empty() ? 0 : 1) + (S.query.name_regex.empty() ? 0 : 1);
+  const int64_t name_sets = (q.names.empty() ? 0 : 1) + (q.name_regex.empty() ? 0 : 1);
   if (name_sets > 0) work += name_sets * NameBytes(S, g) / 8 + static_cast<int64_t>(g.name_count());
-  if (!S.query.layers.empty()) work += LayerBytes(S, g) / 8 + static_cast<int64_t>(g.layer_count());
-  if (!S.query.ops.empty()) work += NameBytes(S, g) / 8 + static_cast<int64_t>(g.op_count());
+  if (!q.layers.empty()) work += LayerBytes(S, g) / 8 + static_cast<int64_t>(g.layer_count());
+  if (!q.ops.empty()) work += NameBytes(S, g) / 8 + static_cast<int64_t>(g.op_count());
   ChargeWork(L, work);
 }
 
 // graph:select(query)
 int GraphSelect(lua_State* L) {
-  GraphOrRaise(L);
-  const int where = ReadQuery(L, 2, "select");
-  ChargeQuery(L);
-  if (!CheckQueryResult(State(L))) return RaiseError(L);
-  PushScratchSelection(L);
+  const depgraph::Graph& g = GraphOrRaise(L);
+  transforms::TaskQuery q;
+  const int where = ReadQuery(L, 2, "select", &q);
+  ChargeQuery(L, q);
+  absl::StatusOr<transforms::Selection> sel = transforms::Select(g, q);
+  RaiseIfError(L, sel.status());
+  PushSelection(L, sel->ids());
   if (where == 0) return 1;
   lua_pushcfunction(L, SelFilter);
   lua_insert(L, -2);

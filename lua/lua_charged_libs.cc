@@ -14,7 +14,7 @@
 #include <cstring>
 #include <utility>
 
-#include "scripts/lua_internal.h"
+#include "lua/lua_internal.h"
 
 namespace reverie::lua::internal {
 namespace {

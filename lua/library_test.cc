@@ -5,7 +5,7 @@
 #include "depgraph/simulator.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "scripts/script_runner.h"
+#include "lua/script_runner.h"
 #include "transforms/select.h"
 #include "transforms/test_graphs.h"
 

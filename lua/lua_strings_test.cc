@@ -6,8 +6,8 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "scripts/lua_internal.h"
-#include "scripts/lua_test_util.h"
+#include "lua/lua_internal.h"
+#include "lua/lua_test_util.h"
 #include "transforms/test_graphs.h"
 
 namespace reverie::lua {

@@ -1,9 +1,9 @@
-// File: scripts/lua_test_util.h
+// File: lua/lua_test_util.h
 //
 // Test helper: runs Lua source against a graph the way ScriptRunner does for
 // one script (fresh engine, EditSession, commit on success).
-#ifndef REVERIE_SCRIPTS_LUA_TEST_UTIL_H_
-#define REVERIE_SCRIPTS_LUA_TEST_UTIL_H_
+#ifndef REVERIE_LUA_LUA_TEST_UTIL_H_
+#define REVERIE_LUA_LUA_TEST_UTIL_H_
 
 #include <map>
 #include <memory>
@@ -11,7 +11,7 @@
 
 #include "absl/status/status.h"
 #include "depgraph/graph.h"
-#include "scripts/lua_engine.h"
+#include "lua/lua_engine.h"
 #include "transforms/session.h"
 
 namespace reverie::lua::testing {
@@ -58,4 +58,4 @@ inline std::string FirstLine(const absl::Status& s) {
 
 }  // namespace reverie::lua::testing
 
-#endif  // REVERIE_SCRIPTS_LUA_TEST_UTIL_H_
+#endif  // REVERIE_LUA_LUA_TEST_UTIL_H_

@@ -4,13 +4,13 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
-#include "scripts/lua_internal.h"
+#include "lua/lua_internal.h"
 #include "transforms/gpu_scaling.h"
 
 namespace reverie::lua::internal {
 namespace {
 
-// A GPU spec as read from Lua: trivially destructible (THE RULE).
+// A GPU spec as read from Lua.
 struct SpecArgs {
   char name[64];
   double sm_count, max_threads_per_sm, max_blocks_per_sm, registers_per_sm;
@@ -76,20 +76,21 @@ transforms::GpuSpec ToSpec(const SpecArgs& a) {
   return s;
 }
 
-bool DoRetarget(EngineState& S, const SelectionUd* sel, const SpecArgs& from, const SpecArgs& to,
-                double gamma, transforms::RetargetStats* out) {
-  absl::StatusOr<transforms::RetargetStats> r = transforms::RetargetKernels(
-      S.session->graph(), ToSelection(sel), ToSpec(from), ToSpec(to), gamma);
-  if (!r.ok()) {
-    return Fail(S, absl::Status(r.status().code(), absl::StrCat("retarget_gpu: ", r.status().message())));
-  }
-  *out = *r;
-  return true;
-}
-
 void SetInt(lua_State* L, const char* key, int64_t v) {
   lua_pushinteger(L, v);
   lua_setfield(L, -2, key);
+}
+
+// What retarget_gpu and scale_work return: a table of the kernels they saw.
+int PushStats(lua_State* L, const transforms::RetargetStats& stats) {
+  lua_createtable(L, 0, 6);
+  SetInt(L, "kernels", stats.kernels);
+  SetInt(L, "unknown_geometry", stats.unknown_geometry);
+  SetInt(L, "single_wave", stats.single_wave);
+  SetInt(L, "skipped", stats.skipped);
+  SetInt(L, "before_ns", stats.before_ns);
+  SetInt(L, "after_ns", stats.after_ns);
+  return 1;
 }
 
 // sel:retarget_gpu{from = gpu, to = gpu, gamma = g, math = "fp16"}
@@ -118,25 +119,10 @@ int SelRetargetGpu(lua_State* L) {
   ReadSpec(L, 2, "to", math, &to);
   MutableGraphOrRaise(L);
   ChargeWork(L, 8 * static_cast<int64_t>(sel->count));
-  transforms::RetargetStats stats;
-  if (!DoRetarget(State(L), sel, from, to, gamma, &stats)) return RaiseError(L);
-  lua_createtable(L, 0, 6);
-  SetInt(L, "kernels", stats.kernels);
-  SetInt(L, "unknown_geometry", stats.unknown_geometry);
-  SetInt(L, "single_wave", stats.single_wave);
-  SetInt(L, "skipped", stats.skipped);
-  SetInt(L, "before_ns", stats.before_ns);
-  SetInt(L, "after_ns", stats.after_ns);
-  return 1;
-}
-
-bool DoScaleWork(EngineState& S, const SelectionUd* sel, const SpecArgs& gpu, double factor,
-                 transforms::RetargetStats* out) {
-  absl::StatusOr<transforms::RetargetStats> r =
-      transforms::ScaleWork(S.session->graph(), ToSelection(sel), ToSpec(gpu), factor);
-  if (!r.ok()) return Fail(S, r.status());
-  *out = *r;
-  return true;
+  absl::StatusOr<transforms::RetargetStats> r = transforms::RetargetKernels(
+      State(L).session->graph(), ToSelection(sel), ToSpec(from), ToSpec(to), gamma);
+  if (!r.ok()) Raise(L, absl::StrCat("retarget_gpu: ", r.status().message()));
+  return PushStats(L, *r);
 }
 
 // sel:scale_work{factor = r, gpu = spec}: the kernels' grids grow r times
@@ -161,16 +147,10 @@ int SelScaleWork(lua_State* L) {
   ReadSpec(L, 2, "gpu", nullptr, &gpu);
   MutableGraphOrRaise(L);
   ChargeWork(L, 8 * static_cast<int64_t>(sel->count));
-  transforms::RetargetStats stats;
-  if (!DoScaleWork(State(L), sel, gpu, factor, &stats)) return RaiseError(L);
-  lua_createtable(L, 0, 6);
-  SetInt(L, "kernels", stats.kernels);
-  SetInt(L, "unknown_geometry", stats.unknown_geometry);
-  SetInt(L, "single_wave", stats.single_wave);
-  SetInt(L, "skipped", stats.skipped);
-  SetInt(L, "before_ns", stats.before_ns);
-  SetInt(L, "after_ns", stats.after_ns);
-  return 1;
+  absl::StatusOr<transforms::RetargetStats> r =
+      transforms::ScaleWork(State(L).session->graph(), ToSelection(sel), ToSpec(gpu), factor);
+  RaiseIfError(L, r.status());
+  return PushStats(L, *r);
 }
 
 }  // namespace

@@ -1,4 +1,4 @@
-// File: scripts/script_runner.h
+// File: lua/script_runner.h
 //
 // ScriptRunner: applies one or more optimization scripts, in order, to a
 // graph. Each script runs in its own LuaEngine on an EditSession over the
@@ -13,8 +13,8 @@
 //
 // Invariants: the engines (and so any Lua schedule policy) live as long as
 // the runner; schedule() may point into them.
-#ifndef REVERIE_SCRIPTS_SCRIPT_RUNNER_H_
-#define REVERIE_SCRIPTS_SCRIPT_RUNNER_H_
+#ifndef REVERIE_LUA_SCRIPT_RUNNER_H_
+#define REVERIE_LUA_SCRIPT_RUNNER_H_
 
 #include <map>
 #include <memory>
@@ -26,7 +26,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "depgraph/graph.h"
-#include "scripts/lua_engine.h"
+#include "lua/lua_engine.h"
 #include "depgraph/model_info.h"
 #include "transforms/session.h"
 
@@ -95,4 +95,4 @@ class ScriptRunner {
 
 }  // namespace reverie::lua
 
-#endif  // REVERIE_SCRIPTS_SCRIPT_RUNNER_H_
+#endif  // REVERIE_LUA_SCRIPT_RUNNER_H_

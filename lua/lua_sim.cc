@@ -5,7 +5,7 @@
 #include <cstring>
 #include <limits>
 
-#include "scripts/lua_internal.h"
+#include "lua/lua_internal.h"
 
 namespace reverie::lua::internal {
 namespace {
@@ -68,27 +68,21 @@ int TlLatest(lua_State* L) { return Extreme(L, true); }
 int TlEarliest(lua_State* L) { return Extreme(L, false); }
 
 // tl:order(sel): array of the simulated members by start time (ties by id).
-bool SortByStart(EngineState& S, TimelineUd* tl, const SelectionUd* s) {
-  S.ids.clear();
-  for (uint64_t i = 0; i < s->count; ++i) {
-    const uint32_t t = s->ids[i];
-    if (t < tl->tasks && Starts(tl)[t] >= 0) S.ids.push_back(TaskId(t));
-  }
-  const int64_t* st = Starts(tl);
-  std::stable_sort(S.ids.begin(), S.ids.end(),
-                   [st](TaskId a, TaskId b) { return st[a.value()] < st[b.value()]; });
-  return true;
-}
-
 int TlOrder(lua_State* L) {
   TimelineUd* tl = CheckTimeline(L, 1);
   SelectionUd* s = CheckSelection(L, 2);
   ChargeWork(L, 4 * static_cast<int64_t>(s->count));  // a sort, then a table
-  EngineState& S = State(L);
-  SortByStart(S, tl, s);
-  lua_createtable(L, static_cast<int>(S.ids.size()), 0);
-  for (size_t i = 0; i < S.ids.size(); ++i) {
-    PushTask(L, S.ids[i]);
+  const int64_t* st = Starts(tl);
+  std::vector<TaskId> ids;
+  for (uint64_t i = 0; i < s->count; ++i) {
+    const uint32_t t = s->ids[i];
+    if (t < tl->tasks && st[t] >= 0) ids.push_back(TaskId(t));
+  }
+  std::stable_sort(ids.begin(), ids.end(),
+                   [st](TaskId a, TaskId b) { return st[a.value()] < st[b.value()]; });
+  lua_createtable(L, static_cast<int>(ids.size()), 0);
+  for (size_t i = 0; i < ids.size(); ++i) {
+    PushTask(L, ids[i]);
     lua_rawseti(L, -2, static_cast<lua_Integer>(i + 1));
   }
   return 1;
@@ -224,8 +218,7 @@ class LuaSchedulePolicy : public depgraph::SchedulePolicy {
 
 }  // namespace
 
-void PushTimeline(lua_State* L) {
-  const depgraph::SimResult& r = State(L).sim;
+void PushTimeline(lua_State* L, const depgraph::SimResult& r) {
   const size_t n = r.start_ns.size();
   auto* tl = static_cast<TimelineUd*>(
       lua_newuserdatauv(L, TimelineBytes(n, r.iterations.size()), 0));

@@ -1,4 +1,4 @@
-#include "scripts/lua_engine.h"
+#include "lua/lua_engine.h"
 
 #include <cstdlib>
 #include <cstring>
@@ -8,7 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "base/sv.h"
-#include "scripts/lua_internal.h"
+#include "lua/lua_internal.h"
 
 namespace reverie::lua {
 
@@ -86,10 +86,10 @@ int Log(lua_State* L) { return Print(L); }
 
 // ---- reverie.include ------------------------------------------------------
 
-bool ReadInclude(EngineState& S, const char* rel) {
+absl::StatusOr<std::string> ReadInclude(const EngineState& S, const char* rel) {
   const std::string_view r(rel);
   if (r.empty() || r[0] == '/' || r.find("..") != std::string_view::npos) {
-    return Fail(S, absl::StrCat("reverie.include: '", Sv(r),
+    return absl::InvalidArgumentError(absl::StrCat("reverie.include: '", Sv(r),
                                 "' must be a relative path inside the script library"));
   }
   for (const std::string& dir : S.include_dirs) {
@@ -97,10 +97,9 @@ bool ReadInclude(EngineState& S, const char* rel) {
     if (!in) continue;
     std::ostringstream os;
     os << in.rdbuf();
-    S.text = os.str();
-    return true;
+    return os.str();
   }
-  return Fail(S, absl::StrCat("reverie.include: '", Sv(r), "' not found in ",
+  return absl::InvalidArgumentError(absl::StrCat("reverie.include: '", Sv(r), "' not found in ",
                               S.include_dirs.empty() ? "(no script folder)"
                                                      : absl::StrJoin(S.include_dirs, ", ")));
 }
@@ -112,9 +111,10 @@ int Include(lua_State* L) {
   lua_getfield(L, 2, rel);
   if (!lua_isnil(L, -1)) return 1;
   lua_pop(L, 1);
-  if (!ReadInclude(S, rel)) return internal::RaiseError(L);
+  absl::StatusOr<std::string> text = ReadInclude(S, rel);
+  internal::RaiseIfError(L, text.status());
   const char* chunkname = lua_pushfstring(L, "@%s", rel);  // 3
-  if (luaL_loadbufferx(L, S.text.data(), S.text.size(), chunkname, "t") != LUA_OK) {
+  if (luaL_loadbufferx(L, text->data(), text->size(), chunkname, "t") != LUA_OK) {
     return lua_error(L);
   }
   lua_call(L, 0, 1);
@@ -282,16 +282,12 @@ int MessageHandler(lua_State* L) {
 }
 
 
-int RaiseError(lua_State* L) { return luaL_error(L, "%s", State(L).error.c_str()); }
-
-bool Fail(EngineState& S, const absl::Status& s) {
-  S.error = std::string(s.message());
-  return false;
-}
-
-bool Fail(EngineState& S, std::string message) {
-  S.error = std::move(message);
-  return false;
+void Raise(lua_State* L, std::string_view message) {
+  luaL_where(L, 1);
+  lua_pushlstring(L, message.data(), message.size());
+  lua_concat(L, 2);
+  lua_error(L);
+  std::abort();  // lua_error does not return
 }
 
 }  // namespace internal
@@ -363,8 +359,10 @@ absl::Status LuaEngine::Run(std::string_view source, const ScriptContext& ctx,
       status = absl::InvalidArgumentError(internal::CleanMessage(
           m != nullptr ? std::string_view(m, n) : std::string_view("(no message)"), S.display_name));
     }
-  } else if (!S.params_declared && !internal::CheckOverridesUsed(S)) {
-    status = absl::InvalidArgumentError(absl::StrCat(S.display_name, ": ", S.error));
+  } else if (!S.params_declared) {
+    if (absl::Status used = internal::CheckOverridesUsed(S); !used.ok()) {
+      status = absl::InvalidArgumentError(absl::StrCat(S.display_name, ": ", used.message()));
+    }
   }
   lua_settop(L, 0);
   S.session = nullptr;
