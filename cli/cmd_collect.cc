@@ -1,4 +1,4 @@
-// `reverie collect -o TRACE [--iterations N] [--warmup N] -- CMD [ARGS...]`:
+// `reverie collect -o TRACE [--iterations N] [--warmup N] [--] CMD [ARGS...]`:
 // runs CMD with the CUPTI collector injected (CUDA_INJECTION64_PATH) and
 // returns CMD's exit status. The collector library is found through
 // $REVERIE_COLLECTOR_LIB, next to this executable, or in the build tree.
@@ -8,20 +8,21 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <charconv>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "cli/command.h"
+#include "cli/flags.h"
 
 namespace reverie::cli {
 namespace {
 
-constexpr char kUsage[] = "collect -o TRACE [--iterations N] [--warmup N] -- CMD [ARGS...]";
 constexpr char kLibraryName[] = "libreverie_collector.so";
 
 namespace fs = std::filesystem;
@@ -54,69 +55,47 @@ std::string FindCollector(std::string* looked) {
   return "";
 }
 
-bool ParseCount(const std::string& s, int64_t* out) {
-  int64_t v = 0;
-  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (ec != std::errc() || end != s.data() + s.size() || v < 0) return false;
-  *out = v;
-  return true;
-}
-
-int RunCollect(const std::vector<std::string>& args) {
+struct Options {
   std::string output;
-  int64_t iterations = 0, warmup = 0;
-  bool have_iterations = false, have_warmup = false;
-  size_t i = 0;
-  for (; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    if (a == "--") {
-      ++i;
-      break;
-    }
-    const bool takes_value = a == "-o" || a == "--output" || a == "--iterations" || a == "--warmup";
-    if (!takes_value) return BadInput("collect: unknown option '" + a + "'; usage: " + kUsage);
-    if (i + 1 >= args.size()) return BadInput("collect: " + a + " needs a value; usage: " + kUsage);
-    const std::string& v = args[++i];
-    if (a == "-o" || a == "--output") {
-      output = v;
-    } else if (a == "--iterations") {
-      if (!ParseCount(v, &iterations)) return BadInput("collect: --iterations '" + v + "' is not a count");
-      have_iterations = true;
-    } else {
-      if (!ParseCount(v, &warmup)) return BadInput("collect: --warmup '" + v + "' is not a count");
-      have_warmup = true;
-    }
+  int64_t iterations = -1, warmup = -1;  // -1: not given
+};
+
+absl::Status RunCollect(const Options& o, std::vector<std::string> args) {
+  // What follows the options is the program and its arguments, "--" or not.
+  if (!args.empty() && args[0] == "--") args.erase(args.begin());
+  if (args.empty()) return UsageError("no command to run; give it after --");
+  if (const std::string& a = args[0]; a.size() > 1 && a[0] == '-') {
+    return UsageError(absl::StrCat("unknown option '", a, "'; see 'reverie collect --help'"));
   }
-  if (i >= args.size()) return BadInput(std::string("collect: no command to run; usage: ") + kUsage);
-  if (output.empty()) return BadInput(std::string("collect: -o TRACE is required; usage: ") + kUsage);
 
   std::string looked;
   const std::string library = FindCollector(&looked);
   if (library.empty()) {
-    return BadInput("collect: " + std::string(kLibraryName) + " not found (looked at " + looked +
-                    "); reverie was built without CUDA/CUPTI, or set REVERIE_COLLECTOR_LIB");
+    return UsageError(absl::StrCat(kLibraryName, " not found (looked at ", looked,
+                                   "); reverie was built without CUDA/CUPTI, or set "
+                                   "REVERIE_COLLECTOR_LIB"));
   }
   std::error_code ec;
-  const std::string trace = fs::absolute(output, ec).lexically_normal().string();
+  const std::string trace = fs::absolute(o.output, ec).lexically_normal().string();
   if (IsFile(trace) && ::unlink(trace.c_str()) != 0) {
-    return BadInput("collect: cannot replace " + trace + ": " + std::strerror(errno));
+    return UsageError(absl::StrCat("cannot replace ", trace, ": ", std::strerror(errno)));
   }
 
   std::vector<char*> argv;
-  for (size_t k = i; k < args.size(); ++k) argv.push_back(const_cast<char*>(args[k].c_str()));
+  for (std::string& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
 
   std::fflush(nullptr);
   const pid_t child = ::fork();
-  if (child < 0) return BadInput(std::string("collect: fork failed: ") + std::strerror(errno));
+  if (child < 0) return UsageError(absl::StrCat("fork failed: ", std::strerror(errno)));
   if (child == 0) {
     ::setenv("CUDA_INJECTION64_PATH", library.c_str(), 1);
     // The Python package (reverie_torch) loads the same file, so both
     // share one collector.
     ::setenv("REVERIE_COLLECTOR_LIB", library.c_str(), 1);
     ::setenv("REVERIE_OUTPUT", trace.c_str(), 1);
-    if (have_iterations) ::setenv("REVERIE_ITERATIONS", std::to_string(iterations).c_str(), 1);
-    if (have_warmup) ::setenv("REVERIE_WARMUP", std::to_string(warmup).c_str(), 1);
+    if (o.iterations >= 0) ::setenv("REVERIE_ITERATIONS", std::to_string(o.iterations).c_str(), 1);
+    if (o.warmup >= 0) ::setenv("REVERIE_WARMUP", std::to_string(o.warmup).c_str(), 1);
     ::execvp(argv[0], argv.data());
     std::fprintf(stderr, "reverie: collect: cannot run '%s': %s\n", argv[0], std::strerror(errno));
     std::fflush(stderr);
@@ -144,12 +123,40 @@ int RunCollect(const std::vector<std::string>& args) {
                  "reverie: collect: no trace written (the program did not initialize CUDA, or "
                  "CUPTI could not start)\n");
   }
-  return code;
+  // The program's own exit status, whatever it is.
+  return code == 0 ? absl::OkStatus() : WithExitStatus(absl::UnknownError(""), code);
+}
+
+// Names the program to run in the usage line, which lists only declared
+// arguments (the program is what is left over, App::remaining()).
+class CollectFormatter : public CLI::Formatter {
+ public:
+  std::string make_usage(const CLI::App*, std::string name) const override {
+    return "Usage: " + name + " [OPTIONS] [--] CMD [ARGS...]\n";
+  }
+};
+
+RunFn SetupCollect(CLI::App& app) {
+  auto o = std::make_shared<Options>();
+  AddPath(app, "-o,--output", &o->output, "the .pb trace to write", "TRACE", "a file name")
+      ->required();
+  AddInt(app, "--iterations", &o->iterations, 0, kNoMax, "iterations to record", "a count");
+  AddInt(app, "--warmup", &o->warmup, 0, kNoMax, "iterations to skip before recording",
+         "a count");
+  // Everything from the first argument that is no option of ours on (and
+  // after "--") is the program to run, its own options included.
+  app.prefix_command();
+  auto formatter = std::make_shared<CollectFormatter>();
+  formatter->column_width(app.get_formatter()->get_column_width());
+  app.formatter(formatter);
+  app.footer("CMD [ARGS...] is the CUDA program to run and its arguments; its exit status is "
+             "collect's.");
+  return [o, &app] { return RunCollect(*o, app.remaining()); };
 }
 
 }  // namespace
 
-REVERIE_COMMAND(collect, "collect", kUsage,
-                "run a CUDA program under the CUPTI collector and write a .pb trace", RunCollect);
+REVERIE_COMMAND(collect, "collect",
+                "run a CUDA program under the CUPTI collector and write a .pb trace", SetupCollect);
 
 }  // namespace reverie::cli

@@ -5,21 +5,20 @@
 // (1 = measured, 2 = simulated baseline, 3 = predicted).
 #include <cstdio>
 #include <cstdlib>
+#include <memory>
 #include <string>
 #include <vector>
 
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
 #include "cli/command.h"
+#include "cli/flags.h"
 #include "frameworks/trace_loader.h"
 #include "report/compare.h"
 #include "report/progress.h"
 
 namespace reverie::cli {
 namespace {
-
-constexpr char kUsage[] = "compare A B [--json] [--top N] [--a-pid N] [--b-pid N]";
 
 // One line naming the file, whatever the loader's message looks like.
 std::string FileError(const std::string& path, const absl::Status& s) {
@@ -28,56 +27,49 @@ std::string FileError(const std::string& path, const absl::Status& s) {
   return msg;
 }
 
-int RunCompare(const std::vector<std::string>& args) {
-  std::vector<std::string> files;
+struct Options {
+  std::string files[2];
   bool json = false;
   int top_n = 10;
   int64_t pids[2] = {-1, -1};
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    if (a == "--json") {
-      json = true;
-    } else if (a == "--top") {
-      if (i + 1 >= args.size() || !absl::SimpleAtoi(args[i + 1], &top_n) || top_n < 0) {
-        return BadInput("compare: --top needs a non-negative number");
-      }
-      ++i;
-    } else if (a == "--a-pid" || a == "--b-pid") {
-      int64_t& pid = pids[a == "--a-pid" ? 0 : 1];
-      if (i + 1 >= args.size() || !absl::SimpleAtoi(args[i + 1], &pid) || pid < 0) {
-        return BadInput(absl::StrCat("compare: ", a, " needs a process id"));
-      }
-      ++i;
-    } else if (a.size() > 1 && a[0] == '-') {
-      return BadInput(absl::StrCat("compare: unknown flag ", a, " (usage: reverie ", kUsage, ")"));
-    } else {
-      files.push_back(a);
-    }
-  }
-  if (files.size() != 2) {
-    return BadInput(absl::StrCat("compare: expected two traces (usage: reverie ", kUsage, ")"));
-  }
+};
+
+absl::Status RunCompare(const Options& o) {
   report::TraceProfile profiles[2];
   for (int k = 0; k < 2; ++k) {
+    const std::string& file = o.files[k];
     report::Progress progress("loading", 2);
-    progress.Update(k, files[k]);
-    absl::StatusOr<Trace> trace = LoadTraceFile(files[k]);
-    if (!trace.ok()) return BadInput(FileError(files[k], trace.status()));
+    progress.Update(k, file);
+    absl::StatusOr<Trace> trace = LoadTraceFile(file);
+    if (!trace.ok()) return absl::Status(trace.status().code(), FileError(file, trace.status()));
     if (trace->events().gpu_activities_size() == 0 && trace->events().api_calls_size() == 0) {
-      return BadInput(absl::StrCat(files[k], ": trace holds no GPU activity or API call"));
+      return absl::InvalidArgumentError(
+          absl::StrCat(file, ": trace holds no GPU activity or API call"));
     }
-    profiles[k] = report::ProfileTrace(*trace, files[k], pids[k]);
+    profiles[k] = report::ProfileTrace(*trace, file, o.pids[k]);
   }
   const report::CompareResult r = report::Compare(profiles[0], profiles[1]);
-  const std::string out =
-      json ? report::CompareJson(r, top_n > 0 ? top_n : 50) : report::CompareText(r, top_n);
+  const std::string out = o.json ? report::CompareJson(r, o.top_n > 0 ? o.top_n : 50)
+                                 : report::CompareText(r, o.top_n);
   std::fwrite(out.data(), 1, out.size(), stdout);
-  return kExitOk;
+  return absl::OkStatus();
+}
+
+RunFn SetupCompare(CLI::App& app) {
+  auto o = std::make_shared<Options>();
+  AddArg(app, "A", &o->files[0], "a prediction (a --timeline file) or any trace");
+  AddArg(app, "B", &o->files[1], "the measured trace to compare with");
+  app.add_flag("--json", o->json, "machine-readable output");
+  AddInt(app, "--top", &o->top_n, 0, kNoMax, "rows per table (default 10; 0: in JSON, 50)");
+  AddInt(app, "--a-pid", &o->pids[0], 0, kNoMax,
+         "the process of A to read, for a timeline (1 measured, 2 simulated, 3 predicted)");
+  AddInt(app, "--b-pid", &o->pids[1], 0, kNoMax, "the process of B to read, as --a-pid");
+  return [o] { return RunCompare(*o); };
 }
 
 }  // namespace
 
-REVERIE_COMMAND(compare, "compare", kUsage,
-                "compare a prediction (or any trace) with a measured trace", RunCompare);
+REVERIE_COMMAND(compare, "compare", "compare a prediction (or any trace) with a measured trace",
+                SetupCompare);
 
 }  // namespace reverie::cli

@@ -32,9 +32,11 @@
 #include <utility>
 #include <vector>
 
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
+#include "base/sv.h"
 #include "cli/command.h"
+#include "cli/flags.h"
 #include "cli/load.h"
 #include "cli/paths.h"
 #include "cli/script_args.h"
@@ -52,10 +54,6 @@ namespace {
 
 using exporter::CommMode;
 
-constexpr char kUsage[] =
-    "export TRACE [TRACE ...] --chakra PREFIX [--ranks N] [--chakra-detail lane|kernels] "
-    "[--chakra-comm network|replay] [--script FILE ...] [--set [SCRIPT.]KEY=VALUE ...] "
-    "[--lua-budget N] [--lua-memory-mb N] [--no-sandbox]";
 constexpr int kMaxRanks = 65536;
 constexpr int kFilesListed = 8;
 
@@ -69,77 +67,27 @@ struct Options {
   ScriptArgs script;
 };
 
-bool CheckOptions(Options* o, std::string* error) {
-  if (o->traces.empty()) {
-    *error = absl::StrCat("export: missing TRACE (usage: reverie ", kUsage, ")");
-  } else if (o->prefix.empty()) {
-    *error = "export: give --chakra PREFIX (writes PREFIX.0.et, PREFIX.1.et, ...)";
-  } else if (!o->script.settings.empty() && o->script.scripts.empty()) {
-    *error = "export: --set needs a --script to apply to";
-  } else if (o->traces.size() > 1 && o->ranks != 0 &&
-             o->ranks != static_cast<int>(o->traces.size())) {
-    *error = absl::StrCat("export: --ranks ", o->ranks, " but ", o->traces.size(),
-                          " rank traces given (several traces are one rank each)");
-  } else if (o->traces.size() > 1 && o->kernels) {
-    *error = "export: --chakra-detail kernels takes one trace; several ranks' traces export as lanes";
-  } else if (o->kernels && o->comm_given) {
-    *error = "export: --chakra-comm applies to the lane export, not --chakra-detail kernels";
-  } else if (o->ranks == 0) {
-    o->ranks = static_cast<int>(o->traces.size());
+absl::Status CheckOptions(Options* o) {
+  if (!o->script.settings.empty() && o->script.scripts.empty()) {
+    return UsageError("--set needs a --script to apply to");
   }
-  return error->empty();
+  if (o->traces.size() > 1 && o->ranks != 0 && o->ranks != static_cast<int>(o->traces.size())) {
+    return UsageError(absl::StrCat("--ranks ", o->ranks, " but ", o->traces.size(),
+                                   " rank traces given (several traces are one rank each)"));
+  }
+  if (o->traces.size() > 1 && o->kernels) {
+    return UsageError("--chakra-detail kernels takes one trace; several ranks' traces export as lanes");
+  }
+  if (o->kernels && o->comm_given) {
+    return UsageError("--chakra-comm applies to the lane export, not --chakra-detail kernels");
+  }
+  if (o->ranks == 0) o->ranks = static_cast<int>(o->traces.size());
+  return absl::OkStatus();
 }
 
-bool ParseArgs(const std::vector<std::string>& args, Options* o, std::string* error) {
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    auto value = [&](std::string* out) {
-      if (i + 1 >= args.size()) {
-        *error = absl::StrCat("export: ", a, " needs a value");
-        return false;
-      }
-      *out = args[++i];
-      return true;
-    };
-    std::string v;
-    if (ConsumeScriptArg("export", args, &i, &o->script, error)) {
-      if (!error->empty()) return false;
-    } else if (a == "--chakra") {
-      if (!value(&o->prefix)) return false;
-      if (o->prefix.empty()) {
-        *error = "export: --chakra needs a non-empty PREFIX";
-        return false;
-      }
-    } else if (a == "--ranks") {
-      if (!value(&v)) return false;
-      if (!absl::SimpleAtoi(v, &o->ranks) || o->ranks < 1 || o->ranks > kMaxRanks) {
-        *error = absl::StrCat("export: --ranks expects an integer in 1..", kMaxRanks, ", got '", v,
-                              "'");
-        return false;
-      }
-    } else if (a == "--chakra-detail") {
-      if (!value(&v)) return false;
-      if (v != "lane" && v != "kernels") {
-        *error = absl::StrCat("export: --chakra-detail expects lane or kernels, got '", v, "'");
-        return false;
-      }
-      o->kernels = v == "kernels";
-    } else if (a == "--chakra-comm") {
-      if (!value(&v)) return false;
-      if (v != "network" && v != "replay") {
-        *error = absl::StrCat("export: --chakra-comm expects network or replay, got '", v, "'");
-        return false;
-      }
-      o->comm = v == "replay" ? CommMode::kReplay : CommMode::kNetwork;
-      o->comm_given = true;
-    } else if (a.size() > 1 && a[0] == '-') {
-      *error = absl::StrCat("export: unknown option '", a, "' (usage: reverie ", kUsage, ")");
-      return false;
-    } else {
-      o->traces.push_back(a);
-    }
-  }
-  return CheckOptions(o, error);
+// The first line of a status whose message explains more below it.
+absl::Status FirstLine(const absl::Status& s) {
+  return absl::Status(s.code(), whatif::OneLine(StdSv(s.message())));
 }
 
 void Note(const char* what, int64_t count, const std::string& text) {
@@ -253,39 +201,38 @@ void PrintReverieTime(const exporter::SimWindow& w, size_t iterations, double st
 }
 
 // A file that breaks what ASTRA-sim needs (export/chakra_check.h) is never
-// written: a bug of ours, not bad input. Returns the exit status to stop with.
-int SelfCheck(const std::string& path, const std::string& bytes, bool one_lane) {
+// written: a bug of ours, not bad input (exit 1).
+absl::Status SelfCheck(const std::string& path, const std::string& bytes, bool one_lane) {
   absl::StatusOr<exporter::ChakraFile> file = exporter::ReadChakra(bytes);
   const absl::Status s = file.ok() ? exporter::ValidateChakra(*file, one_lane) : file.status();
-  if (s.ok()) return kExitOk;
-  std::fprintf(stderr, "reverie: internal error: %s: the export breaks ASTRA-sim's needs: %s\n",
-               path.c_str(), std::string(s.message()).c_str());
-  return kExitFailure;
+  if (s.ok()) return s;
+  return WithExitStatus(
+      absl::InternalError(absl::StrCat("internal error: ", path,
+                                       ": the export breaks ASTRA-sim's needs: ", s.message())),
+      kExitFailure);
 }
 
 absl::StatusOr<std::vector<std::string>> WriteLanes(const Options& opt,
                                                     const std::vector<exporter::LaneTrace>& lanes) {
   for (size_t r = 0; r < lanes.size(); ++r) {
-    if (SelfCheck(exporter::ChakraRankPath(opt.prefix, static_cast<int>(r)), lanes[r].bytes, true) !=
-        kExitOk) {
-      return absl::InternalError("self-check failed");
-    }
+    REVERIE_RETURN_IF_ERROR(
+        SelfCheck(exporter::ChakraRankPath(opt.prefix, static_cast<int>(r)), lanes[r].bytes, true));
   }
   return exporter::WriteChakraFiles(opt.prefix, opt.ranks, [&](int r) -> const std::string& {
     return lanes[lanes.size() > 1 ? r : 0].bytes;
   });
 }
 
-int ExportOne(const Options& opt) {
+absl::Status ExportOne(const Options& opt) {
   absl::StatusOr<std::unique_ptr<whatif::LoadedTrace>> base =
       LoadForCli(opt.traces[0]);
-  if (!base.ok()) return BadInput(std::string(base.status().message()));
+  if (!base.ok()) return base.status();
   const depgraph::Graph* graph = &(*base)->graph;
   const depgraph::SimResult* sim = &(*base)->baseline;
   whatif::Prediction predicted;
   if (!opt.script.scripts.empty()) {
     absl::StatusOr<whatif::Prediction> p = whatif::Predict(**base, opt.script);
-    if (!p.ok()) return BadInput(std::string(p.status().message()));
+    if (!p.ok()) return p.status();
     predicted = std::move(*p);
     graph = &predicted.graph;
     sim = &predicted.sim;
@@ -298,35 +245,32 @@ int ExportOne(const Options& opt) {
   if (opt.kernels) {
     absl::StatusOr<exporter::ChakraTrace> trace =
         exporter::ExportChakra(*graph, *sim, {.collectives = records});
-    if (!trace.ok()) return BadInput(absl::StrCat(cannot, trace.status().message()));
-    if (int rc = SelfCheck(exporter::ChakraRankPath(opt.prefix, 0), trace->bytes, false); rc != kExitOk) {
-      return rc;
-    }
+    if (!trace.ok()) return Prefixed(cannot, trace.status());
+    REVERIE_RETURN_IF_ERROR(SelfCheck(exporter::ChakraRankPath(opt.prefix, 0), trace->bytes, false));
     absl::StatusOr<std::vector<std::string>> written =
         exporter::WriteChakraRanks(*trace, opt.prefix, opt.ranks);
-    if (!written.ok()) return BadInput(std::string(written.status().message()));
+    if (!written.ok()) return written.status();
     PrintWritten(*written, {}, trace->stats.nodes, trace->stats.dependencies);
     PrintReverieTime(window, graph->iteration_count(), sim->mean_iteration_ns());
     PrintKernelNotes(*trace);
-    return kExitOk;
+    return absl::OkStatus();
   }
   const exporter::CommTyping typing = exporter::TypeCommunication(*graph, records);
   const exporter::CommPlan plan = exporter::PlanSingleRank(*graph, *sim, typing, opt.comm, window);
   absl::StatusOr<exporter::LaneTrace> lane =
       exporter::ExportLane({graph, sim, {}, 0, plan.network, window});
-  if (!lane.ok()) return BadInput(absl::StrCat(cannot, lane.status().message()));
+  if (!lane.ok()) return Prefixed(cannot, lane.status());
   const std::vector<exporter::LaneTrace> lanes = {std::move(*lane)};
   absl::StatusOr<std::vector<std::string>> written = WriteLanes(opt, lanes);
-  if (absl::IsInternal(written.status())) return kExitFailure;
-  if (!written.ok()) return BadInput(std::string(written.status().message()));
+  if (!written.ok()) return written.status();
   PrintWritten(*written, lanes, 0, 0);
   PrintReverieTime(window, graph->iteration_count(), sim->mean_iteration_ns());
   PrintTypingNotes(typing);
   PrintLaneNotes(lanes, plan.replayed, plan.replayed_p2p, plan.unsized, opt.comm);
-  return kExitOk;
+  return absl::OkStatus();
 }
 
-int ExportJob(const Options& opt) {
+absl::Status ExportJob(const Options& opt) {
   std::vector<std::unique_ptr<whatif::LoadedTrace>> loaded;
   std::vector<whatif::Prediction> predictions;
   std::vector<depgraph::RankInput> inputs;
@@ -334,7 +278,7 @@ int ExportJob(const Options& opt) {
   for (const std::string& path : opt.traces) {
     absl::StatusOr<std::unique_ptr<whatif::LoadedTrace>> t =
         LoadForCli(path);
-    if (!t.ok()) return BadInput(std::string(t.status().message()));
+    if (!t.ok()) return t.status();
     loaded.push_back(std::move(*t));
   }
   predictions.reserve(loaded.size());
@@ -344,7 +288,7 @@ int ExportJob(const Options& opt) {
     const depgraph::SimResult* sim = &l.baseline;
     if (!opt.script.scripts.empty()) {
       absl::StatusOr<whatif::Prediction> p = whatif::Predict(l, opt.script);
-      if (!p.ok()) return BadInput(absl::StrCat(opt.traces[r], ": ", p.status().message()));
+      if (!p.ok()) return Prefixed(absl::StrCat(opt.traces[r], ": "), p.status());
       predictions.push_back(std::move(*p));
       g = &predictions.back().graph;
       sim = &predictions.back().sim;
@@ -353,33 +297,32 @@ int ExportJob(const Options& opt) {
     typing.push_back(exporter::TypeCommunication(*g, exporter::CollectiveRecordsOf(l.trace)));
   }
   absl::StatusOr<depgraph::JobGraph> job = depgraph::CoupleRanks(inputs);
-  if (!job.ok()) return BadInput(whatif::OneLine(StdSv(job.status().message())));
+  if (!job.ok()) return FirstLine(job.status());
   // A schedule the scripts chose for channels (P3's priorities) holds for the job.
   using Kind = transforms::ScheduleChoice::Kind;
   const Kind kind = predictions.empty() ? Kind::kEarliestReady : predictions[0].schedule_kind;
   if (kind == Kind::kCustom) {
-    return BadInput(absl::StrCat("export: ", opt.script.scripts.back(),
-                                 ": a schedule key function in Lua cannot order the job's channels"));
+    return UsageError(absl::StrCat(opt.script.scripts.back(),
+                                   ": a schedule key function in Lua cannot order the job's channels"));
   }
   static const depgraph::PriorityPolicy kPriority;
   depgraph::SimOptions options;
   if (kind == Kind::kPriority) options.policy = &kPriority;
   absl::StatusOr<depgraph::SimResult> sim = depgraph::Simulate(job->graph, options);
-  if (!sim.ok()) return BadInput(absl::StrCat(opt.traces[0], ": ", sim.status().message()));
+  if (!sim.ok()) return Prefixed(absl::StrCat(opt.traces[0], ": "), sim.status());
   const exporter::SimWindow window = exporter::SimulatedWindow(job->graph, *sim);
   absl::StatusOr<exporter::JobPlan> plan =
       exporter::PlanJob(*job, *sim, typing, opt.traces, opt.comm, window);
-  if (!plan.ok()) return BadInput(whatif::OneLine(StdSv(plan.status().message())));
+  if (!plan.ok()) return FirstLine(plan.status());
   std::vector<exporter::LaneTrace> lanes;
   for (int r = 0; r < job->ranks; ++r) {
     absl::StatusOr<exporter::LaneTrace> lane =
         exporter::ExportLane({&job->graph, &*sim, job->rank_of_resource, r, plan->network[r], window});
-    if (!lane.ok()) return BadInput(absl::StrCat(opt.traces[r], ": cannot export: ", lane.status().message()));
+    if (!lane.ok()) return Prefixed(absl::StrCat(opt.traces[r], ": cannot export: "), lane.status());
     lanes.push_back(std::move(*lane));
   }
   absl::StatusOr<std::vector<std::string>> written = WriteLanes(opt, lanes);
-  if (absl::IsInternal(written.status())) return kExitFailure;
-  if (!written.ok()) return BadInput(std::string(written.status().message()));
+  if (!written.ok()) return written.status();
   PrintWritten(*written, lanes, 0, 0);
   PrintReverieTime(window, static_cast<size_t>(job->stats.iterations), 0);
   for (int r = 0; r < job->ranks; ++r) {
@@ -391,27 +334,47 @@ int ExportJob(const Options& opt) {
   Note("note", plan->size_disagreements,
        "rank copies of a collective disagree on its size; every rank gets the largest");
   PrintLaneNotes(lanes, plan->replayed, 0, plan->unsized, opt.comm);
-  return kExitOk;
+  return absl::OkStatus();
 }
 
-int RunExport(const std::vector<std::string>& args) {
-  Options opt;
-  std::string error;
-  if (!ParseArgs(args, &opt, &error)) return BadInput(error);
+absl::Status RunExport(Options& opt) {
+  REVERIE_RETURN_IF_ERROR(CheckOptions(&opt));
   std::vector<std::string> inputs = opt.script.scripts;
   inputs.insert(inputs.end(), opt.traces.begin(), opt.traces.end());
-  for (int r = 0; r < opt.ranks; ++r) {
-    const std::string why = OverwritesInput(exporter::ChakraRankPath(opt.prefix, r), inputs);
-    if (!why.empty()) return BadInput(why);
-  }
+  std::vector<std::string> outputs;
+  for (int r = 0; r < opt.ranks; ++r) outputs.push_back(exporter::ChakraRankPath(opt.prefix, r));
+  REVERIE_RETURN_IF_ERROR(CheckOutputs(outputs, inputs));
   return opt.traces.size() > 1 ? ExportJob(opt) : ExportOne(opt);
+}
+
+RunFn SetupExport(CLI::App& app) {
+  auto o = std::make_shared<Options>();
+  app.add_option("TRACE", o->traces, "a trace, or the traces of the ranks of one job")
+      ->required()
+      ->type_name("");
+  AddPath(app, "--chakra", &o->prefix, "write PREFIX.0.et, PREFIX.1.et, ...", "PREFIX",
+          "a non-empty PREFIX")
+      ->required();
+  AddInt(app, "--ranks", &o->ranks, 1, kMaxRanks,
+         "ranks to write from one trace (default: one per trace)");
+  AddChoice(app, "--chakra-detail", {"lane", "kernels"},
+            [o](const std::string& v) { o->kernels = v == "kernels"; },
+            "one compute lane per rank (default) or every kernel a node");
+  AddChoice(app, "--chakra-comm", {"network", "replay"},
+            [o](const std::string& v) {
+              o->comm = v == "replay" ? CommMode::kReplay : CommMode::kNetwork;
+              o->comm_given = true;
+            },
+            "communication timed by ASTRA-sim's network (default) or replayed at reverie's times");
+  AddScriptFlags(app, &o->script);
+  return [o] { return RunExport(*o); };
 }
 
 }  // namespace
 
-REVERIE_COMMAND(export_chakra, "export", kUsage,
+REVERIE_COMMAND(export_chakra, "export",
                 "write the (predicted) dependency graph as Chakra traces for ASTRA-sim: one compute "
                 "lane per rank with its communication, or every kernel",
-                RunExport);
+                SetupExport);
 
 }  // namespace reverie::cli

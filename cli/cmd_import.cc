@@ -4,11 +4,13 @@
 // (truncated by a crash or a full disk, or from schema 1 without an end
 // marker) and keeps its complete chunks, counted as `truncated_chunk`.
 #include <cstdio>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "cli/command.h"
+#include "cli/flags.h"
 #include "cli/paths.h"
 #include "frameworks/trace_loader.h"
 #include "proto/trace_io.h"
@@ -16,56 +18,48 @@
 namespace reverie::cli {
 namespace {
 
-constexpr char kUsage[] = "import IN -o OUT.pb [--salvage]";
-
-int RunImport(const std::vector<std::string>& args) {
+struct Options {
   std::string in, out;
   bool salvage = false;
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    if (a == "--salvage") {
-      salvage = true;
-    } else if (a == "-o" || a == "--output") {
-      if (i + 1 >= args.size()) {
-        return BadInput(absl::StrCat("import: ", a, " needs a file name (usage: ", kUsage, ")"));
-      }
-      out = args[++i];
-    } else if (!a.empty() && a[0] == '-') {
-      return BadInput(absl::StrCat("import: unknown option '", a, "' (usage: ", kUsage, ")"));
-    } else if (in.empty()) {
-      in = a;
-    } else {
-      return BadInput(absl::StrCat("import: more than one input given (usage: ", kUsage, ")"));
-    }
+};
+
+absl::Status RunImport(const Options& o) {
+  if (SameFile(o.in, o.out)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(o.out, ": refusing to overwrite the input trace; choose another -o"));
   }
-  if (in.empty()) return BadInput(absl::StrCat("import: no input trace (usage: ", kUsage, ")"));
-  if (out.empty()) return BadInput(absl::StrCat("import: no output given (usage: ", kUsage, ")"));
-  if (SameFile(in, out)) {
-    return BadInput(absl::StrCat(out, ": refusing to overwrite the input trace; choose another -o"));
-  }
-  absl::StatusOr<Trace> trace = salvage ? ReadTrace(in, {.salvage = true}) : LoadTraceFile(in);
-  if (!trace.ok()) return BadInput(std::string(trace.status().message()));
-  if (salvage && trace->GetCounter("truncated_chunk") > 0) {
+  absl::StatusOr<Trace> trace =
+      o.salvage ? ReadTrace(o.in, {.salvage = true}) : LoadTraceFile(o.in);
+  if (!trace.ok()) return trace.status();
+  if (o.salvage && trace->GetCounter("truncated_chunk") > 0) {
     std::fprintf(stderr, "reverie: %s: incomplete; kept its complete chunks (counted as "
-                 "truncated_chunk)\n", in.c_str());
-  } else if (salvage && trace->GetCounter("missing_end_marker") > 0) {
+                 "truncated_chunk)\n", o.in.c_str());
+  } else if (o.salvage && trace->GetCounter("missing_end_marker") > 0) {
     std::fprintf(stderr, "reverie: %s: no end marker (an older schema); kept all it holds\n",
-                 in.c_str());
+                 o.in.c_str());
   }
-  if (absl::Status s = WriteTrace(*trace, out); !s.ok()) {
-    std::fprintf(stderr, "reverie: %s\n", std::string(s.message()).c_str());
-    return kExitFailure;
-  }
+  // The input was good: a write that fails is no bad input.
+  if (absl::Status s = WriteTrace(*trace, o.out); !s.ok()) return WithExitStatus(s, kExitFailure);
   const proto::TraceChunk& ev = trace->events();
   std::printf("%s: %d API calls, %d GPU activities, %d syncs, %d ranges, %d iterations (from %s)\n",
-              out.c_str(), ev.api_calls_size(), ev.gpu_activities_size(), ev.syncs_size(),
-              ev.ranges_size(), ev.iterations_size(), in.c_str());
-  return kExitOk;
+              o.out.c_str(), ev.api_calls_size(), ev.gpu_activities_size(), ev.syncs_size(),
+              ev.ranges_size(), ev.iterations_size(), o.in.c_str());
+  return absl::OkStatus();
+}
+
+RunFn SetupImport(CLI::App& app) {
+  auto o = std::make_shared<Options>();
+  AddArg(app, "IN", &o->in, "the trace to convert (Kineto .json / .json.gz, or .pb)");
+  AddPath(app, "-o,--output", &o->out, "the .pb to write", "OUT.pb", "a file name")->required();
+  app.add_flag("--salvage", o->salvage,
+               "keep the complete chunks of a .pb other commands refuse (truncated, or without "
+               "an end marker)");
+  return [o] { return RunImport(*o); };
 }
 
 }  // namespace
 }  // namespace reverie::cli
 
-REVERIE_COMMAND(import, "import", reverie::cli::kUsage,
+REVERIE_COMMAND(import, "import",
                 "convert a Kineto JSON (.json/.json.gz) or .pb trace to reverie .pb",
-                reverie::cli::RunImport);
+                reverie::cli::SetupImport);

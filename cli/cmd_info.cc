@@ -1,12 +1,14 @@
 // `reverie info TRACE [--json]`: what a trace holds (Kineto JSON or .pb).
 #include <algorithm>
 #include <cstdio>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "cli/command.h"
+#include "cli/flags.h"
 #include "report/step_report.h"
 #include "depgraph/breakdown.h"
 #include "depgraph/builder.h"
@@ -19,8 +21,6 @@
 
 namespace reverie::cli {
 namespace {
-
-constexpr char kUsage[] = "info TRACE [--json]";
 
 using report::kStepDefinition;
 using report::StepText;
@@ -145,23 +145,9 @@ void PrintText(const std::string& path, const Trace& trace, const TraceSummary& 
   }
 }
 
-int RunInfo(const std::vector<std::string>& args) {
-  std::string path;
-  bool json = false;
-  for (const std::string& a : args) {
-    if (a == "--json") {
-      json = true;
-    } else if (!a.empty() && a[0] == '-' && a != "-") {
-      return BadInput(absl::StrCat("info: unknown option '", a, "' (usage: ", kUsage, ")"));
-    } else if (path.empty()) {
-      path = a;
-    } else {
-      return BadInput(absl::StrCat("info: more than one trace given (usage: ", kUsage, ")"));
-    }
-  }
-  if (path.empty()) return BadInput(absl::StrCat("info: no trace given (usage: ", kUsage, ")"));
+absl::Status RunInfo(const std::string& path, bool json) {
   absl::StatusOr<Trace> trace = LoadTraceFile(path);
-  if (!trace.ok()) return BadInput(std::string(trace.status().message()));
+  if (!trace.ok()) return trace.status();
   const TraceSummary summary = Summarize(*trace);
   const GraphView graph = whatif::AnalyzeGraph(*trace);
   if (json) {
@@ -172,12 +158,26 @@ int RunInfo(const std::vector<std::string>& args) {
     PrintText(path, *trace, summary);
     PrintGraph(graph);
   }
-  return std::fflush(stdout) == 0 ? kExitOk : kExitFailure;
+  if (std::fflush(stdout) != 0) {
+    return WithExitStatus(absl::DataLossError("stdout: write failed"), kExitFailure);
+  }
+  return absl::OkStatus();
+}
+
+RunFn SetupInfo(CLI::App& app) {
+  struct Options {
+    std::string path;
+    bool json = false;
+  };
+  auto o = std::make_shared<Options>();
+  AddArg(app, "TRACE", &o->path, "the trace");
+  app.add_flag("--json", o->json, "machine-readable output");
+  return [o] { return RunInfo(o->path, o->json); };
 }
 
 }  // namespace
 }  // namespace reverie::cli
 
-REVERIE_COMMAND(info, "info", reverie::cli::kUsage,
+REVERIE_COMMAND(info, "info",
                 "what a trace holds: tasks, threads, iterations, top kernels, anomalies",
-                reverie::cli::RunInfo);
+                reverie::cli::SetupInfo);

@@ -23,11 +23,13 @@
 #include <cstdio>
 #include <cstdlib>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
-#include "absl/strings/numbers.h"
+#include "base/status_macros.h"
 #include "cli/command.h"
+#include "cli/flags.h"
 #include "cli/load.h"
 #include "cli/paths.h"
 #include "cli/script_args.h"
@@ -49,70 +51,14 @@ using depgraph::SimResult;
 using report::kStepDefinition;
 using report::StepText;
 
-constexpr char kUsage[] =
-    "predict TRACE --script FILE [--script FILE ...] [--set [SCRIPT.]KEY=VALUE ...] [--json] "
-    "[--top N] [--timeline OUT.json] [--cpu-model ops|gaps] [--lua-budget N] [--lua-memory-mb N] "
-    "[--no-sandbox]";
-
 struct Options {
   std::string trace;
   ScriptArgs script;
   bool json = false;
   int top = 10;
+  std::string timeline;
   depgraph::BuildOptions build;  // --cpu-model gaps: cpu_ops = false
 };
-
-bool ParseArgs(const std::vector<std::string>& args, Options* o, std::string* error) {
-  auto value = [&](size_t& i, const std::string& flag, std::string* out) {
-    if (i + 1 >= args.size()) {
-      *error = "predict: " + flag + " needs a value";
-      return false;
-    }
-    *out = args[++i];
-    return true;
-  };
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    std::string v;
-    if (ConsumeScriptArg("predict", args, &i, &o->script, error)) {
-      if (!error->empty()) return false;
-    } else if (a == "--json") {
-      o->json = true;
-    } else if (a == "--cpu-model") {
-      if (!value(i, a, &v)) return false;
-      if (v != "ops" && v != "gaps") {
-        *error = "predict: --cpu-model expects ops (op and framework time apart) or gaps";
-        return false;
-      }
-      o->build.cpu_ops = v == "ops";
-    } else if (a == "--top") {
-      if (!value(i, a, &v)) return false;
-      int64_t n = 0;
-      if (!absl::SimpleAtoi(v, &n) || n <= 0) {
-        *error = "predict: " + a + " expects a positive integer, got '" + v + "'";
-        return false;
-      }
-      o->top = static_cast<int>(std::min<int64_t>(n, 1000000));
-    } else if (!a.empty() && a[0] == '-') {
-      *error = "predict: unknown option '" + a + "' (usage: " + kUsage + ")";
-      return false;
-    } else if (o->trace.empty()) {
-      o->trace = a;
-    } else {
-      *error = "predict: more than one TRACE given ('" + o->trace + "', '" + a + "')";
-      return false;
-    }
-  }
-  if (o->trace.empty()) {
-    *error = std::string("predict: missing TRACE (usage: ") + kUsage + ")";
-    return false;
-  }
-  if (o->script.scripts.empty()) {
-    *error = "predict: give at least one --script (e.g. --script amp.lua)";
-    return false;
-  }
-  return true;
-}
 
 void PrintText(const whatif::PredictionReport& r) {
   const depgraph::StepStats bs = depgraph::SummarizeSteps(r.base->iterations);
@@ -180,23 +126,17 @@ void PrintText(const whatif::PredictionReport& r) {
   table("top layers by change (us/iter)", r.layers);
 }
 
-int RunPredict(const std::vector<std::string>& raw_args) {
-  std::vector<std::string> args = raw_args;
-  std::string timeline;
-  if (absl::Status s = report::ExtractTimelineFlag(args, &timeline); !s.ok()) {
-    return BadInput("predict: " + std::string(s.message()));
+absl::Status RunPredict(Options& opt) {
+  if (opt.script.scripts.empty()) {
+    return UsageError("give at least one --script (e.g. --script amp.lua)");
   }
-  Options opt;
-  std::string error;
-  if (!ParseArgs(args, &opt, &error)) return BadInput(error);
-  if (!timeline.empty()) {
-    std::vector<std::string> inputs = opt.script.scripts;
-    inputs.push_back(opt.trace);
-    if (std::string why = OverwritesInput(timeline, inputs); !why.empty()) return BadInput(why);
-  }
+  opt.top = std::min(opt.top, 1000000);
+  std::vector<std::string> inputs = opt.script.scripts;
+  inputs.push_back(opt.trace);
+  REVERIE_RETURN_IF_ERROR(CheckOutputs({opt.timeline}, inputs));
   absl::StatusOr<std::unique_ptr<whatif::LoadedTrace>> loaded =
       LoadForCli(opt.trace, opt.build);
-  if (!loaded.ok()) return BadInput(std::string(loaded.status().message()));
+  if (!loaded.ok()) return loaded.status();
   const Graph* graph = &(*loaded)->graph;
   const SimResult* base = &(*loaded)->baseline;
 
@@ -205,16 +145,11 @@ int RunPredict(const std::vector<std::string>& raw_args) {
       whatif::Predict(**loaded, opt.script, &traceback);
   if (!prediction.ok()) {
     // The first line always; Lua's traceback only in text mode.
-    BadInput(std::string(prediction.status().message()));
-    if (!opt.json && !traceback.empty()) std::fprintf(stderr, "%s\n", traceback.c_str());
-    return kExitBadInput;
+    return opt.json ? prediction.status() : WithDetail(prediction.status(), traceback);
   }
   const Graph& predicted = prediction->graph;
   const SimResult* pred = &prediction->sim;
-  if (absl::Status s = report::MaybeWriteTimeline(timeline, *graph, *base, &predicted, pred);
-      !s.ok()) {
-    return BadInput(std::string(s.message()));
-  }
+  REVERIE_RETURN_IF_ERROR(report::MaybeWriteTimeline(opt.timeline, *graph, *base, &predicted, pred));
 
   const whatif::PredictionReport r = whatif::SummarizePrediction(**loaded, *prediction, opt.top);
   if (opt.json) {
@@ -222,12 +157,24 @@ int RunPredict(const std::vector<std::string>& raw_args) {
   } else {
     PrintText(r);
   }
-  return kExitOk;
+  return absl::OkStatus();
+}
+
+RunFn SetupPredict(CLI::App& app) {
+  auto o = std::make_shared<Options>();
+  AddArg(app, "TRACE", &o->trace, "the profiled trace");
+  AddScriptFlags(app, &o->script);
+  app.add_flag("--json", o->json, "machine-readable output");
+  AddInt(app, "--top", &o->top, 1, kNoMax, "layers listed by change (default 10)");
+  AddTimelineFlag(app, &o->timeline);
+  AddCpuModelFlag(app, &o->build);
+  return [o] { return RunPredict(*o); };
 }
 
 }  // namespace
 
-REVERIE_COMMAND(predict, "predict", kUsage,
-                "apply optimization scripts (Lua) and predict the new iteration time", RunPredict);
+REVERIE_COMMAND(predict, "predict",
+                "apply optimization scripts (Lua) and predict the new iteration time",
+                SetupPredict);
 
 }  // namespace reverie::cli

@@ -14,8 +14,11 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "base/status_macros.h"
+#include "base/sv.h"
 #include "cli/load.h"
 #include "cli/command.h"
+#include "cli/flags.h"
 #include "cli/paths.h"
 #include "cli/script_args.h"
 #include "depgraph/ranks.h"
@@ -31,42 +34,12 @@ using whatif::JobStepNs;
 using whatif::PerIterationUs;
 using whatif::Straggler;
 
-constexpr char kUsage[] =
-    "ranks TRACE TRACE [TRACE ...] [--script FILE ...] [--set [SCRIPT.]KEY=VALUE ...] "
-    "[--lua-budget N] [--lua-memory-mb N] [--no-sandbox] [--json] [--timeline OUT.json]";
-
 struct Options {
   std::vector<std::string> traces;
   ScriptArgs script;
   bool json = false;
   std::string timeline;
 };
-
-bool ParseArgs(std::vector<std::string> args, Options* o, std::string* error) {
-  if (absl::Status s = report::ExtractTimelineFlag(args, &o->timeline); !s.ok()) {
-    *error = absl::StrCat("ranks: ", s.message());
-    return false;
-  }
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    if (ConsumeScriptArg("ranks", args, &i, &o->script, error)) {
-      if (!error->empty()) return false;
-    } else if (a == "--json") {
-      o->json = true;
-    } else if (a.size() > 1 && a[0] == '-') {
-      *error = absl::StrCat("ranks: unknown flag ", a, " (usage: ", kUsage, ")");
-      return false;
-    } else {
-      o->traces.push_back(a);
-    }
-  }
-  if (o->traces.size() < 2) {
-    *error = absl::StrCat("ranks: give the traces of at least two ranks of one job (usage: ",
-                          kUsage, ")");
-    return false;
-  }
-  return true;
-}
 
 std::string CollectiveCounts(const JobGraph& job) {
   std::vector<std::string> parts;
@@ -133,28 +106,24 @@ void PrintText(const Options& opt, const std::vector<whatif::RankRow>& rows,
               p > 0 ? b / p : 0);
 }
 
-int RunRanks(const std::vector<std::string>& args) {
-  Options opt;
-  std::string error;
-  if (!ParseArgs(args, &opt, &error)) return BadInput(error);
-  if (!opt.timeline.empty()) {
-    std::vector<std::string> inputs = opt.traces;
-    inputs.insert(inputs.end(), opt.script.scripts.begin(), opt.script.scripts.end());
-    if (std::string why = OverwritesInput(opt.timeline, inputs); !why.empty()) {
-      return BadInput(why);
-    }
+absl::Status RunRanks(const Options& opt) {
+  if (opt.traces.size() < 2) {
+    return UsageError("give the traces of at least two ranks of one job");
   }
+  std::vector<std::string> inputs = opt.traces;
+  inputs.insert(inputs.end(), opt.script.scripts.begin(), opt.script.scripts.end());
+  REVERIE_RETURN_IF_ERROR(CheckOutputs({opt.timeline}, inputs));
 
   std::vector<std::unique_ptr<whatif::LoadedTrace>> loaded;
   std::vector<const whatif::LoadedTrace*> ranks;
   for (const std::string& path : opt.traces) {
     absl::StatusOr<std::unique_ptr<whatif::LoadedTrace>> t = LoadForCli(path);
-    if (!t.ok()) return BadInput(std::string(t.status().message()));
+    if (!t.ok()) return t.status();
     loaded.push_back(std::move(*t));
     ranks.push_back(loaded.back().get());
   }
   absl::StatusOr<whatif::JobReport> job = whatif::SimulateJob(ranks, opt.script);
-  if (!job.ok()) return BadInput(std::string(job.status().message()));
+  if (!job.ok()) return job.status();
   const whatif::JobRun* base = &job->baseline;
   const whatif::JobRun* predicted = job->predicted.get();
 
@@ -162,9 +131,7 @@ int RunRanks(const std::vector<std::string>& args) {
     std::vector<report::TimelineRun> runs = {{"job (simulated)", &base->job.graph, &base->sim}};
     if (predicted) runs.push_back({"job (predicted)", &predicted->job.graph, &predicted->sim});
     report::TimelineStats stats;
-    if (absl::Status s = report::WriteTimeline(opt.timeline, runs, &stats); !s.ok()) {
-      return BadInput(std::string(s.message()));
-    }
+    REVERIE_RETURN_IF_ERROR(report::WriteTimeline(opt.timeline, runs, &stats));
     std::fprintf(stderr, "timeline: %s (%lld events)\n", opt.timeline.c_str(),
                  static_cast<long long>(stats.events));
   }
@@ -173,14 +140,25 @@ int RunRanks(const std::vector<std::string>& args) {
   } else {
     PrintText(opt, job->rows, *base, predicted);
   }
-  return kExitOk;
+  return absl::OkStatus();
+}
+
+RunFn SetupRanks(CLI::App& app) {
+  auto o = std::make_shared<Options>();
+  app.add_option("TRACE", o->traces, "the traces of the ranks of one job (two or more)")
+      ->required()
+      ->type_name("");
+  AddScriptFlags(app, &o->script);
+  app.add_flag("--json", o->json, "machine-readable output");
+  AddTimelineFlag(app, &o->timeline);
+  return [o] { return RunRanks(*o); };
 }
 
 }  // namespace
 
-REVERIE_COMMAND(ranks, "ranks", kUsage,
+REVERIE_COMMAND(ranks, "ranks",
                 "simulate the ranks of one distributed job together: who waits for whom at each "
                 "collective, and what scripts change for the whole job",
-                RunRanks);
+                SetupRanks);
 
 }  // namespace reverie::cli

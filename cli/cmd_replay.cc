@@ -4,11 +4,14 @@
 // Daydream-style breakdown and, when asked, the critical path.
 #include <chrono>
 #include <cstdio>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_format.h"
+#include "base/status_macros.h"
 #include "cli/command.h"
+#include "cli/flags.h"
 #include "cli/paths.h"
 #include "report/replay_json.h"
 #include "report/step_report.h"
@@ -121,66 +124,56 @@ void PrintText(const std::string& path, const Graph& g, const depgraph::BuildSta
   }
 }
 
-int RunReplay(const std::vector<std::string>& raw_args) {
-  std::vector<std::string> args = raw_args;
-  std::string timeline;
-  if (absl::Status s = report::ExtractTimelineFlag(args, &timeline); !s.ok()) {
-    return BadInput("replay: " + std::string(s.message()));
-  }
+struct Options {
   std::string path;
   bool json = false;
   bool critical = false;
   bool timings = false;
-  for (const std::string& a : args) {
-    if (a == "--json") {
-      json = true;
-    } else if (a == "--critical-path") {
-      critical = true;
-    } else if (a == "--timings") {
-      timings = true;
-    } else if (!a.empty() && a[0] == '-') {
-      return BadInput("replay: unknown option '" + a + "'");
-    } else if (path.empty()) {
-      path = a;
-    } else {
-      return BadInput("replay: more than one TRACE given ('" + path + "', '" + a + "')");
-    }
-  }
-  if (path.empty()) return BadInput("replay: missing TRACE (usage: replay TRACE [--json] [--critical-path] [--timeline OUT.json])");
-  if (!timeline.empty()) {
-    if (std::string why = OverwritesInput(timeline, {path}); !why.empty()) return BadInput(why);
-  }
+  std::string timeline;
+};
+
+absl::Status RunReplay(const Options& o) {
+  const std::string& path = o.path;
+  REVERIE_RETURN_IF_ERROR(CheckOutputs({o.timeline}, {path}));
   Stopwatch clock;
   absl::StatusOr<Trace> trace = LoadTraceFile(path);
   clock.Lap("load");
-  if (!trace.ok()) return BadInput(std::string(trace.status().message()));
+  if (!trace.ok()) return trace.status();
   depgraph::BuildStats stats;
   absl::StatusOr<Graph> graph = depgraph::BuildGraph(*trace, {}, &stats);
-  if (!graph.ok()) return BadInput(path + ": " + std::string(graph.status().message()));
+  if (!graph.ok()) return Prefixed(path + ": ", graph.status());
   clock.Lap("build");
   absl::StatusOr<ReplayReport> rep = depgraph::Replay(*graph);
-  if (!rep.ok()) return BadInput(path + ": cannot simulate: " + std::string(rep.status().message()));
-  if (absl::Status s = report::MaybeWriteTimeline(timeline, *graph, rep->sim); !s.ok()) {
-    return BadInput(std::string(s.message()));
-  }
+  if (!rep.ok()) return Prefixed(path + ": cannot simulate: ", rep.status());
+  REVERIE_RETURN_IF_ERROR(report::MaybeWriteTimeline(o.timeline, *graph, rep->sim));
   clock.Lap("simulate");
   const depgraph::GraphBreakdown b = depgraph::ComputeBreakdown(*graph, rep->sim);
   clock.Lap("breakdown");
   const std::vector<CriticalPath> paths = depgraph::CriticalPaths(*graph, rep->sim);
   clock.Lap("critical_path");
-  if (timings) std::fprintf(stderr, "timings: %s\n", clock.Report().c_str());
-  if (!json) {
-    PrintText(path, *graph, stats, *rep, b, paths, critical);
-    return kExitOk;
+  if (o.timings) std::fprintf(stderr, "timings: %s\n", clock.Report().c_str());
+  if (!o.json) {
+    PrintText(path, *graph, stats, *rep, b, paths, o.critical);
+  } else {
+    std::printf("%s\n", report::ReplayJson(path, stats, *rep, b, paths, o.critical).c_str());
   }
-  std::printf("%s\n", report::ReplayJson(path, stats, *rep, b, paths, critical).c_str());
-  return kExitOk;
+  return absl::OkStatus();
+}
+
+RunFn SetupReplay(CLI::App& app) {
+  auto o = std::make_shared<Options>();
+  AddArg(app, "TRACE", &o->path, "the trace");
+  app.add_flag("--json", o->json, "machine-readable output");
+  app.add_flag("--critical-path", o->critical, "show each step's critical path");
+  AddTimelineFlag(app, &o->timeline);
+  app.add_flag("--timings", o->timings, "wall time per phase on stderr");
+  return [o] { return RunReplay(*o); };
 }
 
 }  // namespace
 
-REVERIE_COMMAND(replay, "replay", "replay TRACE [--json] [--critical-path] [--timeline OUT.json] [--timings]",
+REVERIE_COMMAND(replay, "replay",
                 "simulate the trace unchanged: measured vs simulated time per iteration",
-                RunReplay);
+                SetupReplay);
 
 }  // namespace reverie::cli

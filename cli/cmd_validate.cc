@@ -8,14 +8,16 @@
 // script error, a pair whose counted step counts differ (they did not
 // profile the same loop) or where one side has step markers and the other
 // none.
+#include <algorithm>
 #include <cstdio>
+#include <memory>
 #include <string>
 #include <vector>
 
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "cli/load.h"
 #include "cli/command.h"
+#include "cli/flags.h"
 #include "cli/script_args.h"
 #include "report/step_report.h"
 #include "depgraph/step_time.h"
@@ -27,11 +29,6 @@ namespace {
 
 using report::kStepDefinition;
 
-constexpr char kUsage[] =
-    "validate BEFORE AFTER --script FILE [--script FILE ...] [--set [SCRIPT.]KEY=VALUE ...] "
-    "[--json] [--top N] [--cpu-model ops|gaps] [--lua-budget N] [--lua-memory-mb N] "
-    "[--no-sandbox]";
-
 struct Options {
   std::string before, after;
   ScriptArgs script;
@@ -40,62 +37,19 @@ struct Options {
   depgraph::BuildOptions build;  // --cpu-model gaps: cpu_ops = false
 };
 
-bool ParseArgs(const std::vector<std::string>& args, Options* o, std::string* error) {
-  std::vector<std::string> files;
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    if (ConsumeScriptArg("validate", args, &i, &o->script, error)) {
-      if (!error->empty()) return false;
-    } else if (a == "--json") {
-      o->json = true;
-    } else if (a == "--cpu-model") {
-      if (i + 1 >= args.size() || (args[i + 1] != "ops" && args[i + 1] != "gaps")) {
-        *error = "validate: --cpu-model expects ops (op and framework time apart) or gaps";
-        return false;
-      }
-      o->build.cpu_ops = args[++i] == "ops";
-    } else if (a == "--top") {
-      int64_t n = 0;
-      if (i + 1 >= args.size() || !absl::SimpleAtoi(args[i + 1], &n) || n <= 0) {
-        *error = "validate: --top expects a positive integer";
-        return false;
-      }
-      o->top = static_cast<int>(std::min<int64_t>(n, 10000));
-      ++i;
-    } else if (!a.empty() && a[0] == '-') {
-      *error = "validate: unknown option '" + a + "' (usage: " + kUsage + ")";
-      return false;
-    } else {
-      files.push_back(a);
-    }
+absl::Status RunValidate(Options& o) {
+  if (o.script.scripts.empty()) {
+    return UsageError("give the --script(s) that model the change from BEFORE to AFTER");
   }
-  if (files.size() != 2) {
-    *error = std::string("validate: expected BEFORE and AFTER (usage: ") + kUsage + ")";
-    return false;
-  }
-  o->before = files[0];
-  o->after = files[1];
-  if (o->script.scripts.empty()) {
-    *error = "validate: give the --script(s) that model the change from BEFORE to AFTER";
-    return false;
-  }
-  return true;
-}
-
-int RunValidate(const std::vector<std::string>& args) {
-  Options o;
-  std::string error;
-  if (!ParseArgs(args, &o, &error)) return BadInput(error);
-  absl::StatusOr<std::unique_ptr<whatif::LoadedTrace>> before =
-      LoadForCli(o.before, o.build);
-  if (!before.ok()) return BadInput(std::string(before.status().message()));
-  absl::StatusOr<std::unique_ptr<whatif::LoadedTrace>> after =
-      LoadForCli(o.after, o.build);
-  if (!after.ok()) return BadInput(std::string(after.status().message()));
+  o.top = std::min(o.top, 10000);
+  absl::StatusOr<std::unique_ptr<whatif::LoadedTrace>> before = LoadForCli(o.before, o.build);
+  if (!before.ok()) return before.status();
+  absl::StatusOr<std::unique_ptr<whatif::LoadedTrace>> after = LoadForCli(o.after, o.build);
+  if (!after.ok()) return after.status();
   std::string traceback;
   absl::StatusOr<report::Validation> v =
       whatif::ValidatePrediction(**before, **after, o.script, o.top, &traceback);
-  if (!v.ok()) return BadInput(std::string(v.status().message()));
+  if (!v.ok()) return v.status();
   if (o.json) {
     std::printf("%s\n", report::ValidationJson(*v, o.before, o.after,
                                                 o.build.cpu_ops ? "ops" : "gaps", o.script.scripts)
@@ -105,13 +59,24 @@ int RunValidate(const std::vector<std::string>& args) {
     for (const std::string& s : o.script.scripts) std::printf(" %s", s.c_str());
     std::printf("\n%s\n\n%s", kStepDefinition, report::ValidationText(*v).c_str());
   }
-  return kExitOk;
+  return absl::OkStatus();
+}
+
+RunFn SetupValidate(CLI::App& app) {
+  auto o = std::make_shared<Options>();
+  AddArg(app, "BEFORE", &o->before, "the trace the prediction starts from");
+  AddArg(app, "AFTER", &o->after, "the measured trace of the changed program");
+  AddScriptFlags(app, &o->script);
+  app.add_flag("--json", o->json, "machine-readable output");
+  AddInt(app, "--top", &o->top, 1, kNoMax, "rows per table (default 10)");
+  AddCpuModelFlag(app, &o->build);
+  return [o] { return RunValidate(*o); };
 }
 
 }  // namespace
 
-REVERIE_COMMAND(validate, "validate", kUsage,
+REVERIE_COMMAND(validate, "validate",
                 "predict AFTER from BEFORE with scripts and compare with what AFTER measured",
-                RunValidate);
+                SetupValidate);
 
 }  // namespace reverie::cli

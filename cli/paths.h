@@ -11,6 +11,7 @@
 #include <system_error>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 
 namespace reverie::cli {
@@ -36,6 +37,19 @@ inline std::string OverwritesInput(const std::string& output,
     if (SameFile(output, in)) return absl::StrCat(output, ": output would overwrite the input ", in);
   }
   return "";
+}
+
+// InvalidArgument naming the first of `outputs` (empty ones skipped) that is
+// one of `inputs`, checked before anything is read or written.
+inline absl::Status CheckOutputs(const std::vector<std::string>& outputs,
+                                 const std::vector<std::string>& inputs) {
+  for (const std::string& out : outputs) {
+    if (out.empty()) continue;
+    if (std::string why = OverwritesInput(out, inputs); !why.empty()) {
+      return absl::InvalidArgumentError(why);
+    }
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace reverie::cli

@@ -1,7 +1,7 @@
 // File: cli/script_args.h
 //
 // The command-line flags of every command that runs optimization scripts
-// (predict, export, report, sweep, ...), parsed in one place so that they
+// (predict, export, report, sweep, ...), declared in one place so that they
 // mean the same everywhere and reach the Lua engine the same way
 // (whatif::Predict takes them as its ScriptSpec):
 //
@@ -16,18 +16,14 @@
 #ifndef REVERIE_CLI_SCRIPT_ARGS_H_
 #define REVERIE_CLI_SCRIPT_ARGS_H_
 
-#include <cstddef>
 #include <cstdint>
-#include <limits>
 #include <string>
-#include <string_view>
 #include <utility>
 #include <vector>
 
+#include "CLI/CLI.hpp"
 #include "absl/status/statusor.h"
-#include "absl/strings/numbers.h"
-#include "absl/strings/str_cat.h"
-#include "base/sv.h"
+#include "cli/flags.h"
 #include "lua/lua_engine.h"
 #include "lua/script_runner.h"
 #include "whatif/pipeline.h"
@@ -39,53 +35,46 @@ namespace reverie::cli {
 // given).
 using ScriptArgs = whatif::ScriptSpec;
 
-// If args[*i] is one of the five flags above, consumes it (and its value,
-// advancing *i to the value) into *out and returns true; otherwise returns
-// false and touches nothing. A missing or bad value also returns true, with
-// *error set to one line starting "<command>: " (the caller stops there);
-// *error is left alone on success.
-//
-// A command that gives --set another meaning (sweep's value grids) checks
-// for it before calling this, so "--set" never reaches it.
-inline bool ConsumeScriptArg(std::string_view command, const std::vector<std::string>& args,
-                             size_t* i, ScriptArgs* out, std::string* error) {
-  const std::string& a = args[*i];
-  if (a == "--no-sandbox") {
-    out->limits.sandbox = false;
-    return true;
-  }
-  if (a != "--script" && a != "--set" && a != "--lua-budget" && a != "--lua-memory-mb") {
-    return false;
-  }
-  if (*i + 1 >= args.size()) {
-    *error = absl::StrCat(Sv(command), ": ", a, " needs a value");
-    return true;
-  }
-  const std::string& v = args[++*i];
-  if (a == "--script") {
-    out->scripts.push_back(v);
-    return true;
-  }
-  if (a == "--set") {
-    absl::StatusOr<std::pair<std::string, std::string>> kv = lua::ParseSetting(v);
-    if (!kv.ok()) {
-      *error = absl::StrCat(Sv(command), ": ", kv.status().message());
-      return true;
-    }
-    out->settings.push_back(std::move(*kv));
-    return true;
-  }
-  int64_t n = 0;
-  if (!absl::SimpleAtoi(v, &n) || n <= 0) {
-    *error = absl::StrCat(Sv(command), ": ", a, " expects a positive integer, got '", v, "'");
-    return true;
-  }
-  if (a == "--lua-budget") {
-    out->limits.instruction_budget = n;
-  } else {
-    out->limits.memory_limit_bytes = lua::MiBToBytes(n);
-  }
-  return true;
+// --script, repeatable: one FILE per occurrence, in order.
+inline CLI::Option* AddScriptFlag(CLI::App& app, ScriptArgs* out) {
+  return app
+      .add_option("--script", out->scripts,
+                  "optimization script (a path, or a name from scripts/); repeatable, run in order")
+      ->type_name("FILE")
+      ->allow_extra_args(false)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+}
+
+// --lua-budget, --lua-memory-mb and --no-sandbox.
+inline void AddLuaLimitFlags(CLI::App& app, ScriptArgs* out) {
+  AddIntOption(app, "--lua-budget", 1, kNoMax,
+               [out](int64_t n) { out->limits.instruction_budget = n; },
+               "Lua VM instructions per script (and per schedule key function)");
+  AddIntOption(app, "--lua-memory-mb", 1, kNoMax,
+               [out](int64_t n) { out->limits.memory_limit_bytes = lua::MiBToBytes(n); },
+               "Lua memory per script, MiB");
+  app.add_flag_callback("--no-sandbox", [out] { out->limits.sandbox = false; },
+                        "open Lua's standard libraries (trusted scripts only)");
+}
+
+// All five. A command that gives --set another meaning (sweep's value grids)
+// calls AddScriptFlag and AddLuaLimitFlags and declares its own --set.
+inline void AddScriptFlags(CLI::App& app, ScriptArgs* out) {
+  AddScriptFlag(app, out);
+  app.add_option_function<std::vector<std::string>>(
+         "--set",
+         [out](const std::vector<std::string>& values) {
+           for (const std::string& v : values) {
+             absl::StatusOr<std::pair<std::string, std::string>> kv = lua::ParseSetting(v);
+             if (!kv.ok()) throw CLI::ValidationError(std::string(kv.status().message()));
+             out->settings.push_back(std::move(*kv));
+           }
+         },
+         "set a parameter the scripts declare; repeatable")
+      ->type_name("[SCRIPT.]KEY=VALUE")
+      ->allow_extra_args(false)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  AddLuaLimitFlags(app, out);
 }
 
 }  // namespace reverie::cli

@@ -106,7 +106,7 @@ TEST(RanksCliTest, BadInputIsOneLineAndExitTwo) {
       {{"ranks", kRank0, dir + "/missing.json"}, "missing.json"},
       {{"ranks", kRank0, kRank1, "--script", dir + "/none.lua"}, "none.lua"},
       {{"ranks", kRank0, kRank1, "--timeline", kRank1}, "would overwrite the input"},
-      {{"ranks", kRank0, kRank1, "--frobnicate"}, "unknown flag --frobnicate"},
+      {{"ranks", kRank0, kRank1, "--frobnicate"}, "ranks: unknown option '--frobnicate'"},
   };
   const std::string before = ReadFile(kRank1);
   for (const Case& c : cases) {

@@ -222,7 +222,9 @@ TEST_F(ReportSweepCliTest, ReportTimelineStep) {
   EXPECT_FALSE(std::filesystem::exists(html));
   r = RunCli(kCli, {"report", a_, "--script", script_, "-o", html, "--timeline-step", "x"}, dir_);
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_NE(r.err.find("--timeline-step needs a step number"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("--timeline-step expects a step number (0 = the first step), got 'x'"),
+            std::string::npos)
+      << r.err;
 }
 
 }  // namespace
