@@ -31,10 +31,10 @@ absl::Status RunImport(const Options& o) {
   absl::StatusOr<Trace> trace =
       o.salvage ? ReadTrace(o.in, {.salvage = true}) : LoadTraceFile(o.in);
   if (!trace.ok()) return trace.status();
-  if (o.salvage && trace->GetCounter("truncated_chunk") > 0) {
+  if (o.salvage && trace->GetCounter(TraceCounter::truncated_chunk) > 0) {
     std::fprintf(stderr, "reverie: %s: incomplete; kept its complete chunks (counted as "
                  "truncated_chunk)\n", o.in.c_str());
-  } else if (o.salvage && trace->GetCounter("missing_end_marker") > 0) {
+  } else if (o.salvage && trace->GetCounter(TraceCounter::missing_end_marker) > 0) {
     std::fprintf(stderr, "reverie: %s: no end marker (an older schema); kept all it holds\n",
                  o.in.c_str());
   }

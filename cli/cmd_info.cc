@@ -63,11 +63,13 @@ void PrintGraph(const GraphView& v) {
       std::printf("  %10.3f gpu %10.3f cpu  %s\n", Ms(g.gpu_ns), Ms(g.cpu_ns), g.name.c_str());
     }
   }
-  std::printf("\ngraph builder counters (inferred dependencies, dropped data)%s\n",
-              v.stats.counters.empty() ? ": none" : "");
-  for (const auto& [name, value] : v.stats.counters) {
-    std::printf("  %-36s %lld\n", name.c_str(), static_cast<long long>(value));
-  }
+  std::printf("\ngraph builder counters (depgraph/build_counters.h)%s\n",
+              v.stats.empty() ? ": none" : "");
+  v.stats.ForEachNonZero([](const CounterSpec& c, int64_t value) {
+    std::printf("  %-32s %12lld  %-9s %s\n", std::string(c.name).c_str(),
+                static_cast<long long>(value), std::string(SeverityName(c.severity)).c_str(),
+                std::string(c.description).c_str());
+  });
 }
 
 void PrintText(const std::string& path, const Trace& trace, const TraceSummary& s) {
@@ -133,15 +135,19 @@ void PrintText(const std::string& path, const Trace& trace, const TraceSummary& 
       }
     }
   }
+  // Each counter with its severity and meaning (proto/trace_counters.h).
+  auto print = [](const std::string& name, int64_t value) {
+    const CounterSpec* spec = FindTraceCounter(name);
+    std::printf("  %-32s %12lld  %-9s %s\n", name.c_str(), static_cast<long long>(value),
+                spec != nullptr ? std::string(SeverityName(spec->severity)).c_str() : "?",
+                spec != nullptr ? std::string(spec->description).c_str()
+                                : "(not declared by this version of reverie)");
+  };
   std::printf("\nanomalies%s\n", s.anomalies.empty() ? ": none" : "");
-  for (const auto& [name, value] : s.anomalies) {
-    std::printf("  %-36s %lld\n", name.c_str(), static_cast<long long>(value));
-  }
+  for (const auto& [name, value] : s.anomalies) print(name, value);
   if (!s.skipped.empty()) {
-    std::printf("skipped events (no place in the trace model)\n");
-    for (const auto& [name, value] : s.skipped) {
-      std::printf("  %-36s %lld\n", name.c_str(), static_cast<long long>(value));
-    }
+    std::printf("recorded, not used by the model (info)\n");
+    for (const auto& [name, value] : s.skipped) print(name, value);
   }
 }
 

@@ -91,7 +91,7 @@ absl::Status RunReport(const Options& o) {
   report::AssembleInput in;
   in.trace_path = trace_path;
   in.trace = &lt.trace;
-  in.build_counters = &lt.stats.counters;
+  in.build_counters = &lt.stats;
   in.baseline = &lt.graph;
   in.baseline_sim = &lt.baseline;
   in.settings = o.script_args.settings;

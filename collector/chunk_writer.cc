@@ -94,7 +94,8 @@ uint32_t ChunkWriter::AddRange(const RangeRecord& r) {
   return ++next_range_;
 }
 
-void ChunkWriter::AddCounter(const std::string& name, int64_t delta) {
+void ChunkWriter::AddCounter(TraceCounter counter, int64_t delta) {
+  const std::string name(Spec(counter).name);
   if (delta != 0) pending_counters_[name] += delta;
 }
 
@@ -102,7 +103,7 @@ bool ChunkWriter::UpdateHeader(const HeaderInfo& header) {
   if (fd_ < 0) return false;
   std::string region;
   if (!EncodeHeaderRegion(header, options_.header_region_bytes, &region)) {
-    AddCounter("header_overflow", 1);
+    AddCounter(TraceCounter::header_overflow, 1);
     return false;
   }
   return WriteAll(region.data(), region.size(), 0);

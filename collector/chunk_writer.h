@@ -40,6 +40,7 @@
 #include "collector/records.h"
 #include "collector/trace_encoder.h"
 #include "collector/wire.h"
+#include "proto/trace_counters.h"
 
 namespace reverie::collector {
 
@@ -85,7 +86,7 @@ class ChunkWriter {
   // Returns the range's global index + 1 (what a child's `parent` holds).
   uint32_t AddRange(const RangeRecord& r);
 
-  void AddCounter(const std::string& name, int64_t delta);
+  void AddCounter(TraceCounter counter, int64_t delta);
 
   // Rewrites the header region. Returns false (and counts
   // `header_overflow`) when the new header does not fit.

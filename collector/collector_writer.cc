@@ -65,7 +65,7 @@ bool Collector::StartWriter(std::string* error) {
   sink_ = std::make_unique<TraceSink>(file_.get(), window_.get(), header);
   decoder_ = std::make_unique<CuptiDecoder>(sink_.get(), &ApiName, &api_, pid_);
   processor_ = std::make_unique<HostEventProcessor>(sink_.get());
-  if (!cupti_active_) sink_->Count("cupti_unavailable", 1);
+  if (!cupti_active_) sink_->Count(TraceCounter::cupti_unavailable, 1);
   last_write_ns_ = MonotonicNowNs();
   {
     std::lock_guard<std::mutex> lock(wake_mu_);
@@ -91,7 +91,7 @@ void Collector::DecodeBuffer(const CompletedBuffer& buffer) {
       decoder_->Decode(record);
       continue;
     }
-    if (r != CUPTI_ERROR_MAX_LIMIT_REACHED) sink_->Count("cupti_buffer_parse_error", 1);
+    if (r != CUPTI_ERROR_MAX_LIMIT_REACHED) sink_->Count(TraceCounter::cupti_buffer_parse_error, 1);
     break;
   }
 }
@@ -111,12 +111,12 @@ void Collector::ProcessPending(std::vector<HostEvent>* host) {
     if (n < kBuffersPerRound) break;
   }
   decoder_->ResolvePending(/*final=*/false);
-  sink_->Count("cupti_dropped_records", dropped_records_.exchange(0));
-  sink_->Count("cupti_buffer_pool_exhausted", pool_exhausted_.exchange(0));
-  sink_->Count("cupti_buffer_malloc_fallback", fallback_buffers_.exchange(0));
-  sink_->Count("cupti_buffers_lost", buffers_lost_.exchange(0));
-  sink_->Count("cupti_fatal_error", cupti_errors_.exchange(0));
-  sink_->Count("host_events_dropped", host_events_.TakeOverflow());
+  sink_->Count(TraceCounter::cupti_dropped_records, dropped_records_.exchange(0));
+  sink_->Count(TraceCounter::cupti_buffer_pool_exhausted, pool_exhausted_.exchange(0));
+  sink_->Count(TraceCounter::cupti_buffer_malloc_fallback, fallback_buffers_.exchange(0));
+  sink_->Count(TraceCounter::cupti_buffers_lost, buffers_lost_.exchange(0));
+  sink_->Count(TraceCounter::cupti_fatal_error, cupti_errors_.exchange(0));
+  sink_->Count(TraceCounter::host_events_dropped, host_events_.TakeOverflow());
 }
 
 void Collector::WriterLoop() {

@@ -99,7 +99,7 @@ void CuptiDecoder::Decode(const CUpti_Activity* record) {
     case CUPTI_ACTIVITY_KIND_OVERHEAD:
       return DecodeOverhead(*reinterpret_cast<const CUpti_ActivityOverhead3*>(record));
     default:
-      sink_->Count("cupti_record_unhandled_kind", 1);
+      sink_->Count(TraceCounter::cupti_record_unhandled_kind, 1);
       return;
   }
 }
@@ -273,8 +273,8 @@ void CuptiDecoder::DecodeDevice(const CUpti_ActivityDevice5& r) {
 }
 
 void CuptiDecoder::DecodeOverhead(const CUpti_ActivityOverhead3& r) {
-  sink_->Count("cupti_overhead_count", 1);
-  if (r.end > r.start) sink_->Count("cupti_overhead_ns", static_cast<int64_t>(r.end - r.start));
+  sink_->Count(TraceCounter::cupti_overhead_count, 1);
+  if (r.end > r.start) sink_->Count(TraceCounter::cupti_overhead_ns, static_cast<int64_t>(r.end - r.start));
 }
 
 void CuptiDecoder::DecodeSync(const CUpti_ActivitySynchronization2& r) {
@@ -327,8 +327,8 @@ bool CuptiDecoder::TryResolve(PendingSync* p) {
 
 void CuptiDecoder::EmitSync(PendingSync* p, bool final) {
   if (final) {
-    if (!p->have_thread) sink_->Count("sync_thread_unknown", 1);
-    if (p->event_sync_id != 0 && !p->have_event) sink_->Count("sync_event_unresolved", 1);
+    if (!p->have_thread) sink_->Count(TraceCounter::sync_thread_unknown, 1);
+    if (p->event_sync_id != 0 && !p->have_event) sink_->Count(TraceCounter::sync_event_unresolved, 1);
   }
   sink_->Sync(p->record);
 }

@@ -58,7 +58,7 @@ void HostEventProcessor::Push(const HostEvent& e) {
 void HostEventProcessor::Pop(const HostEvent& e) {
   auto it = threads_.find(ThreadKey(e.pid, e.tid));
   if (it == threads_.end() || it->second.open.empty()) {
-    sink_->Count("range_unbalanced_pop", 1);
+    sink_->Count(TraceCounter::range_unbalanced_pop, 1);
     return;
   }
   ThreadRanges& t = it->second;
@@ -89,7 +89,7 @@ void HostEventProcessor::Emit(ThreadRanges* t) {
     if (p.parent_pos >= 0) {
       r.parent = ids[p.parent_pos];
       if (r.parent == 0 && !t->pending[p.parent_pos].complete) {
-        sink_->Count("range_parent_unknown", 1);
+        sink_->Count(TraceCounter::range_parent_unknown, 1);
       }
     }
     if (sink_->window().KeepSpan(r.start_ns, r.end_ns)) {
@@ -110,7 +110,7 @@ void HostEventProcessor::Start(const HostEvent& e) {
 void HostEventProcessor::End(const HostEvent& e) {
   auto it = started_.find(e.id);
   if (it == started_.end()) {
-    sink_->Count("range_unbalanced_end", 1);
+    sink_->Count(TraceCounter::range_unbalanced_end, 1);
     return;
   }
   RangeRecord r = it->second;
@@ -126,7 +126,7 @@ void HostEventProcessor::End(const HostEvent& e) {
 }
 
 void HostEventProcessor::IterationBegin(const HostEvent& e) {
-  if (iteration_open_) sink_->Count("iteration_unclosed", 1);
+  if (iteration_open_) sink_->Count(TraceCounter::iteration_unclosed, 1);
   iteration_open_ = true;
   iteration_ = IterationRecord{};
   iteration_.index = static_cast<int64_t>(e.id);
@@ -138,7 +138,7 @@ void HostEventProcessor::IterationBegin(const HostEvent& e) {
 
 void HostEventProcessor::IterationEnd(const HostEvent& e) {
   if (!iteration_open_ || static_cast<int64_t>(e.id) != iteration_.index) {
-    sink_->Count("iteration_end_without_begin", 1);
+    sink_->Count(TraceCounter::iteration_end_without_begin, 1);
     return;
   }
   iteration_open_ = false;
@@ -169,7 +169,7 @@ void HostEventProcessor::Bucket(const HostEvent& e) {
     b.parameter_sids.push_back(sink_->writer().Intern(name));
     auto it = parameter_layer_.find(name);
     if (it == parameter_layer_.end()) {
-      sink_->Count("bucket_parameter_unknown", 1);
+      sink_->Count(TraceCounter::bucket_parameter_unknown, 1);
       continue;
     }
     if (std::find(b.layer_sids.begin(), b.layer_sids.end(), it->second) == b.layer_sids.end()) {
@@ -186,13 +186,13 @@ void HostEventProcessor::Finish(int64_t now_ns) {
       t.open.pop_back();
       p.record.end_ns = std::max(now_ns, p.record.start_ns);
       p.complete = true;
-      sink_->Count("range_unclosed", 1);
+      sink_->Count(TraceCounter::range_unclosed, 1);
     }
     Emit(&t);
   }
   threads_.clear();
   for (auto& [unused_id, r] : started_) {
-    sink_->Count("range_unclosed", 1);
+    sink_->Count(TraceCounter::range_unclosed, 1);
     RangeRecord copy = r;
     copy.end_ns = std::max(now_ns, copy.start_ns);
     copy.external_id = 0;

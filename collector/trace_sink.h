@@ -53,8 +53,8 @@ class TraceSink {
 
   void Device(const DeviceRecord& d);
   void SetMetadata(const std::string& key, const std::string& value);
-  void Count(const std::string& name, int64_t delta) { writer_->AddCounter(name, delta); }
-  void Dropped() { writer_->AddCounter("records_outside_window", 1); }
+  void Count(TraceCounter c, int64_t delta) { writer_->AddCounter(c, delta); }
+  void Dropped() { writer_->AddCounter(TraceCounter::records_outside_window, 1); }
 
   // Registers the thread (and its process) when first seen.
   void NoteThread(int64_t pid, int64_t tid);

@@ -83,7 +83,7 @@ void BuildCpuTasks(Context& ctx) {
   for (int i = 0; i < api.size(); ++i) {
     const proto::ApiCall& a = api[i];
     if (a.end_ns() < a.start_ns()) {
-      ctx.stats.Add("negative_duration_api_call");
+      ctx.stats.Add(BuildCounter::negative_duration_api_call);
     }
     keys.push_back({a.pid(), a.tid(), a.start_ns(), -std::max(a.end_ns(), a.start_ns()),
                     static_cast<uint32_t>(i)});
@@ -110,11 +110,11 @@ void BuildCpuTasks(Context& ctx) {
         CpuCall& outer = ctx.calls.back();
         if (k.start >= outer.start && end <= outer.end) {
           // A driver call inside its runtime call: the same CPU time, one task.
-          ctx.stats.Add("nested_api_call");
+          ctx.stats.Add(BuildCounter::nested_api_call);
           if (corr != 0) ctx.call_by_corr.emplace(corr, static_cast<uint32_t>(ctx.calls.size() - 1));
           continue;
         }
-        if (k.start < outer.end) ctx.stats.Add("overlapping_api_call");
+        if (k.start < outer.end) ctx.stats.Add(BuildCounter::overlapping_api_call);
       }
       CpuCall c;
       c.start = k.start;
@@ -124,7 +124,7 @@ void BuildCpuTasks(Context& ctx) {
       const uint32_t index = static_cast<uint32_t>(ctx.calls.size());
       if (corr != 0 && !ctx.call_by_corr.emplace(corr, index).second) {
         ctx.call_by_corr[corr] = index;
-        ctx.stats.Add("duplicate_correlation");
+        ctx.stats.Add(BuildCounter::duplicate_correlation);
       }
       ctx.calls.push_back(c);
     }
@@ -160,7 +160,7 @@ void BuildGpuTasks(Context& ctx) {
   keys.reserve(acts.size());
   for (int i = 0; i < acts.size(); ++i) {
     const proto::GpuActivity& a = acts[i];
-    if (a.end_ns() < a.start_ns()) ctx.stats.Add("negative_duration_gpu_op");
+    if (a.end_ns() < a.start_ns()) ctx.stats.Add(BuildCounter::negative_duration_gpu_op);
     keys.push_back({a.device(), a.stream(), a.start_ns(), std::max(a.end_ns(), a.start_ns()),
                     static_cast<uint32_t>(i)});
   }
@@ -184,7 +184,7 @@ void BuildGpuTasks(Context& ctx) {
       o.end = keys[i].end;
       if (!ctx.ops.empty() && ctx.ops.size() > st.begin && o.start < ctx.ops.back().end) {
         // CUPTI timestamps of back-to-back work can overlap by a few ns.
-        ctx.stats.Add("overlapping_gpu_op");
+        ctx.stats.Add(BuildCounter::overlapping_gpu_op);
         o.start = ctx.ops.back().end;
         o.end = std::max(o.end, o.start);
       }
@@ -241,13 +241,13 @@ void AddLaunchEdges(Context& ctx) {
       if (it != ctx.call_by_corr.end()) {
         c = it->second;
       } else {
-        ctx.stats.Add("unmatched_correlation");
+        ctx.stats.Add(BuildCounter::unmatched_correlation);
       }
     }
     if (c == kNone) {
       // Anchor on the last CPU call that ended before the op started, so the op
       // cannot run before the program got that far.
-      ctx.stats.Add("kernel_without_launch");
+      ctx.stats.Add(BuildCounter::kernel_without_launch);
       auto it = std::upper_bound(by_end.begin(), by_end.end(), op.start,
                                  [&](int64_t t, uint32_t x) { return t < ctx.calls[x].end; });
       if (it == by_end.begin()) continue;
@@ -310,7 +310,7 @@ void AnchorRoots(Context& ctx) {
   for (TaskId root : roots) {
     g.AddEdge(start, root, EdgeKind::kUser, ClampDelay(g.measured_start_ns(root) - t0));
   }
-  ctx.stats.Add("root_anchor", static_cast<int64_t>(roots.size()));
+  ctx.stats.Add(BuildCounter::root_anchor, static_cast<int64_t>(roots.size()));
 }
 
 void FinishLaunchDelays(Context& ctx) {
@@ -343,8 +343,8 @@ void FinishLaunchDelays(Context& ctx) {
         const GpuOp& prev = ctx.ops[o - 1];
         ctx.g.set_gap_ns(prev.task, op.start - prev.end);
         ctx.g.set_pinned_gap(prev.task);
-        ctx.stats.Add("unexplained_stream_gap");
-        ctx.stats.Add("unexplained_stream_gap_ns", op.start - other[o]);
+        ctx.stats.Add(BuildCounter::unexplained_stream_gap);
+        ctx.stats.Add(BuildCounter::unexplained_stream_gap_ns, op.start - other[o]);
       }
       continue;
     }
@@ -366,15 +366,15 @@ void FinishLaunchDelays(Context& ctx) {
       const GpuOp& prev = ctx.ops[o - 1];
       ctx.g.set_gap_ns(prev.task, op.start - prev.end);
       ctx.g.set_pinned_gap(prev.task);
-      ctx.stats.Add("unexplained_stream_gap");
-      ctx.stats.Add("unexplained_stream_gap_ns", op.start - std::max(other[o], call_end + cap));
+      ctx.stats.Add(BuildCounter::unexplained_stream_gap);
+      ctx.stats.Add(BuildCounter::unexplained_stream_gap_ns, op.start - std::max(other[o], call_end + cap));
       auto it = ctx.typical_latency.find(ctx.streams[op.stream].device);
       delay = std::min(latency, it == ctx.typical_latency.end() ? 0 : it->second);
     } else {
       delay = latency;  // first on its stream: only the launch can place it
       ctx.g.set_edge_pinned(op.launch_edge);
-      ctx.stats.Add("unexplained_launch_wait");
-      ctx.stats.Add("unexplained_launch_wait_ns", latency - cap);
+      ctx.stats.Add(BuildCounter::unexplained_launch_wait);
+      ctx.stats.Add(BuildCounter::unexplained_launch_wait_ns, latency - cap);
     }
     ctx.g.set_edge_delay_ns(op.launch_edge, ClampDelay(delay));
   }
@@ -405,11 +405,11 @@ absl::StatusOr<Graph> BuildGraph(const Trace& trace, const BuildOptions& opts,
   internal::AnchorRoots(ctx);
   internal::FinishLaunchDelays(ctx);
   internal::Annotate(ctx);
-  st.Add("cpu_tasks", static_cast<int64_t>(ctx.calls.size()));
-  st.Add("gpu_tasks", static_cast<int64_t>(ctx.ops.size()));
-  st.Add("threads", static_cast<int64_t>(ctx.threads.size()));
-  st.Add("streams", static_cast<int64_t>(ctx.streams.size()));
-  st.Add("edges", static_cast<int64_t>(g.live_edge_count()));
+  st.Add(BuildCounter::cpu_tasks, static_cast<int64_t>(ctx.calls.size()));
+  st.Add(BuildCounter::gpu_tasks, static_cast<int64_t>(ctx.ops.size()));
+  st.Add(BuildCounter::threads, static_cast<int64_t>(ctx.threads.size()));
+  st.Add(BuildCounter::streams, static_cast<int64_t>(ctx.streams.size()));
+  st.Add(BuildCounter::edges, static_cast<int64_t>(g.live_edge_count()));
   return g;
 }
 

@@ -87,6 +87,7 @@
 #include <string_view>
 
 #include "absl/status/statusor.h"
+#include "depgraph/build_counters.h"
 #include "depgraph/graph.h"
 #include "proto/trace.h"
 
@@ -121,17 +122,6 @@ struct BuildOptions {
   // spans (builder_cpu_time.cc); false keeps every call's gap whole (the
   // model before ops were kept, for comparisons).
   bool cpu_ops = true;
-};
-
-// Named counters of what the builder saw, inferred or dropped (shown by
-// `reverie info`).
-struct BuildStats {
-  std::map<std::string, int64_t> counters;
-  void Add(std::string_view name, int64_t delta = 1) { counters[std::string(name)] += delta; }
-  int64_t Get(std::string_view name) const {
-    auto it = counters.find(std::string(name));
-    return it == counters.end() ? 0 : it->second;
-  }
 };
 
 // `stats` may be null.

@@ -148,7 +148,7 @@ void Annotate(Context& ctx) {
     ctx.g.set_op(o.task, ctx.g.op_of(call));
   }
   if (const int dropped = MarkCountedSteps(&ctx.g); dropped > 0) {
-    ctx.stats.Add("steps_not_counted", dropped);
+    ctx.stats.Add(BuildCounter::steps_not_counted, dropped);
   }
 }
 

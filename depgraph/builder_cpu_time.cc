@@ -109,7 +109,7 @@ class ThreadSplitter {
   void Run() {
     if (ctx_.opts.cpu_ops) MarkIssuingOps();
     CollectBounds();
-    if (!op_mode_) ctx_.stats.Add("cpu_threads_without_ops");
+    if (!op_mode_) ctx_.stats.Add(BuildCounter::cpu_threads_without_ops);
     size_t m = OpenWithMarks();
     Sweep calls(spans_);
     for (uint32_t c = th_.begin; c < th_.end; ++c) {
@@ -127,7 +127,7 @@ class ThreadSplitter {
       // step after its last call.
       if (last && m_end > m) w1 = std::max(w1, marks_[m_end - 1].time);
       for (size_t i = m; i < m_end; ++i) {
-        if (marks_[i].time < w0 || marks_[i].time > w1) ctx_.stats.Add("step_mark_moved");
+        if (marks_[i].time < w0 || marks_[i].time > w1) ctx_.stats.Add(BuildCounter::step_mark_moved);
       }
       SplitWindow(call.task, w0, w1, m, m_end);
       m = m_end;
@@ -199,7 +199,7 @@ class ThreadSplitter {
       const OpId p = parent[i] >= 0 ? spans_[parent[i]].id : OpId();
       spans_[i].id = ctx_.g.AddOp(ctx_.trace.String(spans_[i].name_sid), p, 0);
       op_mode_ = true;
-      ctx_.stats.Add("cpu_ops");
+      ctx_.stats.Add(BuildCounter::cpu_ops);
     }
   }
 
@@ -314,7 +314,7 @@ void AddSteps(Context& ctx) {
   for (const CpuCall& c : ctx.calls) lo = std::min(lo, c.start), hi = std::max(hi, c.end);
   for (const GpuOp& o : ctx.ops) lo = std::min(lo, o.start), hi = std::max(hi, o.end);
   ctx.g.AddIteration({"whole trace", lo, hi});
-  ctx.stats.Add("trace_without_iterations");
+  ctx.stats.Add(BuildCounter::trace_without_iterations);
 }
 
 }  // namespace reverie::depgraph::internal
@@ -382,7 +382,7 @@ void SplitCpuTime(Context& ctx) {
       const TaskId task = ctx.g.AppendTask(s);
       ctx.pieces.push_back({task, v[i].time, v[i].time, kNone});
     }
-    ctx.stats.Add("steps_on_thread_without_calls");
+    ctx.stats.Add(BuildCounter::steps_on_thread_without_calls);
   }
 }
 

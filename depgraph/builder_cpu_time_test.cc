@@ -145,7 +145,7 @@ TEST(BuilderCpuTimeTest, AThreadWithoutOpSpansKeepsItsGapsAndGetsMarkers) {
   t.Gpu("k", 7, 50 * us, 60 * us, 2);
   BuildStats stats;
   const Graph g = t.Build(&stats);
-  EXPECT_EQ(stats.Get("cpu_threads_without_ops"), 1);
+  EXPECT_EQ(stats.Get(BuildCounter::cpu_threads_without_ops), 1);
   EXPECT_EQ(g.op_count(), 0u);
   const TaskId first = test_trace::Find(g, "cudaLaunchKernel");
   EXPECT_EQ(g.gap_ns(first), 25 * us);  // the old model: the gap holds the time

@@ -42,7 +42,7 @@ class SyncPass {
     for (const proto::Sync& s : ctx_.trace.events().syncs()) {
       const uint32_t c = CallOf(s.correlation_id());
       if (c == kNone) {
-        ctx_.stats.Add("sync_without_call");
+        ctx_.stats.Add(BuildCounter::sync_without_call);
         continue;
       }
       recorded[c] = true;
@@ -73,11 +73,11 @@ class SyncPass {
   uint32_t Waited(uint32_t s, int64_t issued, int64_t returned) {
     const uint32_t o = ctx_.LastSubmittedBefore(s, issued);
     if (o == kNone || ctx_.ops[o].end <= returned) return o;
-    ctx_.stats.Add("sync_clock_skew");
+    ctx_.stats.Add(BuildCounter::sync_clock_skew);
     return ctx_.LastEndingBy(s, returned);
   }
 
-  void SyncOnStream(uint32_t s, uint32_t c, const char* counter) {
+  void SyncOnStream(uint32_t s, uint32_t c, BuildCounter counter) {
     const CpuCall& call = ctx_.calls[c];
     const uint32_t o = Waited(s, call.start, call.end);
     if (o == kNone) return;
@@ -85,20 +85,20 @@ class SyncPass {
     ctx_.stats.Add(counter);
   }
 
-  void SyncOnDevice(int32_t device, uint32_t c, const char* counter) {
+  void SyncOnDevice(int32_t device, uint32_t c, BuildCounter counter) {
     for (uint32_t s = 0; s < ctx_.streams.size(); ++s) {
       if (device < 0 || ctx_.streams[s].device == device) SyncOnStream(s, c, counter);
     }
   }
 
   // GPU -> GPU: `producer` must finish before `consumer` starts.
-  void EventEdge(uint32_t producer, uint32_t consumer, const char* counter) {
+  void EventEdge(uint32_t producer, uint32_t consumer, BuildCounter counter) {
     if (producer == kNone || consumer == kNone) return;
     GpuOp& p = ctx_.ops[producer];
     GpuOp& q = ctx_.ops[consumer];
     if (p.stream == q.stream) return;  // stream order already says so
     if (p.end > q.start) {
-      ctx_.stats.Add("event_edge_rejected");  // the trace contradicts the inference
+      ctx_.stats.Add(BuildCounter::event_edge_rejected);  // the trace contradicts the inference
       return;
     }
     const int64_t wait = q.start - p.end;
@@ -113,11 +113,11 @@ class SyncPass {
     switch (s.kind()) {
       case proto::Sync::DEVICE:
       case proto::Sync::CONTEXT:
-        SyncOnDevice(s.device(), c, "sync_edge_device");
+        SyncOnDevice(s.device(), c, BuildCounter::sync_edge_device);
         return;
       case proto::Sync::STREAM: {
         const uint32_t st = StreamOf(s.device(), s.stream());
-        if (st != kNone) SyncOnStream(st, c, "sync_edge_stream");
+        if (st != kNone) SyncOnStream(st, c, BuildCounter::sync_edge_stream);
         return;
       }
       case proto::Sync::EVENT:
@@ -129,24 +129,24 @@ class SyncPass {
             return;
           }
           if (ctx_.ops[producer].end > call.end) {
-            ctx_.stats.Add("sync_clock_skew");
+            ctx_.stats.Add(BuildCounter::sync_clock_skew);
             return;
           }
           ctx_.AddSyncEdge(producer, c);
-          ctx_.stats.Add("sync_edge_event");
+          ctx_.stats.Add(BuildCounter::sync_edge_event);
           return;
         }
         const uint32_t consumer_stream = StreamOf(s.device(), s.stream());
         if (producer == kNone || consumer_stream == kNone) {
-          ctx_.stats.Add("event_wait_unresolved");
+          ctx_.stats.Add(BuildCounter::event_wait_unresolved);
           return;
         }
         EventEdge(producer, ctx_.FirstSubmittedFrom(consumer_stream, call.start),
-                  "event_edge_recorded");
+                  BuildCounter::event_edge_recorded);
         return;
       }
       default:
-        ctx_.stats.Add("sync_unknown_kind");
+        ctx_.stats.Add(BuildCounter::sync_unknown_kind);
     }
   }
 
@@ -162,7 +162,7 @@ class SyncPass {
   void Infer(Blocking kind, uint32_t c) {
     const CpuCall& call = ctx_.calls[c];
     if (kind == Blocking::kDevice) {
-      SyncOnDevice(-1, c, "inferred_sync");
+      SyncOnDevice(-1, c, BuildCounter::inferred_sync);
       return;
     }
     if (kind == Blocking::kStreamWaitEvent) {
@@ -180,15 +180,15 @@ class SyncPass {
     if (best != kNone && call.end - ctx_.ops[best].end <= ctx_.opts.sync_tolerance_ns &&
         ctx_.ops[best].end > call.start) {
       ctx_.AddSyncEdge(best, c);
-      ctx_.stats.Add("inferred_sync");
+      ctx_.stats.Add(BuildCounter::inferred_sync);
       return;
     }
     // It did not wait. A stream sync still orders the call after the work on
     // the thread's current stream (the stream of its latest launch).
-    ctx_.stats.Add("sync_not_waiting");
+    ctx_.stats.Add(BuildCounter::sync_not_waiting);
     if (kind == Blocking::kStream) {
       const uint32_t cur = CurrentStream(c);
-      if (cur != kNone) SyncOnStream(cur, c, "inferred_sync");
+      if (cur != kNone) SyncOnStream(cur, c, BuildCounter::inferred_sync);
     }
   }
 
@@ -216,7 +216,7 @@ class SyncPass {
       }
     }
     if (consumer_stream == kNone) {
-      ctx_.stats.Add("event_wait_unresolved");
+      ctx_.stats.Add(BuildCounter::event_wait_unresolved);
       return;
     }
     const int32_t device = ctx_.streams[consumer_stream].device;
@@ -233,11 +233,11 @@ class SyncPass {
       }
     }
     if (producer == kNone) {
-      ctx_.stats.Add("event_wait_unresolved");
+      ctx_.stats.Add(BuildCounter::event_wait_unresolved);
       return;
     }
     EventEdge(producer, ctx_.FirstSubmittedFrom(consumer_stream, call.start),
-              "inferred_event_edge");
+              BuildCounter::inferred_event_edge);
   }
 
   // A copy call that returned only after its own copy ran (cudaMemcpy, or an
@@ -269,7 +269,7 @@ class SyncPass {
     if (op.start < call.start || op.start > call.end || op.end > call.end + slack) return;
     const uint32_t next = ctx_.NextOnThread(c);
     if (next == kNone) {
-      ctx_.stats.Add("blocking_copy_unrouted");
+      ctx_.stats.Add(BuildCounter::blocking_copy_unrouted);
       return;
     }
     const uint32_t p = ctx_.LastSubmittedBefore(op.stream, call.start);
@@ -277,8 +277,8 @@ class SyncPass {
         ctx_.ops[p].end <= op.start + ctx_.opts.stream_gap_cap_ns) {
       // Submitted before the call started, so it cannot depend on the call.
       ctx_.AddSyncEdge(p, c);
-      ctx_.stats.Add("inferred_blocking_copy_wait");
-      ctx_.stats.Add("inferred_blocking_copy_wait_ns", ctx_.ops[p].end - call.start);
+      ctx_.stats.Add(BuildCounter::inferred_blocking_copy_wait);
+      ctx_.stats.Add(BuildCounter::inferred_blocking_copy_wait_ns, ctx_.ops[p].end - call.start);
     }
     ctx_.own_end[c] = std::clamp(op.start, call.start, call.end);
     const int64_t handoff = ctx_.calls[next].start - op.end;
@@ -286,7 +286,7 @@ class SyncPass {
                    static_cast<int32_t>(std::clamp<int64_t>(
                        handoff, -std::numeric_limits<int32_t>::max(),
                        std::numeric_limits<int32_t>::max())));
-    ctx_.stats.Add("inferred_blocking_copy");
+    ctx_.stats.Add(BuildCounter::inferred_blocking_copy);
   }
 
   // A call that blocked keeps only its own residual as duration: its
@@ -300,7 +300,7 @@ class SyncPass {
       const int64_t resumed = std::clamp(w, call.start, own_end);
       ctx_.g.set_duration_ns(call.task, own_end - resumed);
       ctx_.g.set_measured_start_ns(call.task, resumed);
-      if (resumed > call.start) ctx_.stats.Add("sync_wait_ns", resumed - call.start);
+      if (resumed > call.start) ctx_.stats.Add(BuildCounter::sync_wait_ns, resumed - call.start);
     }
   }
 

@@ -64,7 +64,7 @@ TEST(BuilderTest, TasksGapsAndLaunchDelays) {
   EXPECT_EQ(launches[0].delay_ns, 5);
   EXPECT_LE(launches[1].delay_ns, 1201 - 1040);  // queued: does not bind
   EXPECT_EQ(launches[2].delay_ns, 5000 - 1110);
-  EXPECT_EQ(stats.Get("kernel_without_launch"), 0);
+  EXPECT_EQ(stats.Get(BuildCounter::kernel_without_launch), 0);
   EXPECT_EQ(g.iteration_count(), 1u);  // no markers: one iteration
   ExpectFaithful(g);
 }
@@ -77,7 +77,7 @@ TEST(BuilderTest, UnexplainedIdleStreamTimeStaysWithTheStream) {
   t.Gpu("b", 7, 900'000, 900'100, 2);  // launched ~900 us earlier, stream idle
   BuildStats stats;
   Graph g = t.Build(&stats);
-  EXPECT_EQ(stats.Get("unexplained_stream_gap"), 1);
+  EXPECT_EQ(stats.Get(BuildCounter::unexplained_stream_gap), 1);
   EXPECT_EQ(g.gap_ns(Find(g, "a")), 900'000 - 100);
   const std::vector<Edge> launches = EdgesOfKind(g, EdgeKind::kLaunch);
   ASSERT_EQ(launches.size(), 2u);
@@ -105,7 +105,7 @@ TEST(BuilderTest, InferredDeviceSyncWaitsAndKeepsResidual) {
   EXPECT_EQ(syncs[0].src, Find(g, "k1"));
   EXPECT_EQ(syncs[0].dst, sync);
   EXPECT_EQ(g.duration_ns(sync), 10);  // 520 - 510: the post-wait residual
-  EXPECT_EQ(stats.Get("inferred_sync"), 1);
+  EXPECT_EQ(stats.Get(BuildCounter::inferred_sync), 1);
   ExpectFaithful(g);
   // The wait now comes from the edge: a shorter kernel returns the sync earlier.
   g.set_duration_ns(Find(g, "k1"), 95);
@@ -127,8 +127,8 @@ TEST(BuilderTest, RecordedStreamSyncUsesItsStreamOnly) {
   const std::vector<Edge> syncs = EdgesOfKind(g, EdgeKind::kSync);
   ASSERT_EQ(syncs.size(), 1u);
   EXPECT_EQ(syncs[0].src, Find(g, "a"));
-  EXPECT_EQ(stats.Get("sync_edge_stream"), 1);
-  EXPECT_EQ(stats.Get("inferred_sync"), 0);
+  EXPECT_EQ(stats.Get(BuildCounter::sync_edge_stream), 1);
+  EXPECT_EQ(stats.Get(BuildCounter::inferred_sync), 0);
   ExpectFaithful(g);
 }
 
@@ -172,7 +172,7 @@ TEST(BuilderTest, InferredStreamWaitEventWithoutRecords) {
   const std::vector<Edge> ev = EdgesOfKind(g, EdgeKind::kEvent);
   ASSERT_EQ(ev.size(), 1u);
   EXPECT_EQ(ev[0].dst, Find(g, "nccl"));
-  EXPECT_EQ(stats.Get("inferred_event_edge"), 1);
+  EXPECT_EQ(stats.Get(BuildCounter::inferred_event_edge), 1);
   ExpectFaithful(g);
 }
 
@@ -184,7 +184,7 @@ TEST(BuilderTest, BlockingMemcpyWaitIsRoutedToTheNextCallWithoutACycle) {
   t.Gpu("k", 7, 530, 600, 2);
   BuildStats stats;
   Graph g = t.Build(&stats);  // Build() validates: no cycle
-  EXPECT_EQ(stats.Get("inferred_blocking_copy"), 1);
+  EXPECT_EQ(stats.Get(BuildCounter::inferred_blocking_copy), 1);
   const TaskId copy = Find(g, "Memcpy DtoH (Device -> Pageable)");
   const TaskId next = Find(g, "cudaLaunchKernel");
   bool routed = false;
@@ -208,8 +208,8 @@ TEST(BuilderTest, BlockingHtoDCopyWaitsForEarlierStreamWorkThroughAnEdge) {
   t.Gpu("k2", 7, 1200, 1300, 3);
   BuildStats stats;
   Graph g = t.Build(&stats);  // validates: no cycle
-  EXPECT_EQ(stats.Get("inferred_blocking_copy"), 1);
-  EXPECT_EQ(stats.Get("inferred_blocking_copy_wait"), 1);
+  EXPECT_EQ(stats.Get(BuildCounter::inferred_blocking_copy), 1);
+  EXPECT_EQ(stats.Get(BuildCounter::inferred_blocking_copy_wait), 1);
   const TaskId call = Find(g, "cudaMemcpyAsync");
   EXPECT_EQ(g.duration_ns(call), 5);  // the residual after the wait, not the wait
   ExpectFaithful(g);
@@ -239,8 +239,8 @@ TEST(BuilderTest, ThreadResumingAfterAnotherThreadsWorkWaitsForIt) {
   opts.inter_thread_window_ns = 200;
   BuildStats stats;
   Graph g = t.Build(&stats, opts);
-  EXPECT_EQ(stats.Get("inferred_inter_thread"), 1);
-  EXPECT_EQ(stats.Get("inferred_inter_thread_wait_ns"), 5000 - 45);
+  EXPECT_EQ(stats.Get(BuildCounter::inferred_inter_thread), 1);
+  EXPECT_EQ(stats.Get(BuildCounter::inferred_inter_thread_wait_ns), 5000 - 45);
   // The gap keeps only the CPU op before the thread went idle.
   EXPECT_EQ(g.gap_ns(Find(g, "bw_first")), 15);
   ExpectFaithful(g);
@@ -258,7 +258,7 @@ TEST(BuilderTest, NestedDriverCallIsFoldedIntoItsRuntimeCall) {
   t.Gpu("k", 7, 95, 200, 2);
   BuildStats stats;
   const Graph g = t.Build(&stats);
-  EXPECT_EQ(stats.Get("nested_api_call"), 1);
+  EXPECT_EQ(stats.Get(BuildCounter::nested_api_call), 1);
   EXPECT_EQ(g.task_count(), 2u);
   const std::vector<Edge> launches = EdgesOfKind(g, EdgeKind::kLaunch);
   ASSERT_EQ(launches.size(), 1u);
@@ -275,8 +275,8 @@ TEST(BuilderTest, KernelWithoutLaunchIsAnchoredAndCounted) {
   t.Gpu("lost", 8, 3000, 3100, 99);
   BuildStats stats;
   const Graph g = t.Build(&stats);
-  EXPECT_EQ(stats.Get("kernel_without_launch"), 2);
-  EXPECT_EQ(stats.Get("unmatched_correlation"), 1);
+  EXPECT_EQ(stats.Get(BuildCounter::kernel_without_launch), 2);
+  EXPECT_EQ(stats.Get(BuildCounter::unmatched_correlation), 1);
   ExpectFaithful(g);
   absl::StatusOr<SimResult> r = Simulate(g);
   ASSERT_TRUE(r.ok());
@@ -299,8 +299,8 @@ TEST(BuilderTest, InterThreadEdgeHandsTheGapToTheOtherThread) {
   opts.inter_thread_window_ns = 20;
   BuildStats stats;
   Graph g = t.Build(&stats, opts);
-  EXPECT_EQ(stats.Get("inferred_inter_thread"), 1);
-  EXPECT_EQ(stats.Get("thread_start_anchor"), 1);  // thread 2 starts after thread 1's call
+  EXPECT_EQ(stats.Get(BuildCounter::inferred_inter_thread), 1);
+  EXPECT_EQ(stats.Get(BuildCounter::thread_start_anchor), 1);  // thread 2 starts after thread 1's call
   ExpectFaithful(g);
   // The backward thread finishing later delays the main thread's resume.
   g.set_duration_ns(Find(g, "cudaLaunchKernel", 3), 190);

@@ -115,7 +115,7 @@ void AddInterThreadEdges(Context& ctx) {
     if (anchor != kNone) {
       ctx.g.AddEdge(ctx.calls[anchor].task, first.task, EdgeKind::kInterThread,
                     Delay(first.start - ctx.calls[anchor].end));
-      ctx.stats.Add("thread_start_anchor");
+      ctx.stats.Add(BuildCounter::thread_start_anchor);
     }
   }
   // Long gaps between calls. The thread may have done CPU work without API
@@ -145,7 +145,7 @@ void AddInterThreadEdges(Context& ctx) {
         running = std::max(running, v[k].end);
       }
       if (longest <= ctx.opts.inter_thread_gap_ns) {
-        ctx.stats.Add("inter_thread_gap_busy");  // CPU work, not a wait
+        ctx.stats.Add(BuildCounter::inter_thread_gap_busy);  // CPU work, not a wait
         continue;
       }
       // The other thread of the process whose last activity came last before
@@ -161,8 +161,8 @@ void AddInterThreadEdges(Context& ctx) {
         }
       }
       if (other == kNone || resumed - mark > ctx.opts.inter_thread_window_ns) {
-        ctx.stats.Add("inter_thread_gap_unexplained");
-        ctx.stats.Add("inter_thread_gap_unexplained_ns", resumed - idle_from);
+        ctx.stats.Add(BuildCounter::inter_thread_gap_unexplained);
+        ctx.stats.Add(BuildCounter::inter_thread_gap_unexplained_ns, resumed - idle_from);
         continue;
       }
       const uint32_t x = last_call(other, cur.start);
@@ -171,8 +171,8 @@ void AddInterThreadEdges(Context& ctx) {
                     Delay(cur.start - ctx.calls[x].end));
       // The gap keeps only the CPU work done before the thread went idle.
       ctx.g.set_gap_ns(prev.task, idle_from - prev.end);
-      ctx.stats.Add("inferred_inter_thread");
-      ctx.stats.Add("inferred_inter_thread_wait_ns", resumed - idle_from);
+      ctx.stats.Add(BuildCounter::inferred_inter_thread);
+      ctx.stats.Add(BuildCounter::inferred_inter_thread_wait_ns, resumed - idle_from);
     }
   }
 }

@@ -28,6 +28,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "base/checked_math.h"
+#include "base/status_macros.h"
 #include "base/sv.h"
 
 namespace reverie::depgraph {
@@ -281,14 +282,14 @@ absl::Status SimulateInto(const Graph& graph, const SimOptions& options, SimResu
   static const EarliestReadyPolicy kDefaultPolicy;
   const SchedulePolicy& policy = options.policy ? *options.policy : kDefaultPolicy;
   Run run(graph, policy, result);
-  if (absl::Status s = run.Execute(); !s.ok()) return s;
+  REVERIE_RETURN_IF_ERROR(run.Execute());
   FillIterations(graph, result);
   return absl::OkStatus();
 }
 
 absl::StatusOr<SimResult> Simulate(const Graph& graph, const SimOptions& options) {
   SimResult result;
-  if (absl::Status s = SimulateInto(graph, options, &result); !s.ok()) return s;
+  REVERIE_RETURN_IF_ERROR(SimulateInto(graph, options, &result));
   return result;
 }
 

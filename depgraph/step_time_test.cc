@@ -100,7 +100,7 @@ TEST(StepTimeTest, TrailingStepsWithoutAllTheirGpuWorkAreNotCounted) {
   EXPECT_TRUE(m[2].counted);
   EXPECT_FALSE(m[3].counted);
   EXPECT_FALSE(m[4].counted);
-  EXPECT_EQ(stats.Get("steps_not_counted"), 2);
+  EXPECT_EQ(stats.Get(BuildCounter::steps_not_counted), 2);
   EXPECT_EQ(SummarizeSteps(m).counted, 3);
 }
 

@@ -12,6 +12,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 
 namespace reverie::exporter {
 namespace {
@@ -171,7 +172,7 @@ class Replay {
 absl::StatusOr<std::vector<AstraModelResult>> ReplayLikeAstraSim(std::span<const ChakraFile> files) {
   std::vector<RankState> ranks(files.size());
   for (size_t r = 0; r < files.size(); ++r) {
-    if (absl::Status s = Index(files[r], static_cast<int>(r), &ranks[r]); !s.ok()) return s;
+    REVERIE_RETURN_IF_ERROR(Index(files[r], static_cast<int>(r), &ranks[r]));
   }
   Replay replay(std::move(ranks));
   std::vector<AstraModelResult> out = replay.Run();

@@ -8,6 +8,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "base/sv.h"
 #include "depgraph/kernel_class.h"
 #include "export/comm_typing.h"
@@ -237,7 +238,7 @@ absl::StatusOr<ChakraTrace> ExportChakra(const Graph& g, const SimResult& sim,
     }
   }
   stats.comm_count_mismatch = comm.count_mismatch;
-  if (absl::Status s = writer.Finish(); !s.ok()) return s;
+  REVERIE_RETURN_IF_ERROR(writer.Finish());
   return out;
 }
 

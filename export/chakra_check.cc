@@ -4,6 +4,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 
 namespace reverie::exporter {
 namespace {
@@ -74,7 +75,7 @@ absl::Status ValidateChakra(const ChakraFile& file, bool one_compute_lane) {
       case chakra_et::COMM_COLL_NODE:
       case chakra_et::COMM_SEND_NODE:
       case chakra_et::COMM_RECV_NODE:
-        if (absl::Status s = CheckComm(n); !s.ok()) return s;
+        REVERIE_RETURN_IF_ERROR(CheckComm(n));
         break;
       default:
         return Broken(n, absl::StrCat("node type ", n.type(), " is never written"));

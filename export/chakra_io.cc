@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "base/atomic_file.h"
+#include "base/status_macros.h"
 #include "base/sv.h"
 #include "google/protobuf/io/coded_stream.h"
 #include "google/protobuf/io/zero_copy_stream_impl_lite.h"
@@ -59,7 +60,7 @@ absl::StatusOr<std::vector<std::string>> WriteChakraFiles(
   for (int r = 0; r < ranks; ++r) {
     std::string path = ChakraRankPath(prefix, r);
     // Atomically: a failed write leaves no half file behind (base/atomic_file.h).
-    if (absl::Status s = WriteFileAtomically(path, bytes_of_rank(r)); !s.ok()) return s;
+    REVERIE_RETURN_IF_ERROR(WriteFileAtomically(path, bytes_of_rank(r)));
     paths.push_back(std::move(path));
   }
   return paths;

@@ -6,6 +6,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "export/chakra_io.h"
 
 namespace reverie::exporter {
@@ -318,7 +319,7 @@ absl::StatusOr<LaneTrace> Write(const LaneRequest& req, const std::vector<Interv
     out.stats.lane_ns += b - a;
   }
   out.stats.nodes = next_id;
-  if (absl::Status st = writer.Finish(); !st.ok()) return st;
+  REVERIE_RETURN_IF_ERROR(writer.Finish());
   return out;
 }
 

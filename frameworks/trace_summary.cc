@@ -110,7 +110,10 @@ TraceSummary Summarize(const Trace& trace, size_t top_kernels) {
 
   for (const proto::Counter& c : ev.counters()) {
     if (c.value() == 0) continue;
-    auto& list = c.name().rfind("skipped_", 0) == 0 ? s.skipped : s.anomalies;
+    // Declared info counters are data reverie does not use; undeclared names
+    // (another version's file) are listed as anomalies.
+    const CounterSpec* spec = FindTraceCounter(c.name());
+    auto& list = spec != nullptr && spec->severity == CounterSeverity::kInfo ? s.skipped : s.anomalies;
     list.emplace_back(c.name(), c.value());
   }
   std::sort(s.anomalies.begin(), s.anomalies.end());

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "lua/lua_internal.h"
 #include "transforms/ops.h"
 #include "transforms/structure.h"
@@ -87,7 +88,7 @@ absl::Status DoInsert(EngineState& S, const InsertArgs& a, InsertOut* out) {
   spec.bytes = a.bytes;
   const TaskId anchor = a.where.anchor;
   if (anchor.valid()) {
-    if (absl::Status s = transforms::CheckLive(g, anchor); !s.ok()) return s;
+    REVERIE_RETURN_IF_ERROR(transforms::CheckLive(g, anchor));
     spec.phase = g.phase(anchor);
     spec.layer = g.layer_of(anchor);
     spec.iteration = g.iteration_of(anchor);

@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "base/status_macros.h"
 #include "base/sv.h"
 
 namespace reverie::lua {
@@ -145,7 +146,7 @@ absl::Status ScriptRunner::Run(const std::vector<std::string>& scripts,
       };
     }
     transforms::EditSession session(*current, schedule);
-    if (absl::Status s = (*engine)->Run(*text, ctx, &session); !s.ok()) return s;
+    REVERIE_RETURN_IF_ERROR((*engine)->Run(*text, ctx, &session));
     ScriptReport report;
     report.script = script;
     if (absl::Status s = session.Commit(&working, &report.changes); !s.ok()) {
@@ -179,7 +180,7 @@ absl::Status ScriptRunner::Run(const std::vector<std::string>& scripts,
 
 absl::Status ScriptRunner::policy_status() const {
   for (const auto& e : engines_) {
-    if (absl::Status s = e->policy_status(); !s.ok()) return s;
+    REVERIE_RETURN_IF_ERROR(e->policy_status());
   }
   return absl::OkStatus();
 }

@@ -77,7 +77,8 @@ std::string_view Trace::String(uint32_t sid) const {
   return events_->strings(static_cast<int>(sid));
 }
 
-void Trace::AddCounter(std::string_view name, int64_t delta) {
+void Trace::AddCounter(TraceCounter counter, int64_t delta) {
+  const std::string_view name = Spec(counter).name;
   auto it = counter_index_.find(absl::string_view(name.data(), name.size()));
   if (it == counter_index_.end()) {
     proto::Counter* c = events_->add_counters();
@@ -90,7 +91,8 @@ void Trace::AddCounter(std::string_view name, int64_t delta) {
   c->set_value(SatAdd(c->value(), delta));  // a .pb's counters are untrusted
 }
 
-int64_t Trace::GetCounter(std::string_view name) const {
+int64_t Trace::GetCounter(TraceCounter counter) const {
+  const std::string_view name = Spec(counter).name;
   auto it = counter_index_.find(absl::string_view(name.data(), name.size()));
   return it == counter_index_.end() ? 0 : events_->counters(it->second).value();
 }

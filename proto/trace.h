@@ -24,6 +24,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "google/protobuf/arena.h"
 #include "proto/trace.pb.h"
+#include "proto/trace_counters.h"
 
 namespace reverie {
 
@@ -50,9 +51,10 @@ class Trace {
   std::string_view String(uint32_t sid) const;
   size_t string_count() const { return events_->strings_size(); }
 
-  // Adds `delta` to the named counter (creating it at 0).
-  void AddCounter(std::string_view name, int64_t delta = 1);
-  int64_t GetCounter(std::string_view name) const;
+  // Adds `delta` to the counter (creating it at 0); counters are declared
+  // in proto/trace_counters.h.
+  void AddCounter(TraceCounter c, int64_t delta = 1);
+  int64_t GetCounter(TraceCounter c) const;
 
   // Rebuilds the intern and counter indexes after events() was filled by
   // other means (a reader merging chunks).

@@ -345,8 +345,8 @@ absl::StatusOr<Trace> ReadTrace(const std::string& path, const ReadOptions& opti
         absl::StrCat(path, ": damaged trace (string table does not start with \"\")"));
   }
   trace.Reindex();
-  if (!ended) trace.AddCounter("missing_end_marker", 1);
-  if (cut) trace.AddCounter("truncated_chunk", 1);
+  if (!ended) trace.AddCounter(TraceCounter::missing_end_marker, 1);
+  if (cut) trace.AddCounter(TraceCounter::truncated_chunk, 1);
   ValidateTrace(&trace);
   return trace;
 }

@@ -41,8 +41,8 @@ Trace MakeTrace(int kernels) {
   proto::Range* r = t.events().add_ranges();
   r->set_kind(proto::Range::LAYER);
   r->set_module_path_sid(t.Intern("encoder.layer.0"));
-  t.AddCounter("kernel_without_launch", 2);
-  t.AddCounter("kernel_without_launch", 1);
+  t.AddCounter(TraceCounter::unmatched_correlation, 2);
+  t.AddCounter(TraceCounter::unmatched_correlation, 1);
   return t;
 }
 
@@ -68,8 +68,8 @@ TEST(TraceIoTest, RoundTripAcrossManyChunks) {
   EXPECT_EQ(back->events().ranges_size(), 1);
   EXPECT_EQ(back->header().devices(0).sm_count(), 80);
   EXPECT_EQ(back->String(back->events().gpu_activities(999).name_sid()), "volta_sgemm_128x64_nn");
-  EXPECT_EQ(back->GetCounter("kernel_without_launch"), 3);
-  EXPECT_EQ(back->GetCounter("truncated_chunk"), 0);
+  EXPECT_EQ(back->GetCounter(TraceCounter::unmatched_correlation), 3);
+  EXPECT_EQ(back->GetCounter(TraceCounter::truncated_chunk), 0);
 }
 
 // D9: a truncated file used to read as a valid, shorter trace. It is refused
@@ -89,8 +89,8 @@ TEST(TraceIoTest, TruncatedFileIsRefusedAndSalvageable) {
   EXPECT_EQ(std::string(refused.message()).find('\n'), std::string::npos);
   absl::StatusOr<Trace> back = ReadTrace(path, {.salvage = true});
   ASSERT_TRUE(back.ok()) << back.status();
-  EXPECT_EQ(back->GetCounter("truncated_chunk"), 1);
-  EXPECT_EQ(back->GetCounter("missing_end_marker"), 1);
+  EXPECT_EQ(back->GetCounter(TraceCounter::truncated_chunk), 1);
+  EXPECT_EQ(back->GetCounter(TraceCounter::missing_end_marker), 1);
   EXPECT_GT(back->events().gpu_activities_size() + back->events().api_calls_size(), 0);
   EXPECT_LT(back->events().gpu_activities_size() + back->events().api_calls_size(), 1000);
 }
@@ -185,7 +185,7 @@ TEST(TraceIoTest, SchemaOneFilesAreRefusedWithTheRemedy) {
   absl::StatusOr<Trace> again = ReadTrace(path);
   ASSERT_TRUE(again.ok()) << again.status();
   EXPECT_EQ(again->header().schema_version(), kTraceSchemaVersion);
-  EXPECT_EQ(again->GetCounter("missing_end_marker"), 1);
+  EXPECT_EQ(again->GetCounter(TraceCounter::missing_end_marker), 1);
 }
 
 // D11: invalid UTF-8 used to print a [libprotobuf ERROR ...] line and then

@@ -193,11 +193,11 @@ void ValidateTrace(Trace* trace) {
     p.set_bytes(FixRange(p.bytes(), kMaxBytes, &c.bytes));
   }
   FixHeader(&trace->header(), &c);
-  if (c.negative > 0) trace->AddCounter("negative_duration", c.negative);
-  if (c.out_of_range > 0) trace->AddCounter("time_out_of_range", c.out_of_range);
-  if (c.geometry > 0) trace->AddCounter("kernel_geometry_out_of_range", c.geometry);
-  if (c.bytes > 0) trace->AddCounter("bytes_out_of_range", c.bytes);
-  if (c.device > 0) trace->AddCounter("device_property_out_of_range", c.device);
+  if (c.negative > 0) trace->AddCounter(TraceCounter::negative_duration, c.negative);
+  if (c.out_of_range > 0) trace->AddCounter(TraceCounter::time_out_of_range, c.out_of_range);
+  if (c.geometry > 0) trace->AddCounter(TraceCounter::kernel_geometry_out_of_range, c.geometry);
+  if (c.bytes > 0) trace->AddCounter(TraceCounter::bytes_out_of_range, c.bytes);
+  if (c.device > 0) trace->AddCounter(TraceCounter::device_property_out_of_range, c.device);
 }
 
 }  // namespace reverie

@@ -32,7 +32,7 @@ TEST(TraceValidateTest, NegativeDurationsAreCountedAndZeroed) {
   a->set_start_ns(kEpoch + 10);
   a->set_end_ns(kEpoch);
   ValidateTrace(&t);
-  EXPECT_EQ(t.GetCounter("negative_duration"), 2);
+  EXPECT_EQ(t.GetCounter(TraceCounter::negative_duration), 2);
   EXPECT_EQ(t.events().gpu_activities(0).end_ns(), kEpoch + 100);
   EXPECT_EQ(t.events().api_calls(0).end_ns(), kEpoch + 10);
 }
@@ -46,7 +46,7 @@ TEST(TraceValidateTest, WildTimesAreClampedIntoOneWindow) {
   f->set_from_ns(kMax);
   f->set_to_ns(kEpoch);
   ValidateTrace(&t);
-  EXPECT_EQ(t.GetCounter("time_out_of_range"), 3);
+  EXPECT_EQ(t.GetCounter(TraceCounter::time_out_of_range), 3);
   int64_t lo = kMax, hi = kMin;
   for (const proto::GpuActivity& k : t.events().gpu_activities()) {
     lo = std::min(lo, k.start_ns());
@@ -72,7 +72,7 @@ TEST(TraceValidateTest, AbsurdGeometryBecomesUnknown) {
   proto::GpuActivity* fine = Kernel(&t, 0, 10);
   fine->set_grid_y(2);
   ValidateTrace(&t);
-  EXPECT_EQ(t.GetCounter("kernel_geometry_out_of_range"), 3);
+  EXPECT_EQ(t.GetCounter(TraceCounter::kernel_geometry_out_of_range), 3);
   for (int i = 0; i < 3; ++i) {
     EXPECT_EQ(t.events().gpu_activities(i).grid_x(), 0);
     EXPECT_EQ(t.events().gpu_activities(i).block_x(), 0);
@@ -96,12 +96,12 @@ TEST(TraceValidateTest, BytesAndDevicePropertiesAreBounded) {
   EXPECT_EQ(t.events().gpu_activities(0).bytes(), 0);
   EXPECT_EQ(t.events().collectives(0).in_nelems(), kMaxBytes);
   EXPECT_EQ(t.events().collectives(0).element_bytes(), 64);
-  EXPECT_EQ(t.GetCounter("bytes_out_of_range"), 3);
+  EXPECT_EQ(t.GetCounter(TraceCounter::bytes_out_of_range), 3);
   EXPECT_EQ(t.header().devices(0).sm_count(), 0);
   EXPECT_EQ(t.header().devices(0).memory_bandwidth_gbps(), 0);
   EXPECT_EQ(t.header().devices(0).max_threads_per_sm(), 2048);
   EXPECT_EQ(t.header().distributed().world_size(), 0);
-  EXPECT_EQ(t.GetCounter("device_property_out_of_range"), 4);
+  EXPECT_EQ(t.GetCounter(TraceCounter::device_property_out_of_range), 4);
 }
 
 TEST(TraceValidateTest, IdempotentAndSilentOnAGoodTrace) {
@@ -113,14 +113,14 @@ TEST(TraceValidateTest, IdempotentAndSilentOnAGoodTrace) {
   Kernel(&u, 0, -5);
   ValidateTrace(&u);
   ValidateTrace(&u);
-  EXPECT_EQ(u.GetCounter("negative_duration"), 1);
+  EXPECT_EQ(u.GetCounter(TraceCounter::negative_duration), 1);
 }
 
 TEST(TraceValidateTest, CountersFromAFileSaturate) {
   Trace t;
-  t.AddCounter("x", kMax);
-  t.AddCounter("x", kMax);
-  EXPECT_EQ(t.GetCounter("x"), kMax);
+  t.AddCounter(TraceCounter::negative_duration, kMax);
+  t.AddCounter(TraceCounter::negative_duration, kMax);
+  EXPECT_EQ(t.GetCounter(TraceCounter::negative_duration), kMax);
 }
 
 }  // namespace

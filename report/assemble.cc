@@ -1,5 +1,7 @@
 #include "report/assemble.h"
 
+#include "base/sv.h"
+
 #include "absl/strings/str_cat.h"
 #include "depgraph/step_time.h"
 #include "report/svg.h"
@@ -46,14 +48,21 @@ ReportData AssembleReport(const AssembleInput& in) {
     d.scripts.push_back(std::move(s));
   }
   if (in.trace != nullptr) {
+    // Counters of data reverie chose not to use (kInfo) are not anomalies;
+    // a name this version does not declare is (a newer producer's).
     for (const proto::Counter& c : in.trace->events().counters()) {
-      if (c.value() != 0) d.anomalies.emplace_back(absl::StrCat("trace: ", c.name()), c.value());
+      const CounterSpec* spec = FindTraceCounter(c.name());
+      if (c.value() != 0 && (spec == nullptr || spec->severity != CounterSeverity::kInfo)) {
+        d.anomalies.emplace_back(absl::StrCat("trace: ", c.name()), c.value());
+      }
     }
   }
   if (in.build_counters != nullptr) {
-    for (const auto& [k, v] : *in.build_counters) {
-      if (v != 0) d.anomalies.emplace_back(absl::StrCat("graph: ", k), v);
-    }
+    in.build_counters->ForEachNonZero([&](const CounterSpec& c, int64_t v) {
+      if (c.severity != CounterSeverity::kInfo) {
+        d.anomalies.emplace_back(absl::StrCat("graph: ", Sv(c.name)), v);
+      }
+    });
   }
   return d;
 }

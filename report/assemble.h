@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "depgraph/build_counters.h"
 #include "depgraph/graph.h"
 #include "depgraph/simulator.h"
 #include "proto/trace.h"
@@ -32,7 +33,7 @@ struct PredictedRun {
 struct AssembleInput {
   std::string trace_path;
   const Trace* trace = nullptr;                                    // for its counters; may be null
-  const std::map<std::string, int64_t>* build_counters = nullptr;  // BuildStats
+  const depgraph::BuildStats* build_counters = nullptr;
   const depgraph::Graph* baseline = nullptr;
   const depgraph::SimResult* baseline_sim = nullptr;
   std::vector<PredictedRun> runs;

@@ -49,8 +49,11 @@ TEST(AssembleTest, FillsSummaryDeltasAndCounters) {
   absl::StatusOr<depgraph::SimResult> s1 = depgraph::Simulate(fast);
   ASSERT_TRUE(s0.ok() && s1.ok());
   Trace trace;
-  trace.AddCounter("unmatched_flow", 2);
-  std::map<std::string, int64_t> build = {{"nested_api_call", 4}, {"zero", 0}};
+  trace.AddCounter(TraceCounter::unmatched_flow, 2);
+  trace.AddCounter(TraceCounter::skipped_overhead, 7);  // info: not an anomaly
+  depgraph::BuildStats build;
+  build.Add(depgraph::BuildCounter::nested_api_call, 4);
+  build.Add(depgraph::BuildCounter::cpu_tasks, 9);  // info: not an anomaly
   AssembleInput in;
   in.trace_path = "t.json";
   in.trace = &trace;
@@ -76,7 +79,7 @@ TEST(AssembleTest, FillsSummaryDeltasAndCounters) {
   const BreakdownRow& b = d.baseline_breakdown[0];
   EXPECT_NEAR(b.cpu_only_ns + b.gpu_only_ns + b.both_ns + b.idle_ns, d.baseline_ns, 1.0);
   EXPECT_FALSE(d.critical_path.empty());
-  ASSERT_EQ(d.anomalies.size(), 2u);  // zero counters are not anomalies
+  ASSERT_EQ(d.anomalies.size(), 2u);  // zero and info counters are not anomalies
   EXPECT_EQ(d.anomalies[0].first, "trace: unmatched_flow");
   EXPECT_EQ(d.anomalies[1].first, "graph: nested_api_call");
 }

@@ -132,7 +132,7 @@ std::string ReplayJson(const std::string& trace_path, const depgraph::BuildStats
     WriteCriticalPathJson(w, paths);
   }
   w.Key("build_counters").BeginObject();
-  for (const auto& [name, value] : stats.counters) w.Field(name, value);
+  stats.ForEachNonZero([&](const CounterSpec& c, int64_t v) { w.Field(c.name, v); });
   w.EndObject();
   w.EndObject();
   return w.str();

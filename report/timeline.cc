@@ -11,6 +11,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "base/atomic_file.h"
+#include "base/status_macros.h"
 #include "base/sv.h"
 #include "report/json.h"
 
@@ -387,7 +388,7 @@ std::string RenderTimeline(const std::vector<TimelineRun>& runs, TimelineStats* 
 
 absl::Status WriteTimeline(const std::string& path, const std::vector<TimelineRun>& runs,
                            TimelineStats* stats) {
-  if (absl::Status s = ValidateRuns(runs); !s.ok()) return s;
+  REVERIE_RETURN_IF_ERROR(ValidateRuns(runs));
   // Atomically: a failed write leaves no half file behind (base/atomic_file.h).
   return WriteFileAtomically(path, RenderTimeline(runs, stats));
 }
@@ -424,7 +425,7 @@ absl::Status MaybeWriteTimeline(const std::string& path, const depgraph::Graph& 
     runs.push_back({"predicted (simulated)", predicted, predicted_sim});
   }
   TimelineStats stats;
-  if (absl::Status s = WriteTimeline(path, runs, &stats); !s.ok()) return s;
+  REVERIE_RETURN_IF_ERROR(WriteTimeline(path, runs, &stats));
   std::fprintf(stderr, "timeline: %s (%" PRId64 " events, %" PRId64 " tasks)\n", path.c_str(),
                stats.events, stats.tasks);
   return absl::OkStatus();

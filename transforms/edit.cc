@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "base/checked_math.h"
+#include "base/status_macros.h"
 
 namespace reverie::transforms {
 namespace {
@@ -66,7 +67,7 @@ absl::Status ScaleAll(Graph& g, const Selection& s, double factor, bool gaps, co
 }  // namespace
 
 absl::Status ScaleDuration(Graph& g, const Selection& s, double factor) {
-  if (absl::Status st = CheckFactor(factor, "scale factor"); !st.ok()) return st;
+  REVERIE_RETURN_IF_ERROR(CheckFactor(factor, "scale factor"));
   return ScaleAll(g, s, factor, /*gaps=*/false, "scale");
 }
 
@@ -79,7 +80,7 @@ absl::Status ShrinkDuration(Graph& g, const Selection& s, double divisor) {
 }
 
 absl::Status SetDuration(Graph& g, const Selection& s, int64_t ns) {
-  if (absl::Status st = CheckNs(ns, "duration"); !st.ok()) return st;
+  REVERIE_RETURN_IF_ERROR(CheckNs(ns, "duration"));
   for (TaskId t : s) {
     if (!g.removed(t)) g.set_duration_ns(t, ns);
   }
@@ -106,12 +107,12 @@ absl::Status AddDuration(Graph& g, const Selection& s, int64_t delta_ns) {
 }
 
 absl::Status ScaleGap(Graph& g, const Selection& s, double factor) {
-  if (absl::Status st = CheckFactor(factor, "gap factor"); !st.ok()) return st;
+  REVERIE_RETURN_IF_ERROR(CheckFactor(factor, "gap factor"));
   return ScaleAll(g, s, factor, /*gaps=*/true, "scale_gap");
 }
 
 absl::Status SetGap(Graph& g, const Selection& s, int64_t ns) {
-  if (absl::Status st = CheckNs(ns, "gap"); !st.ok()) return st;
+  REVERIE_RETURN_IF_ERROR(CheckNs(ns, "gap"));
   for (TaskId t : s) {
     if (!g.removed(t)) g.set_gap_ns(t, ns);
   }

@@ -7,6 +7,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "base/checked_math.h"
+#include "base/status_macros.h"
 #include "base/sv.h"
 
 namespace reverie::transforms {
@@ -104,8 +105,8 @@ double WaveScaleFactor(const KernelGeometry& g, const GpuSpec& o, const GpuSpec&
 
 absl::StatusOr<RetargetStats> RetargetKernels(Graph& g, const Selection& s, const GpuSpec& origin,
                                               const GpuSpec& dest, double gamma) {
-  if (absl::Status st = ValidateGpuSpec(origin); !st.ok()) return st;
-  if (absl::Status st = ValidateGpuSpec(dest); !st.ok()) return st;
+  REVERIE_RETURN_IF_ERROR(ValidateGpuSpec(origin));
+  REVERIE_RETURN_IF_ERROR(ValidateGpuSpec(dest));
   if (!(gamma >= 0 && gamma <= 1)) {
     return absl::InvalidArgumentError(absl::StrCat("gamma must be in [0, 1], got ", gamma));
   }

@@ -1,5 +1,7 @@
 #include "transforms/session.h"
 
+#include "base/status_macros.h"
+
 namespace reverie::transforms {
 
 using depgraph::Graph;
@@ -83,7 +85,7 @@ absl::Status EditSession::Validate() const {
 
 absl::Status EditSession::Commit(Graph* target, ChangeSummary* changes) {
   if (committed_) return absl::FailedPreconditionError("edit session already committed");
-  if (absl::Status s = Validate(); !s.ok()) return s;
+  REVERIE_RETURN_IF_ERROR(Validate());
   ChangeSummary c = Diff(base_, work_);
   if (changes != nullptr) *changes = c;
   *target = std::move(work_);

@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "base/checked_math.h"
+#include "base/status_macros.h"
 #include "base/sv.h"
 
 namespace reverie::transforms {
@@ -44,7 +45,7 @@ absl::StatusOr<ResourceId> TargetResource(const Graph& g, const Where& w) {
     }
     return w.resource;
   }
-  if (absl::Status s = CheckLive(g, w.anchor); !s.ok()) return s;
+  REVERIE_RETURN_IF_ERROR(CheckLive(g, w.anchor));
   return g.resource_of(w.anchor);
 }
 
@@ -84,7 +85,7 @@ bool KindFitsResource(TaskKind tk, ResourceKind rk) {
 absl::StatusOr<TaskId> InsertTask(Graph& g, const Where& w, const TaskSpec& spec) {
   absl::StatusOr<ResourceId> r = TargetResource(g, w);
   if (!r.ok()) return r.status();
-  if (absl::Status s = CheckTimes(spec); !s.ok()) return s;
+  REVERIE_RETURN_IF_ERROR(CheckTimes(spec));
   const depgraph::Resource& res = g.resource(*r);
   if (!KindFitsResource(spec.kind, res.kind)) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -147,7 +148,7 @@ absl::StatusOr<InsertedGpuTask> InsertGpuTask(Graph& g, const Where& w, const Ta
   }
   absl::StatusOr<ResourceId> r = TargetResource(g, w);
   if (!r.ok()) return r.status();
-  if (absl::Status s = CheckTimes(spec); !s.ok()) return s;
+  REVERIE_RETURN_IF_ERROR(CheckTimes(spec));
   if (g.resource(*r).kind != ResourceKind::kGpuStream) {
     return absl::InvalidArgumentError(
         absl::StrCat("GPU task '", Sv(spec.name), "' must go on a stream, not on '",
@@ -163,7 +164,7 @@ absl::StatusOr<InsertedGpuTask> InsertGpuTask(Graph& g, const Where& w, const Ta
   bool check_cycle = false;
   if (o.with_launch) {
     if (o.launch_after.valid()) {
-      if (absl::Status s = CheckLive(g, o.launch_after); !s.ok()) return s;
+      REVERIE_RETURN_IF_ERROR(CheckLive(g, o.launch_after));
       if (g.resource(g.resource_of(o.launch_after)).kind != ResourceKind::kCpuThread) {
         return absl::InvalidArgumentError(absl::StrCat(
             "launch_after task ", o.launch_after.value(), " is not on a CPU thread"));
@@ -259,8 +260,8 @@ bool Reaches(const Graph& g, TaskId from, TaskId to) {
 
 absl::StatusOr<EdgeId> AddDependency(Graph& g, TaskId src, TaskId dst, EdgeKind kind,
                                      int32_t delay_ns) {
-  if (absl::Status s = CheckLive(g, src); !s.ok()) return s;
-  if (absl::Status s = CheckLive(g, dst); !s.ok()) return s;
+  REVERIE_RETURN_IF_ERROR(CheckLive(g, src));
+  REVERIE_RETURN_IF_ERROR(CheckLive(g, dst));
   if (src == dst) {
     return absl::FailedPreconditionError(
         absl::StrCat("task ", src.value(), " cannot depend on itself"));
@@ -276,8 +277,8 @@ absl::StatusOr<EdgeId> AddDependency(Graph& g, TaskId src, TaskId dst, EdgeKind 
 
 absl::Status AddDependencies(Graph& g, const std::vector<Dependency>& deps) {
   for (const Dependency& d : deps) {
-    if (absl::Status s = CheckLive(g, d.src); !s.ok()) return s;
-    if (absl::Status s = CheckLive(g, d.dst); !s.ok()) return s;
+    REVERIE_RETURN_IF_ERROR(CheckLive(g, d.src));
+    REVERIE_RETURN_IF_ERROR(CheckLive(g, d.dst));
     if (d.src == d.dst) {
       return absl::FailedPreconditionError(
           absl::StrCat("task ", d.src.value(), " cannot depend on itself"));
@@ -294,8 +295,8 @@ absl::Status AddDependencies(Graph& g, const std::vector<Dependency>& deps) {
 }
 
 absl::StatusOr<int> RemoveDependency(Graph& g, TaskId src, TaskId dst) {
-  if (absl::Status s = CheckLive(g, src); !s.ok()) return s;
-  if (absl::Status s = CheckLive(g, dst); !s.ok()) return s;
+  REVERIE_RETURN_IF_ERROR(CheckLive(g, src));
+  REVERIE_RETURN_IF_ERROR(CheckLive(g, dst));
   const depgraph::Adjacency& adj = g.adjacency();
   std::vector<EdgeId> doomed;
   for (uint32_t i = adj.out_offsets[src.value()]; i < adj.out_offsets[src.value() + 1]; ++i) {

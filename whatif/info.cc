@@ -30,7 +30,7 @@ void WriteGraphJson(JsonWriter& w, const GraphView& v) {
   }
   w.Field("tasks", static_cast<int64_t>(v.tasks)).Field("edges", static_cast<int64_t>(v.edges));
   w.Key("counters").BeginObject();
-  for (const auto& [name, value] : v.stats.counters) w.Field(name, value);
+  v.stats.ForEachNonZero([&](const CounterSpec& c, int64_t n) { w.Field(c.name, n); });
   w.EndObject();
   w.Field("step_definition", kStepDefinition);
   w.Key("step");

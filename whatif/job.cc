@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "base/json_writer.h"
+#include "base/status_macros.h"
 #include "base/sv.h"
 
 namespace reverie::whatif {
@@ -109,7 +110,7 @@ absl::StatusOr<JobReport> SimulateJob(const std::vector<const LoadedTrace*>& ran
   if (!base.ok()) return JobError(r.traces, base.status());
   r.baseline = std::move(*base);
   if (!spec.scripts.empty()) {
-    if (absl::Status s = Predicted(ranks, spec, &r); !s.ok()) return s;
+    REVERIE_RETURN_IF_ERROR(Predicted(ranks, spec, &r));
   }
   return r;
 }

@@ -105,14 +105,14 @@ Category CategoryFromName(std::string_view cat) {
   return cat.empty() ? Category::kNone : Category::kUnknown;
 }
 
-std::string_view SkippedCounterName(Category c) {
+TraceCounter SkippedCounter(Category c) {
   switch (c) {
-    case Category::kCpuInstantEvent: return "skipped_cpu_instant_event";
-    case Category::kOverhead: return "skipped_overhead";
-    case Category::kTraceSpan: return "skipped_profiler_span";
-    case Category::kCudaProfilerRange: return "skipped_cuda_profiler_range";
-    case Category::kCollectiveComm: return "skipped_collective_comm";
-    default: return "skipped_other_category";
+    case Category::kCpuInstantEvent: return TraceCounter::skipped_cpu_instant_event;
+    case Category::kOverhead: return TraceCounter::skipped_overhead;
+    case Category::kTraceSpan: return TraceCounter::skipped_profiler_span;
+    case Category::kCudaProfilerRange: return TraceCounter::skipped_cuda_profiler_range;
+    case Category::kCollectiveComm: return TraceCounter::skipped_collective_comm;
+    default: return TraceCounter::skipped_other_category;
   }
 }
 
@@ -134,7 +134,7 @@ void KinetoTraceBuilder::AddEvent(const RawEvent& e) {
     case 'E': {
       auto it = open_begins_.find(std::make_pair(e.pid, e.tid));
       if (it == open_begins_.end() || it->second.empty()) {
-        trace_.AddCounter("unbalanced_annotation");
+        trace_.AddCounter(TraceCounter::unbalanced_annotation);
         return;
       }
       RawEvent begin = it->second.back();
@@ -154,19 +154,19 @@ void KinetoTraceBuilder::AddEvent(const RawEvent& e) {
         AddFlowEnd(e);
       } else if (e.cat != Category::kAc2g) {
         // ac2g flows repeat args.correlation; other flows have no meaning here.
-        trace_.AddCounter("skipped_flow");
+        trace_.AddCounter(TraceCounter::skipped_flow);
       }
       return;
     case 'i':
     case 'I':
-      trace_.AddCounter(e.cat == Category::kCpuInstantEvent ? "skipped_cpu_instant_event"
-                                                             : "skipped_instant_event");
+      trace_.AddCounter(e.cat == Category::kCpuInstantEvent ? TraceCounter::skipped_cpu_instant_event
+                                                             : TraceCounter::skipped_instant_event);
       return;
     case 0:
-      trace_.AddCounter("missing_field");
+      trace_.AddCounter(TraceCounter::missing_field);
       return;
     default:
-      trace_.AddCounter("unsupported_event_phase");
+      trace_.AddCounter(TraceCounter::unsupported_event_phase);
       return;
   }
 }
@@ -179,7 +179,7 @@ void KinetoTraceBuilder::ExpectEvents(size_t n) {
 
 void KinetoTraceBuilder::EndOfEvents() {
   for (auto& [thread, begins] : open_begins_) {
-    if (!begins.empty()) trace_.AddCounter("unbalanced_annotation", static_cast<int64_t>(begins.size()));
+    if (!begins.empty()) trace_.AddCounter(TraceCounter::unbalanced_annotation, static_cast<int64_t>(begins.size()));
   }
   open_begins_.clear();
   kept_strings_.clear();
@@ -197,21 +197,21 @@ RawEvent KinetoTraceBuilder::KeepStrings(const RawEvent& e) {
 
 void KinetoTraceBuilder::AddComplete(const RawEvent& e) {
   if (!e.has_ts || e.bad_number) {
-    trace_.AddCounter("missing_field");
+    trace_.AddCounter(TraceCounter::missing_field);
     return;
   }
   int64_t dur = e.dur_ns;
   if (!e.has_dur) {
-    trace_.AddCounter("missing_field");
+    trace_.AddCounter(TraceCounter::missing_field);
     dur = 0;
   } else if (dur < 0) {
-    trace_.AddCounter("negative_duration");
+    trace_.AddCounter(TraceCounter::negative_duration);
     dur = 0;
   }
   const int64_t end = e.ts_ns + dur;
   if (!e.has_name &&
       (e.cat != Category::kNone && e.cat != Category::kUnknown && e.cat != Category::kTraceSpan)) {
-    trace_.AddCounter("missing_field");
+    trace_.AddCounter(TraceCounter::missing_field);
   }
   switch (e.cat) {
     case Category::kCudaRuntime:
@@ -243,7 +243,7 @@ void KinetoTraceBuilder::AddComplete(const RawEvent& e) {
       if (e.name.substr(0, kModulePrefix.size()) == kModulePrefix) {
         AddRange(e, end, proto::Range::LAYER);
       } else {
-        trace_.AddCounter("skipped_python_function");
+        trace_.AddCounter(TraceCounter::skipped_python_function);
       }
       return;
     case Category::kCpuInstantEvent:
@@ -252,10 +252,10 @@ void KinetoTraceBuilder::AddComplete(const RawEvent& e) {
     case Category::kCudaProfilerRange:
     case Category::kCollectiveComm:
     case Category::kOtherKnown:
-      trace_.AddCounter(SkippedCounterName(e.cat));
+      trace_.AddCounter(SkippedCounter(e.cat));
       return;
     default:
-      trace_.AddCounter("unknown_category");
+      trace_.AddCounter(TraceCounter::unknown_category);
       return;
   }
 }
@@ -306,13 +306,13 @@ void KinetoTraceBuilder::AddGpuActivity(const RawEvent& e, int64_t end_ns) {
     if (e.cat == Category::kGpuMemcpy) g->set_copy_kind(CopyKindOf(e.name, e.copy_kind_arg));
   }
   g->set_graph_id(e.graph_id);
-  if (e.correlation == 0) trace_.AddCounter("gpu_activity_without_correlation");
+  if (e.correlation == 0) trace_.AddCounter(TraceCounter::gpu_activity_without_correlation);
 }
 
 void KinetoTraceBuilder::AddSync(const RawEvent& e, int64_t end_ns) {
   proto::Sync* s = trace_.events().add_syncs();
   const proto::Sync::Kind kind = SyncKindOf(e.sync_kind.empty() ? e.name : e.sync_kind);
-  if (kind == proto::Sync::KIND_UNSPECIFIED) trace_.AddCounter("unknown_sync_kind");
+  if (kind == proto::Sync::KIND_UNSPECIFIED) trace_.AddCounter(TraceCounter::unknown_sync_kind);
   s->set_kind(kind);
   s->set_start_ns(e.ts_ns);
   s->set_end_ns(end_ns);
@@ -351,7 +351,7 @@ void KinetoTraceBuilder::AddRange(const RawEvent& e, int64_t end_ns, proto::Rang
   ++file_order_;
   if (!r.is_gpu) {
     r.is_profiler_step = ProfilerStepIndex(e.name) >= 0;
-    if (e.pid_is_text || e.tid_is_text) trace_.AddCounter("non_numeric_thread_id");
+    if (e.pid_is_text || e.tid_is_text) trace_.AddCounter(TraceCounter::non_numeric_thread_id);
     NoteCpuThread(e.pid, e.tid);
     const std::string_view n = e.name;
     if ((kind == proto::Range::USER_ANNOTATION || kind == proto::Range::CPU_OP) &&
@@ -395,7 +395,7 @@ void KinetoTraceBuilder::AddMetadata(const RawEvent& e) {
 
 void KinetoTraceBuilder::AddFlowEnd(const RawEvent& e) {
   if (!e.has_flow_id || !e.has_ts) {
-    trace_.AddCounter("missing_field");
+    trace_.AddCounter(TraceCounter::missing_field);
     return;
   }
   auto& ends = fwdbwd_[e.flow_id];

@@ -14,6 +14,8 @@
 #include <cstdint>
 #include <string_view>
 
+#include "proto/trace_counters.h"
+
 namespace reverie::kineto {
 
 // Event categories (`cat`). Both schemas map to one value: the 2021 names
@@ -46,7 +48,7 @@ enum class Category : uint8_t {
 // Decodes a `cat` value; unknown names give Category::kUnknown.
 Category CategoryFromName(std::string_view cat);
 // Name for counters ("skipped_<name>").
-std::string_view SkippedCounterName(Category c);
+TraceCounter SkippedCounter(Category c);
 
 struct RawEvent {
   char ph = 0;

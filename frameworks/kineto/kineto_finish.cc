@@ -38,19 +38,19 @@ void KinetoTraceBuilder::CheckCorrelations() {
   for (int i = 0; i < ev.api_calls_size(); ++i) {
     const uint64_t corr = ev.api_calls(i).correlation_id();
     if (corr == 0) continue;
-    if (!api_by_correlation_.emplace(corr, i).second) trace_.AddCounter("duplicate_correlation");
+    if (!api_by_correlation_.emplace(corr, i).second) trace_.AddCounter(TraceCounter::duplicate_correlation);
   }
   std::vector<uint8_t> launched(ev.api_calls_size(), 0);
   for (const proto::GpuActivity& g : ev.gpu_activities()) {
     if (g.correlation_id() == 0) continue;  // counted when read
     auto it = api_by_correlation_.find(g.correlation_id());
     if (it == api_by_correlation_.end()) {
-      trace_.AddCounter("unmatched_correlation");
+      trace_.AddCounter(TraceCounter::unmatched_correlation);
       continue;
     }
     launched[it->second] = 1;
     if (g.start_ns() < ev.api_calls(it->second).start_ns()) {
-      trace_.AddCounter("gpu_starts_before_launch");
+      trace_.AddCounter(TraceCounter::gpu_starts_before_launch);
     }
   }
   absl::flat_hash_map<uint32_t, int> work_kind;  // name sid -> GpuWorkKind
@@ -59,8 +59,8 @@ void KinetoTraceBuilder::CheckCorrelations() {
     const uint32_t sid = ev.api_calls(i).name_sid();
     auto [it, inserted] = work_kind.try_emplace(sid, 0);
     if (inserted) it->second = GpuWorkKind(trace_.String(sid));
-    if (it->second == 1) trace_.AddCounter("launch_without_kernel");
-    if (it->second == 2) trace_.AddCounter("memory_call_without_gpu_activity");
+    if (it->second == 1) trace_.AddCounter(TraceCounter::launch_without_kernel);
+    if (it->second == 2) trace_.AddCounter(TraceCounter::memory_call_without_gpu_activity);
   }
 }
 
@@ -70,7 +70,7 @@ void KinetoTraceBuilder::ResolveSyncThreads() {
   for (proto::Sync& s : *trace_.events().mutable_syncs()) {
     auto it = api_by_correlation_.find(s.correlation_id());
     if (s.correlation_id() == 0 || it == api_by_correlation_.end()) {
-      trace_.AddCounter("sync_without_api_call");
+      trace_.AddCounter(TraceCounter::sync_without_api_call);
       continue;
     }
     const proto::ApiCall& a = trace_.events().api_calls(it->second);
@@ -84,7 +84,7 @@ std::vector<FwdBwdLink> KinetoTraceBuilder::BuildFlows() {
   paired.reserve(fwdbwd_.size());
   for (const auto& [id, ends] : fwdbwd_) {
     if (!ends.first.seen || !ends.second.seen) {
-      trace_.AddCounter("unmatched_flow");
+      trace_.AddCounter(TraceCounter::unmatched_flow);
       continue;
     }
     paired.push_back(

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "frameworks/kineto/json_input.h"
 #include "frameworks/kineto/kineto_builder.h"
 #include "frameworks/kineto/kineto_parser.h"
@@ -17,7 +18,7 @@ absl::StatusOr<Trace> ImportInput(kineto::JsonInput input, const std::string& pa
     return absl::InvalidArgumentError(absl::StrCat(path, ": empty file (no JSON inside the gzip)"));
   }
   kineto::KinetoTraceBuilder builder(path);
-  if (absl::Status s = kineto::ParseKinetoJson(&input, path, &builder); !s.ok()) return s;
+  REVERIE_RETURN_IF_ERROR(kineto::ParseKinetoJson(&input, path, &builder));
   // The text is no longer referenced: free it before the post-processing
   // allocates, which lowers the peak memory of large imports.
   input.Release();

@@ -21,7 +21,7 @@ void ClampEventNumbers(RawEvent* e, Trace* trace) {
   if (Clamp(&e->ts_ns, -kT, kT) | Clamp(&e->dur_ns, -kT, kT) |
       Clamp(&e->in_nelems, 0, kMaxBytes) | Clamp(&e->out_nelems, 0, kMaxBytes) |
       Clamp(&e->bytes, 0, kMaxBytes) | Clamp(&e->shared_memory, 0, kMaxBytes)) {
-    trace->AddCounter("json_number_out_of_range");
+    trace->AddCounter(TraceCounter::json_number_out_of_range);
   }
 }
 

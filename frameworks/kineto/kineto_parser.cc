@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "base/sv.h"
 #include "frameworks/kineto/json_scan.h"
 #include "frameworks/kineto/json_values.h"
@@ -55,7 +56,7 @@ class EventWalker {
       if (auto err = item.error(); err) return err;
       od::value& ev = json::Held(item);
       if (json::FirstChar(ev) != '{') {
-        builder_->trace().AddCounter("malformed_event");
+        builder_->trace().AddCounter(TraceCounter::malformed_event);
         continue;
       }
       od::object obj;
@@ -371,7 +372,7 @@ absl::Status KinetoJsonParser::ParseArrayForm(const JsonLayout& layout) {
     return s;
   }
   builder_->EndOfEvents();
-  if (layout.cut_element) builder_->trace().AddCounter("truncated_event");
+  if (layout.cut_element) builder_->trace().AddCounter(TraceCounter::truncated_event);
   if (walker_.trace_events() == 0) return NoTraceEvents(layout.cut_element);
   return absl::OkStatus();
 }
@@ -442,7 +443,7 @@ absl::Status KinetoJsonParser::ParseTopLevel(od::document& doc, const TextMap& m
       }
       has_events = true;
       if (layout != nullptr && v.raw_json_token().data() == blanked_events) {
-        if (absl::Status s = ParseChunks(*layout, layout->events_close); !s.ok()) return s;
+        REVERIE_RETURN_IF_ERROR(ParseChunks(*layout, layout->events_close));
       } else {
         od::array events;
         if ((err = v.get_array().get(events))) return Error(map, &doc, err);

@@ -178,7 +178,7 @@ class RangeInference {
         // r starts inside top. Ending after it is a partial overlap (clock
         // jitter between the Python tracer and the op profiler, or a bad
         // producer): keep r inside top so it keeps its layer, and count it.
-        if (r.end_ns > top.end_ns) trace_->AddCounter("range_overlap");
+        if (r.end_ns > top.end_ns) trace_->AddCounter(TraceCounter::range_overlap);
         break;
       }
       parent_[p] = stack.empty() ? kNone : stack.back();
@@ -332,7 +332,7 @@ class RangeInference {
       } else if (absl::StrContains(Sv(name(p)), "AccumulateGrad") && last_module != 0) {
         r.module_path_sid = last_module;
       } else if (any_layer_) {
-        trace_->AddCounter("backward_op_without_forward_layer");
+        trace_->AddCounter(TraceCounter::backward_op_without_forward_layer);
       }
     }
     for (uint32_t p = 0; p < size(); ++p) {
@@ -370,7 +370,7 @@ class RangeInference {
       if (!r.is_profiler_step) continue;
       const int64_t index = ProfilerStepIndex(name(p));
       if (!steps.insert(index).second) {
-        trace_->AddCounter("duplicate_profiler_step");
+        trace_->AddCounter(TraceCounter::duplicate_profiler_step);
         continue;
       }
       proto::Iteration* it = ev.add_iterations();

@@ -39,7 +39,7 @@ TEST(ChunkWriterTest, EmptyTraceIsReadable) {
   absl::StatusOr<Trace> open_read = ReadTrace(path, {.salvage = true});
   ASSERT_TRUE(open_read.ok()) << open_read.status();
   EXPECT_EQ(open_read->header().producer(), "chunk-writer-test");
-  EXPECT_EQ(open_read->GetCounter("missing_end_marker"), 1);
+  EXPECT_EQ(open_read->GetCounter(TraceCounter::missing_end_marker), 1);
   w.Close();
   absl::StatusOr<Trace> t = ReadTrace(path);
   ASSERT_TRUE(t.ok()) << t.status();
@@ -62,7 +62,7 @@ TEST(ChunkWriterTest, ManyChunksStringsAndCountersResolve) {
     a.correlation_id = static_cast<uint64_t>(i + 1);
     a.start_ns = i;
     w.AddApiCall(a);
-    if (i % 100 == 0) w.AddCounter("ticks", 2);
+    if (i % 100 == 0) w.AddCounter(TraceCounter::cupti_overhead_count, 2);
   }
   EXPECT_EQ(w.Intern("api_7"), w.Intern("api_7"));
   w.Close();
@@ -75,7 +75,7 @@ TEST(ChunkWriterTest, ManyChunksStringsAndCountersResolve) {
     EXPECT_EQ(Str(*t, a.name_sid()), "api_" + std::to_string(i % 50));
     EXPECT_EQ(a.correlation_id(), static_cast<uint64_t>(i + 1));
   }
-  EXPECT_EQ(t->GetCounter("ticks"), 60);
+  EXPECT_EQ(t->GetCounter(TraceCounter::cupti_overhead_count), 60);
   EXPECT_EQ(t->string_count(), 51u);
 }
 
@@ -168,7 +168,7 @@ TEST(ChunkWriterTest, TruncatedFileKeepsEarlierChunks) {
   EXPECT_EQ(std::string(refused.message()).find('\n'), std::string::npos);
   absl::StatusOr<Trace> t = ReadTrace(path, {.salvage = true});
   ASSERT_TRUE(t.ok()) << t.status();
-  EXPECT_EQ(t->GetCounter("truncated_chunk"), 1);
+  EXPECT_EQ(t->GetCounter(TraceCounter::truncated_chunk), 1);
   EXPECT_GT(t->events().gpu_activities_size(), 300);
   EXPECT_LT(t->events().gpu_activities_size(), 500);
 }

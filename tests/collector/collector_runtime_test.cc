@@ -200,8 +200,8 @@ TEST_F(CollectorRuntimeTest, FullSessionFromSeveralCuptiThreads) {
   EXPECT_EQ(t.events().parameters_size(), 1);
   EXPECT_EQ(t.header().framework(), "test-framework 1.0");
   EXPECT_EQ(t.header().metadata().at("collector.cupti"), "active");
-  EXPECT_EQ(t.GetCounter("cupti_dropped_records"), 5);
-  EXPECT_EQ(t.GetCounter("cupti_unavailable"), 0);
+  EXPECT_EQ(t.GetCounter(TraceCounter::cupti_dropped_records), 5);
+  EXPECT_EQ(t.GetCounter(TraceCounter::cupti_unavailable), 0);
 }
 
 TEST_F(CollectorRuntimeTest, AnotherSubscriberMeansOneWarningAndHostOnly) {
@@ -224,7 +224,7 @@ TEST_F(CollectorRuntimeTest, AnotherSubscriberMeansOneWarningAndHostOnly) {
   Trace t = Read();
   EXPECT_EQ(t.events().ranges_size(), 1);
   EXPECT_EQ(t.events().iterations_size(), 1);
-  EXPECT_EQ(t.GetCounter("cupti_unavailable"), 1);
+  EXPECT_EQ(t.GetCounter(TraceCounter::cupti_unavailable), 1);
   EXPECT_EQ(t.header().metadata().at("collector.cupti"), "unavailable");
 }
 
@@ -262,7 +262,7 @@ TEST_F(CollectorRuntimeTest, ExhaustedPoolHandsCuptiNoBufferAndCountsIt) {
   state_->complete(nullptr, 0, taken[0], 0, 0);
   state_->complete(nullptr, 0, taken[1], 0, 0);
   ASSERT_EQ(c->Stop(), REVERIE_OK);
-  EXPECT_EQ(Read().GetCounter("cupti_buffer_pool_exhausted"), 1);
+  EXPECT_EQ(Read().GetCounter(TraceCounter::cupti_buffer_pool_exhausted), 1);
 }
 
 TEST_F(CollectorRuntimeTest, WindowEndStopsCuptiAndMarkers) {

@@ -243,7 +243,7 @@ TEST(CuptiDecoderTest, DeviceSyncTakesThreadAndKindFromItsApiCall) {
   EXPECT_EQ(y.device(), 3);
   EXPECT_EQ(y.stream(), 0);
   EXPECT_EQ(y.event_id(), 0);
-  EXPECT_EQ(t.GetCounter("sync_thread_unknown"), 0);
+  EXPECT_EQ(t.GetCounter(TraceCounter::sync_thread_unknown), 0);
 }
 
 TEST(CuptiDecoderTest, StreamWaitEventJoinsTheEventRecordBySyncId) {
@@ -309,8 +309,8 @@ TEST(CuptiDecoderTest, UnresolvedSyncsAreWrittenAndCountedAtTheEnd) {
   ASSERT_EQ(t.events().syncs_size(), 1);
   EXPECT_EQ(t.events().syncs(0).kind(), proto::Sync::EVENT);
   EXPECT_EQ(t.events().syncs(0).tid(), 0);
-  EXPECT_EQ(t.GetCounter("sync_thread_unknown"), 1);
-  EXPECT_EQ(t.GetCounter("sync_event_unresolved"), 1);
+  EXPECT_EQ(t.GetCounter(TraceCounter::sync_thread_unknown), 1);
+  EXPECT_EQ(t.GetCounter(TraceCounter::sync_event_unresolved), 1);
 }
 
 TEST(CuptiDecoderTest, DeviceRecordFillsTheHeader) {
@@ -359,9 +359,9 @@ TEST(CuptiDecoderTest, OverheadAndUnknownKindsBecomeCounters) {
   other.kind = CUPTI_ACTIVITY_KIND_MARKER;
   Feed(&f.decoder, other);
   Trace t = f.CloseAndRead();
-  EXPECT_EQ(t.GetCounter("cupti_overhead_count"), 2);
-  EXPECT_EQ(t.GetCounter("cupti_overhead_ns"), 500);
-  EXPECT_EQ(t.GetCounter("cupti_record_unhandled_kind"), 1);
+  EXPECT_EQ(t.GetCounter(TraceCounter::cupti_overhead_count), 2);
+  EXPECT_EQ(t.GetCounter(TraceCounter::cupti_overhead_ns), 500);
+  EXPECT_EQ(t.GetCounter(TraceCounter::cupti_record_unhandled_kind), 1);
 }
 
 // REVERIE_WARMUP=1, REVERIE_ITERATIONS=1: only iteration 1's API calls, and
@@ -396,7 +396,7 @@ TEST(CuptiDecoderTest, WindowKeepsTheIterationAndItsGpuTail) {
   ASSERT_EQ(t.events().gpu_activities_size(), 2);
   EXPECT_EQ(t.events().gpu_activities(0).correlation_id(), 2u);
   EXPECT_EQ(t.events().gpu_activities(1).correlation_id(), 3u);
-  EXPECT_EQ(t.GetCounter("records_outside_window"), 4);
+  EXPECT_EQ(t.GetCounter(TraceCounter::records_outside_window), 4);
 }
 
 }  // namespace

@@ -111,9 +111,9 @@ TEST(HostEventProcessorTest, AnomaliesAreCounted) {
   p.Process(Simple(HostEventType::kEnd, 11, 40, 78));  // unknown id
   p.Finish(100);
   Trace t = f.CloseAndRead();
-  EXPECT_EQ(t.GetCounter("range_unbalanced_pop"), 1);
-  EXPECT_EQ(t.GetCounter("range_unbalanced_end"), 1);
-  EXPECT_EQ(t.GetCounter("range_unclosed"), 3);
+  EXPECT_EQ(t.GetCounter(TraceCounter::range_unbalanced_pop), 1);
+  EXPECT_EQ(t.GetCounter(TraceCounter::range_unbalanced_end), 1);
+  EXPECT_EQ(t.GetCounter(TraceCounter::range_unclosed), 3);
   ASSERT_EQ(t.events().ranges_size(), 3);
   const proto::Range* inner = FindRange(t, "inner");
   ASSERT_NE(inner, nullptr);
@@ -158,7 +158,7 @@ TEST(HostEventProcessorTest, LongOpenRangeDoesNotHoldEverything) {
   p.Finish(1 << 30);
   Trace t = f.CloseAndRead();
   EXPECT_EQ(t.events().ranges_size(), static_cast<int>(n + 1));
-  EXPECT_GT(t.GetCounter("range_parent_unknown"), 0);
+  EXPECT_GT(t.GetCounter(TraceCounter::range_parent_unknown), 0);
 }
 
 TEST(HostEventProcessorTest, IterationsAndWindow) {
@@ -183,8 +183,8 @@ TEST(HostEventProcessorTest, IterationsAndWindow) {
   ASSERT_EQ(t.events().ranges_size(), 2);
   EXPECT_EQ(t.events().ranges(0).start_ns(), 1010);
   EXPECT_EQ(t.events().ranges(1).start_ns(), 2010);
-  EXPECT_EQ(t.GetCounter("records_outside_window"), 2);
-  EXPECT_EQ(t.GetCounter("iteration_end_without_begin"), 1);
+  EXPECT_EQ(t.GetCounter(TraceCounter::records_outside_window), 2);
+  EXPECT_EQ(t.GetCounter(TraceCounter::iteration_end_without_begin), 1);
 }
 
 TEST(HostEventProcessorTest, ParametersAndBucketsWithLayers) {
@@ -229,7 +229,7 @@ TEST(HostEventProcessorTest, ParametersAndBucketsWithLayers) {
   ASSERT_EQ(g.layer_sids_size(), 2);
   EXPECT_EQ(Str(t, g.layer_sids(0)), "fc2");
   EXPECT_EQ(Str(t, g.layer_sids(1)), "fc1");
-  EXPECT_EQ(t.GetCounter("bucket_parameter_unknown"), 1);
+  EXPECT_EQ(t.GetCounter(TraceCounter::bucket_parameter_unknown), 1);
   EXPECT_EQ(t.header().framework(), "pytorch 2.4.0");
 }
 

@@ -146,7 +146,7 @@ TEST(SharedLibTest, ApiModeRecordsMarkersWithOrWithoutCupti) {
   EXPECT_EQ(t->events().parameters_size(), 1);
   ASSERT_EQ(t->events().gradient_buckets_size(), 1);
   EXPECT_EQ(t->events().gradient_buckets(0).layer_sids_size(), 1);
-  EXPECT_EQ(t->GetCounter("cupti_unavailable"), r.exit_code == 1 ? 1 : 0);
+  EXPECT_EQ(t->GetCounter(TraceCounter::cupti_unavailable), r.exit_code == 1 ? 1 : 0);
   ::unlink(trace.c_str());
 }
 

@@ -64,11 +64,11 @@ TEST(ArrayForm, ClosedUnclosedGzippedAndObjectFormAgree) {
 TEST(ArrayForm, CutInsideAnEventKeepsEveryCompleteOne) {
   const Trace full = Import(ReadFile(kData + "array_closed.json"));
   const Trace cut = Import(ReadFile(kData + "array_cut.json"));
-  EXPECT_EQ(cut.GetCounter("truncated_event"), 1);
+  EXPECT_EQ(cut.GetCounter(TraceCounter::truncated_event), 1);
   EXPECT_EQ(cut.events().api_calls_size(), full.events().api_calls_size());
   EXPECT_EQ(cut.events().gpu_activities_size(), full.events().gpu_activities_size() - 1);
   EXPECT_EQ(cut.events().ranges_size(), full.events().ranges_size());
-  EXPECT_EQ(cut.GetCounter("launch_without_kernel"), 1) << "its launch lost its kernel";
+  EXPECT_EQ(cut.GetCounter(TraceCounter::launch_without_kernel), 1) << "its launch lost its kernel";
   // Cut inside a string, an escape, a nested array: the same.
   const std::string head = R"([{"ph": "X", "cat": "cpu_op", "name": "a", "pid": 1, "tid": 1, "ts": 1, "dur": 2},)";
   for (const std::string tail : {R"( {"ph": "X", "name": "b\")", R"( {"args": {"x": [1, [2)", R"( {)",
@@ -76,7 +76,7 @@ TEST(ArrayForm, CutInsideAnEventKeepsEveryCompleteOne) {
     SCOPED_TRACE(tail);
     const Trace t = Import(head + tail);
     EXPECT_EQ(t.events().ranges_size(), 1);
-    EXPECT_EQ(t.GetCounter("truncated_event"), 1);
+    EXPECT_EQ(t.GetCounter(TraceCounter::truncated_event), 1);
   }
 }
 
@@ -92,8 +92,8 @@ TEST(ArrayForm, Schema2021WithoutProfilerSteps) {
   }
   EXPECT_EQ(kernels, 3);
   EXPECT_EQ(memcpys, 1);
-  EXPECT_EQ(t.GetCounter("unmatched_correlation"), 0);
-  EXPECT_EQ(t.GetCounter("skipped_profiler_span"), 1);
+  EXPECT_EQ(t.GetCounter(TraceCounter::unmatched_correlation), 0);
+  EXPECT_EQ(t.GetCounter(TraceCounter::skipped_profiler_span), 1);
   ASSERT_EQ(t.events().ranges_size(), 4);
   for (const proto::Range& r : t.events().ranges()) EXPECT_EQ(r.kind(), proto::Range::CPU_OP);
 }
@@ -194,7 +194,7 @@ TEST(Chunking, BeginEndPairsSpanChunksWithEscapedNames) {
   ASSERT_EQ(t.events().ranges_size(), 51);
   EXPECT_EQ(testing::Str(t, t.events().ranges(0).name_sid()), "step \"one\"");
   EXPECT_EQ(t.events().ranges(0).end_ns(), 90000);
-  EXPECT_EQ(t.GetCounter("unbalanced_annotation"), 0);
+  EXPECT_EQ(t.GetCounter(TraceCounter::unbalanced_annotation), 0);
 }
 
 }  // namespace

@@ -64,7 +64,7 @@ TEST(ImportEvents, DriverCall) {
       R"J("args":{"device":0,"stream":7,"correlation":9}})J");
   ASSERT_EQ(t.events().api_calls_size(), 1);
   EXPECT_EQ(t.events().api_calls(0).kind(), proto::ApiCall::DRIVER);
-  EXPECT_EQ(t.GetCounter("unmatched_correlation"), 0);
+  EXPECT_EQ(t.GetCounter(TraceCounter::unmatched_correlation), 0);
 }
 
 TEST(ImportEvents, MemcpyAndMemset) {
@@ -193,7 +193,7 @@ TEST(ImportEvents, LayersFromModuleHierarchy) {
       R"J({"ph":"X","cat":"python_function","name":"nn.Module: Linear_0","pid":1,"tid":1,"ts":2,"dur":40,"args":{"Python id":4,"Python parent id":3}},)J"
       R"J({"ph":"X","cat":"cpu_op","name":"aten::linear","pid":1,"tid":1,"ts":3,"dur":30},)J"
       R"J({"ph":"X","cat":"python_function","name":"nn.Module: Linear_1","pid":1,"tid":1,"ts":50,"dur":40,"args":{"Python id":6,"Python parent id":3}})J");
-  EXPECT_EQ(t.GetCounter("skipped_python_function"), 1);
+  EXPECT_EQ(t.GetCounter(TraceCounter::skipped_python_function), 1);
   ASSERT_EQ(t.events().ranges_size(), 4);
   const auto& r = t.events().ranges();
   EXPECT_EQ(r[0].kind(), proto::Range::LAYER);
@@ -241,8 +241,8 @@ TEST(ImportEvents, BackwardOpsTakeTheirForwardLayer) {
   EXPECT_EQ(Str(t, acc->module_path_sid()), "Linear_0");
   EXPECT_EQ(by_name["Optimizer.step#Adam.step"]->phase(), proto::UPDATE);
   EXPECT_EQ(by_name["aten::_foreach_add_"]->phase(), proto::UPDATE);
-  EXPECT_EQ(t.GetCounter("backward_op_without_forward_layer"), 0);
-  EXPECT_EQ(t.GetCounter("unmatched_flow"), 0);
+  EXPECT_EQ(t.GetCounter(TraceCounter::backward_op_without_forward_layer), 0);
+  EXPECT_EQ(t.GetCounter(TraceCounter::unmatched_flow), 0);
 }
 
 TEST(ImportEvents, PhaseMarkersAndSequenceNumbers) {
@@ -398,7 +398,7 @@ TEST(ImportEvents, BeginEndPairsBecomeRanges) {
   EXPECT_EQ(t.events().ranges(0).end_ns(), 20000);
   EXPECT_EQ(t.events().ranges(1).end_ns(), 15000);
   EXPECT_EQ(t.events().ranges(1).parent(), 1u);
-  EXPECT_EQ(t.GetCounter("unbalanced_annotation"), 0);
+  EXPECT_EQ(t.GetCounter(TraceCounter::unbalanced_annotation), 0);
 }
 
 TEST(ImportEvents, CpuOnlyTraceIsValid) {

@@ -58,7 +58,7 @@ TEST(Hostile, NulBytesAndMalformedNumbers) {
   // Valid JSON numbers out of int64 range are data anomalies, not errors.
   absl::StatusOr<Trace> t = ImportKinetoJson(testing::WriteTempFile(WithDuration("1e300")));
   ASSERT_TRUE(t.ok()) << t.status();
-  EXPECT_EQ(t->GetCounter("missing_field"), 1);
+  EXPECT_EQ(t->GetCounter(TraceCounter::missing_field), 1);
 }
 
 TEST(Hostile, InvalidJsonInsideAnEventIsAnErrorNotAnEarlyEnd) {

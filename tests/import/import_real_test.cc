@@ -55,7 +55,7 @@ TEST(ImportReal, BackwardOpsAttributedToLayers) {
   }
   EXPECT_GT(nodes, 500);
   // Only the loss's backward (outside every nn.Module) stays unattributed.
-  EXPECT_EQ(nodes - attributed, t->GetCounter("backward_op_without_forward_layer"));
+  EXPECT_EQ(nodes - attributed, t->GetCounter(TraceCounter::backward_op_without_forward_layer));
   EXPECT_LE(nodes - attributed, 5);
   for (const proto::Device& d : t->header().devices()) EXPECT_EQ(d.vendor(), "amd");
 }
@@ -69,7 +69,7 @@ TEST(ImportReal, LargeDdpTraceCollectivesFromAnnotations) {
   for (const proto::Collective& c : t->events().collectives()) {
     ASSERT_EQ(Str(*t, c.name_sid()), "all_reduce");
   }
-  EXPECT_EQ(t->GetCounter("unmatched_correlation"), 0);
+  EXPECT_EQ(t->GetCounter(TraceCounter::unmatched_correlation), 0);
 }
 
 TEST(ImportReal, PbRoundTrip) {
@@ -89,7 +89,7 @@ TEST(ImportReal, Schema2021Trace) {
   absl::StatusOr<Trace> t = LoadTraceFile(path);
   ASSERT_TRUE(t.ok()) << t.status();
   EXPECT_EQ(t->events().iterations_size(), 6);
-  EXPECT_EQ(t->GetCounter("unmatched_correlation"), 0);
+  EXPECT_EQ(t->GetCounter(TraceCounter::unmatched_correlation), 0);
   int backward = 0;
   for (const proto::Range& r : t->events().ranges()) backward += r.phase() == proto::BACKWARD;
   EXPECT_GT(backward, 1000);

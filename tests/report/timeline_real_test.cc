@@ -47,7 +47,7 @@ TEST(TimelineRealTest, ResnetTimelineReimports) {
   }
   EXPECT_EQ(back->events().gpu_activities_size(), 2 * gpu_tasks);
   EXPECT_EQ(back->events().api_calls_size(), 2 * api_tasks);
-  EXPECT_EQ(back->GetCounter("unmatched_correlation"), 0);
+  EXPECT_EQ(back->GetCounter(TraceCounter::unmatched_correlation), 0);
   std::filesystem::remove_all(dir);
 }
 

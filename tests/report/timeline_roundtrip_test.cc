@@ -82,8 +82,10 @@ TEST(TimelineRoundTripTest, ReimportsAsKinetoTrace) {
   }
   EXPECT_EQ(kernels, 14);
   EXPECT_EQ(memsets, 6);
-  EXPECT_EQ(trace->GetCounter("unmatched_correlation"), 0);
-  EXPECT_EQ(trace->GetCounter("launch_without_gpu_activity"), 0);
+  EXPECT_EQ(trace->GetCounter(TraceCounter::unmatched_correlation), 0);
+  // Every launch and memset call written finds its GPU work again.
+  EXPECT_EQ(trace->GetCounter(TraceCounter::launch_without_kernel), 0);
+  EXPECT_EQ(trace->GetCounter(TraceCounter::memory_call_without_gpu_activity), 0);
   // Layers come back with their dotted paths.
   absl::flat_hash_set<std::string> paths;
   for (const proto::Range& r : ev.ranges()) {
