@@ -80,14 +80,14 @@ TaskId BindingPredecessor(const Graph& graph, const SimResult& sim, TaskId t, Ed
   EdgeId best_edge;
   int64_t best_at = INT64_MIN;
   const Adjacency& adj = graph.adjacency();
-  for (uint32_t i = adj.in_offsets[t.value()]; i < adj.in_offsets[t.value() + 1]; ++i) {
-    const Edge& e = graph.edge(adj.in_edges[i]);
+  for (const auto edge : adj.in(t)) {
+    const Edge& e = graph.edge(edge);
     if (graph.removed(e.src)) continue;
     const int64_t at = sim.end_ns[e.src.value()] + e.delay_ns;
     if (at > best_at) {
       best_at = at;
       best = e.src;
-      best_edge = adj.in_edges[i];
+      best_edge = edge;
     }
   }
   const ResourceId r = graph.resource_of(t);

@@ -52,6 +52,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
+#include "base/check.h"
 #include "base/strong_id.h"
 
 namespace reverie::depgraph {
@@ -374,15 +375,46 @@ class Graph {
   TaskId prev_on_resource(TaskId t) const { return col_.prev[t.value()]; }
   TaskId next_on_resource(TaskId t) const { return col_.next[t.value()]; }
 
-  void set_duration_ns(TaskId t, int64_t d) { col_.duration[t.value()] = d; }
-  void set_gap_ns(TaskId t, int64_t g) { col_.gap[t.value()] = g; }
-  void set_layer(TaskId t, LayerId l) { col_.layer[t.value()] = l; }
-  void set_phase(TaskId t, Phase p) { col_.phase[t.value()] = p; }
-  void set_iteration(TaskId t, int32_t i) { col_.iteration[t.value()] = i; }
-  void set_priority(TaskId t, int32_t p) { col_.priority[t.value()] = p; }
-  void set_bytes(TaskId t, int64_t b) { col_.bytes[t.value()] = b; }
-  void set_name(TaskId t, std::string_view n) { col_.name[t.value()] = InternName(n); }
-  void set_op(TaskId t, OpId o) { col_.op[t.value()] = o; }
+  // The setters check what the invariants above require of their argument
+  // (a callers' bug, never input data: transforms/ and the Lua bindings
+  // validate a script's numbers first and return a Status).
+  void set_duration_ns(TaskId t, int64_t d) {
+    REVERIE_CHECK(t.value() < task_count() && d >= 0 && (d == 0 || !is_step_mark(t)));
+    col_.duration[t.value()] = d;
+  }
+  void set_gap_ns(TaskId t, int64_t g) {
+    REVERIE_CHECK(t.value() < task_count() && g >= 0);
+    col_.gap[t.value()] = g;
+  }
+  void set_layer(TaskId t, LayerId l) {
+    REVERIE_CHECK(t.value() < task_count() && (!l.valid() || l.value() < layer_count()));
+    col_.layer[t.value()] = l;
+  }
+  void set_phase(TaskId t, Phase p) {
+    REVERIE_CHECK(t.value() < task_count());
+    col_.phase[t.value()] = p;
+  }
+  void set_iteration(TaskId t, int32_t i) {
+    REVERIE_CHECK(t.value() < task_count() && i >= -1 &&
+                  (i == -1 || static_cast<size_t>(i) < iteration_count()));
+    col_.iteration[t.value()] = i;
+  }
+  void set_priority(TaskId t, int32_t p) {
+    REVERIE_CHECK(t.value() < task_count());
+    col_.priority[t.value()] = p;
+  }
+  void set_bytes(TaskId t, int64_t b) {
+    REVERIE_CHECK(t.value() < task_count() && b >= 0);
+    col_.bytes[t.value()] = b;
+  }
+  void set_name(TaskId t, std::string_view n) {
+    REVERIE_CHECK(t.value() < task_count());
+    col_.name[t.value()] = InternName(n);
+  }
+  void set_op(TaskId t, OpId o) {
+    REVERIE_CHECK(t.value() < task_count() && (!o.valid() || o.value() < op_count()));
+    col_.op[t.value()] = o;
+  }
   // For builders that re-time a task's modelled span (a blocking call shrunk
   // to its post-wait residual); never read by the simulator.
   void set_measured_start_ns(TaskId t, int64_t v) { col_.measured_start[t.value()] = v; }

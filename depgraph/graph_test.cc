@@ -105,6 +105,28 @@ TEST(GraphTest, ACopyIsDeepAndRebuildsItsAdjacency) {
   EXPECT_EQ(assigned.live_task_count(), 2u);
 }
 
+// The setters refuse what the class invariants forbid (a caller's bug):
+// they stop rather than leave a graph the simulator would misread.
+TEST(GraphDeathTest, SettersCheckTheInvariants) {
+  Graph g;
+  const ResourceId r = g.AddResource({ResourceKind::kCpuThread, 1, 1, -1, "t", true});
+  const TaskId t = g.AppendTask(Spec(r, 5));
+  TaskSpec m = Spec(r, 0, TaskKind::kCpuWork);
+  m.step_mark = StepMark::kBegin;
+  const TaskId mark = g.AppendTask(m);
+  EXPECT_DEATH(g.set_duration_ns(t, -1), "check failed");
+  EXPECT_DEATH(g.set_duration_ns(mark, 10), "check failed");  // markers are zero-length
+  EXPECT_DEATH(g.set_gap_ns(t, -1), "check failed");
+  EXPECT_DEATH(g.set_iteration(t, 0), "check failed");  // no iteration 0 in this graph
+  EXPECT_DEATH(g.set_layer(t, LayerId(3)), "check failed");
+  EXPECT_DEATH(g.set_op(t, OpId(0)), "check failed");
+  EXPECT_DEATH(g.set_bytes(TaskId(99), 1), "check failed");
+  g.set_duration_ns(mark, 0);
+  g.set_iteration(t, -1);
+  g.set_layer(t, LayerId());
+  EXPECT_EQ(g.duration_ns(t), 5);
+}
+
 TEST(GraphTest, EveryTaskCarriesItsColumns) {
   Graph g;
   const ResourceId r = g.AddResource({ResourceKind::kCpuThread, 1, 1, -1, "t", true});

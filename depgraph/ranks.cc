@@ -104,8 +104,8 @@ std::vector<std::pair<TaskId, int32_t>> ReadinessParents(const Graph& g, TaskId 
     out.emplace_back(prev, ClampDelay(g.gap_ns(prev)));
   }
   const Adjacency& adj = g.adjacency();
-  for (uint32_t i = adj.in_offsets[t.value()]; i < adj.in_offsets[t.value() + 1]; ++i) {
-    const Edge& e = g.edge(adj.in_edges[i]);
+  for (const auto edge : adj.in(t)) {
+    const Edge& e = g.edge(edge);
     if (e.src != skip) out.emplace_back(e.src, e.delay_ns);
   }
   return out;

@@ -103,8 +103,8 @@ class Run {
       }
       ++live_;
       if (ordered_[g_.resource_of(id).value()] && g_.prev_on_resource(id).valid()) ++end_[t];
-      for (uint32_t i = adj_.out_offsets[t]; i < adj_.out_offsets[t + 1]; ++i) {
-        const uint32_t c = edges[adj_.out_edges[i].value()].dst.value();
+      for (const auto edge : adj_.out(TaskId(t))) {
+        const uint32_t c = edges[edge.value()].dst.value();
         if (!g_.removed(TaskId(c))) ++end_[c];
       }
     }
@@ -162,8 +162,8 @@ class Run {
     end_[t] = end;
     ++started_;
     const std::vector<Edge>& edges = edges_;
-    for (uint32_t i = adj_.out_offsets[t]; i < adj_.out_offsets[t + 1]; ++i) {
-      const Edge& e = edges[adj_.out_edges[i].value()];
+    for (const auto edge : adj_.out(TaskId(t))) {
+      const Edge& e = edges[edge.value()];
       Release(e.dst.value(), SatAddNs(end, e.delay_ns));
     }
     const uint32_t r = g_.resource_of(id).value();

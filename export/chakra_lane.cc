@@ -48,8 +48,8 @@ class RankView {
   template <typename F>
   void ForEachParent(TaskId t, F f) const {
     const depgraph::Adjacency& adj = g_.adjacency();
-    for (uint32_t k = adj.in_offsets[t.value()]; k < adj.in_offsets[t.value() + 1]; ++k) {
-      const Edge& e = g_.edge(adj.in_edges[k]);
+    for (const auto edge : adj.in(t)) {
+      const Edge& e = g_.edge(edge);
       f(e.src, End(e.src) + e.delay_ns);
     }
     const TaskId prev = g_.prev_on_resource(t);
@@ -58,8 +58,8 @@ class RankView {
   template <typename F>
   void ForEachChild(TaskId t, F f) const {
     const depgraph::Adjacency& adj = g_.adjacency();
-    for (uint32_t k = adj.out_offsets[t.value()]; k < adj.out_offsets[t.value() + 1]; ++k) {
-      f(g_.edge(adj.out_edges[k]).dst);
+    for (const auto edge : adj.out(t)) {
+      f(g_.edge(edge).dst);
     }
     const TaskId next = g_.next_on_resource(t);
     if (next.valid() && Ordered(t)) f(next);

@@ -59,8 +59,8 @@ class RecordIndex {
 const CollectiveRecord* LaunchRecord(const Graph& g, TaskId t, const RecordIndex& index) {
   if (g.kind(t) != TaskKind::kKernel || !g.measured(t)) return nullptr;
   const depgraph::Adjacency& adj = g.adjacency();
-  for (uint32_t k = adj.in_offsets[t.value()]; k < adj.in_offsets[t.value() + 1]; ++k) {
-    const depgraph::Edge& e = g.edge(adj.in_edges[k]);
+  for (const auto edge : adj.in(t)) {
+    const depgraph::Edge& e = g.edge(edge);
     if (e.kind != EdgeKind::kLaunch || !g.measured(e.src)) continue;
     const depgraph::Resource& thread = g.resource(g.resource_of(e.src));
     if (thread.kind != depgraph::ResourceKind::kCpuThread) continue;

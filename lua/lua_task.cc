@@ -59,13 +59,12 @@ int PushNeighbours(lua_State* L, TaskId t, bool parents, int kind_filter) {
   const Graph& g = GraphOrRaise(L);
   ChargeAdjacency(L);
   const depgraph::Adjacency& adj = g.adjacency();
-  const auto& offs = parents ? adj.in_offsets : adj.out_offsets;
-  ChargeWork(L, offs[t.value() + 1] - offs[t.value()]);
-  const auto& edges = parents ? adj.in_edges : adj.out_edges;
-  lua_createtable(L, static_cast<int>(offs[t.value() + 1] - offs[t.value()]), 0);
+  const std::span<const depgraph::EdgeId> edges = parents ? adj.in(t) : adj.out(t);
+  ChargeWork(L, static_cast<int64_t>(edges.size()));
+  lua_createtable(L, static_cast<int>(edges.size()), 0);
   int n = 0;
-  for (uint32_t i = offs[t.value()]; i < offs[t.value() + 1]; ++i) {
-    const depgraph::Edge& e = g.edge(edges[i]);
+  for (const depgraph::EdgeId id : edges) {
+    const depgraph::Edge& e = g.edge(id);
     if (kind_filter >= 0 && static_cast<int>(e.kind) != kind_filter) continue;
     PushTask(L, parents ? e.src : e.dst);
     lua_rawseti(L, -2, ++n);
@@ -209,6 +208,7 @@ int TaskNewIndex(lua_State* L) {
   if (std::strcmp(k, "duration_ns") == 0) {
     const int64_t v = CheckNs(L, 3);
     if (v < 0) return luaL_error(L, "duration_ns must be >= 0");
+    if (v != 0 && g.is_step_mark(t)) return luaL_error(L, "a step marker has no duration");
     g.set_duration_ns(t, v);
   } else if (std::strcmp(k, "gap_ns") == 0) {
     const int64_t v = CheckNs(L, 3);

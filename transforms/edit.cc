@@ -46,13 +46,16 @@ bool ScaleNs(int64_t v, double f, int64_t* out) {
 // `factor`; checks every result before changing any.
 absl::Status ScaleAll(Graph& g, const Selection& s, double factor, bool gaps, const char* what) {
   int64_t r = 0;
+  // Step markers keep their zero duration (graph.h): the step is read off
+  // them.
+  auto skip = [&](TaskId t) { return g.removed(t) || (!gaps && g.is_step_mark(t)); };
   for (TaskId t : s) {
-    if (g.removed(t)) continue;
+    if (skip(t)) continue;
     const int64_t v = gaps ? g.gap_ns(t) : g.duration_ns(t);
     if (!ScaleNs(v, factor, &r)) return TooLong(g, t, static_cast<double>(v) * factor, what);
   }
   for (TaskId t : s) {
-    if (g.removed(t)) continue;
+    if (skip(t)) continue;
     if (gaps) {
       ScaleNs(g.gap_ns(t), factor, &r);
       g.set_gap_ns(t, r);
@@ -82,7 +85,7 @@ absl::Status ShrinkDuration(Graph& g, const Selection& s, double divisor) {
 absl::Status SetDuration(Graph& g, const Selection& s, int64_t ns) {
   REVERIE_RETURN_IF_ERROR(CheckNs(ns, "duration"));
   for (TaskId t : s) {
-    if (!g.removed(t)) g.set_duration_ns(t, ns);
+    if (!g.removed(t) && !g.is_step_mark(t)) g.set_duration_ns(t, ns);
   }
   return absl::OkStatus();
 }
@@ -94,12 +97,12 @@ absl::Status AddDuration(Graph& g, const Selection& s, int64_t delta_ns) {
   }
   // Both terms are within 2^50: the sums cannot overflow.
   for (TaskId t : s) {
-    if (!g.removed(t) && g.duration_ns(t) + delta_ns > kMaxDurationNs) {
+    if (!g.removed(t) && !g.is_step_mark(t) && g.duration_ns(t) + delta_ns > kMaxDurationNs) {
       return TooLong(g, t, static_cast<double>(g.duration_ns(t) + delta_ns), "add_duration");
     }
   }
   for (TaskId t : s) {
-    if (g.removed(t)) continue;
+    if (g.removed(t) || g.is_step_mark(t)) continue;
     const int64_t d = g.duration_ns(t) + delta_ns;
     g.set_duration_ns(t, d < 0 ? 0 : d);
   }

@@ -110,8 +110,8 @@ class Rewirer {
     for (size_t i = 0; i < removed_.size(); ++i) idx[removed_[i].value()] = static_cast<uint32_t>(i);
     for (size_t i = 0; i < removed_.size(); ++i) {
       const TaskId t = removed_[i];
-      for (uint32_t k = adj_.in_offsets[t.value()]; k < adj_.in_offsets[t.value() + 1]; ++k) {
-        if (InR(g_.edge(adj_.in_edges[k]).src)) ++indeg[i];
+      for (const auto edge : adj_.in(t)) {
+        if (InR(g_.edge(edge).src)) ++indeg[i];
       }
       const TaskId p = g_.prev_on_resource(t);
       if (Ordered(t) && p.valid() && InR(p)) ++indeg[i];
@@ -127,8 +127,8 @@ class Rewirer {
       auto release = [&](TaskId c) {
         if (InR(c) && --indeg[idx[c.value()]] == 0) ready.push_back(c);
       };
-      for (uint32_t k = adj_.out_offsets[t.value()]; k < adj_.out_offsets[t.value() + 1]; ++k) {
-        release(g_.edge(adj_.out_edges[k]).dst);
+      for (const auto edge : adj_.out(t)) {
+        release(g_.edge(edge).dst);
       }
       const TaskId nx = g_.next_on_resource(t);
       if (Ordered(t) && nx.valid()) release(nx);
@@ -137,8 +137,8 @@ class Rewirer {
   }
 
   void Gather(TaskId r, std::vector<Entry>* out) {
-    for (uint32_t k = adj_.in_offsets[r.value()]; k < adj_.in_offsets[r.value() + 1]; ++k) {
-      const depgraph::Edge& e = g_.edge(adj_.in_edges[k]);
+    for (const auto edge : adj_.in(r)) {
+      const depgraph::Edge& e = g_.edge(edge);
       if (!InR(e.src)) {
         out->push_back({e.src, static_cast<int>(e.kind), e.delay_ns});
       } else {
@@ -195,16 +195,16 @@ class Rewirer {
              rank_[a.value()] <= rank_[b.value()];
     };
     if (before(s, c)) return true;
-    for (uint32_t k = adj_.in_offsets[c.value()]; k < adj_.in_offsets[c.value() + 1]; ++k) {
-      const TaskId p = g_.edge(adj_.in_edges[k]).src;
+    for (const auto edge : adj_.in(c)) {
+      const TaskId p = g_.edge(edge).src;
       if (!InR(p) && (p == s || before(s, p))) return true;
     }
     return false;
   }
 
   void Emit(TaskId r, const std::vector<Entry>& set) {
-    for (uint32_t k = adj_.out_offsets[r.value()]; k < adj_.out_offsets[r.value() + 1]; ++k) {
-      const depgraph::Edge& e = g_.edge(adj_.out_edges[k]);
+    for (const auto edge : adj_.out(r)) {
+      const depgraph::Edge& e = g_.edge(edge);
       if (InR(e.dst)) continue;
       for (const Entry& x : set) Add(x.src, e.dst, e.kind, e.delay_ns);
     }
@@ -229,8 +229,8 @@ class Rewirer {
   }
 
   bool HasLiveLauncher(TaskId c) const {
-    for (uint32_t k = adj_.in_offsets[c.value()]; k < adj_.in_offsets[c.value() + 1]; ++k) {
-      const depgraph::Edge& e = g_.edge(adj_.in_edges[k]);
+    for (const auto edge : adj_.in(c)) {
+      const depgraph::Edge& e = g_.edge(edge);
       if (e.kind == EdgeKind::kLaunch && !InR(e.src)) return true;
     }
     return launched_.contains(c.value());

@@ -123,8 +123,8 @@ Selection LaunchesOf(const Graph& g, const Selection& gpu) {
   std::vector<TaskId> out;
   for (TaskId t : gpu) {
     if (g.removed(t)) continue;
-    for (uint32_t i = adj.in_offsets[t.value()]; i < adj.in_offsets[t.value() + 1]; ++i) {
-      const depgraph::Edge& e = g.edge(adj.in_edges[i]);
+    for (const auto edge : adj.in(t)) {
+      const depgraph::Edge& e = g.edge(edge);
       if (e.kind == depgraph::EdgeKind::kLaunch) out.push_back(e.src);
     }
   }

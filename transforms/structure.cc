@@ -133,8 +133,8 @@ LaunchModel InferLaunchModel(const Graph& g) {
 
 TaskId LauncherOf(const Graph& g, TaskId gpu) {
   const depgraph::Adjacency& adj = g.adjacency();
-  for (uint32_t i = adj.in_offsets[gpu.value()]; i < adj.in_offsets[gpu.value() + 1]; ++i) {
-    const depgraph::Edge& e = g.edge(adj.in_edges[i]);
+  for (const auto edge : adj.in(gpu)) {
+    const depgraph::Edge& e = g.edge(edge);
     if (e.kind == EdgeKind::kLaunch) return e.src;
   }
   return TaskId::Invalid();
@@ -250,8 +250,8 @@ bool Reaches(const Graph& g, TaskId from, TaskId to) {
       stack.push_back(c);
       return false;
     };
-    for (uint32_t i = adj.out_offsets[t.value()]; i < adj.out_offsets[t.value() + 1]; ++i) {
-      if (visit(g.edge(adj.out_edges[i]).dst)) return true;
+    for (const auto edge : adj.out(t)) {
+      if (visit(g.edge(edge).dst)) return true;
     }
     if (g.resource(g.resource_of(t)).ordered && visit(g.next_on_resource(t))) return true;
   }
@@ -299,8 +299,8 @@ absl::StatusOr<int> RemoveDependency(Graph& g, TaskId src, TaskId dst) {
   REVERIE_RETURN_IF_ERROR(CheckLive(g, dst));
   const depgraph::Adjacency& adj = g.adjacency();
   std::vector<EdgeId> doomed;
-  for (uint32_t i = adj.out_offsets[src.value()]; i < adj.out_offsets[src.value() + 1]; ++i) {
-    if (g.edge(adj.out_edges[i]).dst == dst) doomed.push_back(adj.out_edges[i]);
+  for (const auto edge : adj.out(src)) {
+    if (g.edge(edge).dst == dst) doomed.push_back(edge);
   }
   if (doomed.empty()) {
     return absl::NotFoundError(
