@@ -23,6 +23,34 @@
 
 namespace reverie {
 
+// Appends `s` as a quoted JSON string (RFC 8259): bytes >= 0x80 pass
+// through (names are UTF-8), control characters are escaped. The one
+// escaper of every JSON reverie writes, by JsonWriter or streamed by hand.
+inline void AppendJsonString(std::string& out, std::string_view s) {
+  out += '"';
+  for (const char ch : s) {
+    const auto c = static_cast<unsigned char>(ch);
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\b': out += "\\b"; break;
+      case '\f': out += "\\f"; break;
+      case '\n': out += "\\n"; break;
+      case '\r': out += "\\r"; break;
+      case '\t': out += "\\t"; break;
+      default:
+        if (c < 0x20) {
+          char buf[8];
+          std::snprintf(buf, sizeof(buf), "\\u%04x", c);
+          out += buf;
+        } else {
+          out += ch;
+        }
+    }
+  }
+  out += '"';
+}
+
 class JsonWriter {
  public:
   // indent = 0 writes everything on one line.
@@ -122,30 +150,7 @@ class JsonWriter {
     out_ += '\n';
     out_.append(stack_.size() * static_cast<size_t>(indent_), ' ');
   }
-  void AppendString(std::string_view s) {
-    out_ += '"';
-    for (const char ch : s) {
-      const auto c = static_cast<unsigned char>(ch);
-      switch (c) {
-        case '"': out_ += "\\\""; break;
-        case '\\': out_ += "\\\\"; break;
-        case '\b': out_ += "\\b"; break;
-        case '\f': out_ += "\\f"; break;
-        case '\n': out_ += "\\n"; break;
-        case '\r': out_ += "\\r"; break;
-        case '\t': out_ += "\\t"; break;
-        default:
-          if (c < 0x20) {
-            char buf[8];
-            std::snprintf(buf, sizeof(buf), "\\u%04x", c);
-            out_ += buf;
-          } else {
-            out_ += ch;
-          }
-      }
-    }
-    out_ += '"';
-  }
+  void AppendString(std::string_view s) { AppendJsonString(out_, s); }
 
   int indent_;
   std::string out_;

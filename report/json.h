@@ -9,11 +9,12 @@
 #include <string>
 #include <string_view>
 
+#include "base/json_writer.h"
+
 namespace reverie::report {
 
-// Appends `s` as a quoted JSON string. Bytes >= 0x80 are passed through
-// (trace names are UTF-8); control characters are \u-escaped.
-void AppendJsonString(std::string& out, std::string_view s);
+// AppendJsonString (base/json_writer.h) is the one escaper; these wrap it.
+using ::reverie::AppendJsonString;
 std::string JsonString(std::string_view s);
 // A finite double as JSON (NaN / inf become null).
 std::string JsonNumber(double v);
