@@ -97,6 +97,36 @@ Scaling Scale(const KernelGeometry& g, const GpuSpec& o, const GpuSpec& d, doubl
   return {waves * std::pow(per_block_bw, gamma) * std::pow(compute, 1 - gamma), false};
 }
 
+// Multiplies the duration of every live kernel of `s` by factor_of(geo)'s
+// factor (which also says whether the kernel stays one wave), clamped into
+// [0, kMaxDurationNs]: a factor from odd specs (a GPU with 1e-9 GB/s, a
+// factor of 1e300) must not overflow (base/checked_math.h).
+template <typename FactorFn>
+RetargetStats ScaleKernels(Graph& g, const Selection& s, FactorFn factor_of) {
+  RetargetStats stats;
+  for (TaskId t : s) {
+    if (g.removed(t)) continue;
+    if (g.kind(t) != TaskKind::kKernel) {
+      ++stats.skipped;
+      continue;
+    }
+    const KernelGeometry& geo = g.geometry(t);
+    const Scaling sc = factor_of(geo);
+    ++stats.kernels;
+    if (!geo.known()) ++stats.unknown_geometry;
+    if (sc.single_wave) ++stats.single_wave;
+    const int64_t before = g.duration_ns(t);
+    const double scaled = std::nearbyint(static_cast<double>(before) * sc.factor);
+    int64_t after = kMaxDurationNs;
+    if (!DoubleToInt64(scaled, kMaxDurationNs, &after)) after = scaled > 0 ? kMaxDurationNs : 0;
+    after = ClampTo(after, 0, kMaxDurationNs);
+    g.set_duration_ns(t, after);
+    stats.before_ns = SatAdd(stats.before_ns, before);
+    stats.after_ns = SatAdd(stats.after_ns, after);
+  }
+  return stats;
+}
+
 }  // namespace
 
 double WaveScaleFactor(const KernelGeometry& g, const GpuSpec& o, const GpuSpec& d, double gamma) {
@@ -110,33 +140,13 @@ absl::StatusOr<RetargetStats> RetargetKernels(Graph& g, const Selection& s, cons
   if (!(gamma >= 0 && gamma <= 1)) {
     return absl::InvalidArgumentError(absl::StrCat("gamma must be in [0, 1], got ", gamma));
   }
-  RetargetStats stats;
   // Keyed by the interned geometry's address: stable while nothing interns.
   absl::flat_hash_map<const KernelGeometry*, Scaling> scaling_of;
-  for (TaskId t : s) {
-    if (g.removed(t)) continue;
-    if (g.kind(t) != TaskKind::kKernel) {
-      ++stats.skipped;
-      continue;
-    }
-    const KernelGeometry& geo = g.geometry(t);
+  return ScaleKernels(g, s, [&](const KernelGeometry& geo) {
     auto [it, inserted] = scaling_of.try_emplace(&geo);
     if (inserted) it->second = Scale(geo, origin, dest, gamma);
-    ++stats.kernels;
-    if (!geo.known()) ++stats.unknown_geometry;
-    if (it->second.single_wave) ++stats.single_wave;
-    const int64_t before = g.duration_ns(t);
-    // A factor from odd specs (a GPU with 1e-9 GB/s) must not overflow: the
-    // result is clamped into [0, kMaxDurationNs] (base/checked_math.h).
-    const double scaled = std::nearbyint(static_cast<double>(before) * it->second.factor);
-    int64_t after = kMaxDurationNs;
-    if (!DoubleToInt64(scaled, kMaxDurationNs, &after)) after = scaled > 0 ? kMaxDurationNs : 0;
-    after = ClampTo(after, 0, kMaxDurationNs);
-    g.set_duration_ns(t, after);
-    stats.before_ns = SatAdd(stats.before_ns, before);
-    stats.after_ns = SatAdd(stats.after_ns, after);
-  }
-  return stats;
+    return it->second;
+  });
 }
 
 absl::StatusOr<RetargetStats> ScaleWork(Graph& g, const Selection& s, const GpuSpec& gpu,
@@ -145,35 +155,14 @@ absl::StatusOr<RetargetStats> ScaleWork(Graph& g, const Selection& s, const GpuS
   if (!(factor > 0) || !std::isfinite(factor)) {
     return absl::InvalidArgumentError(absl::StrCat("scale_work: factor must be > 0, got ", factor));
   }
-  RetargetStats stats;
-  for (TaskId t : s) {
-    if (g.removed(t)) continue;
-    if (g.kind(t) != TaskKind::kKernel) {
-      ++stats.skipped;
-      continue;
-    }
-    const KernelGeometry& geo = g.geometry(t);
-    double f = factor;
-    ++stats.kernels;
-    if (!geo.known()) {
-      ++stats.unknown_geometry;
-    } else {
-      const int64_t wave = int64_t{BlocksPerSm(gpu, geo)} * gpu.sm_count;
-      const double blocks = std::ceil(static_cast<double>(geo.blocks) * factor);
-      const double before = static_cast<double>(CeilDiv(geo.blocks, wave));
-      const double after = std::max(1.0, std::ceil(blocks / static_cast<double>(wave)));
-      f = after / before;
-      if (before == 1 && after == 1) ++stats.single_wave;
-    }
-    const int64_t d = g.duration_ns(t);
-    // Clamped into [0, kMaxDurationNs] like retargeting (a factor of 1e300).
-    const double scaled = std::min(static_cast<double>(d) * f, static_cast<double>(kMaxDurationNs));
-    const int64_t after = static_cast<int64_t>(std::nearbyint(scaled));
-    g.set_duration_ns(t, after);
-    stats.before_ns = SatAdd(stats.before_ns, d);
-    stats.after_ns = SatAdd(stats.after_ns, after);
-  }
-  return stats;
+  return ScaleKernels(g, s, [&](const KernelGeometry& geo) -> Scaling {
+    if (!geo.known()) return {factor, false};
+    const int64_t wave = int64_t{BlocksPerSm(gpu, geo)} * gpu.sm_count;
+    const double blocks = std::ceil(static_cast<double>(geo.blocks) * factor);
+    const double before = static_cast<double>(CeilDiv(geo.blocks, wave));
+    const double after = std::max(1.0, std::ceil(blocks / static_cast<double>(wave)));
+    return {after / before, before == 1 && after == 1};
+  });
 }
 
 }  // namespace reverie::transforms
