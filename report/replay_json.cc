@@ -7,22 +7,14 @@ namespace reverie::report {
 namespace {
 
 void WriteBreakdownJson(JsonWriter& w, const depgraph::GraphBreakdown& b) {
-  auto spans = [&](const depgraph::TimeSplit& s) {
-    w.BeginObject();
-    w.Field("cpu_only_us", s.cpu_only_ns / 1e3);
-    w.Field("gpu_only_us", s.gpu_only_ns / 1e3);
-    w.Field("cpu_gpu_overlap_us", s.overlap_ns / 1e3);
-    w.Field("idle_us", s.idle_ns / 1e3);
-    w.EndObject();
-  };
   w.BeginArray();
   for (const depgraph::IterationBreakdown& it : b.iterations) {
     w.BeginObject();
     w.Field("name", it.name);
     w.Key("measured");
-    spans(it.measured);
+    WriteTimeSplitJson(w, it.measured);
     w.Key("simulated");
-    spans(it.simulated);
+    WriteTimeSplitJson(w, it.simulated);
     w.EndObject();
   }
   w.EndArray();
