@@ -71,19 +71,8 @@ namespace reverie::depgraph {
   F(steps_on_thread_without_calls, kAnomaly, "steps marked on a thread that made no API call")     \
   F(trace_without_iterations, kAnomaly, "no ProfilerStep or iteration markers: one step")
 
-// Enumerators are the counters' own names, as perfetto's stats are.
-enum class BuildCounter : uint16_t {
-#define REVERIE_BUILD_COUNTER_ENUM(name, severity, description) name,
-  REVERIE_BUILD_COUNTERS(REVERIE_BUILD_COUNTER_ENUM)
-#undef REVERIE_BUILD_COUNTER_ENUM
-};
-
-inline constexpr CounterSpec kBuildCounterSpecs[] = {
-#define REVERIE_BUILD_COUNTER_SPEC(name, severity, description) \
-  {#name, CounterSeverity::severity, description},
-    REVERIE_BUILD_COUNTERS(REVERIE_BUILD_COUNTER_SPEC)
-#undef REVERIE_BUILD_COUNTER_SPEC
-};
+enum class BuildCounter : uint16_t { REVERIE_BUILD_COUNTERS(REVERIE_COUNTER_ENUMERATOR) };
+inline constexpr CounterSpec kBuildCounterSpecs[] = {REVERIE_BUILD_COUNTERS(REVERIE_COUNTER_SPEC)};
 inline constexpr size_t kBuildCounterCount = std::size(kBuildCounterSpecs);
 
 inline constexpr const CounterSpec& Spec(BuildCounter c) {

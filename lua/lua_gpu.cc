@@ -76,20 +76,15 @@ transforms::GpuSpec ToSpec(const SpecArgs& a) {
   return s;
 }
 
-void SetInt(lua_State* L, const char* key, int64_t v) {
-  lua_pushinteger(L, v);
-  lua_setfield(L, -2, key);
-}
-
 // What retarget_gpu and scale_work return: a table of the kernels they saw.
 int PushStats(lua_State* L, const transforms::RetargetStats& stats) {
   lua_createtable(L, 0, 6);
-  SetInt(L, "kernels", stats.kernels);
-  SetInt(L, "unknown_geometry", stats.unknown_geometry);
-  SetInt(L, "single_wave", stats.single_wave);
-  SetInt(L, "skipped", stats.skipped);
-  SetInt(L, "before_ns", stats.before_ns);
-  SetInt(L, "after_ns", stats.after_ns);
+  SetIntField(L, "kernels", stats.kernels);
+  SetIntField(L, "unknown_geometry", stats.unknown_geometry);
+  SetIntField(L, "single_wave", stats.single_wave);
+  SetIntField(L, "skipped", stats.skipped);
+  SetIntField(L, "before_ns", stats.before_ns);
+  SetIntField(L, "after_ns", stats.after_ns);
   return 1;
 }
 
@@ -163,17 +158,17 @@ int GraphDevices(lua_State* L) {
   int n = 0;
   for (const depgraph::DeviceInfo& d : S.model->devices) {
     lua_createtable(L, 0, 10);
-    SetInt(L, "id", d.id);
+    SetIntField(L, "id", d.id);
     lua_pushstring(L, d.name.c_str());
     lua_setfield(L, -2, "name");
     lua_pushstring(L, d.vendor.c_str());
     lua_setfield(L, -2, "vendor");
-    SetInt(L, "sm_count", d.sm_count);
-    SetInt(L, "compute_major", d.compute_major);
-    SetInt(L, "compute_minor", d.compute_minor);
-    SetInt(L, "total_memory_bytes", d.total_memory_bytes);
-    SetInt(L, "max_threads_per_sm", d.max_threads_per_sm);
-    SetInt(L, "registers_per_sm", d.registers_per_sm);
+    SetIntField(L, "sm_count", d.sm_count);
+    SetIntField(L, "compute_major", d.compute_major);
+    SetIntField(L, "compute_minor", d.compute_minor);
+    SetIntField(L, "total_memory_bytes", d.total_memory_bytes);
+    SetIntField(L, "max_threads_per_sm", d.max_threads_per_sm);
+    SetIntField(L, "registers_per_sm", d.registers_per_sm);
     lua_pushnumber(L, static_cast<double>(d.shared_memory_per_sm_bytes) / 1024.0);
     lua_setfield(L, -2, "shared_memory_per_sm_kb");
     lua_rawseti(L, -2, ++n);
@@ -187,10 +182,10 @@ void PushGeometry(lua_State* L, const depgraph::KernelGeometry& g) {
     return;
   }
   lua_createtable(L, 0, 4);
-  SetInt(L, "blocks", g.blocks);
-  SetInt(L, "threads_per_block", g.threads_per_block);
-  SetInt(L, "registers_per_thread", g.registers_per_thread);
-  SetInt(L, "shared_memory_bytes", g.shared_memory_bytes);
+  SetIntField(L, "blocks", g.blocks);
+  SetIntField(L, "threads_per_block", g.threads_per_block);
+  SetIntField(L, "registers_per_thread", g.registers_per_thread);
+  SetIntField(L, "shared_memory_bytes", g.shared_memory_bytes);
 }
 
 void RegisterGpuSelectionMethods(lua_State* L) {

@@ -73,16 +73,11 @@ int GraphLaunchModel(lua_State* L) {
   if (!State(L).launch_model.has_value()) ChargeWork(L, GraphWork(State(L).session->base()));
   const transforms::LaunchModel& m = SessionLaunchModel(State(L));
   lua_createtable(L, 0, 5);
-  lua_pushinteger(L, m.kernel_launch_ns);
-  lua_setfield(L, -2, "kernel_launch_ns");
-  lua_pushinteger(L, m.memcpy_launch_ns);
-  lua_setfield(L, -2, "memcpy_launch_ns");
-  lua_pushinteger(L, m.memset_launch_ns);
-  lua_setfield(L, -2, "memset_launch_ns");
-  lua_pushinteger(L, m.launch_delay_ns);
-  lua_setfield(L, -2, "launch_delay_ns");
-  lua_pushinteger(L, m.kernel_launch_samples);
-  lua_setfield(L, -2, "samples");
+  SetIntField(L, "kernel_launch_ns", m.kernel_launch_ns);
+  SetIntField(L, "memcpy_launch_ns", m.memcpy_launch_ns);
+  SetIntField(L, "memset_launch_ns", m.memset_launch_ns);
+  SetIntField(L, "launch_delay_ns", m.launch_delay_ns);
+  SetIntField(L, "samples", m.kernel_launch_samples);
   return 1;
 }
 
@@ -97,18 +92,12 @@ int GraphChanges(lua_State* L) {
   EngineState& S = State(L);
   const transforms::ChangeSummary c = transforms::Diff(S.session->base(), S.session->graph());
   lua_createtable(L, 0, 6);
-  lua_pushinteger(L, c.added);
-  lua_setfield(L, -2, "added");
-  lua_pushinteger(L, c.removed);
-  lua_setfield(L, -2, "removed");
-  lua_pushinteger(L, c.modified);
-  lua_setfield(L, -2, "modified");
-  lua_pushinteger(L, c.edges_added);
-  lua_setfield(L, -2, "edges_added");
-  lua_pushinteger(L, c.edges_removed);
-  lua_setfield(L, -2, "edges_removed");
-  lua_pushinteger(L, c.resources_added);
-  lua_setfield(L, -2, "resources_added");
+  SetIntField(L, "added", c.added);
+  SetIntField(L, "removed", c.removed);
+  SetIntField(L, "modified", c.modified);
+  SetIntField(L, "edges_added", c.edges_added);
+  SetIntField(L, "edges_removed", c.edges_removed);
+  SetIntField(L, "resources_added", c.resources_added);
   return 1;
 }
 
@@ -124,8 +113,7 @@ int GraphParameters(lua_State* L) {
     lua_setfield(L, -2, "name");
     lua_pushstring(L, p.layer.c_str());
     lua_setfield(L, -2, "layer");
-    lua_pushinteger(L, p.bytes);
-    lua_setfield(L, -2, "bytes");
+    SetIntField(L, "bytes", p.bytes);
     lua_rawseti(L, -2, ++n);
   }
   return 1;
@@ -151,10 +139,8 @@ int GraphGradientBuckets(lua_State* L) {
   int n = 0;
   for (const depgraph::BucketInfo& b : S.model->buckets) {
     lua_createtable(L, 0, 4);
-    lua_pushinteger(L, b.index);
-    lua_setfield(L, -2, "index");
-    lua_pushinteger(L, b.bytes);
-    lua_setfield(L, -2, "bytes");
+    SetIntField(L, "index", b.index);
+    SetIntField(L, "bytes", b.bytes);
     PushStrings(L, b.parameters);
     lua_setfield(L, -2, "parameters");
     PushStrings(L, b.layers);
@@ -174,12 +160,9 @@ int GraphCollectives(lua_State* L) {
     lua_createtable(L, 0, 4);
     lua_pushstring(L, c.name.c_str());
     lua_setfield(L, -2, "name");
-    lua_pushinteger(L, c.bytes);
-    lua_setfield(L, -2, "bytes");
-    lua_pushinteger(L, c.group_size);
-    lua_setfield(L, -2, "group_size");
-    lua_pushinteger(L, c.start_ns);
-    lua_setfield(L, -2, "measured_start_ns");
+    SetIntField(L, "bytes", c.bytes);
+    SetIntField(L, "group_size", c.group_size);
+    SetIntField(L, "measured_start_ns", c.start_ns);
     lua_rawseti(L, -2, ++n);
   }
   return 1;

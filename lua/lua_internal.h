@@ -191,6 +191,12 @@ int64_t LayerBytes(EngineState& S, const depgraph::Graph& g);
 const depgraph::Graph& GraphOrRaise(lua_State* L);
 depgraph::Graph& MutableGraphOrRaise(lua_State* L);
 
+// t[key] = v for the table on top of the stack.
+inline void SetIntField(lua_State* L, const char* key, int64_t v) {
+  lua_pushinteger(L, static_cast<lua_Integer>(v));
+  lua_setfield(L, -2, key);
+}
+
 // Handles.
 void PushTask(lua_State* L, depgraph::TaskId t);
 void PushResource(lua_State* L, depgraph::ResourceId r);

@@ -126,12 +126,9 @@ int TlIndex(lua_State* L) {
     lua_createtable(L, static_cast<int>(tl->iterations), 0);
     for (uint64_t i = 0; i < tl->iterations; ++i) {
       lua_createtable(L, 0, 3);
-      lua_pushinteger(L, Iters(tl)[2 * i]);
-      lua_setfield(L, -2, "start_ns");
-      lua_pushinteger(L, Iters(tl)[2 * i + 1]);
-      lua_setfield(L, -2, "end_ns");
-      lua_pushinteger(L, Iters(tl)[2 * i + 1] - Iters(tl)[2 * i]);
-      lua_setfield(L, -2, "duration_ns");
+      SetIntField(L, "start_ns", Iters(tl)[2 * i]);
+      SetIntField(L, "end_ns", Iters(tl)[2 * i + 1]);
+      SetIntField(L, "duration_ns", Iters(tl)[2 * i + 1] - Iters(tl)[2 * i]);
       lua_rawseti(L, -2, static_cast<lua_Integer>(i + 1));
     }
   } else {

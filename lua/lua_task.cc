@@ -350,17 +350,13 @@ void PushOp(lua_State* L, const depgraph::Graph& g, depgraph::OpId op) {
   int depth = 0;
   for (depgraph::OpId p = o.parent; p.valid(); p = g.op(p).parent) ++depth;
   lua_createtable(L, 0, 5);
-  lua_pushinteger(L, op.value());
-  lua_setfield(L, -2, "id");
+  SetIntField(L, "id", op.value());
   PushView(L, g.op_name(op));
   lua_setfield(L, -2, "name");
-  lua_pushinteger(L, o.own_ns);
-  lua_setfield(L, -2, "own_ns");
-  lua_pushinteger(L, depth);
-  lua_setfield(L, -2, "depth");
+  SetIntField(L, "own_ns", o.own_ns);
+  SetIntField(L, "depth", depth);
   if (o.parent.valid()) {
-    lua_pushinteger(L, o.parent.value());
-    lua_setfield(L, -2, "parent");
+    SetIntField(L, "parent", o.parent.value());
   }
 }
 

@@ -91,26 +91,21 @@ enum class CounterSeverity : uint8_t { kInfo, kAnomaly, kDataLoss };
   F(iteration_end_without_begin, kAnomaly, "an iteration end without its begin")                    \
   F(bucket_parameter_unknown, kAnomaly, "a gradient bucket naming a parameter never registered")
 
-// Counters are named by enumerators that are the counters' own names, as
-// perfetto's stats are, so the code reads as the output does.
-enum class TraceCounter : uint16_t {
-#define REVERIE_TRACE_COUNTER_ENUM(name, severity, description) name,
-  REVERIE_TRACE_COUNTERS(REVERIE_TRACE_COUNTER_ENUM)
-#undef REVERIE_TRACE_COUNTER_ENUM
-};
-
 struct CounterSpec {
   std::string_view name;
   CounterSeverity severity;
   std::string_view description;
 };
 
-inline constexpr CounterSpec kTraceCounterSpecs[] = {
-#define REVERIE_TRACE_COUNTER_SPEC(name, severity, description) \
-  {#name, CounterSeverity::severity, description},
-    REVERIE_TRACE_COUNTERS(REVERIE_TRACE_COUNTER_SPEC)
-#undef REVERIE_TRACE_COUNTER_SPEC
-};
+// Expand a counter list F(name, severity, description) into an enum whose
+// enumerators are the counters' own names (as perfetto's stats are, so the
+// code reads as the output does) and into the matching CounterSpec array.
+#define REVERIE_COUNTER_ENUMERATOR(name, severity, description) name,
+#define REVERIE_COUNTER_SPEC(name, severity, description) \
+  {#name, ::reverie::CounterSeverity::severity, description},
+
+enum class TraceCounter : uint16_t { REVERIE_TRACE_COUNTERS(REVERIE_COUNTER_ENUMERATOR) };
+inline constexpr CounterSpec kTraceCounterSpecs[] = {REVERIE_TRACE_COUNTERS(REVERIE_COUNTER_SPEC)};
 inline constexpr size_t kTraceCounterCount = std::size(kTraceCounterSpecs);
 
 inline constexpr const CounterSpec& Spec(TraceCounter c) {
