@@ -90,7 +90,11 @@ function G.estimate_total(graph, P, steps)
           "Parameter and gradient-bucket records", 0)
   end
   local per_step_ns = ns / n
+  -- Whole fp32 gradients: a collective moves whole elements (ASTRA-sim
+  -- times a size that is not a multiple of 4 bytes as one more chunk, 25%
+  -- slower; docs/ACCURACY.md).
   local bytes = per_step_ns * 1e-9 * P.gpu_memory_gbs * 1e9 / P.update_passes
+  bytes = math.max(4, math.floor(bytes / 4 + 0.5) * 4)
   return bytes, string.format("%.1f us of update kernels per step x %g GB/s / %g passes",
                               per_step_ns / 1e3, P.gpu_memory_gbs, P.update_passes)
 end
