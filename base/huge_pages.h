@@ -17,21 +17,6 @@
 #include <memory>
 #include <new>
 
-// LeakSanitizer scans the heap, stacks and globals for pointers, not mapped
-// pages: strings owned by objects in these pages (a trace's protobuf arena)
-// would be reported as leaked while the pages live, so sanitized builds
-// register the pages as roots it scans.
-#if defined(__SANITIZE_ADDRESS__)
-#define REVERIE_LSAN_ROOTS 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define REVERIE_LSAN_ROOTS 1
-#endif
-#endif
-#ifdef REVERIE_LSAN_ROOTS
-#include <sanitizer/lsan_interface.h>
-#endif
-
 namespace reverie {
 
 inline constexpr size_t kSmallPage = 4096;
@@ -62,18 +47,11 @@ inline void* MapPages(size_t bytes) {
   if (end > aligned + size) ::munmap(reinterpret_cast<void*>(aligned + size), end - aligned - size);
   void* p = reinterpret_cast<void*>(aligned);
   AdviseHugePages(p, size);
-#ifdef REVERIE_LSAN_ROOTS
-  __lsan_register_root_region(p, size);
-#endif
   return p;
 }
 
 inline void UnmapPages(void* p, size_t bytes) {
-  if (p == nullptr) return;
-#ifdef REVERIE_LSAN_ROOTS
-  __lsan_unregister_root_region(p, RoundUpToPages(bytes));
-#endif
-  ::munmap(p, RoundUpToPages(bytes));
+  if (p != nullptr) ::munmap(p, RoundUpToPages(bytes));
 }
 
 // A std allocator for large arrays that grow with the trace (an importer's
