@@ -27,6 +27,17 @@ using report::StepText;
 using whatif::GraphView;
 double Ms(int64_t ns) { return static_cast<double>(ns) / 1e6; }
 
+// One counter with its severity and meaning (proto/trace_counters.h,
+// depgraph/build_counters.h); `spec` is null for a name this version does
+// not declare (a .pb from another version).
+void PrintCounter(std::string_view name, int64_t value, const CounterSpec* spec) {
+  std::printf("  %-32s %12lld  %-9s %s\n", std::string(name).c_str(),
+              static_cast<long long>(value),
+              spec != nullptr ? std::string(SeverityName(spec->severity)).c_str() : "?",
+              spec != nullptr ? std::string(spec->description).c_str()
+                              : "(not declared by this version of reverie)");
+}
+
 void PrintGraph(const GraphView& v) {
   if (!v.built) {
     std::printf("\ndependency graph: not built (%s)\n", v.why_not.c_str());
@@ -65,11 +76,8 @@ void PrintGraph(const GraphView& v) {
   }
   std::printf("\ngraph builder counters (depgraph/build_counters.h)%s\n",
               v.stats.empty() ? ": none" : "");
-  v.stats.ForEachNonZero([](const CounterSpec& c, int64_t value) {
-    std::printf("  %-32s %12lld  %-9s %s\n", std::string(c.name).c_str(),
-                static_cast<long long>(value), std::string(SeverityName(c.severity)).c_str(),
-                std::string(c.description).c_str());
-  });
+  v.stats.ForEachNonZero(
+      [](const CounterSpec& c, int64_t value) { PrintCounter(c.name, value, &c); });
 }
 
 void PrintText(const std::string& path, const Trace& trace, const TraceSummary& s) {
@@ -135,13 +143,8 @@ void PrintText(const std::string& path, const Trace& trace, const TraceSummary& 
       }
     }
   }
-  // Each counter with its severity and meaning (proto/trace_counters.h).
   auto print = [](const std::string& name, int64_t value) {
-    const CounterSpec* spec = FindTraceCounter(name);
-    std::printf("  %-32s %12lld  %-9s %s\n", name.c_str(), static_cast<long long>(value),
-                spec != nullptr ? std::string(SeverityName(spec->severity)).c_str() : "?",
-                spec != nullptr ? std::string(spec->description).c_str()
-                                : "(not declared by this version of reverie)");
+    PrintCounter(name, value, FindTraceCounter(name));
   };
   std::printf("\nanomalies%s\n", s.anomalies.empty() ? ": none" : "");
   for (const auto& [name, value] : s.anomalies) print(name, value);

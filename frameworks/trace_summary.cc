@@ -112,8 +112,7 @@ TraceSummary Summarize(const Trace& trace, size_t top_kernels) {
     if (c.value() == 0) continue;
     // Declared info counters are data reverie does not use; undeclared names
     // (another version's file) are listed as anomalies.
-    const CounterSpec* spec = FindTraceCounter(c.name());
-    auto& list = spec != nullptr && spec->severity == CounterSeverity::kInfo ? s.skipped : s.anomalies;
+    auto& list = IsTraceAnomaly(c.name()) ? s.anomalies : s.skipped;
     list.emplace_back(c.name(), c.value());
   }
   std::sort(s.anomalies.begin(), s.anomalies.end());

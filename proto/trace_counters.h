@@ -121,6 +121,14 @@ inline const CounterSpec* FindTraceCounter(std::string_view name) {
   return nullptr;
 }
 
+// Whether a trace counter of that name reports an anomaly or lost data
+// (reports list it as such) rather than data reverie chose not to use: true
+// for a name this version does not declare (a newer producer's).
+inline bool IsTraceAnomaly(std::string_view name) {
+  const CounterSpec* spec = FindTraceCounter(name);
+  return spec == nullptr || spec->severity != CounterSeverity::kInfo;
+}
+
 inline constexpr std::string_view SeverityName(CounterSeverity s) {
   switch (s) {
     case CounterSeverity::kInfo: return "info";

@@ -51,8 +51,7 @@ ReportData AssembleReport(const AssembleInput& in) {
     // Counters of data reverie chose not to use (kInfo) are not anomalies;
     // a name this version does not declare is (a newer producer's).
     for (const proto::Counter& c : in.trace->events().counters()) {
-      const CounterSpec* spec = FindTraceCounter(c.name());
-      if (c.value() != 0 && (spec == nullptr || spec->severity != CounterSeverity::kInfo)) {
+      if (c.value() != 0 && IsTraceAnomaly(c.name())) {
         d.anomalies.emplace_back(absl::StrCat("trace: ", c.name()), c.value());
       }
     }
