@@ -275,8 +275,9 @@ void PushOp(lua_State* L, const depgraph::Graph& g, depgraph::OpId op);
 void RegisterGpuSelectionMethods(lua_State* L);
 // graph:select (lua_query.cc) and sel:filter.
 int GraphSelect(lua_State* L);
-// Charges resolving `q` on the current graph (THE LIMITS).
-void ChargeQuery(lua_State* L, const transforms::TaskQuery& q);
+// Resolves `q` on the current graph (transforms::Select), charging the
+// work first (THE LIMITS); raises a bad query.
+transforms::Selection SelectOrRaise(lua_State* L, const transforms::TaskQuery& q);
 int SelFilter(lua_State* L);
 void RegisterSelection(lua_State* L);
 void RegisterTask(lua_State* L);

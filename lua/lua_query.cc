@@ -170,7 +170,7 @@ int ReadQuery(lua_State* L, int idx, const char* what, transforms::TaskQuery* q)
   return lua_gettop(L);
 }
 
-void ChargeQuery(lua_State* L, const transforms::TaskQuery& q) {
+transforms::Selection SelectOrRaise(lua_State* L, const transforms::TaskQuery& q) {
   EngineState& S = State(L);
   const depgraph::Graph& g = GraphOrRaise(L);
   // One pass over the tasks; RE2 matches every name (and layer path) once,
@@ -181,17 +181,17 @@ void ChargeQuery(lua_State* L, const transforms::TaskQuery& q) {
   if (!q.layers.empty()) work += LayerBytes(S, g) / 8 + static_cast<int64_t>(g.layer_count());
   if (!q.ops.empty()) work += NameBytes(S, g) / 8 + static_cast<int64_t>(g.op_count());
   ChargeWork(L, work);
+  absl::StatusOr<transforms::Selection> sel = transforms::Select(g, q);
+  RaiseIfError(L, sel.status());
+  return *std::move(sel);
 }
 
 // graph:select(query)
 int GraphSelect(lua_State* L) {
-  const depgraph::Graph& g = GraphOrRaise(L);
+  GraphOrRaise(L);
   transforms::TaskQuery q;
   const int where = ReadQuery(L, 2, "select", &q);
-  ChargeQuery(L, q);
-  absl::StatusOr<transforms::Selection> sel = transforms::Select(g, q);
-  RaiseIfError(L, sel.status());
-  PushSelection(L, sel->ids());
+  PushSelection(L, SelectOrRaise(L, q).ids());
   if (where == 0) return 1;
   lua_pushcfunction(L, SelFilter);
   lua_insert(L, -2);

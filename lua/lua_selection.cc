@@ -146,14 +146,12 @@ int SelFilterImpl(lua_State* L) {
 // sel:select{query}: the members that also match the query.
 int SelSelect(lua_State* L) {
   SelectionUd* in = CheckSelection(L, 1);
-  const Graph& g = GraphOrRaise(L);
+  GraphOrRaise(L);
   transforms::TaskQuery q;
   const int where = ReadQuery(L, 2, "select", &q);
-  ChargeQuery(L, q);
-  absl::StatusOr<transforms::Selection> sel = transforms::Select(g, q);
-  RaiseIfError(L, sel.status());
-  ChargeWork(L, static_cast<int64_t>(in->count + sel->ids().size()));
-  PushSelection(L, sel->ids());
+  const transforms::Selection sel = SelectOrRaise(L, q);
+  ChargeWork(L, static_cast<int64_t>(in->count + sel.ids().size()));
+  PushSelection(L, sel.ids());
   SelectionUd* hits = CheckSelection(L, -1);
   SelectionUd* out = NewSelection(L, std::min(in->count, hits->count));
   out->count = static_cast<uint64_t>(
