@@ -42,13 +42,15 @@ bool ScaleNs(int64_t v, double f, int64_t* out) {
   return DoubleToInt64(std::nearbyint(static_cast<double>(v) * f), kMaxDurationNs, out);
 }
 
+// Whether an edit may change t's duration: a live task that is not a step
+// marker (markers stay zero-length, graph.h: the step is read off them).
+bool HasEditableDuration(const Graph& g, TaskId t) { return !g.removed(t) && !g.is_step_mark(t); }
+
 // Scales durations (gaps when `gaps`) of the live members of `s` by
 // `factor`; checks every result before changing any.
 absl::Status ScaleAll(Graph& g, const Selection& s, double factor, bool gaps, const char* what) {
   int64_t r = 0;
-  // Step markers keep their zero duration (graph.h): the step is read off
-  // them.
-  auto skip = [&](TaskId t) { return g.removed(t) || (!gaps && g.is_step_mark(t)); };
+  auto skip = [&](TaskId t) { return gaps ? g.removed(t) : !HasEditableDuration(g, t); };
   for (TaskId t : s) {
     if (skip(t)) continue;
     const int64_t v = gaps ? g.gap_ns(t) : g.duration_ns(t);
@@ -85,7 +87,7 @@ absl::Status ShrinkDuration(Graph& g, const Selection& s, double divisor) {
 absl::Status SetDuration(Graph& g, const Selection& s, int64_t ns) {
   REVERIE_RETURN_IF_ERROR(CheckNs(ns, "duration"));
   for (TaskId t : s) {
-    if (!g.removed(t) && !g.is_step_mark(t)) g.set_duration_ns(t, ns);
+    if (HasEditableDuration(g, t)) g.set_duration_ns(t, ns);
   }
   return absl::OkStatus();
 }
@@ -97,12 +99,12 @@ absl::Status AddDuration(Graph& g, const Selection& s, int64_t delta_ns) {
   }
   // Both terms are within 2^50: the sums cannot overflow.
   for (TaskId t : s) {
-    if (!g.removed(t) && !g.is_step_mark(t) && g.duration_ns(t) + delta_ns > kMaxDurationNs) {
+    if (HasEditableDuration(g, t) && g.duration_ns(t) + delta_ns > kMaxDurationNs) {
       return TooLong(g, t, static_cast<double>(g.duration_ns(t) + delta_ns), "add_duration");
     }
   }
   for (TaskId t : s) {
-    if (g.removed(t) || g.is_step_mark(t)) continue;
+    if (!HasEditableDuration(g, t)) continue;
     const int64_t d = g.duration_ns(t) + delta_ns;
     g.set_duration_ns(t, d < 0 ? 0 : d);
   }
