@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "absl/strings/str_cat.h"
+#include "base/text.h"
 #include "absl/strings/str_join.h"
 #include "base/sv.h"
 #include "lua/lua_internal.h"
@@ -83,6 +84,41 @@ int Print(lua_State* L) {
 }
 
 int Log(lua_State* L) { return Print(L); }
+
+// reverie.work_per_step{factor = f [, samples = n]}: a script that changes
+// the work a step does (a larger batch) says so, so that a prediction is
+// also read as throughput (steps get longer while samples per second rise).
+int WorkPerStep(lua_State* L) {
+  luaL_checktype(L, 1, LUA_TTABLE);
+  EngineState& S = State(L);
+  lua_getfield(L, 1, "factor");
+  const lua_Number f = luaL_checknumber(L, -1);
+  if (!(f > 0 && f <= 1e9)) luaL_error(L, "work_per_step: factor = %f must be in (0, 1e9]", f);
+  lua_getfield(L, 1, "samples");
+  const lua_Integer n =
+      lua_isnil(L, -1) ? 0 : internal::CheckInteger(L, -1, "work_per_step: samples");
+  if (n < 0 || n > (lua_Integer{1} << 40)) luaL_error(L, "work_per_step: samples = %I is out of range", n);
+  S.work_factor = f;
+  S.samples_per_step = n;
+  return 0;
+}
+
+}  // namespace
+
+namespace internal {
+void WarnIfEmpty(lua_State* L, size_t count, const char* method) {
+  EngineState& S = State(L);
+  if (count != 0 || S.empty_edit_warnings >= 20) return;
+  ++S.empty_edit_warnings;
+  luaL_where(L, 1);
+  const std::string line = absl::StrCat("warning: ", lua_tostring(L, -1), method,
+                                        " on an empty selection changed nothing");
+  lua_pop(L, 1);
+  EmitLog(S, line.data(), line.size());
+}
+}  // namespace internal
+
+namespace {
 
 // ---- reverie.include ------------------------------------------------------
 
@@ -173,7 +209,8 @@ int Setup(lua_State* L) {
   lua_newtable(L);
   lua_setfield(L, LUA_REGISTRYINDEX, kIncludeCache);
   static const luaL_Reg kReverie[] = {
-      {"params", internal::Params}, {"log", Log}, {"include", Include}, {nullptr, nullptr}};
+      {"params", internal::Params}, {"log", Log}, {"include", Include},
+      {"work_per_step", WorkPerStep}, {nullptr, nullptr}};
   luaL_newlib(L, kReverie);
   lua_pushliteral(L, "0.1.0");
   lua_setfield(L, -2, "version");
@@ -218,7 +255,7 @@ int RunChunk(lua_State* L) {
 
 namespace internal {
 
-// The message of a failed run: its first line (cut to kMaxMessageBytes,
+// The message of a failed run: its first line (shortened to kMaxMessageBytes,
 // naming the script), then only the traceback lines that point into Lua code
 // ("[C]: in ?" frames of our trampolines say nothing to a user). Lines of a
 // multi-line error message between the two are dropped and counted, so a
@@ -230,11 +267,9 @@ std::string CleanMessage(std::string_view msg, const std::string& script) {
   std::string first(text.substr(0, text.find('\n')));
   size_t extra_lines = 0;
   for (char c : text) extra_lines += c == '\n';
-  if (first.size() > kMaxMessageBytes) {
-    const size_t cut = first.size() - kMaxMessageBytes;
-    first.resize(kMaxMessageBytes);
-    absl::StrAppend(&first, "... (", cut, " more bytes)");
-  }
+  // Cut in the middle: what went wrong is often at the end of a message
+  // that names a long kernel ("... would create a cycle").
+  first = Abbreviate(first, kMaxMessageBytes);
   if (extra_lines > 0) absl::StrAppend(&first, " (", extra_lines, " more lines)");
   for (char& c : first) {
     if (c == '\r') c = ' ';
@@ -375,6 +410,8 @@ absl::Status LuaEngine::Run(std::string_view source, const ScriptContext& ctx,
 const std::vector<ParamValue>& LuaEngine::params() const { return state_->params; }
 const std::vector<std::string>& LuaEngine::used_override_keys() const { return used_keys_; }
 const std::vector<std::string>& LuaEngine::log() const { return state_->log; }
+double LuaEngine::work_factor() const { return state_->work_factor; }
+int64_t LuaEngine::samples_per_step() const { return state_->samples_per_step; }
 int64_t LuaEngine::instructions_used() const { return state_->instructions; }
 size_t LuaEngine::peak_memory_bytes() const { return state_->alloc.peak; }
 

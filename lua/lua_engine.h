@@ -99,6 +99,10 @@ class LuaEngine {
   const std::vector<ParamValue>& params() const;
   const std::vector<std::string>& used_override_keys() const;
   const std::vector<std::string>& log() const;
+  // reverie.work_per_step's factor (1 when the script did not call it) and
+  // samples (0: unknown).
+  double work_factor() const;
+  int64_t samples_per_step() const;
 
   // The first error a Lua schedule key function raised (OK when none); the
   // simulator cannot stop mid-run, so callers check this after simulating.

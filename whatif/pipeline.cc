@@ -55,6 +55,7 @@ absl::StatusOr<Prediction> Predict(const LoadedTrace& base, const ScriptSpec& sp
   options.settings = spec.settings;
   options.script_dirs = spec.script_dirs;
   options.sources = spec.sources;
+  options.settings_for_several_runs = spec.settings_for_several_runs;
   lua::ScriptRunner runner(std::move(options));
   Prediction p;
   p.graph = base.graph;
@@ -76,6 +77,11 @@ absl::StatusOr<Prediction> Predict(const LoadedTrace& base, const ScriptSpec& sp
   p.sim = std::move(*sim);
   p.changes = runner.total_changes();
   p.reports = runner.reports();
+  p.used_settings = runner.used_settings();
+  for (const lua::ScriptReport& r : p.reports) {
+    p.work_factor *= r.work_factor;
+    if (r.samples_per_step > 0) p.samples_per_step = r.samples_per_step;
+  }
   p.schedule_kind = runner.schedule().kind;
   p.schedule_description = runner.schedule().description;
   return p;
