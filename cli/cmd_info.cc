@@ -17,6 +17,7 @@
 #include "depgraph/step_time.h"
 #include "frameworks/trace_loader.h"
 #include "frameworks/trace_summary.h"
+#include "whatif/facts_view.h"
 #include "whatif/info.h"
 
 namespace reverie::cli {
@@ -44,6 +45,10 @@ void PrintGraph(const GraphView& v) {
     return;
   }
   std::printf("\ndependency graph: %zu tasks, %zu edges\n", v.tasks, v.edges);
+  std::printf("\nwhat the run already does (depgraph/facts.h)\n");
+  for (const auto& [label, text] : whatif::FactLines(v.facts)) {
+    std::printf("  %-26s %s\n", label.c_str(), text.c_str());
+  }
   std::printf("\n%s\nstep time: %s\n", kStepDefinition, StepText(v.step_stats).c_str());
   std::printf("\nCPU time per step (ms, all threads): API calls, ops' own time, framework time "
               "between ops%s\n  %-22s %10s %10s %10s %10s %10s\n",

@@ -85,6 +85,32 @@ int Print(lua_State* L) {
 
 int Log(lua_State* L) { return Print(L); }
 
+// reverie.nothing_to_change(reason): the trace already does what the script
+// models ("kernels already bf16"): the script ends here, its edits are
+// dropped and the prediction is the baseline, with the reason in its log.
+int NothingToChange(lua_State* L) {
+  const char* reason = luaL_checkstring(L, 1);
+  EngineState& S = State(L);
+  S.outcome = ScriptOutcome::kUnchanged;
+  S.outcome_reason = reason;
+  const std::string line = absl::StrCat("nothing to change: ", reason);
+  ChargeMemory(L, 2 * static_cast<int64_t>(line.size()) + kStringBytes);
+  EmitLog(S, line.data(), line.size());
+  lua_pushliteral(L, "nothing to change");
+  return lua_error(L);  // LuaEngine::Run reads the outcome: a clean end
+}
+
+// reverie.refuse(reason): the script cannot model this trace ("the model
+// already runs activation checkpointing; set force=true to recompute
+// anyway"): an error naming the script, kFailedPrecondition.
+int Refuse(lua_State* L) {
+  const char* reason = luaL_checkstring(L, 1);
+  EngineState& S = State(L);
+  S.outcome = ScriptOutcome::kRefused;
+  S.outcome_reason = reason;
+  return luaL_error(L, "refused: %s", reason);
+}
+
 // reverie.work_per_step{factor = f [, samples = n]}: a script that changes
 // the work a step does (a larger batch) says so, so that a prediction is
 // also read as throughput (steps get longer while samples per second rise).
@@ -210,7 +236,8 @@ int Setup(lua_State* L) {
   lua_setfield(L, LUA_REGISTRYINDEX, kIncludeCache);
   static const luaL_Reg kReverie[] = {
       {"params", internal::Params}, {"log", Log}, {"include", Include},
-      {"work_per_step", WorkPerStep}, {nullptr, nullptr}};
+      {"work_per_step", WorkPerStep}, {"nothing_to_change", NothingToChange},
+      {"refuse", Refuse}, {nullptr, nullptr}};
   luaL_newlib(L, kReverie);
   lua_pushliteral(L, "0.1.0");
   lua_setfield(L, -2, "version");
@@ -378,7 +405,9 @@ absl::Status LuaEngine::Run(std::string_view source, const ScriptContext& ctx,
   lua_pushlightuserdata(L, &args);
   const int rc = lua_pcall(L, 1, 0, 1);
   absl::Status status;
-  if (rc != LUA_OK) {
+  if (rc != LUA_OK && S.exhausted.empty() && S.outcome == ScriptOutcome::kUnchanged) {
+    // reverie.nothing_to_change ended the run: not an error.
+  } else if (rc != LUA_OK) {
     if (!S.exhausted.empty()) {
       // Whatever a handler or __close method raised on the way out, the
       // limit is the reason.
@@ -391,8 +420,10 @@ absl::Status LuaEngine::Run(std::string_view source, const ScriptContext& ctx,
     } else {
       size_t n = 0;
       const char* m = lua_tolstring(L, -1, &n);
-      status = absl::InvalidArgumentError(internal::CleanMessage(
-          m != nullptr ? std::string_view(m, n) : std::string_view("(no message)"), S.display_name));
+      std::string msg = internal::CleanMessage(
+          m != nullptr ? std::string_view(m, n) : std::string_view("(no message)"), S.display_name);
+      status = S.outcome == ScriptOutcome::kRefused ? absl::FailedPreconditionError(std::move(msg))
+                                                    : absl::InvalidArgumentError(std::move(msg));
     }
   } else if (!S.params_declared) {
     if (absl::Status used = internal::CheckOverridesUsed(S); !used.ok()) {
@@ -411,6 +442,17 @@ const std::vector<ParamValue>& LuaEngine::params() const { return state_->params
 const std::vector<std::string>& LuaEngine::used_override_keys() const { return used_keys_; }
 const std::vector<std::string>& LuaEngine::log() const { return state_->log; }
 double LuaEngine::work_factor() const { return state_->work_factor; }
+ScriptOutcome LuaEngine::outcome() const { return state_->outcome; }
+const std::string& LuaEngine::outcome_reason() const { return state_->outcome_reason; }
+
+std::string_view ScriptOutcomeName(ScriptOutcome o) {
+  switch (o) {
+    case ScriptOutcome::kApplied: return "applied";
+    case ScriptOutcome::kUnchanged: return "unchanged";
+    case ScriptOutcome::kRefused: return "refused";
+  }
+  return "applied";
+}
 int64_t LuaEngine::samples_per_step() const { return state_->samples_per_step; }
 int64_t LuaEngine::instructions_used() const { return state_->instructions; }
 size_t LuaEngine::peak_memory_bytes() const { return state_->alloc.peak; }

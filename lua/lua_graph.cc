@@ -317,6 +317,7 @@ const luaL_Reg kGraphMethods[] = {
     {"parameters", GraphParameters},
     {"gradient_buckets", GraphGradientBuckets},
     {"collectives", GraphCollectives},
+    {"facts", GraphFacts},
     {"world_size", GraphWorldSize},
     {"devices", GraphDevices},
     {"op", GraphOp},

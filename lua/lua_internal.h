@@ -140,6 +140,9 @@ struct EngineState {
   // transformed run does, and the baseline's samples per step (0: unknown).
   double work_factor = 1;
   int64_t samples_per_step = 0;
+  // reverie.nothing_to_change / reverie.refuse.
+  ScriptOutcome outcome = ScriptOutcome::kApplied;
+  std::string outcome_reason;
   std::string key_error;  // first error raised by a Lua schedule key
   std::optional<transforms::LaunchModel> launch_model;
 
@@ -277,6 +280,7 @@ int GraphParameters(lua_State* L);
 int GraphGradientBuckets(lua_State* L);
 int GraphCollectives(lua_State* L);
 int GraphWorldSize(lua_State* L);
+int GraphFacts(lua_State* L);
 // Cross-GPU prediction (lua_gpu.cc): graph:devices(), the task field
 // `geometry`, and sel:retarget_gpu added to the selection method table on
 // top of the stack.

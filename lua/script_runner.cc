@@ -150,12 +150,17 @@ absl::Status ScriptRunner::Run(const std::vector<std::string>& scripts,
     REVERIE_RETURN_IF_ERROR((*engine)->Run(*text, ctx, &session));
     ScriptReport report;
     report.script = script;
-    if (absl::Status s = session.Commit(&working, &report.changes); !s.ok()) {
-      return absl::FailedPreconditionError(
-          absl::StrCat(script.display_name, ": the transformed graph is invalid: ", s.message()));
+    report.outcome = (*engine)->outcome();
+    report.outcome_reason = (*engine)->outcome_reason();
+    // Nothing to change: whatever it edited before saying so is dropped.
+    if (report.outcome != ScriptOutcome::kUnchanged) {
+      if (absl::Status s = session.Commit(&working, &report.changes); !s.ok()) {
+        return absl::FailedPreconditionError(
+            absl::StrCat(script.display_name, ": the transformed graph is invalid: ", s.message()));
+      }
+      current = &working;
+      schedule = session.schedule();
     }
-    current = &working;
-    schedule = session.schedule();
     report.params = (*engine)->params();
     report.log = (*engine)->log();
     report.work_factor = (*engine)->work_factor();
@@ -173,12 +178,13 @@ absl::Status ScriptRunner::Run(const std::vector<std::string>& scripts,
         "unknown parameter '", key, "': not declared by ", absl::StrJoin(names, ", ")));
   }
   used_settings_ = std::move(used);
-  if (current == graph) return absl::OkStatus();  // no scripts
+  for (auto& e : engines) engines_.push_back(std::move(e));
+  for (auto& r : reports) reports_.push_back(std::move(r));
+  // No script, or none changed anything (nothing to change).
+  if (current == graph) return absl::OkStatus();
   total_ = transforms::Diff(*graph, working);
   *graph = std::move(working);
   schedule_ = std::move(schedule);
-  for (auto& e : engines) engines_.push_back(std::move(e));
-  for (auto& r : reports) reports_.push_back(std::move(r));
   return absl::OkStatus();
 }
 

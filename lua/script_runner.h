@@ -55,6 +55,8 @@ struct ScriptReport {
   std::vector<std::string> log;
   transforms::ChangeSummary changes;
   std::string policy;  // the schedule policy after this script
+  ScriptOutcome outcome = ScriptOutcome::kApplied;
+  std::string outcome_reason;    // reverie.nothing_to_change / refuse
   double work_factor = 1;        // reverie.work_per_step
   int64_t samples_per_step = 0;  // 0: unknown
 };

@@ -6,6 +6,7 @@
 #include "absl/status/statusor.h"
 #include "base/json_writer.h"
 #include "report/step_report.h"
+#include "whatif/facts_view.h"
 
 namespace reverie::whatif {
 namespace {
@@ -79,12 +80,13 @@ GraphView AnalyzeGraph(const Trace& trace) {
     v.why_not = std::string(sim.status().message());
     return v;
   }
-  return ViewOf(*graph, *sim, v.stats);
+  return ViewOf(trace, *graph, *sim, v.stats);
 }
 
-GraphView ViewOf(const depgraph::Graph& graph, const depgraph::SimResult& sim,
+GraphView ViewOf(const Trace& trace, const depgraph::Graph& graph, const depgraph::SimResult& sim,
                  const depgraph::BuildStats& stats) {
   GraphView v;
+  v.facts = depgraph::DetectFacts(trace, graph);
   v.stats = stats;
   v.built = true;
   v.tasks = graph.live_task_count();
@@ -169,6 +171,10 @@ std::string InfoJson(const Trace& trace, const TraceSummary& s, const GraphView&
   for (const auto& [name, value] : s.skipped) w.Field(name, value);
   w.EndObject();
   WriteGraphJson(w, g);
+  if (g.built) {
+    w.Key("facts");
+    WriteFactsJson(w, g.facts);
+  }
   w.EndObject();
   return w.str();
 }

@@ -37,6 +37,7 @@ absl::StatusOr<std::unique_ptr<LoadedTrace>> LoadAndSimulate(const std::string& 
   }
   out->baseline = std::move(*sim);
   out->model = depgraph::ModelInfoFromTrace(out->trace);
+  out->model.facts = depgraph::DetectFacts(out->trace, out->graph);
   return out;
 }
 
@@ -45,7 +46,9 @@ absl::StatusOr<Prediction> Predict(const LoadedTrace& base, const ScriptSpec& sp
   auto script_error = [traceback](const absl::Status& s) {
     const std::string_view msg = StdSv(s.message());
     const size_t nl = msg.find('\n');
-    if (traceback != nullptr && nl != std::string_view::npos) {
+    // A refusal (reverie.refuse) is a deliberate one-line answer: no traceback.
+    if (traceback != nullptr && nl != std::string_view::npos &&
+        s.code() != absl::StatusCode::kFailedPrecondition) {
       *traceback = std::string(msg.substr(nl + 1));
     }
     return absl::Status(s.code(), OneLine(msg));

@@ -118,6 +118,8 @@ std::string PredictionJson(const PredictionReport& r) {
     w.BeginObject();
     w.Field("name", s.script.display_name);
     w.Field("path", s.script.path);
+    w.Field("outcome", lua::ScriptOutcomeName(s.outcome));
+    if (!s.outcome_reason.empty()) w.Field("reason", s.outcome_reason);
     w.Key("params").BeginObject();
     for (const lua::ParamValue& p : s.params) {
       w.Key(p.name);
