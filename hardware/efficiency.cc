@@ -43,21 +43,31 @@ EfficiencyCurve FitEfficiency(absl::Span<const EfficiencySample> samples, double
   if (c.samples == 0) return c;
   auto fixed_for = [&](double slope) { return std::max(0.0, (st - slope * sr) / sw); };
   const double det = sw * srr - sr * sr;
-  if (c.samples >= 3 && r_max > 2 * r_min && det > 0) {
+  auto accept = [&](double a, double b) {
+    const bool in_range = std::isfinite(b) && b >= 1.0 && b <= kMaxSlope;
+    if (!in_range || b * r_max < kProportionalShare * (a + b * r_max)) return false;
+    c.slope = b;
+    c.fixed_ns = a;
+    c.slope_from_prior = false;
+    return true;
+  };
+  if (r_max <= 2 * r_min || c.samples < 3 || !(det > 0)) {
+    // One size (or nearly): the fixed part cannot be told from the slope;
+    // with `fallback_fixed_ns` as the fixed part, the slope is what is left.
+    const double a = std::max(0.0, fallback_fixed_ns);
+    const double srr_ = srr, b = (srt - a * sr) / srr_;
+    if (accept(a, b)) return c;
+    c.fixed_ns = fixed_for(c.slope);
+    return c;
+  }
+  {
     double b = (sw * srt - sr * st) / det;
     double a = (st - b * sr) / sw;
     if (a < 0) {  // through the origin
       a = 0;
       b = srt / srr;
     }
-    const bool in_range = std::isfinite(b) && b >= 1.0 && b <= kMaxSlope;
-    const double share = in_range ? b * r_max / (a + b * r_max) : 0;
-    if (in_range && share >= kProportionalShare) {
-      c.slope = b;
-      c.fixed_ns = a;
-      c.slope_from_prior = false;
-      return c;
-    }
+    if (accept(a, b)) return c;
   }
   c.fixed_ns = fixed_for(c.slope);
   return c;

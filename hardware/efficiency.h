@@ -46,7 +46,9 @@ struct EfficiencyCurve {
 };
 
 // Fits the curve to `samples` (non-positive entries are skipped). With no
-// usable sample, fixed = `fallback_fixed_ns` and the prior slope.
+// usable sample, fixed = `fallback_fixed_ns` and the prior slope; with
+// samples of one size (within 2x), fixed = `fallback_fixed_ns` and the slope
+// from what is left of their time, when that is most of it.
 EfficiencyCurve FitEfficiency(absl::Span<const EfficiencySample> samples, double prior_ceiling,
                               double fallback_fixed_ns);
 

@@ -31,6 +31,15 @@ TEST(EfficiencyTest, SmallKernelsAloneLeaveTheSlopeToThePrior) {
   EXPECT_NEAR(c.fixed_ns, 5000, 200);
 }
 
+TEST(EfficiencyTest, OneSizeGivesTheSlopeFromTheRest) {
+  // 100 copies of 4 MB at 6 GB/s on a 31.5 GB/s link: R = 133 us, T = 699 us.
+  std::vector<EfficiencySample> s(100, {4194304 / 31.5, 1000 + 4194304 / 6.0});
+  const EfficiencyCurve c = FitEfficiency(s, 0.4, 1000);
+  EXPECT_FALSE(c.slope_from_prior);
+  EXPECT_NEAR(c.ceiling() * 31.5, 6.0, 1e-6);
+  EXPECT_DOUBLE_EQ(c.fixed_ns, 1000);
+}
+
 TEST(EfficiencyTest, NothingToFit) {
   const EfficiencyCurve c = FitEfficiency({}, 0.8, 1500);
   EXPECT_TRUE(c.slope_from_prior);

@@ -92,7 +92,7 @@ OpWork None(std::string why) {
 }
 
 OpWork Compute(WorkKind kind, double flops, const OpArgs& args, double out_elements,
-               std::string formula) {
+               std::string formula, std::vector<int64_t> out_shape = {}) {
   OpWork w;
   w.kind = kind;
   w.flops = flops;
@@ -103,6 +103,8 @@ OpWork Compute(WorkKind kind, double flops, const OpArgs& args, double out_eleme
     fp32 += ArgFp32Bytes(a);
   }
   w.bytes += out_elements * es;
+  w.out_bytes = out_elements * es;
+  w.out_shape = std::move(out_shape);
   w.math = InputMath(args);
   if (w.math == Math::kFp32) fp32 += out_elements * es;
   w.fp32_bytes = fp32;
@@ -129,8 +131,11 @@ OpWork Matmul(const Shape& a, const Shape& b, const OpArgs& args, double extra_f
   }
   const double out = batch * m * n;
   const double flops = 2 * batch * m * n * k + extra_flops_per_out * out;
+  std::vector<int64_t> out_shape;
+  if (batch == 1) out_shape = {static_cast<int64_t>(m), static_cast<int64_t>(n)};
   return Compute(WorkKind::kGemm, flops, args, out,
-                 absl::StrFormat("%s: 2*batch*m*n*k, batch=%g m=%g n=%g k=%g", Sv(what), batch, m, n, k));
+                 absl::StrFormat("%s: 2*batch*m*n*k, batch=%g m=%g n=%g k=%g", Sv(what), batch, m, n, k),
+                 std::move(out_shape));
 }
 
 OpWork Linear(const OpArgs& args) {
@@ -196,6 +201,11 @@ OpWork Conv(std::string_view name, const OpArgs& args, const Shape& x, const Sha
   // The backward reads grad_out and writes grads as large as x and w.
   OpWork work = Compute(WorkKind::kConv, 2 * macs * passes, args,
                         grad_out == nullptr ? out_elements : Elements(x) + Elements(w), "");
+  if (grad_out != nullptr) {
+    // The weight gradient is as large as the weight, whatever the batch.
+    work.out_fixed_bytes = Elements(w) * FirstElementBytes(args);
+    work.out_bytes -= work.out_fixed_bytes;
+  }
   work.formula = absl::StrFormat("%s: %g x 2*N*K*out*C/g*kernel, N=%g K=%g out=%g C=%g g=%g kernel=%g%s",
                                  Sv(what), passes, n, k_out, spatial_out, c_in, g, kernel,
                                  recorded || grad_out != nullptr ? ""
@@ -303,7 +313,59 @@ OpWork Memory(std::string_view name, const OpArgs& args) {
   return w;
 }
 
+// The bytes of argument i with non-parameter tensors x factor.
+double ScaledArgBytes(const OpArg& a, std::string_view op, size_t i, double factor,
+                      const IsParameterFn& is_parameter) {
+  const int32_t es = ElementBytes(a.type);
+  if (es == 0) return 0;
+  double n = 0;
+  for (const Shape& s : a.shapes) n += Elements(s) * (is_parameter(op, i, s) ? 1 : factor);
+  return n * es;
+}
+
+OpArgs WithListTypes(const OpArgs& recorded, std::string_view list_type) {
+  OpArgs out = recorded;
+  std::string type(list_type);
+  for (const OpArg& b : recorded) {
+    if (!b.is_list && !b.shapes.empty() && MathOfType(b.type)) {
+      type = b.type;
+      break;
+    }
+  }
+  for (OpArg& a : out) {
+    if (a.is_list && ElementBytes(a.type) == 0) a.type = type;
+  }
+  return out;
+}
+
 }  // namespace
+
+OpWork ScaleWork(const OpWork& w, std::string_view name, const OpArgs& recorded, double factor,
+                 const IsParameterFn& is_parameter, std::string_view list_type) {
+  if (w.kind == WorkKind::kNone || factor == 1) return w;
+  const OpArgs args = WithListTypes(recorded, list_type);
+  double in = 0, in_scaled = 0;
+  for (size_t i = 0; i < args.size(); ++i) {
+    in += ArgBytes(args[i]);
+    in_scaled += ScaledArgBytes(args[i], name, i, factor, is_parameter);
+  }
+  OpWork s = w;
+  if (w.kind == WorkKind::kMemory) {
+    const double r = in > 0 ? in_scaled / in : factor;
+    s.bytes *= r;
+    s.fp32_bytes *= r;
+    s.flops *= r;
+    return s;
+  }
+  const bool out_param = !w.out_shape.empty() && is_parameter(name, args.size(), w.out_shape);
+  const double out = w.out_bytes * (out_param ? 1 : factor);
+  const double before = w.bytes;
+  s.bytes = (w.bytes - w.out_bytes - w.out_fixed_bytes - in) + in_scaled + out + w.out_fixed_bytes;
+  s.fp32_bytes = before > 0 ? w.fp32_bytes * s.bytes / before : 0;
+  s.out_bytes = out;
+  s.flops = w.flops * factor;
+  return s;
+}
 
 std::string_view WorkKindName(WorkKind k) {
   switch (k) {

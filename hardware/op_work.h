@@ -30,6 +30,7 @@
 #define REVERIE_HARDWARE_OP_WORK_H_
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -58,6 +59,13 @@ struct OpWork {
   double bytes = 0;
   double fp32_bytes = 0;     // of those, bytes of fp32 tensors (what half precision halves)
   std::optional<Math> math;  // the floating-point type of the inputs
+  // For a batch change (ScaleWork): of `bytes`, the output's (GEMM,
+  // convolution, attention), its shape (empty: not a matrix a parameter
+  // could have), and output bytes that are parameter-sized whatever the
+  // batch (a convolution backward's weight gradient).
+  double out_bytes = 0;
+  std::vector<int64_t> out_shape;
+  double out_fixed_bytes = 0;
   std::string formula;       // how the figures were computed ("2*m*n*k, m=16 n=256 k=2056")
   std::string why;           // for kNone: "no shapes recorded", ...
 };
@@ -66,6 +74,19 @@ struct OpWork {
 // records no element type for a TensorList ("TensorList"): its tensors
 // are taken to be of the op's other tensors' type, else `list_type`.
 OpWork WorkOfOp(std::string_view name, const OpArgs& args, std::string_view list_type = "float");
+
+// Whether an input tensor of an op is a model parameter (its size does not
+// follow the batch): (op name, argument index, the tensor's sizes).
+using IsParameterFn =
+    std::function<bool(std::string_view op, size_t arg, const std::vector<int64_t>& shape)>;
+
+// The work of `w` (= WorkOfOp(name, args, list_type)) with the batch
+// `factor` times larger: FLOPs of matrix math x factor; bytes of every
+// tensor that is not a parameter (inputs, and outputs shaped like
+// neither) x factor, parameter-sized ones kept; a memory op's bytes and
+// FLOPs by the same share as its inputs' bytes.
+OpWork ScaleWork(const OpWork& w, std::string_view name, const OpArgs& args, double factor,
+                 const IsParameterFn& is_parameter, std::string_view list_type = "float");
 
 // Whether `name` is an op whose work is matrix math (the GEMM, convolution
 // and attention families above), so that a kernel of those classes looks

@@ -150,6 +150,35 @@ TEST(OpWorkTest, MemoryOps) {
   EXPECT_DOUBLE_EQ(emb.bytes, 8.0 * 8 * 128 + 2 * 8.0 * 128 * 512 * 4);
 }
 
+TEST(OpWorkTest, BatchScalingGrowsActivationsNotParameters) {
+  // The toy MLP's parameters (what its Adam step reads), also transposed.
+  const std::vector<std::vector<int64_t>> params = {{256, 2056}, {2056, 256}, {256}};
+  const IsParameterFn is_param = [&](std::string_view, size_t, const std::vector<int64_t>& s) {
+    for (const auto& p : params) {
+      if (p == s) return true;
+    }
+    return false;
+  };
+  // Forward: addmm(bias, x [16, 2056], W^T [2056, 256]) at batch 16 -> 2056.
+  const OpArgs fwd = {T("float", {256}), T("float", {16, 2056}), T("float", {2056, 256}), S("1"), S("1")};
+  const OpWork w = ScaleWork(WorkOfOp("aten::addmm", fwd), "aten::addmm", fwd, 128.5, is_param);
+  EXPECT_DOUBLE_EQ(w.flops, 128.5 * (2.0 * 16 * 256 * 2056 + 16 * 256));
+  EXPECT_DOUBLE_EQ(w.bytes, 4.0 * (256 + 2056.0 * 2056 + 2056 * 256 + 2056.0 * 256));
+  // Weight gradient: mm(dY^T [256, 16], X [16, 2056]) -> [256, 2056], a
+  // parameter-sized output: only the inputs grow.
+  const OpArgs wgrad = {T("float", {256, 16}), T("float", {16, 2056})};
+  const OpWork g = ScaleWork(WorkOfOp("aten::mm", wgrad), "aten::mm", wgrad, 128.5, is_param);
+  EXPECT_DOUBLE_EQ(g.flops, 2.0 * 256 * 2056 * 2056);
+  EXPECT_DOUBLE_EQ(g.bytes, 4.0 * (256.0 * 2056 + 2056.0 * 2056 + 256.0 * 2056));
+  // A memory op on activations grows by the factor; on parameters, not.
+  const OpArgs relu = {T("float", {16, 256})};
+  EXPECT_DOUBLE_EQ(ScaleWork(WorkOfOp("aten::relu", relu), "aten::relu", relu, 2, is_param).bytes,
+                   2 * WorkOfOp("aten::relu", relu).bytes);
+  const OpArgs cast = {T("float", {256, 2056})};
+  EXPECT_DOUBLE_EQ(ScaleWork(WorkOfOp("aten::_to_copy", cast), "aten::_to_copy", cast, 2, is_param).bytes,
+                   WorkOfOp("aten::_to_copy", cast).bytes);
+}
+
 TEST(OpWorkTest, WithoutShapesSaysSo) {
   const OpWork w = WorkOfOp("aten::mm", {});
   EXPECT_EQ(w.kind, WorkKind::kNone);
