@@ -62,6 +62,7 @@ class EventWalker {
       od::object obj;
       if (auto err = ev.get_object().get(obj); err) return err;
       RawEvent e;
+      inputs_.Clear();
       if (auto err = ParseEvent(obj, &e); err) return err;
       if (!state_.ok()) return state_.error();
       if (e.ph != 0) ++trace_events_;
@@ -88,10 +89,85 @@ class EventWalker {
     }
   }
 
+  // Reads a tensor's sizes (an array of integers) into inputs_.dims.
+  void ReadDims(od::array& arr, uint32_t* count) {
+    for (auto item : arr) {
+      if (!state_.Note(item.error())) return;
+      int64_t n = 0;
+      if (!Int(json::Held(item), &n)) continue;
+      if (*count >= OpInputsScratch::kMaxDims || inputs_.dims.size() >= OpInputsScratch::kMaxEventDims) {
+        inputs_.truncated = true;
+        continue;
+      }
+      inputs_.dims.push_back(n);
+      ++*count;
+    }
+  }
+
+  // "Input Dims": per input, a tensor's sizes ([2, 3]), a tensor list's
+  // ([[2, 3], [4]]) or [] (no tensor).
+  void ReadInputDims(od::value& v) {
+    od::array arr;
+    if (!state_.Note(v.get_array().get(arr))) return;
+    size_t i = 0;
+    for (auto item : arr) {
+      if (!state_.Note(item.error())) return;
+      OpInputsScratch::Input* in = inputs_.At(i++);
+      od::value& x = json::Held(item);
+      if (in == nullptr || json::FirstChar(x) != '[') continue;
+      od::array dims;
+      if (!state_.Note(x.get_array().get(dims))) return;
+      in->dims_begin = static_cast<uint32_t>(inputs_.dims.size());
+      in->ranks_begin = static_cast<uint32_t>(inputs_.ranks.size());
+      for (auto d : dims) {
+        if (!state_.Note(d.error())) return;
+        od::value& y = json::Held(d);
+        if (json::FirstChar(y) == '[') {  // a tensor list
+          in->is_list = true;
+          od::array inner;
+          if (!state_.Note(y.get_array().get(inner))) return;
+          if (in->ranks_count >= OpInputsScratch::kMaxListTensors) {
+            inputs_.truncated = true;
+            continue;
+          }
+          uint32_t rank = 0;
+          ReadDims(inner, &rank);
+          in->dims_count += rank;
+          inputs_.ranks.push_back(static_cast<int32_t>(rank));
+          ++in->ranks_count;
+        } else {
+          int64_t n = 0;
+          if (!Int(y, &n)) continue;
+          if (in->dims_count >= OpInputsScratch::kMaxDims ||
+              inputs_.dims.size() >= OpInputsScratch::kMaxEventDims) {
+            inputs_.truncated = true;
+            continue;
+          }
+          inputs_.dims.push_back(n);
+          ++in->dims_count;
+        }
+      }
+    }
+  }
+
+  // "Input type" / "Concrete Inputs": one string per input.
+  void ReadInputStrings(od::value& v, std::string_view OpInputsScratch::Input::*field) {
+    od::array arr;
+    if (!state_.Note(v.get_array().get(arr))) return;
+    size_t i = 0;
+    for (auto item : arr) {
+      if (!state_.Note(item.error())) return;
+      OpInputsScratch::Input* in = inputs_.At(i++);
+      od::value& x = json::Held(item);
+      if (in != nullptr && json::FirstChar(x) == '"') Str(x, &(in->*field));
+    }
+  }
+
   simdjson::error_code ParseArgs(od::value& v, RawEvent* e);
   simdjson::error_code ParseEvent(od::object& obj, RawEvent* e);
 
   KinetoTraceBuilder* builder_;
+  OpInputsScratch inputs_;
   json::ReadState state_;
   int64_t trace_events_ = 0;  // objects with a "ph"
 };
@@ -163,6 +239,15 @@ simdjson::error_code EventWalker::ParseArgs(od::value& v, RawEvent* e) {
       Str(x, &e->process_group_name);
     } else if (k == "Seq") {
       Int(x, &e->seq);
+    } else if (k == "Input Dims") {
+      ReadInputDims(x);
+      e->inputs = &inputs_;
+    } else if (k == "Input type") {
+      ReadInputStrings(x, &OpInputsScratch::Input::type);
+      e->inputs = &inputs_;
+    } else if (k == "Concrete Inputs") {
+      ReadInputStrings(x, &OpInputsScratch::Input::concrete);
+      e->inputs = &inputs_;
     } else if (k == "name") {
       Str(x, &e->meta_name);
     } else if (k == "labels") {
