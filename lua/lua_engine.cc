@@ -175,6 +175,7 @@ int Setup(lua_State* L) {
   static const luaL_Reg kReverie[] = {
       {"params", internal::Params}, {"log", Log}, {"include", Include}, {nullptr, nullptr}};
   luaL_newlib(L, kReverie);
+  internal::RegisterCostFunctions(L);
   lua_pushliteral(L, "0.1.0");
   lua_setfield(L, -2, "version");
   lua_pushinteger(L, 1000);
@@ -332,6 +333,7 @@ absl::Status LuaEngine::Run(std::string_view source, const ScriptContext& ctx,
   S.include_dirs = ctx.include_dirs;
   S.log_sink = ctx.log_sink;
   S.launch_model.reset();
+  S.cost_models.clear();
   S.sized_graph = nullptr;
   S.adjacency_dirty = true;
   S.numbering = transforms::ResourceNumbering();
