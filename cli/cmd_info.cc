@@ -166,6 +166,7 @@ absl::Status RunInfo(const std::string& path, bool json) {
   } else {
     PrintText(path, *trace, summary);
     PrintGraph(graph);
+    if (graph.built) std::fputs(whatif::HardwareText(graph.hardware).c_str(), stdout);
   }
   if (std::fflush(stdout) != 0) {
     return WithExitStatus(absl::DataLossError("stdout: write failed"), kExitFailure);

@@ -5,6 +5,7 @@
 
 #include "absl/status/statusor.h"
 #include "base/json_writer.h"
+#include "depgraph/model_info.h"
 #include "report/step_report.h"
 
 namespace reverie::whatif {
@@ -79,11 +80,11 @@ GraphView AnalyzeGraph(const Trace& trace) {
     v.why_not = std::string(sim.status().message());
     return v;
   }
-  return ViewOf(*graph, *sim, v.stats);
+  return ViewOf(*graph, *sim, v.stats, depgraph::ModelInfoFromTrace(trace).devices);
 }
 
 GraphView ViewOf(const depgraph::Graph& graph, const depgraph::SimResult& sim,
-                 const depgraph::BuildStats& stats) {
+                 const depgraph::BuildStats& stats, const std::vector<depgraph::DeviceInfo>& devices) {
   GraphView v;
   v.stats = stats;
   v.built = true;
@@ -99,6 +100,7 @@ GraphView ViewOf(const depgraph::Graph& graph, const depgraph::SimResult& sim,
   }
   const depgraph::TaskTimes m = depgraph::MeasuredTimes(graph);
   v.cpu = depgraph::ComputeCpuTime(graph, m.start, m.end);
+  v.hardware = AnalyzeHardware(graph, devices);
   return v;
 }
 
@@ -154,7 +156,12 @@ std::string InfoJson(const Trace& trace, const TraceSummary& s, const GraphView&
   w.Key("device_properties").BeginArray();
   for (const proto::Device& d : trace.header().devices()) {
     w.BeginObject().Field("id", d.id()).Field("name", d.name()).Field("vendor", d.vendor());
-    w.Field("sm_count", d.sm_count()).EndObject();
+    w.Field("sm_count", d.sm_count());
+    if (g.hardware.ok && d.id() == g.hardware.model.gpu.device) {
+      w.Key("model");
+      WriteGpuModelJson(w, g.hardware);
+    }
+    w.EndObject();
   }
   w.EndArray();
   if (trace.header().has_distributed()) {
@@ -168,6 +175,10 @@ std::string InfoJson(const Trace& trace, const TraceSummary& s, const GraphView&
   w.Key("skipped").BeginObject();
   for (const auto& [name, value] : s.skipped) w.Field(name, value);
   w.EndObject();
+  if (g.built) {
+    w.Key("cost_model");
+    WriteCostModelJson(w, g.hardware);
+  }
   WriteGraphJson(w, g);
   w.EndObject();
   return w.str();

@@ -20,6 +20,7 @@
 #include "depgraph/step_time.h"
 #include "frameworks/trace_summary.h"
 #include "proto/trace.h"
+#include "whatif/hardware_view.h"
 
 namespace reverie::whatif {
 
@@ -36,13 +37,16 @@ struct GraphView {
   std::vector<std::string> step_names;
   depgraph::StepStats step_stats;
   depgraph::CpuTimeReport cpu;  // measured
+  HardwareView hardware;        // the GPU model and the cost model calibrated on the trace
 };
 
 // Builds (default options) and simulates `trace` for its view.
 GraphView AnalyzeGraph(const Trace& trace);
-// The view of a graph already built and simulated (its baseline).
+// The view of a graph already built and simulated (its baseline); `devices`
+// are the trace's GPUs (depgraph::ModelInfo), for the hardware model.
 GraphView ViewOf(const depgraph::Graph& graph, const depgraph::SimResult& sim,
-                 const depgraph::BuildStats& stats);
+                 const depgraph::BuildStats& stats,
+                 const std::vector<depgraph::DeviceInfo>& devices = {});
 
 // `reverie info --json`.
 std::string InfoJson(const Trace& trace, const TraceSummary& summary, const GraphView& graph);
