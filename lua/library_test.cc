@@ -191,7 +191,8 @@ TEST_F(LibraryTest, RetargetGpuByTheCostModel) {
   model_ = depgraph::ModelInfo();
   EXPECT_THAT(std::string(Apply({"retarget_gpu.lua"}, {{"to", "A100-SXM4-80GB"}}).message()),
               ::testing::HasSubstr("records no GPU"));
-  ASSERT_TRUE(Apply({"retarget_gpu.lua"}, {{"from", "V100-SXM2"}, {"to", "A100-SXM4-80GB"}}).ok());
+  const absl::Status st = Apply({"retarget_gpu.lua"}, {{"from", "V100-SXM2"}, {"to", "A100-SXM4-80GB"}});
+  ASSERT_TRUE(st.ok()) << st;
   // No shapes and no geometry: each kernel sits on its class's prior curve
   // (fixed 10 us, LibraryTest.AmpByTheCostModel) and its roofline scales by
   // the peaks of its class: memory bandwidth 900 -> 2039 GB/s, fp32 CUDA

@@ -382,7 +382,21 @@ void PushKernelWork(lua_State* L, depgraph::TaskId t) {
     lua_pushnil(L);
     return;
   }
-  const transforms::CostModel& m = ModelOrRaise(L, nullptr);
+  // The work does not depend on the GPU: any model this run calibrated
+  // serves (a script that named the origin GPU); else the trace's own, and
+  // nil when the trace names no GPU.
+  const transforms::CostModel* found = nullptr;
+  for (const auto& [key, model] : S.cost_models) {
+    if (model->ok()) found = &**model;
+  }
+  if (found == nullptr) {
+    if (S.model == nullptr || S.model->devices.empty()) {
+      lua_pushnil(L);
+      return;
+    }
+    found = &ModelOrRaise(L, nullptr);
+  }
+  const transforms::CostModel& m = *found;
   const transforms::KernelWork* w = m.WorkOf(t);
   if (w == nullptr) {
     lua_pushnil(L);

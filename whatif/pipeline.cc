@@ -63,6 +63,7 @@ absl::StatusOr<Prediction> Predict(const LoadedTrace& base, const ScriptSpec& sp
   }
   depgraph::SimOptions opts;
   opts.policy = runner.schedule().policy();
+  opts.step_frame = &base.baseline.iterations;  // never a longer step for less work
   absl::StatusOr<depgraph::SimResult> sim = depgraph::Simulate(p.graph, opts);
   // A Lua schedule key that failed explains a failed simulation best.
   if (absl::Status s = runner.policy_status(); !s.ok()) return script_error(s);

@@ -155,7 +155,8 @@ else
 fi
 
 # ---- empty steps, trailing content, gzip bombs, FIFOs ------------------------
-run D6 empty_second_iteration "$reverie" predict empty_second_iteration.json --script amp.lua
+run D6 empty_second_iteration "$reverie" predict empty_second_iteration.json --script amp.lua \
+  --set compute_speedup=3 --set memory_speedup=2
 if { [ "$rc" -eq 0 ] && [[ "$out" != *"0.000x"* ]]; } || one_line "empty_second_iteration.json"; then
   report D6 empty_second_iteration 1 ""
 else
