@@ -178,7 +178,10 @@ absl::StatusOr<RetimeStats> Retime(Graph& g, const Selection& s, const CostModel
       r1 = UnknownRoofline(m, g.name(t), cls, r0, spec, dest);
     }
     const double t0 = c.TimeNs(r0), t1 = c.TimeNs(r1);
-    const double scaled = t0 > 0 ? std::nearbyint(before * t1 / t0) : before;
+    // Work from absurd recorded sizes (a hostile trace) can overflow to
+    // infinity: such a kernel keeps its time rather than becoming 0 or NaN.
+    const bool finite = std::isfinite(t0) && std::isfinite(t1);
+    const double scaled = finite && t0 > 0 ? std::nearbyint(before * t1 / t0) : before;
     int64_t after = kMaxDurationNs;
     if (!DoubleToInt64(scaled, kMaxDurationNs, &after)) after = scaled > 0 ? kMaxDurationNs : 0;
     after = ClampTo(after, 0, kMaxDurationNs);
