@@ -13,6 +13,7 @@
 #include "frameworks/kineto/json_values.h"
 #include "frameworks/kineto/kineto_header.h"
 #include "frameworks/kineto/kineto_limits.h"
+#include "frameworks/kineto/kineto_op_inputs.h"
 #include "simdjson.h"
 
 namespace reverie::kineto {
@@ -86,80 +87,6 @@ class EventWalker {
       int64_t n = 0;
       if (i < 3 && Int(x, &n)) out[i] = static_cast<int32_t>(n);
       ++i;
-    }
-  }
-
-  // Reads a tensor's sizes (an array of integers) into inputs_.dims.
-  void ReadDims(od::array& arr, uint32_t* count) {
-    for (auto item : arr) {
-      if (!state_.Note(item.error())) return;
-      int64_t n = 0;
-      if (!Int(json::Held(item), &n)) continue;
-      if (*count >= OpInputsScratch::kMaxDims || inputs_.dims.size() >= OpInputsScratch::kMaxEventDims) {
-        inputs_.truncated = true;
-        continue;
-      }
-      inputs_.dims.push_back(n);
-      ++*count;
-    }
-  }
-
-  // "Input Dims": per input, a tensor's sizes ([2, 3]), a tensor list's
-  // ([[2, 3], [4]]) or [] (no tensor).
-  void ReadInputDims(od::value& v) {
-    od::array arr;
-    if (!state_.Note(v.get_array().get(arr))) return;
-    size_t i = 0;
-    for (auto item : arr) {
-      if (!state_.Note(item.error())) return;
-      OpInputsScratch::Input* in = inputs_.At(i++);
-      od::value& x = json::Held(item);
-      if (in == nullptr || json::FirstChar(x) != '[') continue;
-      od::array dims;
-      if (!state_.Note(x.get_array().get(dims))) return;
-      in->dims_begin = static_cast<uint32_t>(inputs_.dims.size());
-      in->ranks_begin = static_cast<uint32_t>(inputs_.ranks.size());
-      for (auto d : dims) {
-        if (!state_.Note(d.error())) return;
-        od::value& y = json::Held(d);
-        if (json::FirstChar(y) == '[') {  // a tensor list
-          in->is_list = true;
-          od::array inner;
-          if (!state_.Note(y.get_array().get(inner))) return;
-          if (in->ranks_count >= OpInputsScratch::kMaxListTensors) {
-            inputs_.truncated = true;
-            continue;
-          }
-          uint32_t rank = 0;
-          ReadDims(inner, &rank);
-          in->dims_count += rank;
-          inputs_.ranks.push_back(static_cast<int32_t>(rank));
-          ++in->ranks_count;
-        } else {
-          int64_t n = 0;
-          if (!Int(y, &n)) continue;
-          if (in->dims_count >= OpInputsScratch::kMaxDims ||
-              inputs_.dims.size() >= OpInputsScratch::kMaxEventDims) {
-            inputs_.truncated = true;
-            continue;
-          }
-          inputs_.dims.push_back(n);
-          ++in->dims_count;
-        }
-      }
-    }
-  }
-
-  // "Input type" / "Concrete Inputs": one string per input.
-  void ReadInputStrings(od::value& v, std::string_view OpInputsScratch::Input::*field) {
-    od::array arr;
-    if (!state_.Note(v.get_array().get(arr))) return;
-    size_t i = 0;
-    for (auto item : arr) {
-      if (!state_.Note(item.error())) return;
-      OpInputsScratch::Input* in = inputs_.At(i++);
-      od::value& x = json::Held(item);
-      if (in != nullptr && json::FirstChar(x) == '"') Str(x, &(in->*field));
     }
   }
 
@@ -240,13 +167,13 @@ simdjson::error_code EventWalker::ParseArgs(od::value& v, RawEvent* e) {
     } else if (k == "Seq") {
       Int(x, &e->seq);
     } else if (k == "Input Dims") {
-      ReadInputDims(x);
+      ReadInputDims(x, &inputs_, &state_);
       e->inputs = &inputs_;
     } else if (k == "Input type") {
-      ReadInputStrings(x, &OpInputsScratch::Input::type);
+      ReadInputStrings(x, &OpInputsScratch::Input::type, &inputs_, &state_);
       e->inputs = &inputs_;
     } else if (k == "Concrete Inputs") {
-      ReadInputStrings(x, &OpInputsScratch::Input::concrete);
+      ReadInputStrings(x, &OpInputsScratch::Input::concrete, &inputs_, &state_);
       e->inputs = &inputs_;
     } else if (k == "name") {
       Str(x, &e->meta_name);
