@@ -151,7 +151,7 @@ void WriteCostModelJson(JsonWriter& w, const HardwareView& v) {
     if (e.samples == 0) continue;
     w.Key(depgraph::KernelClassName(static_cast<KernelClass>(c))).BeginObject();
     w.Field("kernels", e.samples).Field("fixed_us", e.fixed_ns / 1e3).Field("ceiling", e.ceiling());
-    w.Field("slope_from", e.slope_from_prior ? "prior (kernels too small to tell)" : "trace");
+    w.Field("slope_from", e.slope_from_prior ? "prior (the trace's kernels cannot tell it: all small, or above the roofline)" : "trace");
     w.EndObject();
   }
   w.EndObject();
