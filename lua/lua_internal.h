@@ -136,6 +136,14 @@ struct EngineState {
   std::vector<ParamValue> params;
   std::set<std::string> used_keys;
   std::vector<std::string> log;
+  int empty_edit_warnings = 0;  // WarnIfEmpty's lines so far (capped)
+  // reverie.work_per_step: how much more work (samples) a step of the
+  // transformed run does, and the baseline's samples per step (0: unknown).
+  double work_factor = 1;
+  int64_t samples_per_step = 0;
+  // reverie.nothing_to_change / reverie.refuse.
+  ScriptOutcome outcome = ScriptOutcome::kApplied;
+  std::string outcome_reason;
   std::string key_error;  // first error raised by a Lua schedule key
   std::optional<transforms::LaunchModel> launch_model;
   // Cost models calibrated on the session's original graph this run, by
@@ -233,6 +241,13 @@ int ReadQuery(lua_State* L, int idx, const char* what, transforms::TaskQuery* q)
 int64_t CheckNs(lua_State* L, int idx);
 int64_t FieldNs(lua_State* L, int table, const char* ns_key, const char* us_key, int64_t dflt);
 int32_t CheckInt32(lua_State* L, int idx, const char* what);
+// Logs "warning: file.lua:LINE: METHOD on an empty selection changed
+// nothing" (the first 20 times) when `count` is 0: a selection that matched
+// nothing is a silent no-op a user must hear about.
+void WarnIfEmpty(lua_State* L, size_t count, const char* method);
+// An integer (a string or float that is not one raises "WHAT: integer
+// expected, got ..."), naming the parameter as the script wrote it.
+lua_Integer CheckInteger(lua_State* L, int idx, const char* what);
 // An iteration a task may belong to: -1 (none) or one of the graph's.
 int32_t CheckIteration(lua_State* L, int idx, const char* what);
 int64_t CheckBytes(lua_State* L, int idx, const char* what);
@@ -269,6 +284,7 @@ int GraphParameters(lua_State* L);
 int GraphGradientBuckets(lua_State* L);
 int GraphCollectives(lua_State* L);
 int GraphWorldSize(lua_State* L);
+int GraphFacts(lua_State* L);
 // Cross-GPU prediction (lua_gpu.cc): graph:devices(), the task field
 // `geometry`, and sel:retarget_gpu added to the selection method table on
 // top of the stack.

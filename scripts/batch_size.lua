@@ -36,6 +36,8 @@
 -- performance question).
 local P = reverie.params{
   factor = {default = 2, min = 0.001, doc = "new batch size / recorded batch size"},
+  batch = {default = 0, min = 0, integer = true,
+           doc = "recorded batch size (samples per step), for samples/s; 0 = unknown"},
   pageable_gbs = {default = 0, min = 0,
                   doc = "host<->device copy bandwidth from pageable memory, GB/s; 0 = from the model"},
   pinned_gbs = {default = 0, min = 0,
@@ -107,3 +109,6 @@ reverie.log(string.format("batch x%g on %s: %d forward/backward kernels %.1f -> 
                           P.factor, model.gpu, st.kernels, st.before_ns / 1e3, st.after_ns / 1e3,
                           st.with_work, copies_before / 1e3, copies_after / 1e3,
                           loader_before / 1e3, loader:total_duration() / 1e3))
+-- Each step now does `factor` times the samples: the prediction reads as
+-- throughput too (a longer step can be a faster run).
+reverie.work_per_step{factor = P.factor, samples = P.batch > 0 and P.batch or nil}

@@ -7,6 +7,7 @@
 #include "base/json_writer.h"
 #include "depgraph/model_info.h"
 #include "report/step_report.h"
+#include "whatif/facts_view.h"
 
 namespace reverie::whatif {
 namespace {
@@ -80,12 +81,13 @@ GraphView AnalyzeGraph(const Trace& trace) {
     v.why_not = std::string(sim.status().message());
     return v;
   }
-  return ViewOf(*graph, *sim, v.stats, depgraph::ModelInfoFromTrace(trace).devices);
+  return ViewOf(trace, *graph, *sim, v.stats);
 }
 
-GraphView ViewOf(const depgraph::Graph& graph, const depgraph::SimResult& sim,
-                 const depgraph::BuildStats& stats, const std::vector<depgraph::DeviceInfo>& devices) {
+GraphView ViewOf(const Trace& trace, const depgraph::Graph& graph, const depgraph::SimResult& sim,
+                 const depgraph::BuildStats& stats) {
   GraphView v;
+  v.facts = depgraph::DetectFacts(trace, graph);
   v.stats = stats;
   v.built = true;
   v.tasks = graph.live_task_count();
@@ -100,7 +102,7 @@ GraphView ViewOf(const depgraph::Graph& graph, const depgraph::SimResult& sim,
   }
   const depgraph::TaskTimes m = depgraph::MeasuredTimes(graph);
   v.cpu = depgraph::ComputeCpuTime(graph, m.start, m.end);
-  v.hardware = AnalyzeHardware(graph, devices);
+  v.hardware = AnalyzeHardware(graph, depgraph::ModelInfoFromTrace(trace).devices);
   return v;
 }
 
@@ -180,6 +182,10 @@ std::string InfoJson(const Trace& trace, const TraceSummary& s, const GraphView&
     WriteCostModelJson(w, g.hardware);
   }
   WriteGraphJson(w, g);
+  if (g.built) {
+    w.Key("facts");
+    WriteFactsJson(w, g.facts);
+  }
   w.EndObject();
   return w.str();
 }

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "depgraph/breakdown.h"
+#include "depgraph/facts.h"
 #include "depgraph/builder.h"
 #include "depgraph/cpu_time.h"
 #include "depgraph/graph.h"
@@ -38,15 +39,14 @@ struct GraphView {
   depgraph::StepStats step_stats;
   depgraph::CpuTimeReport cpu;  // measured
   HardwareView hardware;        // the GPU model and the cost model calibrated on the trace
+  depgraph::TraceFacts facts;   // what the run already does (depgraph/facts.h)
 };
 
 // Builds (default options) and simulates `trace` for its view.
 GraphView AnalyzeGraph(const Trace& trace);
-// The view of a graph already built and simulated (its baseline); `devices`
-// are the trace's GPUs (depgraph::ModelInfo), for the hardware model.
-GraphView ViewOf(const depgraph::Graph& graph, const depgraph::SimResult& sim,
-                 const depgraph::BuildStats& stats,
-                 const std::vector<depgraph::DeviceInfo>& devices = {});
+// The view of a graph already built and simulated (its baseline).
+GraphView ViewOf(const Trace& trace, const depgraph::Graph& graph, const depgraph::SimResult& sim,
+                 const depgraph::BuildStats& stats);
 
 // `reverie info --json`.
 std::string InfoJson(const Trace& trace, const TraceSummary& summary, const GraphView& graph);
