@@ -51,6 +51,11 @@
 --    synchronize, so the CPU waits for the backward to finish before the
 --    optimizer); update() adjusts the scale (`_amp_update_scale_`, one small
 --    kernel). Each has its launch and op cost as above.
+-- Preconditions (graph:facts().precision): the GEMM, convolution and
+-- attention kernels run in fp32 or tf32 (or their type is unknown). When
+-- they already run in fp16, bf16 or fp8 there is nothing to change (autocast
+-- or a half-precision model is on), unless `force`, which applies the model
+-- to the trace as it is (fp16 <-> bf16, or what stayed in fp32).
 -- What it ignores: casts of buffers and of outputs that leave autocast
 -- regions; ops that autocast runs in FP32 but that were already FP32
 -- (no cast needed); the smaller activation memory (and any larger batch it
@@ -70,7 +75,15 @@ local P = reverie.params{
   cast_kernels = {default = training, doc = "insert autocast's cast kernels (and their CPU cost)"},
   grad_scaler = {default = "auto", doc = "GradScaler kernels and sync per step: auto (fp16 training), true, false"},
   gpu = {default = "", doc = "the trace's GPU as a key of the GPU table when the trace lacks deviceProperties"},
+  force = {default = false, doc = "apply even when the compute kernels already run in half precision"},
 }
+local precision = graph:facts().precision
+if precision.half_or_lower and not P.force then
+  reverie.nothing_to_change(string.format("the compute kernels already run in %s (%.0f%% of their " ..
+                                          "time) [%s: %s]; --set force=true applies the model anyway",
+                                          precision.compute, precision.share * 100, precision.source,
+                                          precision.how))
+end
 if P.dtype ~= "fp16" and P.dtype ~= "bf16" then error("dtype must be fp16 or bf16, got " .. P.dtype) end
 local use_scaler = P.grad_scaler == "true" or (P.grad_scaler == "auto" and P.dtype == "fp16" and training)
 

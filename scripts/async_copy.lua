@@ -24,6 +24,9 @@
 --   (non_blocking needs pinned sources: `pin_memory = true` makes them
 --   asynchronous and pinned-speed too, as a DataLoader with pin_memory=True
 --   would).
+-- Preconditions: device-to-host copies into pageable memory (with
+-- `pin_memory`, host-to-device ones too), else nothing to change; the
+-- trace's GPU in the GPU table (else `gpu`, or `pinned_gbs`).
 -- Ignores: the cost of allocating pinned memory (cached by PyTorch's pinned
 -- allocator after the first step), synchronization the program needs before
 -- it reads the copied data (add it where your code reads it), and other
@@ -42,8 +45,9 @@ for t in copies:tasks() do
   if t.name:find("Pageable") and (t.name:find("DtoH") or P.pin_memory) then candidates = candidates + 1 end
 end
 if candidates == 0 then
-  reverie.log("no device-to-host copy into pageable memory: nothing to make non-blocking")
-  return
+  reverie.nothing_to_change(P.pin_memory and "no host copy in pageable memory: nothing to make non-blocking" or
+                            "no device-to-host copy into pageable memory: nothing to make non-blocking " ..
+                            "(pin_memory=true also takes pageable host-to-device copies)")
 end
 local model = graph:cost_model{gpu = gpu_key}
 -- The pinned copy's time: the model's, or bytes / pinned_gbs.

@@ -29,6 +29,8 @@
 --   on the host, Python over the outputs, freeing the batch's shared
 --   memory): 0 by default, since a trace does not say which Python is per
 --   sample.
+-- Preconditions: none on what the run does (any batch can change); the
+-- trace's GPU in the GPU table (else `gpu`), which the cost model needs.
 -- Ignores: libraries picking other kernels for other shapes beyond what the
 -- efficiency curve captures, weight-gradient GEMMs whose grid is the
 -- weight's shape (the model grows their grid too), memory limits (a batch

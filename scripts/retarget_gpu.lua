@@ -36,6 +36,11 @@
 --   by the scale-up links' ratio: NVLink / Infinity Fabric, else PCIe).
 -- - CPU work and launch calls keep their time: same host, same framework.
 --
+-- Preconditions: `to` names a row of the GPU table; the trace's GPU is in
+-- the table (else `from`); nothing to change when `to` is that GPU (and
+-- `compute_math` is auto); crossing vendors is refused unless
+-- `cross_vendor` (see below).
+--
 -- Assumptions and limits.
 -- - The same kernels run on both GPUs at the same share of their peaks.
 --   Libraries pick other kernels per architecture, and across vendors no
@@ -78,9 +83,14 @@ if from_key and not reverie.gpu(from_key) then
 end
 local origin = graph:gpu{gpu = from_key}
 if origin.vendor ~= dest.vendor and not P.cross_vendor then
-  fail(string.format("%s (%s) and %s (%s) run different kernels; the model assumes the same ones " ..
+  reverie.refuse(string.format("%s (%s) and %s (%s) run different kernels; the model assumes the same ones " ..
                      "(--set cross_vendor=true to try anyway)", origin.key, origin.vendor, dest.key,
                      dest.vendor))
+end
+
+if origin.key == dest.key and P.compute_math == "auto" then
+  reverie.nothing_to_change(string.format("the trace already ran on %s (%s)", dest.key,
+                                          origin.device_name ~= "" and origin.device_name or dest.name))
 end
 
 local kernels = graph:select{kind = "kernel"}

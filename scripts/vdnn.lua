@@ -19,6 +19,9 @@
 -- its direction (transforms/cost_model.h: the trace's own copies, else the
 -- GPU table's host link x its efficiency), or b / pcie_gbs + latency when
 -- `pcie_gbs` is given.
+-- Preconditions: a training trace with compute-bound forward kernels to
+-- offload around; pinned copy rates from the trace's GPU in the GPU table
+-- (else `gpu`, or `pcie_gbs`).
 -- Convolutions are runs of consecutive compute-bound forward kernels (a cuDNN
 -- convolution is several kernels); forward and backward are paired by
 -- position (lib/common.lua C.mirror). Assumptions: every convolution input is
@@ -64,6 +67,9 @@ for _, step in ipairs(C.steps(graph)) do
     end
     offloads = offloads + 1
   end
+end
+if offloads == 0 then
+  reverie.nothing_to_change("no forward compute kernels to offload the inputs of")
 end
 graph:add_edges(edges)
 

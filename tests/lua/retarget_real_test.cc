@@ -138,7 +138,16 @@ TEST(RetargetRealTest, NamesTheProblemWithTheGpus) {
   EXPECT_THAT(std::string(p.status.message()), HasSubstr("set the destination GPU with --set to=KEY"));
   REVERIE_REQUIRE_GRAPH(amd, kMi300);
   p = To(*amd, "H100-SXM");
-  EXPECT_THAT(std::string(p.status.message()), HasSubstr("MI300X (amd) and H100-SXM (nvidia) run different kernels"));
+  EXPECT_EQ(p.status.code(), absl::StatusCode::kFailedPrecondition) << p.status;
+  EXPECT_THAT(std::string(p.status.message()),
+              HasSubstr("refused: MI300X (amd) and H100-SXM (nvidia) run different kernels"));
+  EXPECT_THAT(std::string(p.status.message()), HasSubstr("--set cross_vendor=true"));
+  // Onto the GPU the trace ran on: nothing to change, the baseline exactly.
+  p = To(*amd, "MI300X");
+  ASSERT_TRUE(p.status.ok()) << p.status;
+  EXPECT_EQ(p.reports.front().outcome, lua::ScriptOutcome::kUnchanged);
+  EXPECT_THAT(p.reports.front().outcome_reason, HasSubstr("already ran on MI300X"));
+  EXPECT_DOUBLE_EQ(p.speedup(), 1.0);
   p = To(*amd, "MI325X");  // same kernels, more bandwidth
   ASSERT_TRUE(p.status.ok()) << p.status;
   EXPECT_LE(SumNs(p.graph, TaskKind::kKernel), SumNs(amd->graph, TaskKind::kKernel));
