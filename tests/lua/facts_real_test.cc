@@ -96,6 +96,26 @@ TEST(FactsRealTest, ScriptsSayNothingToChangeWhereTheRunAlreadyDoesIt) {
   EXPECT_EQ(Report(p).outcome, lua::ScriptOutcome::kUnchanged);
   EXPECT_THAT(Report(p).outcome_reason, HasSubstr("already checkpoints"));
   EXPECT_DOUBLE_EQ(p.speedup(), 1.0);
+  // Mixed precision on runs whose compute kernels are bf16 already (the
+  // MI300X DDP training and OWLv2's inference on an H100): nothing to change,
+  // the precision named; force=true applies the cost model anyway.
+  p = Predict(*g, {"amp.lua"});
+  ASSERT_TRUE(p.status.ok()) << p.status;
+  EXPECT_EQ(Report(p).outcome, lua::ScriptOutcome::kUnchanged);
+  EXPECT_THAT(Report(p).outcome_reason, HasSubstr("already run in bf16"));
+  EXPECT_DOUBLE_EQ(p.speedup(), 1.0);
+  REVERIE_REQUIRE_TRACE(owl, kOwl);
+  const testing::RealGraph* o = Load(owl);
+  ASSERT_NE(o, nullptr);
+  p = Predict(*o, {"amp.lua"});
+  ASSERT_TRUE(p.status.ok()) << p.status;
+  EXPECT_EQ(Report(p).outcome, lua::ScriptOutcome::kUnchanged);
+  EXPECT_DOUBLE_EQ(p.speedup(), 1.0);
+  p = Predict(*o, {"amp.lua"}, {{"force", "true"}});
+  ASSERT_TRUE(p.status.ok()) << p.status;
+  EXPECT_EQ(Report(p).outcome, lua::ScriptOutcome::kApplied);
+  // bf16 -> fp16 at the same tensor-core peak: within 2% either way.
+  EXPECT_NEAR(p.speedup(), 1.0, 0.02);
   // A trace whose DataLoader already uses workers: num_workers is refused,
   // naming why and what still applies.
   REVERIE_REQUIRE_TRACE(d1, kD1After);
