@@ -132,7 +132,7 @@ def make_recorder(args, model, opt):
         # and layers.
         export = None if args.no_export else (lambda prof: prof.export_chrome_trace(args.out))
         return profile(activities=activities, record_shapes=True, with_modules=True,
-                       schedule=schedule(wait=0, warmup=args.record_warmup,
+                       schedule=schedule(wait=0, warmup=args.record_warmup, repeat=1,
                                          active=args.iterations),
                        on_trace_ready=export)
     return None
