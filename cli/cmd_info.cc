@@ -183,6 +183,7 @@ absl::Status RunInfo(const std::string& path, bool json) {
   } else {
     PrintText(path, *trace, summary);
     PrintGraph(graph);
+    if (graph.built) std::fputs(whatif::HardwareText(graph.hardware).c_str(), stdout);
     PrintCounters(summary, graph);
   }
   if (std::fflush(stdout) != 0) {

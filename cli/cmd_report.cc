@@ -30,6 +30,7 @@
 #include "report/timeline.h"
 #include "report/timeline_view.h"
 #include "whatif/prediction_report.h"
+#include "whatif/facts_view.h"
 #include "whatif/several.h"
 
 namespace reverie::cli {
@@ -89,6 +90,7 @@ absl::Status RunReport(const Options& o) {
   if (!predictions.ok()) return predictions.status();
   for (const whatif::NamedPrediction& n : *predictions) in.runs.push_back(ToRun(n));
   in.warning = whatif::UnexplainedWarning(depgraph::UnexplainedShare(lt.graph, lt.baseline));
+  in.facts = whatif::FactLines(lt.model.facts);
   report::ReportData data = report::AssembleReport(in);
   data.top_n = o.top_n;
   absl::StatusOr<std::string> timeline_json = report::AssembleTimeline(in, o.timeline_view);

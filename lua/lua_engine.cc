@@ -239,6 +239,7 @@ int Setup(lua_State* L) {
       {"work_per_step", WorkPerStep}, {"nothing_to_change", NothingToChange},
       {"refuse", Refuse}, {nullptr, nullptr}};
   luaL_newlib(L, kReverie);
+  internal::RegisterCostFunctions(L);
   lua_pushliteral(L, "0.1.0");
   lua_setfield(L, -2, "version");
   lua_pushinteger(L, 1000);
@@ -395,6 +396,7 @@ absl::Status LuaEngine::Run(std::string_view source, const ScriptContext& ctx,
   S.log_sink = ctx.log_sink;
   S.describe = ctx.describe;
   S.launch_model.reset();
+  S.cost_models.clear();
   S.sized_graph = nullptr;
   S.adjacency_dirty = true;
   S.numbering = transforms::ResourceNumbering();

@@ -342,6 +342,7 @@ void RegisterGraph(lua_State* L) {
   luaL_newmetatable(L, kGraphMt);
   lua_newtable(L);
   luaL_setfuncs(L, kGraphMethods, 0);
+  RegisterCostGraphMethods(L);
   lua_pushcclosure(L, GraphIndex, 1);
   lua_setfield(L, -2, "__index");
   lua_pushcfunction(L, GraphToString);

@@ -40,6 +40,7 @@
 #include "lua.hpp"
 #include "lua/lua_engine.h"
 #include "depgraph/model_info.h"
+#include "transforms/cost_model.h"
 #include "transforms/select.h"
 #include "transforms/session.h"
 #include "transforms/structure.h"
@@ -147,6 +148,9 @@ struct EngineState {
   std::string outcome_reason;
   std::string key_error;  // first error raised by a Lua schedule key
   std::optional<transforms::LaunchModel> launch_model;
+  // Cost models calibrated on the session's original graph this run, by
+  // origin GPU key ("" = the trace's own GPU); an error is kept too.
+  std::map<std::string, std::unique_ptr<absl::StatusOr<transforms::CostModel>>> cost_models;
 
   // The graph handles refer to (nullptr when none is attached).
   const depgraph::Graph* graph() const {
@@ -291,6 +295,14 @@ void PushGeometry(lua_State* L, const depgraph::KernelGeometry& g);
 // A framework op as a table {id, name, own_ns, depth, parent = id or nil}.
 void PushOp(lua_State* L, const depgraph::Graph& g, depgraph::OpId op);
 void RegisterGpuSelectionMethods(lua_State* L);
+// The hardware model (lua_cost.cc): reverie.gpu / gpus / match_gpu on the
+// `reverie` table, graph:gpu / cost_model / copy_ns on the graph method
+// table, sel:retime on the selection method table (each at the top of the
+// stack), and the task field `work` (nil without work).
+void RegisterCostFunctions(lua_State* L);
+void RegisterCostGraphMethods(lua_State* L);
+void RegisterCostSelectionMethods(lua_State* L);
+void PushKernelWork(lua_State* L, depgraph::TaskId t);
 // graph:select (lua_query.cc) and sel:filter.
 int GraphSelect(lua_State* L);
 // Resolves `q` on the current graph (transforms::Select), charging the

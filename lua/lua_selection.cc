@@ -388,6 +388,7 @@ void RegisterSelection(lua_State* L) {
   lua_newtable(L);
   luaL_setfuncs(L, kSelMethods, 0);
   RegisterGpuSelectionMethods(L);
+  RegisterCostSelectionMethods(L);
   lua_pushcclosure(L, SelIndex, 1);
   lua_setfield(L, -2, "__index");
   static const luaL_Reg kMeta[] = {{"__len", SelLen},       {"__bor", SelUnion},

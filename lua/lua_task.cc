@@ -188,11 +188,14 @@ int TaskIndex(lua_State* L) {
   } else if (std::strcmp(k, "op") == 0) {
     if (!g.op_of(t).valid()) return 0;
     PushOp(L, g, g.op_of(t));
+  } else if (std::strcmp(k, "work") == 0) {
+    if (g.kind(t) != depgraph::TaskKind::kKernel) return 0;
+    PushKernelWork(L, t);
   } else {
     return luaL_error(L,
                       "task has no field '%s' (id, name, kind, duration_ns, gap_ns, phase, "
                       "layer, iteration, resource, priority, bytes, removed, "
-                      "measured_start_ns, geometry, op, class, collective)",
+                      "measured_start_ns, geometry, op, class, collective, work)",
                       k);
   }
   return 1;

@@ -18,6 +18,7 @@ ReportData AssembleReport(const AssembleInput& in) {
   d.settings = in.settings;
   d.critical_path = in.critical_path;
   d.warning = in.warning;
+  d.facts = in.facts;
   if (in.baseline != nullptr) {
     const depgraph::Graph& g = *in.baseline;
     d.measured_iteration_ns = MeasuredIterationNs(g);

@@ -46,6 +46,8 @@ struct AssembleInput {
   std::vector<std::pair<std::string, std::string>> critical_path;
   // A one-line warning shown above the results (whatif::UnexplainedWarning).
   std::string warning;
+  // What the run already does (whatif::FactLines): label -> text.
+  std::vector<std::pair<std::string, std::string>> facts;
 };
 
 // Measured step time: the mean over counted steps of the trace's step spans

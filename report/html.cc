@@ -234,11 +234,17 @@ void ChartsSection(const ReportData& d, std::string& h) {
 
 void KeyValueTable(const std::vector<std::pair<std::string, std::string>>& rows, std::string& h) {
   h += "<table>";
-  for (const auto& [k, v] : rows) absl::StrAppend(&h, "<tr>", Cell(k, true), Cell(v), "</tr>\n");
+  for (const auto& [k, v] : rows) {
+    absl::StrAppend(&h, "<tr>", Cell(k, true), Cell(v, true), "</tr>\n");
+  }
   h += "</table>\n";
 }
 
 void TablesSection(const ReportData& d, std::string& h) {
+  if (!d.facts.empty()) {
+    h += "<h2>What the run already does</h2>\n";
+    KeyValueTable(d.facts, h);
+  }
   for (const ScriptOutcome& s : d.scripts) {
     if (!s.error.empty()) continue;
     absl::StrAppend(&h, "<h2>Top changed layers: ", EscapeHtml(s.name), "</h2>\n",

@@ -44,6 +44,7 @@ struct ReportData {
   double baseline_ns = 0;            // simulated, unmodified graph
   depgraph::StepStats baseline_noise;  // its step-to-step spread
   std::string warning;               // one line above the results, or empty
+  std::vector<std::pair<std::string, std::string>> facts;  // what the run already does
   std::vector<BreakdownRow> baseline_breakdown;
   std::vector<ScriptOutcome> scripts;
   std::vector<std::pair<std::string, std::string>> critical_path;  // label -> value

@@ -5,6 +5,7 @@
 
 #include "absl/status/statusor.h"
 #include "base/json_writer.h"
+#include "depgraph/model_info.h"
 #include "report/step_report.h"
 #include "whatif/facts_view.h"
 
@@ -101,6 +102,7 @@ GraphView ViewOf(const Trace& trace, const depgraph::Graph& graph, const depgrap
   }
   const depgraph::TaskTimes m = depgraph::MeasuredTimes(graph);
   v.cpu = depgraph::ComputeCpuTime(graph, m.start, m.end);
+  v.hardware = AnalyzeHardware(graph, depgraph::ModelInfoFromTrace(trace).devices);
   return v;
 }
 
@@ -156,7 +158,12 @@ std::string InfoJson(const Trace& trace, const TraceSummary& s, const GraphView&
   w.Key("device_properties").BeginArray();
   for (const proto::Device& d : trace.header().devices()) {
     w.BeginObject().Field("id", d.id()).Field("name", d.name()).Field("vendor", d.vendor());
-    w.Field("sm_count", d.sm_count()).EndObject();
+    w.Field("sm_count", d.sm_count());
+    if (g.hardware.ok && d.id() == g.hardware.model.gpu.device) {
+      w.Key("model");
+      WriteGpuModelJson(w, g.hardware);
+    }
+    w.EndObject();
   }
   w.EndArray();
   if (trace.header().has_distributed()) {
@@ -170,6 +177,10 @@ std::string InfoJson(const Trace& trace, const TraceSummary& s, const GraphView&
   w.Key("skipped").BeginObject();
   for (const auto& [name, value] : s.skipped) w.Field(name, value);
   w.EndObject();
+  if (g.built) {
+    w.Key("cost_model");
+    WriteCostModelJson(w, g.hardware);
+  }
   WriteGraphJson(w, g);
   if (g.built) {
     w.Key("facts");

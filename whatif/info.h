@@ -21,6 +21,7 @@
 #include "depgraph/step_time.h"
 #include "frameworks/trace_summary.h"
 #include "proto/trace.h"
+#include "whatif/hardware_view.h"
 
 namespace reverie::whatif {
 
@@ -37,6 +38,7 @@ struct GraphView {
   std::vector<std::string> step_names;
   depgraph::StepStats step_stats;
   depgraph::CpuTimeReport cpu;  // measured
+  HardwareView hardware;        // the GPU model and the cost model calibrated on the trace
   depgraph::TraceFacts facts;   // what the run already does (depgraph/facts.h)
 };
 

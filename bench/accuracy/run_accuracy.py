@@ -61,16 +61,20 @@ def metric(v, name):
 
 def run(args):
     traces = os.environ.get("REVERIE_TRACES") or args.traces or os.path.join(ROOT, "..", "shared", "traces")
-    if not os.path.isdir(traces):
-        print(f"SKIP: no traces at {traces} (set REVERIE_TRACES)")
-        return None
+    have_shared = os.path.isdir(traces)
+    if not have_shared:
+        print(f"SKIP: no traces at {traces} (set REVERIE_TRACES): the shared pairs are left out")
     extra = args.extra or os.environ.get("REVERIE_EXTRA_TRACES")
     with open(os.path.join(HERE, "pairs.json")) as f:
         pairs = json.load(f)["pairs"]
     rows = []
     for pair in pairs:
-        before = os.path.join(traces, pair["before"])
-        after = os.path.join(traces, pair["after"]) if pair.get("after") else None
+        # 'root': 'repo' pairs live in this repository (tests/data/validation/).
+        base = ROOT if pair.get("root") == "repo" else traces
+        if base == traces and not have_shared:
+            continue
+        before = os.path.join(base, pair["before"])
+        after = os.path.join(base, pair["after"]) if pair.get("after") else None
         if after is None and extra and pair.get("after_external"):
             candidate = os.path.join(extra, pair["after_external"])
             if os.path.exists(candidate):
@@ -86,7 +90,7 @@ def run(args):
         for model in ("ops", "gaps"):
             row[model] = validate(args.binary, before, after, pair, model)
         rows.append(row)
-    return rows
+    return rows or None
 
 
 def fmt_pct(x):
@@ -155,6 +159,8 @@ def main():
             recorded = json.load(f)["step_error_pct"]
         one_sided = {r["id"] for r in rows if r.get("one_sided")}
         for pid, rec in recorded.items():
+            if pid not in figures:
+                continue  # a shared pair, and no shared traces here
             now = figures.get(pid)
             if rec is None or pid in one_sided:
                 continue  # its AFTER is external and absent here
