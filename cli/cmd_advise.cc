@@ -45,9 +45,15 @@ std::string FirstWords(const std::string& text, size_t max) {
   return text.substr(0, cut) + " ...";
 }
 
+// Milliseconds with about four significant digits (a 1.1 ms step is 1.084).
+std::string Ms(double ns) {
+  const double ms = ns / 1e6;
+  return absl::StrFormat("%.*f", ms >= 100 ? 1 : ms >= 10 ? 2 : 3, ms);
+}
+
 std::string Band(const depgraph::StepStats& s) {
   if (s.counted <= 1) return "";
-  return absl::StrFormat("%.1f-%.1f", s.min_ns / 1e6, s.max_ns / 1e6);
+  return absl::StrCat(Ms(s.min_ns), "-", Ms(s.max_ns));
 }
 
 void PrintRun(const depgraph::TraceFacts& f) {
@@ -78,14 +84,17 @@ void PrintCandidates(const whatif::Advice& a, int top) {
     std::printf("  none: no script applies to this trace (see below)\n");
     return;
   }
-  std::printf("  %2s  %-40s %9s %13s %9s %10s  %s\n", "#", "what", "step", "(band)", "speedup",
+  std::printf("  %2s  %-40s %9s %15s %9s %10s  %s\n", "#", "what", "step", "(band)", "speedup",
               "throughput", "confidence");
   for (size_t i = 0; i < shown; ++i) {
     const whatif::Candidate& c = a.candidates[i];
     const whatif::TrialResult& r = c.result;
-    std::printf("  %2zu  %-40s %9.1f %13s %8.3fx %9.3fx  %s\n", i + 1, c.label.c_str(),
-                r.predicted.mean_ns / 1e6, Band(r.predicted).c_str(), r.speedup,
+    std::printf("  %2zu  %-40s %9s %15s %8.3fx %9.3fx  %s\n", i + 1, c.label.c_str(),
+                Ms(r.predicted.mean_ns).c_str(), Band(r.predicted).c_str(), r.speedup,
                 r.throughput_speedup, c.confidence.c_str());
+    if (!c.same_gain.empty()) {
+      std::printf("      the same with %s\n", absl::StrJoin(c.same_gain, "; ").c_str());
+    }
     if (!c.ignores.empty()) {
       std::printf("      ignores: %s\n", FirstWords(c.ignores, 100).c_str());
     }
@@ -94,19 +103,21 @@ void PrintCandidates(const whatif::Advice& a, int top) {
 
 void PrintCombined(const whatif::Advice& a) {
   if (a.combined.empty()) return;
-  std::printf("\ncombined (the best candidates of different scripts run together: they "
-              "interact)\n");
+  std::printf("\ncombined (the best candidate, then the one that adds most to it: they "
+              "interact; %d combinations predicted)\n",
+              a.combinations_tried);
   for (const whatif::Combination& c : a.combined) {
     const whatif::TrialResult& r = c.result;
     const std::string what = absl::StrJoin(c.labels, " + ");
     if (r.outcome != whatif::TrialOutcome::kApplied) {
-      std::printf("  %s: %s\n", what.c_str(), r.reason.c_str());
+      std::printf("  %s: %s\n", what.c_str(), c.note.c_str());
       continue;
     }
-    std::printf("  %s\n      step %.1f ms (%s), speedup %.3fx, throughput %.3fx (%.3fx if they "
+    std::printf("  %s\n      step %s ms (%s), speedup %.3fx, throughput %.3fx (%.3fx if they "
                 "did not interact)\n",
-                what.c_str(), r.predicted.mean_ns / 1e6, Band(r.predicted).c_str(), r.speedup,
+                what.c_str(), Ms(r.predicted.mean_ns).c_str(), Band(r.predicted).c_str(), r.speedup,
                 r.throughput_speedup, c.product);
+    if (!c.note.empty()) std::printf("      %s\n", c.note.c_str());
   }
 }
 

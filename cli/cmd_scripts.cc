@@ -32,12 +32,13 @@ struct Options {
   ScriptArgs spec;
 };
 
-// `text` wrapped at about `width` columns, every line after the first
-// indented by `indent` spaces.
-std::string Wrap(const std::string& text, size_t indent, size_t width) {
+// `text` wrapped so that no line passes column `width`, the first line
+// starting at column `first`, every other one indented by `indent` spaces.
+std::string Wrap(const std::string& text, size_t first, size_t indent, size_t width) {
   std::string out, line;
   for (absl::string_view word : absl::StrSplit(text, ' ', absl::SkipEmpty())) {
-    if (!line.empty() && line.size() + 1 + word.size() > width) {
+    const size_t start = out.empty() ? first : indent;
+    if (!line.empty() && start + line.size() + 1 + word.size() > width) {
       absl::StrAppend(&out, out.empty() ? "" : "\n" + std::string(indent, ' '), line);
       line.clear();
     }
@@ -53,9 +54,9 @@ void PrintScript(const whatif::ScriptInfo& s, const whatif::TrialResult* tried) 
   std::printf("  preconditions: %s\n",
               Wrap(s.header.preconditions.empty() ? "(not stated in its header)"
                                                   : s.header.preconditions,
-                   4, 96).c_str());
+                   17, 4, 100).c_str());
   if (!s.header.ignores.empty()) {
-    std::printf("  ignores: %s\n", Wrap(s.header.ignores, 4, 96).c_str());
+    std::printf("  ignores: %s\n", Wrap(s.header.ignores, 11, 4, 100).c_str());
   }
   if (!s.describe_error.empty()) {
     std::printf("  parameters: cannot be read: %s\n", s.describe_error.c_str());
@@ -68,7 +69,8 @@ void PrintScript(const whatif::ScriptInfo& s, const whatif::TrialResult* tried) 
           p.type == "string" ? absl::StrCat("\"", p.default_text, "\"") : p.default_text;
       const std::string bounds = whatif::BoundsText(p);
       std::printf("    %-22s = %-10s %s\n", p.name.c_str(), value.c_str(),
-                  Wrap(bounds.empty() ? p.doc : absl::StrCat("(", bounds, ") ", p.doc), 40, 60)
+                  Wrap(bounds.empty() ? p.doc : absl::StrCat("(", bounds, ") ", p.doc), 40, 40,
+                       100)
                       .c_str());
     }
   }

@@ -1,11 +1,13 @@
 #include "whatif/advise.h"
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <map>
 #include <set>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "whatif/candidates.h"
 #include "whatif/script_catalog.h"
@@ -39,20 +41,26 @@ Trial MakeTrial(const CandidatePlan& p, const Settings& user) {
   return t;
 }
 
-// "num_workers=8": the parameters a run changed from their defaults (the
-// table's settings and the user's), else the planned ones.
-std::string SettingsText(const TrialResult& r, const Trial& t) {
-  std::vector<std::string> parts;
+// The parameters a run changed from their defaults (the table's settings
+// and the user's), unqualified; else, when the script did not get as far
+// as declaring them, the planned ones.
+Settings EffectiveSettings(const TrialResult& r, const Trial& t) {
+  Settings out;
   for (const lua::ScriptReport& s : r.reports) {
     for (const lua::ParamValue& p : s.params) {
-      if (p.overridden) parts.push_back(absl::StrCat(p.name, "=", p.value_text));
+      if (p.overridden) out.emplace_back(p.name, p.value_text);
     }
   }
   if (r.reports.empty()) {
-    for (const auto& [k, v] : t.settings) {
-      parts.push_back(absl::StrCat(k.substr(k.find('.') + 1), "=", v));
-    }
+    for (const auto& [k, v] : t.settings) out.emplace_back(k.substr(k.find('.') + 1), v);
   }
+  return out;
+}
+
+// "num_workers=8, pin_memory=true".
+std::string SettingsText(const Settings& s) {
+  std::vector<std::string> parts;
+  for (const auto& [k, v] : s) parts.push_back(absl::StrCat(k, "=", v));
   return absl::StrJoin(parts, ", ");
 }
 
@@ -98,28 +106,103 @@ void AddNotApplicable(const std::string& script, const std::string& settings,
   out->push_back({script, settings, outcome, reason});
 }
 
-// The best two and three candidates of different scripts that gain,
-// composed in the table's order.
-std::vector<Combination> PlanCombinations(const std::vector<Candidate>& ranked) {
-  std::vector<const Candidate*> best;
+// Candidates of one script whose gains agree within 0.1% are one answer:
+// the first in table order (the cheapest setting: fewer workers) stays and
+// names the others. `c` is in table order.
+std::vector<Candidate> FoldSameGain(std::vector<Candidate> c) {
+  std::vector<Candidate> out;
+  for (Candidate& x : c) {
+    auto same = std::find_if(out.begin(), out.end(), [&x](const Candidate& k) {
+      return k.script == x.script && std::abs(x.gain() / k.gain() - 1) < 1e-3;
+    });
+    if (same == out.end()) {
+      out.push_back(std::move(x));
+    } else {
+      same->same_gain.push_back(x.label.substr(x.script.size() + 1));
+    }
+  }
+  return out;
+}
+
+// `parts` as one trial, composed in the table's order.
+Combination Compose(std::vector<const Candidate*> parts) {
+  std::stable_sort(parts.begin(), parts.end(),
+                   [](const Candidate* a, const Candidate* b) { return a->order < b->order; });
+  Combination c;
+  for (const Candidate* p : parts) {
+    c.labels.push_back(p->label);
+    c.trial.scripts.push_back(p->script);
+    c.trial.settings.insert(c.trial.settings.end(), p->trial.settings.begin(),
+                            p->trial.settings.end());
+    c.product *= p->gain();
+  }
+  return c;
+}
+
+std::string Joined(const std::vector<const Candidate*>& parts) {
+  std::vector<std::string> labels;
+  for (const Candidate* p : parts) labels.push_back(p->label);
+  return absl::StrJoin(labels, " + ");
+}
+
+// The best two, then three, candidates together, found greedily: the best
+// candidate, then whichever other script's best candidate adds most to it
+// (each pair predicted: a candidate that gains nothing alone may gain once
+// another removes what bounds the step), then likewise a third. A level at
+// which nothing adds is kept with a note saying so, and the search stops.
+std::vector<Combination> CombineGreedy(const LoadedTrace& base, const std::vector<Candidate>& ranked,
+                                       const AdviseOptions& options, int* tried) {
+  std::vector<const Candidate*> pool;  // each script's best candidate, best first
   std::set<std::string> scripts;
   for (const Candidate& c : ranked) {
-    if (best.size() == 3 || c.gain() <= 1) break;
-    if (scripts.insert(c.script).second) best.push_back(&c);
+    if (scripts.insert(c.script).second) pool.push_back(&c);
   }
   std::vector<Combination> out;
-  for (size_t n = 2; n <= best.size(); ++n) {
-    std::vector<const Candidate*> parts(best.begin(), best.begin() + n);
-    std::stable_sort(parts.begin(), parts.end(),
-                     [](const Candidate* a, const Candidate* b) { return a->order < b->order; });
-    Combination c;
-    for (const Candidate* p : parts) {
-      c.labels.push_back(p->label);
-      c.trial.scripts.push_back(p->script);
-      c.trial.settings.insert(c.trial.settings.end(), p->trial.settings.begin(),
-                              p->trial.settings.end());
-      c.product *= p->gain();
+  if (pool.size() < 2) return out;
+  std::vector<const Candidate*> chosen{pool[0]};
+  double gain = pool[0]->gain();
+  for (size_t level = 2; level <= 3 && level <= pool.size(); ++level) {
+    std::vector<const Candidate*> added;
+    std::vector<Combination> options_here;
+    for (const Candidate* c : pool) {
+      if (std::find(chosen.begin(), chosen.end(), c) != chosen.end()) continue;
+      std::vector<const Candidate*> parts = chosen;
+      parts.push_back(c);
+      options_here.push_back(Compose(parts));
+      added.push_back(c);
     }
+    std::vector<Trial> trials;
+    for (const Combination& c : options_here) trials.push_back(c.trial);
+    std::vector<TrialResult> results = RunTrials(base, trials, options.spec, options.threads);
+    *tried += static_cast<int>(trials.size());
+    int best = -1;
+    for (size_t i = 0; i < results.size(); ++i) {
+      options_here[i].result = std::move(results[i]);
+      if (options_here[i].result.outcome != TrialOutcome::kApplied) continue;
+      if (best < 0 || options_here[i].result.throughput_speedup >
+                          options_here[best].result.throughput_speedup) {
+        best = static_cast<int>(i);
+      }
+    }
+    if (best < 0) {
+      Combination none = options_here[0];
+      none.note = absl::StrCat("no candidate runs together with ", Joined(chosen), ": ",
+                               options_here[0].result.reason);
+      out.push_back(std::move(none));
+      break;
+    }
+    Combination c = std::move(options_here[best]);
+    if (c.result.throughput_speedup < gain) {
+      c.note = absl::StrFormat(
+          "nothing adds to %s (%.3fx): the best addition predicts %.3fx together, so the "
+          "changes interact (each shrinks what the other also shrinks, or one lengthens what "
+          "bounds the other's step); stop at %s",
+          Joined(chosen), gain, c.result.throughput_speedup, Joined(chosen));
+      out.push_back(std::move(c));
+      break;
+    }
+    gain = c.result.throughput_speedup;
+    chosen.push_back(added[best]);
     out.push_back(std::move(c));
   }
   return out;
@@ -134,7 +217,7 @@ absl::StatusOr<Advice> Advise(const LoadedTrace& base, const AdviseOptions& opti
   // Before the trials share `base`: the critical paths fill its caches.
   a.diagnosis = Diagnose(base);
   const Settings& user = options.spec.settings;
-  const std::vector<CandidatePlan> plans = PlanCandidates(base, a.diagnosis);
+  const std::vector<CandidatePlan> plans = PlanCandidates(base);
   std::vector<Trial> trials;
   std::vector<const CandidatePlan*> owner;
   for (const CandidatePlan& p : plans) {
@@ -156,7 +239,8 @@ absl::StatusOr<Advice> Advise(const LoadedTrace& base, const AdviseOptions& opti
   std::map<std::string, ScriptHeader> headers;
   for (size_t i = 0; i < trials.size(); ++i) {
     const std::string& script = owner[i]->script;
-    const std::string settings = SettingsText(results[i], trials[i]);
+    const Settings effective = EffectiveSettings(results[i], trials[i]);
+    const std::string settings = SettingsText(effective);
     if (results[i].outcome != TrialOutcome::kApplied) {
       AddNotApplicable(script, settings, std::string(TrialOutcomeName(results[i].outcome)),
                        results[i].reason, &a.not_applicable);
@@ -165,16 +249,21 @@ absl::StatusOr<Advice> Advise(const LoadedTrace& base, const AdviseOptions& opti
     if (!headers.count(script)) {
       headers[script] = ReadScriptHeader(script, options.spec.script_dirs);
     }
-    a.candidates.push_back({script, Label(script, settings), trials[i], results[i],
-                            owner[i]->order, ConfidenceText(script), headers[script].ignores});
+    Candidate c;
+    c.script = script;
+    c.label = Label(script, settings);
+    c.trial = trials[i];
+    c.result = results[i];
+    c.order = owner[i]->order;
+    c.backing = BackingOf(script, effective);
+    c.confidence = ConfidenceText(c.backing);
+    c.ignores = headers[script].ignores;
+    a.candidates.push_back(std::move(c));
   }
+  a.candidates = FoldSameGain(std::move(a.candidates));
   std::stable_sort(a.candidates.begin(), a.candidates.end(),
                    [](const Candidate& x, const Candidate& y) { return x.gain() > y.gain(); });
-  a.combined = PlanCombinations(a.candidates);
-  std::vector<Trial> combos;
-  for (const Combination& c : a.combined) combos.push_back(c.trial);
-  const std::vector<TrialResult> combined = RunTrials(base, combos, options.spec, options.threads);
-  for (size_t i = 0; i < combined.size(); ++i) a.combined[i].result = combined[i];
+  a.combined = CombineGreedy(base, a.candidates, options, &a.combinations_tried);
   for (const std::string& name : LibraryScriptNames(options.spec.script_dirs)) {
     if (!IsCandidateScript(name)) a.not_tried.push_back({name, WhyNotTried(name)});
   }

@@ -11,7 +11,11 @@
 //   confidence (the script's error on the validation corpus) and what its
 //   model ignores (the script's header);
 // - the best two and three candidates of different scripts combined, since
-//   optimizations interact;
+//   optimizations interact: the best candidate, then whichever other
+//   script adds most to it (every pair predicted), then a third likewise;
+//   a level at which nothing adds says why and ends the search;
+// - settings of one script that predict the same gain are one candidate
+//   (the cheapest setting, naming the others);
 // - one line per setting that does not apply: the script found nothing to
 //   change, refused, failed, or the trace ruled it out; and the library's
 //   scripts advise does not try, with why.
@@ -29,6 +33,7 @@
 #include "whatif/diagnosis.h"
 #include "whatif/pipeline.h"
 #include "whatif/trials.h"
+#include "whatif/validation_corpus.h"
 
 namespace reverie::whatif {
 
@@ -40,8 +45,12 @@ struct Candidate {
   Trial trial;  // what ran (settings qualified: "dataloader.num_workers")
   TrialResult result;
   int order = 0;           // the table's composition order
-  std::string confidence;  // ConfidenceText
+  Backing backing;         // the validation pairs behind it (validation_corpus.h)
+  std::string confidence;  // ConfidenceText(backing)
   std::string ignores;     // from the script's header ("" when it says nothing)
+  // Other settings of the same script that predict the same gain (within
+  // 0.1%), folded into this one: "num_workers=4".
+  std::vector<std::string> same_gain;
   double gain() const { return result.throughput_speedup; }
 };
 
@@ -50,6 +59,9 @@ struct Combination {
   Trial trial;
   TrialResult result;
   double product = 1;  // the candidates' gains multiplied: what no interaction would give
+  // Why this combination gains less than the one before it (or why none
+  // ran); "" when it gains at least as much.
+  std::string note;
 };
 
 struct NotApplicable {
@@ -69,7 +81,8 @@ struct Advice {
   depgraph::TraceFacts facts;
   Diagnosis diagnosis;
   std::vector<Candidate> candidates;  // ranked by gain, every one
-  std::vector<Combination> combined;  // best two, best three
+  std::vector<Combination> combined;  // best two, best three (greedy)
+  int combinations_tried = 0;         // trials the greedy search ran
   std::vector<NotApplicable> not_applicable;
   std::vector<NotTried> not_tried;
   int threads = 1;  // how many ran at once

@@ -21,7 +21,7 @@ void WriteSettings(JsonWriter& w, const Trial& t) {
 
 void WriteDiagnosis(JsonWriter& w, const Diagnosis& d) {
   w.BeginObject();
-  w.Field("bound", d.bound);
+  w.Field("bound", d.bound).Field("side", d.side);
   w.Field("gpu_busy_pct", d.gpu_busy * 100).Field("cpu_busy_pct", d.cpu_busy * 100);
   w.Field("unexplained_pct", d.unexplained * 100);
   w.Key("step");
@@ -35,7 +35,7 @@ void WriteDiagnosis(JsonWriter& w, const Diagnosis& d) {
   w.Key("lines").BeginArray();
   for (const std::string& line : d.lines) w.String(line);
   w.EndArray();
-  if (!d.warning.empty()) w.Field("warning", d.warning);
+  w.Field("warning", d.warning);
   w.EndObject();
 }
 
@@ -45,13 +45,17 @@ void WriteCandidate(JsonWriter& w, const Candidate& c, int rank) {
   WriteTrialFields(w, c.result);
   w.Field("gain", c.gain());
   w.Key("confidence").BeginObject().Field("text", c.confidence);
+  w.Field("same_settings", c.backing.exact);
   w.Key("pairs").BeginArray();
-  for (const ValidatedPair& p : PairsOf(c.script)) {
-    w.BeginObject().Field("id", p.id).Field("what", p.what);
+  for (const ValidatedPair& p : c.backing.pairs) {
+    w.BeginObject().Field("id", p.id).Field("what", p.what).Field("settings", p.settings);
     w.Field("step_error_pct", p.step_error_pct).EndObject();
   }
   w.EndArray().EndObject();
   w.Field("ignores", c.ignores);
+  w.Key("same_gain").BeginArray();
+  for (const std::string& l : c.same_gain) w.String(l);
+  w.EndArray();
   w.EndObject();
 }
 
@@ -85,9 +89,11 @@ std::string AdviceJson(const Advice& a, int top) {
     WriteSettings(w, c.trial);
     WriteTrialFields(w, c.result);
     w.Field("gain", c.result.throughput_speedup).Field("product_of_parts", c.product);
+    w.Field("note", c.note);
     w.EndObject();
   }
   w.EndArray();
+  w.Field("combinations_tried", a.combinations_tried);
   w.Key("not_applicable").BeginArray();
   for (const NotApplicable& n : a.not_applicable) {
     w.BeginObject().Field("script", n.script).Field("settings", n.label);

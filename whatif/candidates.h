@@ -5,9 +5,10 @@
 // next GPU generation, ...), in one table, and why the library's other
 // scripts are not tried. Whether a script applies to the trace is the
 // script's own answer (its preconditions read the trace facts: nothing to
-// change, refuse); the table only skips a setting the trace rules out
-// before anything runs (CUDA graphs where the GPU, not the CPU, bounds the
-// step; a data-parallel question on a single-GPU trace), and says why.
+// change, refuse); the table only skips a setting it cannot even state for
+// this trace (the next GPU generation of a GPU the trace does not name),
+// and says why. Nothing is ruled out by the diagnosis: a guess there would
+// hide a gain the prediction would have shown.
 //
 // The table's order is also the order in which advise composes the best
 // candidates (a larger batch before another GPU, since batch_size.lua
@@ -17,10 +18,11 @@
 #define REVERIE_WHATIF_CANDIDATES_H_
 
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
-#include "whatif/diagnosis.h"
+#include "absl/status/statusor.h"
 #include "whatif/pipeline.h"
 
 namespace reverie::whatif {
@@ -33,7 +35,7 @@ struct CandidatePlan {
 };
 
 // Every setting of the table for this trace, in table order.
-std::vector<CandidatePlan> PlanCandidates(const LoadedTrace& base, const Diagnosis& diagnosis);
+std::vector<CandidatePlan> PlanCandidates(const LoadedTrace& base);
 
 // Why advise does not try `script` (a library file name outside the
 // table): memory savers, research techniques, scale-out questions.
@@ -42,12 +44,17 @@ std::string WhyNotTried(const std::string& script);
 // Whether the table tries `script` at all.
 bool IsCandidateScript(const std::string& script);
 
-// The lib/gpus.lua key of the generation after `gpu_name` (a trace's device
-// name: "Tesla V100-SXM2-32GB" -> "A100-SXM4-80GB"), or "" when unknown.
-std::string NextGenerationGpu(const std::string& gpu_name);
+// The GPU table's key (hardware/gpu_table.cc) of the part a user of `key`
+// would move to ("V100-SXM2" -> "A100-SXM4-80GB"), or "" when none is newer.
+std::string NextGenerationGpu(std::string_view key);
 
-// Whether the trace's GPU has bf16 tensor math (NVIDIA compute capability
-// 8.0 or newer, AMD CDNA2 or newer); false when the trace does not say.
+// The table's key of the GPU the trace ran on (transforms::ResolveTraceGpu),
+// or its error (kNotFound naming the device, kFailedPrecondition when the
+// trace describes no GPU).
+absl::StatusOr<std::string> TraceGpuKey(const LoadedTrace& base);
+
+// Whether the trace's GPU has bf16 matrix units (Ampere, CDNA2 and newer);
+// false when the trace's GPU is not in the table.
 bool HasBf16(const LoadedTrace& base);
 
 }  // namespace reverie::whatif

@@ -11,6 +11,9 @@
 // kernel launches), GPU (kernels), host copies (memcpy / memset),
 // communication (collectives and NCCL/RCCL kernels), and idle (what is
 // left: launch and sync latency, waiting the trace does not explain).
+// The three lines: the step and how busy each side is; the causes on the
+// critical path; which side bounds the step (the one busy nearly all of it)
+// and what to try, in the order of that side's causes.
 #ifndef REVERIE_WHATIF_DIAGNOSIS_H_
 #define REVERIE_WHATIF_DIAGNOSIS_H_
 
@@ -45,6 +48,9 @@ struct Diagnosis {
   double cpu_busy = 0;        // likewise the CPU
   std::vector<LimitShare> limits;  // every cause, largest first
   std::string bound;               // limits[0].what, or "" without steps
+  // The side busy nearly all the step (90% or more), which bounds it
+  // whatever the critical path's shares: "CPU", "GPU", "both", "neither".
+  std::string side;
   double unexplained = 0;          // depgraph::UnexplainedShare
   std::string warning;             // UnexplainedWarning, or ""
   std::vector<std::string> lines;  // the three lines

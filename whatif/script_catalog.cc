@@ -34,28 +34,47 @@ std::vector<std::string> HeaderLines(std::string_view text) {
   return out;
 }
 
-// Labels that start a paragraph of their own.
-constexpr std::string_view kPreconditions = "Preconditions:";
-constexpr std::string_view kIgnoreLabels[] = {"Ignores:", "What it ignores:"};
-constexpr std::string_view kOtherLabels[] = {"Assumptions", "Sources:", "Model", "Sources",
-                                             "Parameters:"};
+// Labels that start a paragraph of their own. A label may carry a
+// parenthesis before its colon ("Preconditions (graph:facts().precision):").
+constexpr std::string_view kPreconditions = "Preconditions";
+constexpr std::string_view kIgnoreLabels[] = {"Ignores", "What it ignores"};
+constexpr std::string_view kOtherLabels[] = {"Assumptions", "Sources", "Model", "Parameters"};
+
+// The length of `label` with its parenthesis and colon at the start of
+// `line`, or 0 when the line does not start with it.
+size_t LabelLength(std::string_view line, std::string_view label) {
+  if (line.substr(0, label.size()) != label) return 0;
+  size_t at = label.size();
+  if (line.substr(at, 2) == " (") {
+    int depth = 0;
+    size_t close = at + 1;
+    for (; close < line.size(); ++close) {
+      if (line[close] == '(') ++depth;
+      if (line[close] == ')' && --depth == 0) break;
+    }
+    if (close >= line.size()) return 0;
+    at = close + 1;
+  }
+  return at < line.size() && line[at] == ':' ? at + 1 : 0;
+}
 
 bool StartsLabel(std::string_view line) {
-  if (absl::StartsWith(Sv(line), Sv(kPreconditions))) return true;
+  if (LabelLength(line, kPreconditions) > 0) return true;
   for (std::string_view l : kIgnoreLabels) {
-    if (absl::StartsWith(Sv(line), Sv(l))) return true;
+    if (LabelLength(line, l) > 0) return true;
   }
   for (std::string_view l : kOtherLabels) {
-    if (absl::StartsWith(Sv(line), Sv(l))) return true;
+    // "Model." and "Assumptions, ..." start paragraphs too.
+    if (line.substr(0, l.size()) == l) return true;
   }
   return false;
 }
 
-// The paragraph starting at lines[i] (its first line without `label`),
-// joined into one line.
-std::string Paragraph(const std::vector<std::string>& lines, size_t i, std::string_view label) {
+// The paragraph starting at lines[i] (its first line without the label's
+// first `label_length` characters), joined into one line.
+std::string Paragraph(const std::vector<std::string>& lines, size_t i, size_t label_length) {
   std::vector<std::string> parts{std::string(absl::StripLeadingAsciiWhitespace(
-      Sv(std::string_view(lines[i]).substr(label.size()))))};
+      Sv(std::string_view(lines[i]).substr(label_length))))};
   for (size_t j = i + 1; j < lines.size() && !lines[j].empty() && !StartsLabel(lines[j]); ++j) {
     parts.push_back(lines[j]);
   }
@@ -106,12 +125,12 @@ ScriptHeader ParseScriptHeader(std::string_view text) {
   h.summary = std::string(absl::StripLeadingAsciiWhitespace(
       colon == absl::string_view::npos ? first : first.substr(colon + 5)));
   for (size_t i = 0; i < lines.size(); ++i) {
-    if (h.preconditions.empty() && absl::StartsWith(lines[i], Sv(kPreconditions))) {
-      h.preconditions = Paragraph(lines, i, kPreconditions);
+    if (const size_t n = LabelLength(lines[i], kPreconditions); h.preconditions.empty() && n > 0) {
+      h.preconditions = Paragraph(lines, i, n);
     }
     for (std::string_view label : kIgnoreLabels) {
-      if (h.ignores.empty() && absl::StartsWith(lines[i], Sv(label))) {
-        h.ignores = Paragraph(lines, i, label);
+      if (const size_t n = LabelLength(lines[i], label); h.ignores.empty() && n > 0) {
+        h.ignores = Paragraph(lines, i, n);
       }
     }
   }
@@ -218,20 +237,36 @@ std::string BoundsText(const lua::ParamValue& p) {
 }
 
 void WriteTrialFields(JsonWriter& w, const TrialResult& r) {
+  // The same keys whatever the outcome (a stable schema): figures a failed
+  // or refused run does not have are null.
   w.Field("outcome", TrialOutcomeName(r.outcome));
-  if (!r.reason.empty()) w.Field("reason", r.reason);
-  if (r.outcome == TrialOutcome::kFailed || r.outcome == TrialOutcome::kRefused) return;
-  w.Field("baseline_us", r.baseline.mean_ns / 1e3);
-  w.Field("predicted_us", r.predicted.mean_ns / 1e3);
-  w.Field("speedup", r.speedup);
-  w.Field("work_per_step", r.work_factor);
-  w.Field("throughput_speedup", r.throughput_speedup);
-  if (r.samples_per_step > 0 && r.predicted.mean_ns > 0) {
-    w.Field("predicted_samples_per_s",
-            static_cast<double>(r.samples_per_step) * r.work_factor / r.predicted.mean_ns * 1e9);
+  w.Field("reason", r.reason);
+  const bool ran = r.outcome == TrialOutcome::kApplied || r.outcome == TrialOutcome::kUnchanged;
+  auto number = [&w, ran](std::string_view key, double v) {
+    w.Key(key);
+    if (ran) {
+      w.Double(v);
+    } else {
+      w.Null();
+    }
+  };
+  number("baseline_us", r.baseline.mean_ns / 1e3);
+  number("predicted_us", r.predicted.mean_ns / 1e3);
+  number("speedup", r.speedup);
+  number("work_per_step", r.work_factor);
+  number("throughput_speedup", r.throughput_speedup);
+  w.Key("predicted_samples_per_s");
+  if (ran && r.samples_per_step > 0 && r.predicted.mean_ns > 0) {
+    w.Double(static_cast<double>(r.samples_per_step) * r.work_factor / r.predicted.mean_ns * 1e9);
+  } else {
+    w.Null();
   }
   w.Key("predicted_noise");
-  report::WriteStepJson(w, r.predicted);
+  if (ran) {
+    report::WriteStepJson(w, r.predicted);
+  } else {
+    w.Null();
+  }
 }
 
 namespace {

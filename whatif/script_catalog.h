@@ -10,9 +10,10 @@
 //
 // The header convention (docs/LUA_API.md, "The script library"): the first
 // line is "-- name.lua: summary"; a paragraph starting "-- Preconditions:"
-// says what the trace must (not) already do; one starting "-- Ignores:" or
-// "-- What it ignores:" (or a sentence "Ignores ..." inside one) says what
-// the model leaves out. A paragraph ends at a bare "--" line, at the next
+// (or "-- Preconditions (graph:facts().precision):": a parenthesis may
+// come before the colon) says what the trace must (not) already do; one
+// starting "-- Ignores:" or "-- What it ignores:" (or a sentence
+// "Ignores ..." inside one) says what the model leaves out. A paragraph ends at a bare "--" line, at the next
 // such label, or where the header ends (the first line that is not a
 // comment).
 #ifndef REVERIE_WHATIF_SCRIPT_CATALOG_H_
@@ -79,7 +80,9 @@ std::string ScriptsJson(const std::vector<ScriptInfo>& scripts, const std::strin
 // A parameter's bounds in words: "integer >= 1", "in [0, 1]", "".
 std::string BoundsText(const lua::ParamValue& p);
 
-// The result's fields under an open JSON object (shared with advise).
+// The result's fields under an open JSON object (shared with advise):
+// the same keys whatever the outcome, null where a run that failed or
+// refused has no figure.
 void WriteTrialFields(JsonWriter& w, const TrialResult& r);
 
 }  // namespace reverie::whatif
