@@ -42,17 +42,23 @@ Trial MakeTrial(const CandidatePlan& p, const Settings& user) {
 }
 
 // The parameters a run changed from their defaults (the table's settings
-// and the user's), unqualified; else, when the script did not get as far
-// as declaring them, the planned ones.
-Settings EffectiveSettings(const TrialResult& r, const Trial& t) {
+// and the user's), unqualified; else, when the run stopped before it
+// reported them (a refusal), the plan's with the user's in their place.
+Settings EffectiveSettings(const TrialResult& r, const CandidatePlan& plan, const Settings& user) {
   Settings out;
   for (const lua::ScriptReport& s : r.reports) {
     for (const lua::ParamValue& p : s.params) {
       if (p.overridden) out.emplace_back(p.name, p.value_text);
     }
   }
-  if (r.reports.empty()) {
-    for (const auto& [k, v] : t.settings) out.emplace_back(k.substr(k.find('.') + 1), v);
+  if (!r.reports.empty()) return out;
+  const std::string stem = Stem(plan.script);
+  for (const auto& [k, v] : plan.settings) {
+    std::string value = v;
+    for (const auto& [uk, uv] : user) {
+      if (uk == k || uk == absl::StrCat(stem, ".", k)) value = uv;
+    }
+    out.emplace_back(k, value);
   }
   return out;
 }
@@ -68,27 +74,50 @@ std::string Label(const std::string& script, const std::string& settings) {
   return settings.empty() ? script : absl::StrCat(script, " ", settings);
 }
 
-// Every user setting served a tried script; one that did not is refused,
+// Every user setting names a parameter that a script advise tries
+// declares (read in describe mode, so a script that then refuses this
+// trace still counts); one that does not is refused before anything runs,
 // as predict refuses it.
-absl::Status CheckUserSettings(const Settings& user, const std::vector<TrialResult>& results,
-                               const std::vector<CandidatePlan>& plans) {
-  std::set<std::string> used, stems, skipped;
-  for (const TrialResult& r : results) used.insert(r.used_settings.begin(), r.used_settings.end());
-  for (const CandidatePlan& p : plans) (p.skip.empty() ? stems : skipped).insert(Stem(p.script));
+absl::Status CheckUserSettings(const Settings& user, const std::vector<CandidatePlan>& plans,
+                               const ScriptSpec& spec) {
+  if (user.empty()) return absl::OkStatus();
+  std::map<std::string, std::set<std::string>> declared;  // stem -> keys, tried scripts
+  std::set<std::string> skipped;
+  for (const CandidatePlan& p : plans) {
+    if (!p.skip.empty()) {
+      skipped.insert(Stem(p.script));
+      continue;
+    }
+    if (declared.count(Stem(p.script))) continue;
+    std::set<std::string>& keys = declared[Stem(p.script)];
+    if (absl::StatusOr<ScriptInfo> info = DescribeScript(p.script, spec); info.ok()) {
+      for (const lua::ParamValue& v : info->params) keys.insert(v.name);
+    }
+  }
   for (const auto& [key, value] : user) {
-    if (used.count(key)) continue;
     const size_t dot = key.find('.');
-    const std::string stem = dot == std::string::npos ? "" : key.substr(0, dot);
-    if (!stem.empty() && skipped.count(stem) && !stems.count(stem)) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("--set ", key, ": ", stem, ".lua is not tried on this trace"));
+    if (dot != std::string::npos) {
+      const std::string stem = key.substr(0, dot), name = key.substr(dot + 1);
+      auto it = declared.find(stem);
+      if (it == declared.end()) {
+        return absl::InvalidArgumentError(
+            skipped.count(stem)
+                ? absl::StrCat("--set ", key, ": ", stem, ".lua is not tried on this trace")
+                : absl::StrCat("--set ", key, ": no script '", stem,
+                               "' among advise's candidates"));
+      }
+      if (!it->second.count(name)) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("--set ", key, ": ", stem, ".lua declares no parameter '", name, "'"));
+      }
+      continue;
     }
-    if (!stem.empty() && !stems.count(stem)) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("--set ", key, ": no script '", stem, "' among advise's candidates"));
+    const bool any = std::any_of(declared.begin(), declared.end(),
+                                 [&key](const auto& d) { return d.second.count(key) > 0; });
+    if (!any) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "unknown parameter '", key, "': not declared by any script advise tries"));
     }
-    return absl::InvalidArgumentError(absl::StrCat(
-        "unknown parameter '", key, "': not declared by any script advise tried"));
   }
   return absl::OkStatus();
 }
@@ -218,6 +247,7 @@ absl::StatusOr<Advice> Advise(const LoadedTrace& base, const AdviseOptions& opti
   a.diagnosis = Diagnose(base);
   const Settings& user = options.spec.settings;
   const std::vector<CandidatePlan> plans = PlanCandidates(base);
+  if (absl::Status s = CheckUserSettings(user, plans, options.spec); !s.ok()) return s;
   std::vector<Trial> trials;
   std::vector<const CandidatePlan*> owner;
   for (const CandidatePlan& p : plans) {
@@ -235,11 +265,10 @@ absl::StatusOr<Advice> Advise(const LoadedTrace& base, const AdviseOptions& opti
   }
   a.threads = TrialThreads(options.threads, trials.size());
   const std::vector<TrialResult> results = RunTrials(base, trials, options.spec, options.threads);
-  if (absl::Status s = CheckUserSettings(user, results, plans); !s.ok()) return s;
   std::map<std::string, ScriptHeader> headers;
   for (size_t i = 0; i < trials.size(); ++i) {
     const std::string& script = owner[i]->script;
-    const Settings effective = EffectiveSettings(results[i], trials[i]);
+    const Settings effective = EffectiveSettings(results[i], *owner[i], user);
     const std::string settings = SettingsText(effective);
     if (results[i].outcome != TrialOutcome::kApplied) {
       AddNotApplicable(script, settings, std::string(TrialOutcomeName(results[i].outcome)),
