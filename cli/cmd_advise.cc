@@ -124,12 +124,7 @@ void PrintCombined(const whatif::Advice& a) {
 void PrintNotApplicable(const whatif::Advice& a) {
   if (!a.not_applicable.empty()) std::printf("\nnot applicable\n");
   for (const whatif::NotApplicable& n : a.not_applicable) {
-    const std::string what = n.label.empty() ? n.script : absl::StrCat(n.script, " ", n.label);
-    const std::string verb = n.outcome == "unchanged" ? "nothing to change"
-                             : n.outcome == "refused" ? "refuses"
-                             : n.outcome == "failed"  ? "fails"
-                                                      : "not tried here";
-    std::printf("  %s: %s: %s\n", what.c_str(), verb.c_str(), n.reason.c_str());
+    std::printf("  %s\n", whatif::NotApplicableLine(n).c_str());
   }
   // Grouped by reason: one line each.
   std::map<std::string, std::vector<std::string>> by_why;

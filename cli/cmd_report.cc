@@ -1,4 +1,4 @@
-// `reverie report TRACE --script F [--script F ...] [--set k=v ...] -o OUT.html
+// `reverie report TRACE [--advise] [--script F ...] [--set k=v ...] -o OUT.html
 //  [--timeline OUT.json] [--timeline-step I] [--top N] [--lua-budget N]
 //  [--lua-memory-mb N] [--no-sandbox]`: one self-contained HTML page with the
 // baseline, each script's prediction (and, with several scripts, all of them
@@ -7,6 +7,9 @@
 // counted one), charts, top changed layers and kernels, the critical path and
 // the anomaly counters (report/html.h). The script flags are predict's
 // (cli/script_args.h); every run gets the same --set values and limits.
+// --advise puts `reverie advise` first (whatif/advise.h: what limits the
+// step, the ranked candidates, the best combined, what does not apply),
+// with advise's own settings (the --set values are the report scripts').
 #include <cstdio>
 #include <filesystem>
 #include <map>
@@ -29,6 +32,7 @@
 #include "report/progress.h"
 #include "report/timeline.h"
 #include "report/timeline_view.h"
+#include "whatif/advise.h"
 #include "whatif/prediction_report.h"
 #include "whatif/facts_view.h"
 #include "whatif/several.h"
@@ -40,6 +44,7 @@ struct Options {
   std::string trace_path, out_path, timeline;
   ScriptArgs script_args;
   int top_n = 15;
+  bool advise = false;
   report::TimelineViewOptions timeline_view;
 };
 
@@ -93,6 +98,16 @@ absl::Status RunReport(const Options& o) {
   in.facts = whatif::FactLines(lt.model.facts);
   report::ReportData data = report::AssembleReport(in);
   data.top_n = o.top_n;
+  if (o.advise) {
+    progress.Update(0, "advise: predicting the candidates");
+    whatif::AdviseOptions advise;
+    advise.spec.limits = o.script_args.limits;
+    advise.spec.script_dirs = o.script_args.script_dirs;
+    absl::StatusOr<whatif::Advice> advice = whatif::Advise(lt, advise);
+    if (!advice.ok()) return advice.status();
+    data.has_advice = true;
+    data.advice = whatif::AdviceSectionOf(*advice, o.top_n);
+  }
   absl::StatusOr<std::string> timeline_json = report::AssembleTimeline(in, o.timeline_view);
   if (!timeline_json.ok()) {
     return Prefixed(absl::StrCat("report: ", trace_path, ": "), timeline_json.status());
@@ -125,7 +140,10 @@ RunFn SetupReport(CLI::App& app) {
   AddInt(app, "--timeline-step", &o->timeline_view.step, 0, kNoMax,
          "the step the timeline opens on (0-based; default the first counted one)",
          "a step number (0 = the first step)");
-  AddInt(app, "--top", &o->top_n, 1, kNoMax, "rows of the changed layers and kernels (default 15)");
+  AddInt(app, "--top", &o->top_n, 1, kNoMax,
+         "rows of the changed layers and kernels, and advise's candidates (default 15)");
+  app.add_flag("--advise", o->advise,
+               "first section: what limits the step and what to try first (reverie advise)");
   return [o] { return RunReport(*o); };
 }
 

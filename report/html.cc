@@ -157,6 +157,57 @@ void Summary(const ReportData& d, std::string& h) {
   }
 }
 
+std::string AdviceRowHtml(const AdviceRow& r, const std::string& rank) {
+  if (r.predicted_ns <= 0) {
+    return absl::StrCat("<tr>", Cell(rank), Cell(r.label, true), "<td colspan=\"5\"></td>",
+                        Cell(r.note, true), "</tr>\n");
+  }
+  char speed[64];
+  std::snprintf(speed, sizeof(speed), "%.3fx", r.speedup);
+  char gain[64];
+  std::snprintf(gain, sizeof(gain), "%.3fx", r.throughput);
+  return absl::StrCat("<tr>", Cell(rank), Cell(r.label, true), Cell(Ms(r.predicted_ns)),
+                      Cell(Noise(r.noise)), "<td class=\"", r.speedup >= 1 ? "faster" : "slower",
+                      "\">", speed, "</td>", Cell(gain), Cell(r.confidence, true),
+                      Cell(r.note, true), "</tr>\n");
+}
+
+// What to try first (reverie advise): the page's first section.
+void AdviceSectionHtml(const ReportData& d, std::string& h) {
+  if (!d.has_advice) return;
+  const AdviceSection& a = d.advice;
+  h += "<h2>What to try first</h2>\n<div>";
+  for (const std::string& line : a.diagnosis) absl::StrAppend(&h, EscapeHtml(line), "<br>\n");
+  h += "</div>\n";
+  const char* head =
+      "<table><tr><th>#</th><th class=\"l\">what</th><th>step (ms)</th><th>spread (ms)</th>"
+      "<th>speedup</th><th>throughput</th><th class=\"l\">confidence</th>"
+      "<th class=\"l\">%s</th></tr>\n";
+  char buf[512];
+  std::snprintf(buf, sizeof(buf), head, "ignores");
+  h += "<h3>Candidates, ranked by predicted gain</h3>\n";
+  if (a.candidates.empty()) {
+    h += "<div class=\"muted\">none: no script applies to this trace</div>\n";
+  } else {
+    h += buf;
+    for (size_t i = 0; i < a.candidates.size(); ++i) {
+      h += AdviceRowHtml(a.candidates[i], absl::StrCat(i + 1));
+    }
+    h += "</table>\n";
+  }
+  if (!a.combined.empty()) {
+    std::snprintf(buf, sizeof(buf), head, "note");
+    absl::StrAppend(&h, "<h3>Combined (they interact)</h3>\n", buf);
+    for (const AdviceRow& r : a.combined) h += AdviceRowHtml(r, "");
+    h += "</table>\n";
+  }
+  if (!a.not_applicable.empty()) {
+    h += "<h3>Not applicable</h3>\n<ul>";
+    for (const std::string& n : a.not_applicable) absl::StrAppend(&h, "<li>", EscapeHtml(n), "</li>");
+    h += "</ul>\n";
+  }
+}
+
 // What each script was given and what it said (docs/LUA_API.md: the log is
 // the script's account of what it changed and why).
 void ScriptsSection(const ReportData& d, std::string& h) {
@@ -283,6 +334,7 @@ std::string RenderHtmlReport(const ReportData& d) {
                   "</style></head><body>\n");
   absl::StrAppend(&h, "<h1>reverie what-if report</h1><div class=\"muted\">trace: ",
                   EscapeHtml(d.trace_path), "</div>\n");
+  AdviceSectionHtml(d, h);
   Summary(d, h);
   ScriptsSection(d, h);
   TimelineSection(d, h);

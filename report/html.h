@@ -4,7 +4,8 @@
 // SVG and script, no external link, no URL at all) so that it can be mailed,
 // archived and opened offline.
 //
-// Sections: summary (measured, simulated baseline, each script's prediction
+// Sections: with --advise first what to try (the diagnosis, ranked
+// candidates, the best combined, what does not apply); summary (measured, simulated baseline, each script's prediction
 // and speedup with the step-to-step spread), each script's parameters and
 // log, the interactive timeline of one step (report/timeline_view.h;
 // the page's only script, inline), charts (runtime breakdown per iteration,
@@ -38,6 +39,24 @@ struct ScriptOutcome {
   std::string error;                    // non-empty: the script failed
 };
 
+// `reverie report --advise`: what limits the step and what to try first
+// (whatif/advise.h), the page's first section.
+struct AdviceRow {
+  std::string label;            // "dataloader.lua num_workers=2", "a + b"
+  double predicted_ns = 0;      // mean step; 0 when it did not run
+  depgraph::StepStats noise;    // its step-to-step spread
+  double speedup = 0;           // step
+  double throughput = 0;        // step speedup x work per step
+  std::string confidence;       // the validation corpus's error, or "not validated"
+  std::string note;             // what it ignores; for a combination, why it gains less
+};
+struct AdviceSection {
+  std::vector<std::string> diagnosis;       // three lines
+  std::vector<AdviceRow> candidates;        // ranked by throughput gain
+  std::vector<AdviceRow> combined;          // best two, best three
+  std::vector<std::string> not_applicable;  // one line each, with the reason
+};
+
 struct ReportData {
   std::string trace_path;
   double measured_iteration_ns = 0;  // 0: unknown (no iteration markers)
@@ -51,6 +70,8 @@ struct ReportData {
   std::vector<std::pair<std::string, int64_t>> anomalies;          // counter -> count
   std::vector<std::pair<std::string, std::string>> settings;       // --set k=v
   std::vector<std::pair<std::string, std::string>> graph_facts;    // "tasks" -> "36,000"
+  bool has_advice = false;  // --advise: the first section
+  AdviceSection advice;
   // RenderTimelineViewJson's document; empty: no timeline section.
   std::string timeline_json;
   int top_n = 15;

@@ -30,6 +30,7 @@
 
 #include "absl/status/statusor.h"
 #include "depgraph/facts.h"
+#include "report/html.h"
 #include "whatif/diagnosis.h"
 #include "whatif/pipeline.h"
 #include "whatif/trials.h"
@@ -102,6 +103,14 @@ absl::StatusOr<Advice> Advise(const LoadedTrace& base, const AdviseOptions& opti
 
 // `reverie advise --json` (the first `top` candidates).
 std::string AdviceJson(const Advice& a, int top);
+
+// One line for settings that do not apply, as advise prints it:
+// "amp.lua dtype=bf16: nothing to change: the compute kernels already ...".
+std::string NotApplicableLine(const NotApplicable& n);
+
+// The HTML report's first section (`reverie report --advise`), with the
+// first `top` candidates.
+report::AdviceSection AdviceSectionOf(const Advice& a, int top);
 
 }  // namespace reverie::whatif
 

@@ -82,6 +82,31 @@ TEST_F(AdviseCliTest, BadInputIsOneLine) {
   EXPECT_EQ(r.exit_code, 2);
 }
 
+// report --advise puts advise first, with the same candidates in the same
+// order; it needs no --script.
+TEST_F(AdviseCliTest, ReportOpensWithTheAdvice) {
+  const std::string dir = TempDir("advise_report");
+  const CliResult r = RunCli(kCli, {"report", kTrace, "--advise", "-o", dir + "/r.html"}, dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string html = ReadFile(dir + "/r.html");
+  const size_t advice = html.find("<h2>What to try first</h2>");
+  ASSERT_NE(advice, std::string::npos);
+  EXPECT_LT(advice, html.find("<h2>Summary</h2>"));
+  const CliResult a = Run({"advise", kTrace, "--json", "--top", "15"});
+  ASSERT_EQ(a.exit_code, 0) << a.err;
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc;
+  ASSERT_EQ(parser.parse(a.out).get(doc), simdjson::SUCCESS);
+  size_t at = advice;
+  for (simdjson::dom::element c : doc["candidates"].get_array()) {
+    const std::string label(c["label"].get_string().value());
+    const size_t found = html.find(label, at);
+    EXPECT_NE(found, std::string::npos) << label;
+    if (found != std::string::npos) at = found;  // in advise's order
+  }
+  EXPECT_THAT(html, HasSubstr("Not applicable"));
+}
+
 TEST_F(AdviseCliTest, ScriptsListsTheLibraryWithParameters) {
   const CliResult r = Run({"scripts"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
