@@ -92,6 +92,7 @@ void PrintCandidates(const whatif::Advice& a, int top) {
     std::printf("  %2zu  %-40s %9s %15s %8.3fx %9.3fx  %s\n", i + 1, c.label.c_str(),
                 Ms(r.predicted.mean_ns).c_str(), Band(r.predicted).c_str(), r.speedup,
                 r.throughput_speedup, c.confidence.c_str());
+    if (!c.did.empty()) std::printf("      | %s\n", FirstWords(c.did, 110).c_str());
     if (!c.same_gain.empty()) {
       std::printf("      the same with %s\n", absl::StrJoin(c.same_gain, "; ").c_str());
     }

@@ -290,6 +290,9 @@ absl::StatusOr<Advice> Advise(const LoadedTrace& base, const AdviseOptions& opti
     c.backing = BackingOf(script, effective);
     c.confidence = ConfidenceText(c.backing);
     c.ignores = headers[script].ignores;
+    for (const lua::ScriptReport& r : c.result.reports) {
+      if (c.did.empty() && !r.log.empty()) c.did = r.log.front();
+    }
     a.candidates.push_back(std::move(c));
   }
   a.candidates = FoldSameGain(std::move(a.candidates));

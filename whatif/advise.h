@@ -49,6 +49,9 @@ struct Candidate {
   Backing backing;         // the validation pairs behind it (validation_corpus.h)
   std::string confidence;  // ConfidenceText(backing)
   std::string ignores;     // from the script's header ("" when it says nothing)
+  // What the script says it did: its first log line ("SGD, for-loop ->
+  // fused: per step 483 kernels (1313.8 us) become 1; ..."), or "".
+  std::string did;
   // Other settings of the same script that predict the same gain (within
   // 0.1%), folded into this one: "num_workers=4".
   std::vector<std::string> same_gain;

@@ -53,6 +53,7 @@ void WriteCandidate(JsonWriter& w, const Candidate& c, int rank) {
   }
   w.EndArray().EndObject();
   w.Field("ignores", c.ignores);
+  w.Field("did", c.did);
   w.Key("same_gain").BeginArray();
   for (const std::string& l : c.same_gain) w.String(l);
   w.EndArray();

@@ -110,7 +110,7 @@ inline void CheckJsonSchema(const whatif::Advice& a) {
                 "throughput_speedup", "predicted_samples_per_s", "predicted_noise"};
   V candidate{"rank", "script", "label", "settings"};
   candidate.insert(candidate.end(), trial.begin(), trial.end());
-  candidate.insert(candidate.end(), {"gain", "confidence", "ignores", "same_gain"});
+  candidate.insert(candidate.end(), {"gain", "confidence", "ignores", "did", "same_gain"});
   for (simdjson::dom::element c : doc["candidates"].get_array()) {
     EXPECT_EQ(Keys(c), candidate);
     EXPECT_EQ(Keys(c["confidence"]), (V{"text", "same_settings", "pairs"}));
