@@ -396,6 +396,7 @@ absl::Status LuaEngine::Run(std::string_view source, const ScriptContext& ctx,
   S.log_sink = ctx.log_sink;
   S.launch_model.reset();
   S.cost_models.clear();
+  S.collective_kernels.reset();
   S.sized_graph = nullptr;
   S.adjacency_dirty = true;
   S.numbering = transforms::ResourceNumbering();

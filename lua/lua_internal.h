@@ -149,6 +149,9 @@ struct EngineState {
   // Cost models calibrated on the session's original graph this run, by
   // origin GPU key ("" = the trace's own GPU); an error is kept too.
   std::map<std::string, std::unique_ptr<absl::StatusOr<transforms::CostModel>>> cost_models;
+  // model->collectives[i]'s recorded GPU task (transforms/collectives.h),
+  // linked on first use on the session's graph this run.
+  std::optional<std::vector<depgraph::TaskId>> collective_kernels;
 
   // The graph handles refer to (nullptr when none is attached).
   const depgraph::Graph* graph() const {
@@ -160,6 +163,10 @@ struct EngineState {
 inline EngineState& State(lua_State* L) {
   return **static_cast<EngineState**>(lua_getextraspace(L));
 }
+
+// S.collective_kernels, linked (and charged) on first use; empty without a
+// model or a graph.
+const std::vector<depgraph::TaskId>& CollectiveKernels(lua_State* L);
 
 // Raises `message` (one line, as the script sees it) as a Lua error at the
 // caller's line; RaiseIfError does so for a failed status.

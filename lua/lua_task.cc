@@ -182,9 +182,22 @@ int TaskIndex(lua_State* L) {
     PushView(L, depgraph::KernelClassName(depgraph::TaskClass(g, t)));
   } else if (std::strcmp(k, "collective") == 0) {
     // What a communication task does, from its name ("AllReduce", ...;
-    // "other" when the name does not say, as RCCL's ncclDevKernel_Generic).
+    // "other" when the name does not say, as RCCL's ncclDevKernel_Generic,
+    // unless the framework's record of the call that launched it says:
+    // transforms/collectives.h).
     if (depgraph::TaskClass(g, t) != depgraph::KernelClass::kCommunication) return 0;
-    PushView(L, depgraph::CollectiveName(depgraph::CollectiveOfName(g.name(t))));
+    depgraph::Collective kind = depgraph::CollectiveOfName(g.name(t));
+    if (kind == depgraph::Collective::kOther) {
+      const std::vector<TaskId>& kernels = CollectiveKernels(L);
+      ChargeWork(L, static_cast<int64_t>(kernels.size()));
+      for (size_t i = 0; i < kernels.size(); ++i) {
+        if (kernels[i] == t) {
+          kind = depgraph::CollectiveOfName(State(L).model->collectives[i].name);
+          break;
+        }
+      }
+    }
+    PushView(L, depgraph::CollectiveName(kind));
   } else if (std::strcmp(k, "op") == 0) {
     if (!g.op_of(t).valid()) return 0;
     PushOp(L, g, g.op_of(t));
