@@ -107,6 +107,9 @@ void Collector::ProcessPending(std::vector<HostEvent>* host) {
     for (size_t i = 0; i < n; ++i) {
       DecodeBuffer(taken[i]);
       pool_->Release(taken[i].data);
+      // A kernel's record precedes its launch's in a thread's buffer: most
+      // records held by the window are placed by the end of their buffer.
+      sink_->ResolveHeld(/*final=*/false);
     }
     if (n < kBuffersPerRound) break;
   }
@@ -183,6 +186,7 @@ void Collector::WriterLoopImpl() {
   // Final round: Stop() flushed CUPTI before asking us to stop.
   ProcessPending(&host);
   decoder_->ResolvePending(/*final=*/true);
+  sink_->ResolveHeld(/*final=*/true);
   processor_->Finish(Now());
   if (file_->failed()) WarnLine("warning: writing " + file_->path() + " failed; the trace is truncated");
   file_->Close();

@@ -50,8 +50,14 @@ void TraceSink::ApiCall(const ApiCallRecord& r) {
 }
 
 void TraceSink::GpuActivity(const GpuActivityRecord& r) {
-  if (!window_->KeepCorrelated(r.correlation_id, r.start_ns)) return Dropped();
-  writer_->AddGpuActivity(r);
+  switch (window_->Judge(r.correlation_id, r.start_ns)) {
+    case IterationWindow::Decision::kKeep: return writer_->AddGpuActivity(r);
+    case IterationWindow::Decision::kDrop: return Dropped();
+    case IterationWindow::Decision::kUndecided: break;
+  }
+  Held h;
+  h.gpu = r;
+  Hold(std::move(h));
 }
 
 void TraceSink::Sync(const SyncRecord& r) {
@@ -61,8 +67,64 @@ void TraceSink::Sync(const SyncRecord& r) {
 }
 
 void TraceSink::EventRecord(const EventRecordRecord& r) {
-  if (!window_->KeepCorrelated(r.correlation_id, 0)) return Dropped();
-  writer_->AddEventRecord(r);
+  switch (window_->Judge(r.correlation_id, 0)) {
+    case IterationWindow::Decision::kKeep: return writer_->AddEventRecord(r);
+    case IterationWindow::Decision::kDrop: return Dropped();
+    case IterationWindow::Decision::kUndecided: break;
+  }
+  Held h;
+  h.is_event = true;
+  h.event = r;
+  Hold(std::move(h));
+}
+
+void TraceSink::Write(const Held& h) {
+  if (h.is_event) {
+    writer_->AddEventRecord(h.event);
+  } else {
+    writer_->AddGpuActivity(h.gpu);
+  }
+}
+
+void TraceSink::Hold(Held h) {
+  if (held_.size() >= kMaxHeld) {
+    // Bounded memory: the oldest is judged with what is known now.
+    const Held& oldest = held_.front();
+    Count(TraceCounter::window_hold_overflow, 1);
+    if (window_->KeepAtEnd(CorrelationOf(oldest), TimeOf(oldest))) {
+      Write(oldest);
+    } else {
+      Dropped();
+    }
+    held_.pop_front();
+  }
+  held_.push_back(std::move(h));
+}
+
+void TraceSink::ResolveHeld(bool final) {
+  if (held_.empty()) return;
+  std::deque<Held> still;
+  for (Held& h : held_) {
+    const uint64_t corr = CorrelationOf(h);
+    const int64_t t = TimeOf(h);
+    bool keep = false;
+    if (final) {
+      keep = window_->KeepAtEnd(corr, t);
+    } else {
+      const IterationWindow::Decision d = window_->Judge(corr, t);
+      if (d == IterationWindow::Decision::kUndecided) {
+        still.push_back(std::move(h));
+        continue;
+      }
+      keep = d == IterationWindow::Decision::kKeep;
+    }
+    if (keep) {
+      Write(h);
+    } else {
+      Dropped();
+    }
+  }
+  held_.swap(still);
 }
 
 uint32_t TraceSink::Range(const RangeRecord& r) {

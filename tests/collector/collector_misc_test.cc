@@ -122,7 +122,7 @@ TEST(IterationWindowTest, InactiveKeepsEverything) {
   IterationWindow w(0, 0);
   EXPECT_FALSE(w.active());
   EXPECT_TRUE(w.KeepTime(5));
-  EXPECT_TRUE(w.KeepCorrelated(1, 0));
+  EXPECT_EQ(w.Judge(1, 0), IterationWindow::Decision::kKeep);
   EXPECT_TRUE(w.WantIteration(100));
 }
 
@@ -150,9 +150,36 @@ TEST(IterationWindowTest, SpansOverlappingTheWindowAreKept) {
   EXPECT_FALSE(w.KeepSpan(10, 90));
   EXPECT_FALSE(w.KeepSpan(201, 300));
   EXPECT_TRUE(w.KeepApiCall(10, 120, 130));
-  EXPECT_TRUE(w.KeepCorrelated(10, 999));  // GPU tail of a kept call
-  EXPECT_FALSE(w.KeepCorrelated(11, 150));
-  EXPECT_FALSE(w.KeepCorrelated(9, 150));
+  EXPECT_EQ(w.Judge(10, 999), IterationWindow::Decision::kKeep);  // GPU tail of a kept call
+  // 9 and 11 may belong to calls not decoded yet (another thread's buffer).
+  EXPECT_EQ(w.Judge(11, 150), IterationWindow::Decision::kUndecided);
+  EXPECT_EQ(w.Judge(9, 150), IterationWindow::Decision::kUndecided);
+  EXPECT_FALSE(w.KeepAtEnd(11, 150));
+  EXPECT_FALSE(w.KeepAtEnd(9, 150));
+}
+
+TEST(IterationWindowTest, DroppedCallsBoundWhatCanStillBeKept) {
+  IterationWindow w(1, 1);
+  EXPECT_FALSE(w.KeepApiCall(3, 10, 20));  // before the window began
+  w.OnIterationBegin(0, 0);
+  w.OnIterationBegin(1, 100);
+  EXPECT_FALSE(w.KeepApiCall(5, 60, 70));  // warmup iteration
+  EXPECT_TRUE(w.KeepApiCall(8, 110, 120));
+  // Open window: later ids were launched inside it.
+  EXPECT_EQ(w.Judge(9, 0), IterationWindow::Decision::kKeep);
+  EXPECT_EQ(w.Judge(6, 0), IterationWindow::Decision::kUndecided);
+  EXPECT_EQ(w.Judge(5, 0), IterationWindow::Decision::kDrop);
+  w.OnIterationEnd(1, 200);
+  EXPECT_EQ(w.Judge(9, 0), IterationWindow::Decision::kUndecided);
+  EXPECT_TRUE(w.KeepApiCall(9, 190, 210));  // straddles the end: kept
+  EXPECT_FALSE(w.KeepApiCall(12, 220, 230));
+  EXPECT_EQ(w.Judge(9, 0), IterationWindow::Decision::kKeep);
+  EXPECT_EQ(w.Judge(11, 0), IterationWindow::Decision::kUndecided);
+  EXPECT_EQ(w.Judge(12, 0), IterationWindow::Decision::kDrop);
+  EXPECT_EQ(w.Judge(0, 150), IterationWindow::Decision::kKeep);  // no id: by time
+  EXPECT_EQ(w.Judge(0, 250), IterationWindow::Decision::kDrop);
+  EXPECT_FALSE(w.KeepAtEnd(11, 0));
+  EXPECT_TRUE(w.KeepAtEnd(8, 0));
 }
 
 }  // namespace

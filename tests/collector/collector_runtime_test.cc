@@ -291,6 +291,59 @@ TEST_F(CollectorRuntimeTest, WindowEndStopsCuptiAndMarkers) {
   EXPECT_EQ(t.events().ranges_size(), 1);
 }
 
+// CUDA 13's order inside a thread's buffer: each kernel's record before its
+// launch's. The buffer reaches the writer only at Stop, after the window
+// closed (what the ResNet-50 and CUDA MLP runs on an H100 did, issue 32):
+// the kernels of the window's launches must all be in the trace.
+TEST_F(CollectorRuntimeTest, WindowKeepsKernelsWhoseRecordsPrecedeTheirLaunch) {
+  auto c = MakeCollector("kernel_first");
+  ASSERT_EQ(c->Configure("REVERIE_ITERATIONS", "1"), REVERIE_OK);
+  ASSERT_EQ(c->Start(Collector::Mode::kApi), REVERIE_OK);
+  c->IterationBegin();
+  const uint64_t t0 = MonotonicNowNs();
+  std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  c->IterationEnd();
+  const uint64_t t1 = MonotonicNowNs();
+  c->IterationBegin();  // after the window: CUPTI flushed and disabled
+  fake::FakeState* s = state_.get();
+  uint8_t* buffer = nullptr;
+  size_t size = 0, max_records = 0;
+  s->request(&buffer, &size, &max_records);
+  ASSERT_NE(buffer, nullptr);
+  fake::RecordWriter w(buffer, size);
+  for (uint32_t corr = 10; corr < 14; ++corr) {
+    const bool inside = corr < 13;  // launch 13 came after the window
+    auto k = Zeroed<CUpti_ActivityKernel10>();
+    k.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+    k.start = t1 + 1000 * corr;  // the GPU tail runs after the iteration
+    k.end = k.start + 500;
+    k.correlationId = corr;
+    k.streamId = 7;
+    k.name = "fake_kernel";
+    ASSERT_TRUE(w.Add(k));
+    auto api = Zeroed<CUpti_ActivityAPI>();
+    api.kind = CUPTI_ACTIVITY_KIND_RUNTIME;
+    api.cbid = 211;
+    api.start = inside ? t0 + 100 * corr : t1 + 100 * corr;
+    api.end = api.start + 50;
+    api.processId = static_cast<uint32_t>(::getpid());
+    api.threadId = 5;
+    api.correlationId = corr;
+    ASSERT_TRUE(w.Add(api));
+  }
+  {
+    std::lock_guard<std::mutex> lock(s->held_mu);
+    s->held.emplace_back(buffer, w.used());  // completed by Stop's forced flush
+  }
+  ASSERT_EQ(c->Stop(), REVERIE_OK);
+  Trace t = Read();
+  EXPECT_EQ(t.events().api_calls_size(), 3);
+  ASSERT_EQ(t.events().gpu_activities_size(), 3);
+  for (const proto::GpuActivity& g : t.events().gpu_activities()) EXPECT_LT(g.correlation_id(), 13u);
+  EXPECT_EQ(t.GetCounter(TraceCounter::records_outside_window), 2);
+  EXPECT_EQ(t.GetCounter(TraceCounter::window_hold_overflow), 0);
+}
+
 TEST_F(CollectorRuntimeTest, ProfilerStopCallbackFlushesToDisk) {
   auto c = MakeCollector("profilerstop");
   ASSERT_EQ(c->Start(Collector::Mode::kApi), REVERIE_OK);

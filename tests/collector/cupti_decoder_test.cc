@@ -5,8 +5,10 @@
 
 #include <cupti_runtime_cbid.h>
 
+#include <algorithm>
 #include <cstring>
 #include <string>
+#include <vector>
 
 #include "collector_test_util.h"
 #include "gtest/gtest.h"
@@ -397,6 +399,110 @@ TEST(CuptiDecoderTest, WindowKeepsTheIterationAndItsGpuTail) {
   EXPECT_EQ(t.events().gpu_activities(0).correlation_id(), 2u);
   EXPECT_EQ(t.events().gpu_activities(1).correlation_id(), 3u);
   EXPECT_EQ(t.GetCounter(TraceCounter::records_outside_window), 4);
+}
+
+
+CUpti_ActivityKernel10 Kernel(uint32_t corr, uint64_t start) {
+  auto k = Zeroed<CUpti_ActivityKernel10>();
+  k.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+  k.start = start;
+  k.end = start + 10;
+  k.streamId = 7;
+  k.correlationId = corr;
+  k.name = "k";
+  return k;
+}
+
+// What CUDA 13's CUPTI delivered on an H100 (issue 32): one buffer per
+// thread, a kernel's record *before* the record of the cudaLaunchKernel
+// that launched it, and the main thread's last buffer decoded only at stop,
+// after the window had closed. Every kernel of those iterations was
+// dropped (ResNet-50: 287 of 669 per iteration in the last four; the CUDA
+// MLP: all of them). Each kernel must be kept whatever the order.
+TEST(CuptiDecoderTest, WindowKeepsKernelsDecodedBeforeTheirLaunchAfterItClosed) {
+  DecoderFixture f("kernel_first", /*warmup=*/1, /*iterations=*/2);
+  const uint32_t launch = CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000;
+  f.window.OnIterationBegin(0, 100);
+  f.window.OnIterationBegin(1, 200);
+  f.window.OnIterationEnd(1, 300);
+  f.window.OnIterationBegin(2, 300);
+  f.window.OnIterationEnd(2, 400);  // closed before any buffer was decoded
+  // The main thread's buffer: warmup launch 1, window launches 10 and 20 on
+  // thread 1, then launch 40 after the window; each kernel first.
+  Feed(&f.decoder, Kernel(1, 150));
+  Feed(&f.decoder, Api(CUPTI_ACTIVITY_KIND_RUNTIME, launch, 1, 110, 120, 1));
+  Feed(&f.decoder, Kernel(10, 230));
+  Feed(&f.decoder, Api(CUPTI_ACTIVITY_KIND_RUNTIME, launch, 10, 210, 220, 1));
+  Feed(&f.decoder, Kernel(20, 330));
+  Feed(&f.decoder, Api(CUPTI_ACTIVITY_KIND_RUNTIME, launch, 20, 310, 320, 1));
+  Feed(&f.decoder, Kernel(40, 430));
+  Feed(&f.decoder, Api(CUPTI_ACTIVITY_KIND_RUNTIME, launch, 40, 410, 420, 1));
+  f.sink->ResolveHeld(false);
+  // The backward thread's buffer, decoded later: launch 30 (iteration 2).
+  Feed(&f.decoder, Kernel(30, 360));
+  Feed(&f.decoder, Api(CUPTI_ACTIVITY_KIND_RUNTIME, launch, 30, 340, 350, 2));
+  f.sink->ResolveHeld(false);
+  EXPECT_EQ(f.sink->held(), 0u);  // every record placed by its own buffer's end
+  f.sink->ResolveHeld(true);
+  Trace t = f.CloseAndRead();
+  std::vector<uint64_t> kernels;
+  for (const proto::GpuActivity& g : t.events().gpu_activities()) kernels.push_back(g.correlation_id());
+  std::sort(kernels.begin(), kernels.end());
+  EXPECT_EQ(kernels, (std::vector<uint64_t>{10, 20, 30}));
+  EXPECT_EQ(t.events().api_calls_size(), 3);
+  EXPECT_EQ(t.GetCounter(TraceCounter::records_outside_window), 4);  // launch and kernel 1, 40
+  EXPECT_EQ(t.GetCounter(TraceCounter::window_hold_overflow), 0);
+}
+
+// The other end of the window: the backward thread's buffer (later ids) is
+// decoded before the main thread's, whose first kernel precedes its launch.
+// The lowest id kept so far must not drop it; and the GPU tail of the
+// warmup, decoded before any API call, must not be kept by its GPU time.
+TEST(CuptiDecoderTest, WindowPlacesKernelsDecodedBeforeAnyOfTheWindowsCalls) {
+  DecoderFixture f("window_start", /*warmup=*/1, /*iterations=*/1);
+  const uint32_t launch = CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000;
+  f.window.OnIterationBegin(0, 100);
+  f.window.OnIterationBegin(1, 200);
+  Feed(&f.decoder, Kernel(5, 210));  // warmup launch 5, ran after the window began
+  Feed(&f.decoder, Api(CUPTI_ACTIVITY_KIND_RUNTIME, launch, 30, 260, 270, 2));  // backward thread
+  Feed(&f.decoder, Kernel(30, 280));
+  f.sink->ResolveHeld(false);
+  Feed(&f.decoder, Api(CUPTI_ACTIVITY_KIND_RUNTIME, launch, 5, 150, 160, 1));  // main thread
+  Feed(&f.decoder, Kernel(10, 230));
+  Feed(&f.decoder, Api(CUPTI_ACTIVITY_KIND_RUNTIME, launch, 10, 210, 220, 1));
+  f.sink->ResolveHeld(false);
+  EXPECT_EQ(f.sink->held(), 0u);
+  f.sink->ResolveHeld(true);
+  Trace t = f.CloseAndRead();
+  std::vector<uint64_t> kernels;
+  for (const proto::GpuActivity& g : t.events().gpu_activities()) kernels.push_back(g.correlation_id());
+  std::sort(kernels.begin(), kernels.end());
+  EXPECT_EQ(kernels, (std::vector<uint64_t>{10, 30}));
+  EXPECT_EQ(t.GetCounter(TraceCounter::records_outside_window), 2);
+}
+
+// Records whose API call never arrives are judged at the end by the ids
+// kept; past TraceSink::kMaxHeld the oldest are judged early and counted.
+TEST(CuptiDecoderTest, HeldRecordsAreBoundedAndJudgedAtTheEnd) {
+  DecoderFixture f("held", /*warmup=*/0, /*iterations=*/1);
+  const uint32_t launch = CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000;
+  f.window.OnIterationBegin(0, 100);
+  Feed(&f.decoder, Api(CUPTI_ACTIVITY_KIND_RUNTIME, launch, 10, 110, 120, 1));
+  Feed(&f.decoder, Api(CUPTI_ACTIVITY_KIND_RUNTIME, launch, 20, 150, 160, 1));
+  f.window.OnIterationEnd(0, 200);
+  Feed(&f.decoder, Kernel(15, 170));  // inside the kept ids: kept at once
+  Feed(&f.decoder, Kernel(25, 210));  // its launch is never decoded: dropped at the end
+  EXPECT_EQ(f.sink->held(), 1u);
+  for (uint32_t i = 0; i < TraceSink::kMaxHeld; ++i) Feed(&f.decoder, Kernel(100 + i, 300));
+  EXPECT_EQ(f.sink->held(), TraceSink::kMaxHeld);
+  f.sink->ResolveHeld(true);
+  EXPECT_EQ(f.sink->held(), 0u);
+  Trace t = f.CloseAndRead();
+  ASSERT_EQ(t.events().gpu_activities_size(), 1);
+  EXPECT_EQ(t.events().gpu_activities(0).correlation_id(), 15u);
+  EXPECT_EQ(t.GetCounter(TraceCounter::window_hold_overflow), 1);
+  EXPECT_EQ(t.GetCounter(TraceCounter::records_outside_window),
+            static_cast<int64_t>(TraceSink::kMaxHeld) + 1);
 }
 
 }  // namespace
