@@ -55,6 +55,10 @@ bool Collector::StartWriter(std::string* error) {
   header.metadata.emplace_back("collector.iterations",
                                std::to_string(static_cast<long long>(config_.iterations)));
   header.metadata.emplace_back("collector.clock", use_cupti_clock_ ? "cupti" : "CLOCK_MONOTONIC");
+  if (!devices_.empty()) {
+    header.devices = devices_;
+    header.metadata.emplace_back("collector.device_properties", "driver");
+  }
 
   ChunkWriter::Options options;
   options.chunk_bytes = static_cast<size_t>(config_.chunk_kb) * 1024;

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <type_traits>
 #include <utility>
 
 namespace reverie::collector {
@@ -139,12 +140,29 @@ void TraceSink::Iteration(const IterationRecord& r) {
 }
 
 void TraceSink::Device(const DeviceRecord& d) {
-  for (DeviceRecord& existing : header_.devices) {
-    if (existing.id == d.id) {
-      existing = d;
-      writer_->UpdateHeader(header_);
-      return;
-    }
+  for (DeviceRecord& e : header_.devices) {
+    if (e.id != d.id) continue;
+    // CUPTI's record after the driver's: what CUPTI reports wins, what it
+    // leaves out (memory clock, bus width) stays.
+    const auto take = [](auto& field, const auto& value) {
+      if (value != std::decay_t<decltype(value)>{}) field = value;
+    };
+    take(e.name, d.name);
+    take(e.vendor, d.vendor);
+    take(e.sm_count, d.sm_count);
+    take(e.compute_major, d.compute_major);
+    take(e.compute_minor, d.compute_minor);
+    take(e.total_memory_bytes, d.total_memory_bytes);
+    take(e.sm_clock_khz, d.sm_clock_khz);
+    take(e.memory_clock_khz, d.memory_clock_khz);
+    take(e.memory_bus_width_bits, d.memory_bus_width_bits);
+    take(e.memory_bandwidth_gbps, d.memory_bandwidth_gbps);
+    take(e.max_threads_per_sm, d.max_threads_per_sm);
+    take(e.registers_per_sm, d.registers_per_sm);
+    take(e.shared_memory_per_sm_bytes, d.shared_memory_per_sm_bytes);
+    take(e.warp_size, d.warp_size);
+    writer_->UpdateHeader(header_);
+    return;
   }
   header_.devices.push_back(d);
   writer_->UpdateHeader(header_);

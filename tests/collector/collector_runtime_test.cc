@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -342,6 +343,116 @@ TEST_F(CollectorRuntimeTest, WindowKeepsKernelsWhoseRecordsPrecedeTheirLaunch) {
   for (const proto::GpuActivity& g : t.events().gpu_activities()) EXPECT_LT(g.correlation_id(), 13u);
   EXPECT_EQ(t.GetCounter(TraceCounter::records_outside_window), 2);
   EXPECT_EQ(t.GetCounter(TraceCounter::window_hold_overflow), 0);
+}
+
+// A fake CUDA driver: one H100 when initialized.
+bool g_driver_initialized = true;
+CUresult FakeDeviceGetCount(int* n) {
+  if (!g_driver_initialized) return CUDA_ERROR_NOT_INITIALIZED;
+  *n = 1;
+  return CUDA_SUCCESS;
+}
+CUresult FakeDeviceGet(CUdevice* d, int ordinal) {
+  *d = ordinal;
+  return CUDA_SUCCESS;
+}
+CUresult FakeDeviceGetName(char* name, int len, CUdevice) {
+  std::snprintf(name, static_cast<size_t>(len), "%s", "NVIDIA H100 80GB HBM3");
+  return CUDA_SUCCESS;
+}
+CUresult FakeDeviceTotalMem(size_t* bytes, CUdevice) {
+  *bytes = size_t{85017493504};
+  return CUDA_SUCCESS;
+}
+CUresult FakeDeviceGetAttribute(int* v, CUdevice_attribute a, CUdevice) {
+  switch (a) {
+    case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: *v = 132; break;
+    case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: *v = 9; break;
+    case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR: *v = 0; break;
+    case CU_DEVICE_ATTRIBUTE_CLOCK_RATE: *v = 1980000; break;
+    case CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE: *v = 2619000; break;
+    case CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH: *v = 5120; break;
+    case CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR: *v = 2048; break;
+    case CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR: *v = 65536; break;
+    case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR: *v = 233472; break;
+    case CU_DEVICE_ATTRIBUTE_WARP_SIZE: *v = 32; break;
+    default: return CUDA_ERROR_INVALID_VALUE;
+  }
+  return CUDA_SUCCESS;
+}
+DriverApi FakeDriver() {
+  DriverApi d;
+  d.DeviceGetCount = &FakeDeviceGetCount;
+  d.DeviceGet = &FakeDeviceGet;
+  d.DeviceGetName = &FakeDeviceGetName;
+  d.DeviceTotalMem = &FakeDeviceTotalMem;
+  d.DeviceGetAttribute = &FakeDeviceGetAttribute;
+  return d;
+}
+
+// reverie_torch starts the collector after PyTorch created its context, so
+// CUPTI sends no DEVICE record: the H100 traces of issue 32 said "gpu
+// unknown". The driver's properties must be in the header anyway, and a
+// DEVICE record that does come later refines them without erasing what it
+// lacks (memory clock, bus width).
+TEST_F(CollectorRuntimeTest, DevicePropertiesComeFromTheDriverWhenCuptiSendsNone) {
+  const DriverApi driver = FakeDriver();
+  g_driver_initialized = true;
+  auto c = std::make_unique<Collector>(&api_, &driver);
+  path_ = TempTracePath("driver_devices");
+  ASSERT_EQ(c->Configure("REVERIE_OUTPUT", path_.c_str()), REVERIE_OK);
+  ASSERT_EQ(c->Configure("REVERIE_BUFFER_KB", "64"), REVERIE_OK);
+  ASSERT_EQ(c->Configure("REVERIE_BUFFER_MB", "1"), REVERIE_OK);
+  ASSERT_EQ(c->Start(Collector::Mode::kApi), REVERIE_OK);
+  uint8_t* buffer = nullptr;
+  size_t size = 0, max_records = 0;
+  state_->request(&buffer, &size, &max_records);
+  ASSERT_NE(buffer, nullptr);
+  fake::RecordWriter w(buffer, size);
+  auto d = Zeroed<CUpti_ActivityDevice5>();
+  d.kind = CUPTI_ACTIVITY_KIND_DEVICE;
+  d.id = 0;
+  d.name = "NVIDIA H100 80GB HBM3";
+  d.numMultiprocessors = 132;
+  d.globalMemoryBandwidth = 3'352'320'000;  // KB/s
+  ASSERT_TRUE(w.Add(d));
+  state_->complete(nullptr, 0, buffer, size, w.used());
+  ASSERT_EQ(c->Stop(), REVERIE_OK);
+  Trace t = Read();
+  ASSERT_EQ(t.header().devices_size(), 1);
+  const proto::Device& g = t.header().devices(0);
+  EXPECT_EQ(g.id(), 0);
+  EXPECT_EQ(g.name(), "NVIDIA H100 80GB HBM3");
+  EXPECT_EQ(g.vendor(), "nvidia");
+  EXPECT_EQ(g.sm_count(), 132);
+  EXPECT_EQ(g.compute_major(), 9);
+  EXPECT_EQ(g.compute_minor(), 0);
+  EXPECT_EQ(g.total_memory_bytes(), int64_t{85017493504});
+  EXPECT_EQ(g.sm_clock_khz(), 1980000);
+  EXPECT_EQ(g.memory_clock_khz(), 2619000);
+  EXPECT_EQ(g.memory_bus_width_bits(), 5120);
+  EXPECT_DOUBLE_EQ(g.memory_bandwidth_gbps(), 3352.32);  // CUPTI's, same as 2 x clock x width
+  EXPECT_EQ(g.max_threads_per_sm(), 2048);
+  EXPECT_EQ(g.registers_per_sm(), 65536);
+  EXPECT_EQ(g.shared_memory_per_sm_bytes(), 233472);
+  EXPECT_EQ(g.warp_size(), 32);
+  EXPECT_EQ(t.header().metadata().at("collector.device_properties"), "driver");
+}
+
+// Before cuInit the queries fail: nothing is recorded (CUPTI's DEVICE
+// records come with the context), and injection never queries at all.
+TEST_F(CollectorRuntimeTest, UninitializedDriverRecordsNoDevice) {
+  const DriverApi driver = FakeDriver();
+  g_driver_initialized = false;
+  auto c = std::make_unique<Collector>(&api_, &driver);
+  path_ = TempTracePath("driver_uninitialized");
+  ASSERT_EQ(c->Configure("REVERIE_OUTPUT", path_.c_str()), REVERIE_OK);
+  ASSERT_EQ(c->Start(Collector::Mode::kApi), REVERIE_OK);
+  ASSERT_EQ(c->Stop(), REVERIE_OK);
+  g_driver_initialized = true;
+  Trace t = Read();
+  EXPECT_EQ(t.header().devices_size(), 0);
+  EXPECT_FALSE(t.header().metadata().contains("collector.device_properties"));
 }
 
 TEST_F(CollectorRuntimeTest, ProfilerStopCallbackFlushesToDisk) {
