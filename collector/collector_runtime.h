@@ -110,6 +110,7 @@ class Collector {
   // collector_cupti.cc
   bool StartCupti(std::string* error);
   void EnableActivities(bool enable);
+  void ApplyApiFilter();  // REVERIE_API_FILTER=cupti: tell CUPTI to skip the queries
   void StopCuptiCollection();  // flush + disable, for the window end
   void DetachBufferCallbacks();  // CUPTI's buffer callbacks stop reaching this
   // collector_writer.cc
@@ -143,6 +144,7 @@ class Collector {
   bool use_cupti_clock_ = false;
   CUpti_SubscriberHandle subscriber_ = nullptr;
   std::string unavailable_kinds_;  // activity kinds CUPTI refused, for the header
+  std::string api_filter_description_ = "none";  // for the header
   NvtxStrings nvtx_strings_;
 
   Config config_;

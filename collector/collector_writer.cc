@@ -55,6 +55,7 @@ bool Collector::StartWriter(std::string* error) {
   header.metadata.emplace_back("collector.iterations",
                                std::to_string(static_cast<long long>(config_.iterations)));
   header.metadata.emplace_back("collector.clock", use_cupti_clock_ ? "cupti" : "CLOCK_MONOTONIC");
+  header.metadata.emplace_back("collector.api_filter", api_filter_description_);
   if (!devices_.empty()) {
     header.devices = devices_;
     header.metadata.emplace_back("collector.device_properties", "driver");
@@ -67,7 +68,8 @@ bool Collector::StartWriter(std::string* error) {
   if (!file_->Open(config_.OutputPath(pid_), header, options, error)) return false;
   output_path_ = file_->path();
   sink_ = std::make_unique<TraceSink>(file_.get(), window_.get(), header);
-  decoder_ = std::make_unique<CuptiDecoder>(sink_.get(), &ApiName, &api_, pid_);
+  decoder_ = std::make_unique<CuptiDecoder>(sink_.get(), &ApiName, &api_, pid_,
+                                            config_.api_filter != ApiFilter::kNone);
   processor_ = std::make_unique<HostEventProcessor>(sink_.get());
   if (!cupti_active_) sink_->Count(TraceCounter::cupti_unavailable, 1);
   last_write_ns_ = MonotonicNowNs();

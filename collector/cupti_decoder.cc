@@ -1,5 +1,7 @@
 #include "collector/cupti_decoder.h"
 
+#include "collector/api_filter.h"
+
 #include <cupti_runtime_cbid.h>
 #include <cxxabi.h>
 
@@ -66,11 +68,12 @@ SyncKind FoldSyncKind(CUpti_ActivitySynchronizationType type) {
 }  // namespace
 
 CuptiDecoder::CuptiDecoder(TraceSink* sink, CallbackNameFn callback_name, void* name_context,
-                           int64_t pid)
+                           int64_t pid, bool filter_queries)
     : sink_(sink),
       callback_name_(callback_name),
       name_context_(name_context),
       pid_(pid),
+      filter_queries_(filter_queries),
       api_(kApiSlots),
       external_(kExternalSlots),
       events_(kEventSlots) {}
@@ -158,9 +161,14 @@ void CuptiDecoder::DecodeExternal(const CUpti_ActivityExternalCorrelation& r) {
 }
 
 void CuptiDecoder::DecodeApi(const CUpti_ActivityAPI& r, ApiKind kind) {
+  const uint32_t domain = kind == ApiKind::kRuntime ? kRuntimeDomain : kDriverDomain;
+  if (filter_queries_ && IsFilteredApi(domain, r.cbid)) {
+    // No GPU work, sync or event refers to a query: nothing to join.
+    return sink_->FilteredApiCall(r.correlationId, static_cast<int64_t>(r.start),
+                                  static_cast<int64_t>(r.end));
+  }
   ApiCallRecord a;
   a.kind = kind;
-  const uint32_t domain = kind == ApiKind::kRuntime ? 2 : 1;
   a.name_sid = ApiNameSid(domain, r.cbid);
   a.pid = r.processId;
   a.tid = r.threadId;

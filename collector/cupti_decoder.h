@@ -58,7 +58,9 @@ class CuptiDecoder {
  public:
   static constexpr size_t kMaxPendingSyncs = 4096;
 
-  CuptiDecoder(TraceSink* sink, CallbackNameFn callback_name, void* name_context, int64_t pid);
+  // `filter_queries`: drop the calls of api_filter.h (counted by the sink).
+  CuptiDecoder(TraceSink* sink, CallbackNameFn callback_name, void* name_context, int64_t pid,
+               bool filter_queries = false);
 
   void Decode(const CUpti_Activity* record);
   // Retries waiting syncs; `final` writes every one still waiting.
@@ -130,6 +132,7 @@ class CuptiDecoder {
   CallbackNameFn callback_name_;
   void* name_context_;
   int64_t pid_;
+  bool filter_queries_;
   std::vector<ApiSlot> api_;
   std::vector<ExternalSlot> external_;
   std::vector<EventSlot> events_;

@@ -50,6 +50,10 @@ void TraceSink::ApiCall(const ApiCallRecord& r) {
   writer_->AddApiCall(r);
 }
 
+void TraceSink::FilteredApiCall(uint64_t correlation_id, int64_t start_ns, int64_t end_ns) {
+  if (window_->KeepApiCall(correlation_id, start_ns, end_ns)) Count(TraceCounter::api_calls_filtered, 1);
+}
+
 void TraceSink::GpuActivity(const GpuActivityRecord& r) {
   switch (window_->Judge(r.correlation_id, r.start_ns)) {
     case IterationWindow::Decision::kKeep: return writer_->AddGpuActivity(r);

@@ -52,6 +52,10 @@ class TraceSink {
   const HeaderInfo& header() const { return header_; }
 
   void ApiCall(const ApiCallRecord& r);
+  // A call REVERIE_API_FILTER leaves out: not written, counted
+  // (api_calls_filtered) when inside the window, and its id still bounds
+  // the window's correlation range.
+  void FilteredApiCall(uint64_t correlation_id, int64_t start_ns, int64_t end_ns);
   void GpuActivity(const GpuActivityRecord& r);
   void Sync(const SyncRecord& r);
   void EventRecord(const EventRecordRecord& r);

@@ -8,6 +8,10 @@
 #include "collector/config.h"
 #include "collector/cuda_detect.h"
 #include "collector/iteration_window.h"
+#include "collector/api_filter.h"
+
+#include <cupti_driver_cbid.h>
+#include <cupti_runtime_cbid.h>
 #include "collector/nvtx_decode.h"
 #include "gtest/gtest.h"
 
@@ -34,6 +38,50 @@ TEST(ConfigTest, KeysValuesAndErrors) {
   EXPECT_NE(error.find("unknown"), std::string::npos);
   EXPECT_TRUE(c.Set("REVERIE_OUTPUT", "/tmp/t.%p.pb", &error));
   EXPECT_EQ(c.OutputPath(123), "/tmp/t.123.pb");
+  EXPECT_EQ(c.api_filter, ApiFilter::kQueries);  // the default
+  EXPECT_TRUE(c.Set("REVERIE_API_FILTER", "cupti", &error));
+  EXPECT_EQ(c.api_filter, ApiFilter::kCupti);
+  EXPECT_TRUE(c.Set("REVERIE_API_FILTER", "none", &error));
+  EXPECT_EQ(c.api_filter, ApiFilter::kNone);
+  EXPECT_FALSE(c.Set("REVERIE_API_FILTER", "all", &error));
+  EXPECT_NE(error.find("none, queries or cupti"), std::string::npos);
+}
+
+TEST(ApiFilterTest, KinetosRuntimeListAndDriverQueriesOnly) {
+  // Kineto's blocklist, so runtime calls per step match a torch.profiler trace.
+  for (uint32_t cbid : {CUPTI_RUNTIME_TRACE_CBID_cudaGetDevice_v3020,
+                        CUPTI_RUNTIME_TRACE_CBID_cudaSetDevice_v3020,
+                        CUPTI_RUNTIME_TRACE_CBID_cudaGetLastError_v3020,
+                        CUPTI_RUNTIME_TRACE_CBID_cudaEventCreate_v3020,
+                        CUPTI_RUNTIME_TRACE_CBID_cudaEventCreateWithFlags_v3020,
+                        CUPTI_RUNTIME_TRACE_CBID_cudaEventDestroy_v3020}) {
+    EXPECT_TRUE(IsFilteredApi(kRuntimeDomain, cbid)) << cbid;
+  }
+  size_t n = 0;
+  FilteredApis(kRuntimeDomain, &n);
+  EXPECT_EQ(n, 6u);
+  // Kept: what Kineto keeps (error strings, peeks, attribute queries), and
+  // everything that launches, copies, waits or orders.
+  for (uint32_t cbid : {CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000,
+                        CUPTI_RUNTIME_TRACE_CBID_cudaPeekAtLastError_v3020,
+                        CUPTI_RUNTIME_TRACE_CBID_cudaGetErrorString_v3020,
+                        CUPTI_RUNTIME_TRACE_CBID_cudaStreamWaitEvent_v3020,
+                        CUPTI_RUNTIME_TRACE_CBID_cudaEventRecord_v3020,
+                        CUPTI_RUNTIME_TRACE_CBID_cudaMemsetAsync_v3020,
+                        CUPTI_RUNTIME_TRACE_CBID_cudaDeviceSynchronize_v3020}) {
+    EXPECT_FALSE(IsFilteredApi(kRuntimeDomain, cbid)) << cbid;
+  }
+  for (uint32_t cbid : {CUPTI_DRIVER_TRACE_CBID_cuDevicePrimaryCtxGetState,
+                        CUPTI_DRIVER_TRACE_CBID_cuKernelGetName, CUPTI_DRIVER_TRACE_CBID_cuCtxGetCurrent,
+                        CUPTI_DRIVER_TRACE_CBID_cuFuncGetAttribute}) {
+    EXPECT_TRUE(IsFilteredApi(kDriverDomain, cbid)) << cbid;
+  }
+  for (uint32_t cbid : {CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx,
+                        CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoD_v2, CUPTI_DRIVER_TRACE_CBID_cuStreamSynchronize,
+                        CUPTI_DRIVER_TRACE_CBID_cuEventRecord, CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2}) {
+    EXPECT_FALSE(IsFilteredApi(kDriverDomain, cbid)) << cbid;
+  }
+  EXPECT_FALSE(IsFilteredApi(3, CUPTI_RUNTIME_TRACE_CBID_cudaGetDevice_v3020));
 }
 
 TEST(ConfigTest, EnvironmentIsRead) {

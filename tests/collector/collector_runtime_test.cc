@@ -455,6 +455,36 @@ TEST_F(CollectorRuntimeTest, UninitializedDriverRecordsNoDevice) {
   EXPECT_FALSE(t.header().metadata().contains("collector.device_properties"));
 }
 
+// REVERIE_API_FILTER: by default the queries are dropped when decoded (and
+// counted); `cupti` asks CUPTI not to record them at all (no per-call cost,
+// no count); `none` keeps everything. The header says which.
+TEST_F(CollectorRuntimeTest, ApiFilterModesAreAppliedAndNamedInTheHeader) {
+  struct Mode {
+    const char* value;
+    int runtime_disabled;
+    const char* metadata;
+  };
+  size_t driver_n = 0;
+  FilteredApis(kDriverDomain, &driver_n);
+  for (const Mode& m : {Mode{nullptr, 0, "queries (dropped when decoded"},
+                        Mode{"cupti", 6, "queries (not recorded by CUPTI"},
+                        Mode{"none", 0, "none"}}) {
+    state_ = std::make_unique<fake::FakeState>();
+    fake::State() = state_.get();
+    auto c = MakeCollector("api_filter");
+    if (m.value != nullptr) {
+      ASSERT_EQ(c->Configure("REVERIE_API_FILTER", m.value), REVERIE_OK);
+    }
+    ASSERT_EQ(c->Start(Collector::Mode::kApi), REVERIE_OK);
+    EXPECT_EQ(state_->runtime_apis_disabled.load(), m.runtime_disabled);
+    EXPECT_EQ(state_->driver_apis_disabled.load(),
+              m.runtime_disabled > 0 ? static_cast<int>(driver_n) : 0);
+    ASSERT_EQ(c->Stop(), REVERIE_OK);
+    const std::string got = Read().header().metadata().at("collector.api_filter");
+    EXPECT_EQ(got.rfind(m.metadata, 0), 0u) << got;
+  }
+}
+
 TEST_F(CollectorRuntimeTest, ProfilerStopCallbackFlushesToDisk) {
   auto c = MakeCollector("profilerstop");
   ASSERT_EQ(c->Start(Collector::Mode::kApi), REVERIE_OK);

@@ -3,6 +3,7 @@
 // reverie's ReadTrace reads back: every field and every join is checked.
 #include "collector/cupti_decoder.h"
 
+#include <cupti_driver_cbid.h>
 #include <cupti_runtime_cbid.h>
 
 #include <algorithm>
@@ -65,6 +66,17 @@ CUpti_ActivityExternalCorrelation External(uint32_t corr, uint64_t id) {
 template <typename R>
 void Feed(CuptiDecoder* d, const R& r) {
   d->Decode(reinterpret_cast<const CUpti_Activity*>(&r));
+}
+
+CUpti_ActivityKernel10 Kernel(uint32_t corr, uint64_t start) {
+  auto k = Zeroed<CUpti_ActivityKernel10>();
+  k.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+  k.start = start;
+  k.end = start + 10;
+  k.streamId = 7;
+  k.correlationId = corr;
+  k.name = "k";
+  return k;
 }
 
 struct DecoderFixture : SinkFixture {
@@ -356,6 +368,35 @@ TEST(CuptiDecoderTest, SyncsJoinPartnersDecodedLaterInALongBuffer) {
   EXPECT_EQ(t.GetCounter(TraceCounter::sync_event_unresolved), 0);
 }
 
+// REVERIE_API_FILTER=queries (the default): PyTorch's ~10,000 cudaGetDevice
+// / cuDevicePrimaryCtxGetState calls a step are dropped and counted (inside
+// the window only), launches stay, and a dropped call's id still bounds
+// the window (the kernel launched after the window is not kept).
+TEST(CuptiDecoderTest, FilteredQueriesAreCountedNotWritten) {
+  SinkFixture sf("filter", /*warmup=*/0, /*iterations=*/1);
+  CuptiDecoder d(sf.sink.get(), &FakeName, nullptr, kPid, /*filter_queries=*/true);
+  const uint32_t get_device = CUPTI_RUNTIME_TRACE_CBID_cudaGetDevice_v3020;
+  const uint32_t launch = CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000;
+  Feed(&d, Api(CUPTI_ACTIVITY_KIND_RUNTIME, get_device, 1, 10, 20, 1));  // before the window
+  sf.window.OnIterationBegin(0, 100);
+  Feed(&d, Api(CUPTI_ACTIVITY_KIND_RUNTIME, get_device, 2, 110, 115, 1));
+  Feed(&d, Api(CUPTI_ACTIVITY_KIND_DRIVER, CUPTI_DRIVER_TRACE_CBID_cuDevicePrimaryCtxGetState, 3,
+               116, 117, 1));
+  Feed(&d, Api(CUPTI_ACTIVITY_KIND_RUNTIME, launch, 4, 120, 130, 1));
+  sf.window.OnIterationEnd(0, 200);
+  Feed(&d, Api(CUPTI_ACTIVITY_KIND_RUNTIME, get_device, 5, 210, 215, 1));  // after
+  Feed(&d, Kernel(4, 140));
+  Feed(&d, Kernel(6, 240));  // launched after the window: bounded by call 5
+  EXPECT_EQ(sf.sink->held(), 0u);
+  Trace t = sf.CloseAndRead();
+  ASSERT_EQ(t.events().api_calls_size(), 1);
+  EXPECT_EQ(Str(t, t.events().api_calls(0).name_sid()), "cudaLaunchKernel");
+  ASSERT_EQ(t.events().gpu_activities_size(), 1);
+  EXPECT_EQ(t.events().gpu_activities(0).correlation_id(), 4u);
+  EXPECT_EQ(t.GetCounter(TraceCounter::api_calls_filtered), 2);
+  EXPECT_EQ(t.GetCounter(TraceCounter::records_outside_window), 1);  // kernel 6
+}
+
 TEST(CuptiDecoderTest, UnresolvedSyncsAreWrittenAndCountedAtTheEnd) {
   DecoderFixture f("unresolved");
   auto s = Zeroed<CUpti_ActivitySynchronization2>();
@@ -465,17 +506,6 @@ TEST(CuptiDecoderTest, WindowKeepsTheIterationAndItsGpuTail) {
   EXPECT_EQ(t.GetCounter(TraceCounter::records_outside_window), 4);
 }
 
-
-CUpti_ActivityKernel10 Kernel(uint32_t corr, uint64_t start) {
-  auto k = Zeroed<CUpti_ActivityKernel10>();
-  k.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
-  k.start = start;
-  k.end = start + 10;
-  k.streamId = 7;
-  k.correlationId = corr;
-  k.name = "k";
-  return k;
-}
 
 // What CUDA 13's CUPTI delivered on an H100 (issue 32): one buffer per
 // thread, a kernel's record *before* the record of the cudaLaunchKernel
