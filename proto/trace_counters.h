@@ -71,7 +71,11 @@ enum class CounterSeverity : uint8_t { kInfo, kAnomaly, kDataLoss };
   F(truncated_chunk, kDataLoss, "a damaged or cut chunk of a .pb file (dropped)")                   \
   /* CUPTI collector */                                                                            \
   F(records_outside_window, kInfo, "records outside the iterations the collector was told to keep")  \
+  F(window_hold_overflow, kDataLoss,                                                               \
+    "GPU records judged before their API call was decoded (the collector's hold list was full): some may be missing") \
   F(header_overflow, kDataLoss, "the header did not fit the space reserved for it")                 \
+  F(api_calls_filtered, kInfo,                                                                     \
+    "CUDA calls that only query or set state (cudaGetDevice, ...), left out by REVERIE_API_FILTER")  \
   F(cupti_unavailable, kDataLoss, "CUPTI could not be enabled: no GPU activity recorded")           \
   F(cupti_buffer_parse_error, kDataLoss, "a CUPTI activity buffer that could not be read")          \
   F(cupti_record_unhandled_kind, kInfo, "a CUPTI activity record of a kind reverie does not read")  \
