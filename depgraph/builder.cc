@@ -476,6 +476,7 @@ absl::StatusOr<Graph> BuildGraph(const Trace& trace, const BuildOptions& opts,
   internal::AnchorRoots(ctx);
   internal::FinishLaunchDelays(ctx);
   internal::Annotate(ctx);
+  internal::AddMemory(ctx);
   st.Add(BuildCounter::cpu_tasks, static_cast<int64_t>(ctx.calls.size()));
   st.Add(BuildCounter::gpu_tasks, static_cast<int64_t>(ctx.ops.size()));
   st.Add(BuildCounter::threads, static_cast<int64_t>(ctx.threads.size()));

@@ -20,6 +20,8 @@ namespace {
 
 using ThreadKey = std::pair<int64_t, int64_t>;
 
+}  // namespace
+
 // Layer for a dotted module path, creating its ancestors ("a", "a.b") first.
 LayerId LayerFor(Graph& g, std::string_view path) {
   const LayerId known = g.FindLayer(path);
@@ -29,6 +31,8 @@ LayerId LayerFor(Graph& g, std::string_view path) {
                                                        : LayerFor(g, path.substr(0, dot));
   return g.AddLayer(path, parent);
 }
+
+namespace {
 
 struct Open {
   int64_t end;

@@ -47,7 +47,7 @@ uint64_t CountRecords(const proto::TraceChunk& c) {
   return static_cast<uint64_t>(c.processes_size()) + c.threads_size() + c.api_calls_size() +
          c.gpu_activities_size() + c.syncs_size() + c.event_records_size() + c.ranges_size() +
          c.iterations_size() + c.collectives_size() + c.gradient_buckets_size() +
-         c.parameters_size() + c.flows_size();
+         c.parameters_size() + c.flows_size() + c.memory_events_size();
 }
 
 // Collects what libprotobuf would print on stderr ("[libprotobuf ERROR ...]
@@ -112,7 +112,7 @@ absl::Status WriteTrace(const Trace& trace, const std::string& path,
     *chunk.mutable_gradient_buckets() = all.gradient_buckets();
     *chunk.mutable_parameters() = all.parameters();
 
-    int api = 0, gpu = 0, sync = 0, ev = 0, range = 0, iter = 0, coll = 0, flow = 0;
+    int api = 0, gpu = 0, sync = 0, ev = 0, range = 0, iter = 0, coll = 0, flow = 0, mem = 0;
     const size_t per_chunk = options.events_per_chunk == 0 ? 1 : options.events_per_chunk;
     bool first = true;
     uint64_t chunks = 0, records = 0;
@@ -126,6 +126,7 @@ absl::Status WriteTrace(const Trace& trace, const std::string& path,
       TakeSome(all.event_records(), &ev, chunk.mutable_event_records(), &budget);
       TakeSome(all.collectives(), &coll, chunk.mutable_collectives(), &budget);
       TakeSome(all.flows(), &flow, chunk.mutable_flows(), &budget);
+      TakeSome(all.memory_events(), &mem, chunk.mutable_memory_events(), &budget);
       if (budget == per_chunk && !first) break;  // nothing left
       ok = WriteDelimited(chunk, &out);
       ++chunks;

@@ -21,6 +21,7 @@ struct Counts {
   int64_t geometry = 0;
   int64_t bytes = 0;
   int64_t device = 0;
+  int64_t index = 0;
 };
 
 // The times a trace may hold: kMaxDurationNs wide, around the median start
@@ -127,6 +128,39 @@ void FixCollective(proto::Collective* x, const Window& w, Counts* c) {
   x->set_group_size(static_cast<int32_t>(FixRange(x->group_size(), kMaxRanks, &c->device)));
 }
 
+// Signed bytes (a free is negative) clamped into [-hi, hi].
+int64_t FixSigned(int64_t v, int64_t hi, int64_t* count) {
+  if (v >= -hi && v <= hi) return v;
+  ++*count;
+  return v < 0 ? -hi : hi;
+}
+
+// A memory event's time, sizes and indexes: a range or allocation index that
+// points nowhere (or, for `alloc`, not at an earlier allocation) is none.
+void FixMemoryEvents(proto::TraceChunk* ev, const Window& w, Counts* c) {
+  const int ranges = ev->ranges_size();
+  auto& mem = *ev->mutable_memory_events();
+  for (int i = 0; i < mem.size(); ++i) {
+    proto::MemoryEvent& m = mem[i];
+    int64_t t = m.time_ns();
+    if (FixTime(&t, w)) {
+      ++c->out_of_range;
+      m.set_time_ns(t);
+    }
+    m.set_bytes(FixSigned(m.bytes(), kMaxBytes, &c->bytes));
+    if (m.has_total_allocated()) m.set_total_allocated(FixRange(m.total_allocated(), kMaxBytes, &c->bytes));
+    if (m.has_total_reserved()) m.set_total_reserved(FixRange(m.total_reserved(), kMaxBytes, &c->bytes));
+    if (m.range() > static_cast<uint32_t>(ranges)) {
+      ++c->index;
+      m.set_range(0);
+    }
+    if (m.alloc() != 0 && (m.alloc() > static_cast<uint32_t>(i) || mem[static_cast<int>(m.alloc()) - 1].bytes() <= 0)) {
+      ++c->index;
+      m.set_alloc(0);
+    }
+  }
+}
+
 // A GPU property read as an integer: [0, hi], else unknown (0).
 template <typename T>
 T Property(T v, int64_t hi, int64_t* count) {
@@ -192,12 +226,14 @@ void ValidateTrace(Trace* trace) {
   for (proto::Parameter& p : *ev.mutable_parameters()) {
     p.set_bytes(FixRange(p.bytes(), kMaxBytes, &c.bytes));
   }
+  FixMemoryEvents(&ev, w, &c);
   FixHeader(&trace->header(), &c);
   if (c.negative > 0) trace->AddCounter(TraceCounter::negative_duration, c.negative);
   if (c.out_of_range > 0) trace->AddCounter(TraceCounter::time_out_of_range, c.out_of_range);
   if (c.geometry > 0) trace->AddCounter(TraceCounter::kernel_geometry_out_of_range, c.geometry);
   if (c.bytes > 0) trace->AddCounter(TraceCounter::bytes_out_of_range, c.bytes);
   if (c.device > 0) trace->AddCounter(TraceCounter::device_property_out_of_range, c.device);
+  if (c.index > 0) trace->AddCounter(TraceCounter::memory_index_out_of_range, c.index);
 }
 
 }  // namespace reverie
