@@ -12,6 +12,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "base/sv.h"
+#include "proto/trace_validate.h"
 
 namespace reverie::kineto {
 namespace {
@@ -285,10 +286,15 @@ class RangeInference {
       if (r.kind == proto::Range::LAYER) {
         any_layer_ = true;
         const std::string_view segment = n.substr(std::min(n.size(), kModulePrefix.size()));
-        r.module_path_sid =
-            outer_module == 0
-                ? trace_->Intern(segment)
-                : trace_->Intern(absl::StrCat(Sv(trace_->String(outer_module)), ".", Sv(segment)));
+        // Within the bounds here already: each nesting level interns its
+        // whole path, so unbounded nesting took memory with the square of
+        // the depth (issue 29, D22).
+        const std::string path = outer_module == 0
+                                     ? std::string(segment)
+                                     : absl::StrCat(Sv(trace_->String(outer_module)), ".", Sv(segment));
+        const std::string_view within = CapModulePath(path);
+        if (within.size() != path.size()) trace_->AddCounter(TraceCounter::module_path_out_of_range);
+        r.module_path_sid = trace_->Intern(within);
       } else {
         r.module_path_sid = outer_module;
       }
