@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "base/printable.h"
 #include "base/sv.h"
 #include "lua/lua_internal.h"
 
@@ -59,11 +60,6 @@ int SafeLoad(lua_State* L) {
   return lua_gettop(L) - n;
 }
 
-void EmitLog(EngineState& S, const char* line, size_t size) {
-  S.log.emplace_back(line, size);
-  if (S.log_sink) S.log_sink(S.log.back());
-}
-
 int Print(lua_State* L) {
   const int n = lua_gettop(L);
   luaL_Buffer b;
@@ -76,9 +72,7 @@ int Print(lua_State* L) {
   luaL_pushresult(&b);
   size_t size = 0;
   const char* line = lua_tolstring(L, -1, &size);
-  // The engine's log and the script's report each keep a copy.
-  ChargeMemory(L, 2 * static_cast<int64_t>(size) + kStringBytes);
-  EmitLog(State(L), line, size);
+  internal::LogLine(L, std::string_view(line, size));
   return 0;
 }
 
@@ -165,7 +159,7 @@ int Setup(lua_State* L) {
   } else {
     luaL_openlibs(L);
   }
-  lua_pushcfunction(L, Print);
+  internal::PushBinding(L, Print, 0);
   lua_setglobal(L, "print");
   internal::GuardFinalizers(L);
   internal::InstallCountedPatterns(L);
@@ -174,7 +168,8 @@ int Setup(lua_State* L) {
   lua_setfield(L, LUA_REGISTRYINDEX, kIncludeCache);
   static const luaL_Reg kReverie[] = {
       {"params", internal::Params}, {"log", Log}, {"include", Include}, {nullptr, nullptr}};
-  luaL_newlib(L, kReverie);
+  lua_createtable(L, 0, 8);
+  internal::SetBindings(L, kReverie);
   lua_pushliteral(L, "0.1.0");
   lua_setfield(L, -2, "version");
   lua_pushinteger(L, 1000);
@@ -218,6 +213,15 @@ int RunChunk(lua_State* L) {
 
 namespace internal {
 
+void LogLine(lua_State* L, std::string_view line) {
+  // The engine's log and the script's report each keep a copy (escaped:
+  // at most four bytes for one).
+  ChargeMemory(L, SatAdd(SatMul(8, static_cast<int64_t>(line.size())), kStringBytes));
+  EngineState& S = State(L);
+  S.log.push_back(EscapeControl(line, /*keep_newlines=*/true));
+  if (S.log_sink) S.log_sink(S.log.back());
+}
+
 // The message of a failed run: its first line (cut to kMaxMessageBytes,
 // naming the script), then only the traceback lines that point into Lua code
 // ("[C]: in ?" frames of our trampolines say nothing to a user). Lines of a
@@ -236,9 +240,8 @@ std::string CleanMessage(std::string_view msg, const std::string& script) {
     absl::StrAppend(&first, "... (", cut, " more bytes)");
   }
   if (extra_lines > 0) absl::StrAppend(&first, " (", extra_lines, " more lines)");
-  for (char& c : first) {
-    if (c == '\r') c = ' ';
-  }
+  // A script's message may hold escape sequences (issue 29, D31).
+  first = EscapeControl(first);
   // error(msg, 0) or an included library's error: say whose run failed.
   if (first.compare(0, script.size(), script) != 0) first = absl::StrCat(script, ": ", first);
   std::istringstream in{std::string(trace)};
@@ -250,7 +253,7 @@ std::string CleanMessage(std::string_view msg, const std::string& script) {
       continue;
     }
     if (++frames > 20) continue;  // a deep recursion's thousands of frames say nothing more
-    absl::StrAppend(&kept, "\n", line.substr(0, kMaxMessageBytes));
+    absl::StrAppend(&kept, "\n", EscapeControl(line.substr(0, kMaxMessageBytes)));
   }
   if (frames > 20) absl::StrAppend(&kept, "\n\t(", frames - 20, " more frames)");
   return kept.empty() ? first : absl::StrCat(first, "\nstack traceback:", kept);
@@ -341,13 +344,33 @@ absl::Status LuaEngine::Run(std::string_view source, const ScriptContext& ctx,
   lua_pushcfunction(L, RunChunk);
   RunArgs args{source.data(), source.size()};
   lua_pushlightuserdata(L, &args);
-  const int rc = lua_pcall(L, 1, 0, 1);
+  S.running = L;
+  S.alloc.refused_string = 0;
+  int rc = LUA_OK;
+  {
+    internal::CpuSpan cpu(S);
+    rc = lua_pcall(L, 1, 0, 1);
+  }
   absl::Status status;
   if (rc != LUA_OK) {
     if (!S.exhausted.empty()) {
       // Whatever a handler or __close method raised on the way out, the
       // limit is the reason.
       status = absl::ResourceExhaustedError(internal::CleanMessage(S.exhausted, S.display_name));
+    } else if (S.instructions > S.limits.instruction_budget) {
+      // Spent by the allocator just before the error that ended the run.
+      status = absl::ResourceExhaustedError(absl::StrCat(
+          S.display_name, ": instruction budget of ", S.limits.instruction_budget,
+          " VM instructions exceeded"));
+    } else if (rc == LUA_ERRMEM && S.alloc.refused_string > 0) {
+      status = absl::ResourceExhaustedError(absl::StrCat(
+          S.display_name, ": a string of ", S.alloc.refused_string >> 20,
+          " MiB is longer than the ", internal::kMaxStringBytes >> 20,
+          " MiB a script's string may hold"));
+    } else if (rc != LUA_ERRRUN && rc != LUA_ERRMEM && rc != LUA_ERRERR) {
+      // Lua's C++ build turns any other exception into this status.
+      status = absl::InternalError(
+          absl::StrCat(S.display_name, ": stopped by an unexpected C++ exception in a binding"));
     } else if (rc == LUA_ERRMEM) {
       status = absl::ResourceExhaustedError(absl::StrCat(
           S.display_name, ": memory limit of ", S.limits.memory_limit_bytes >> 20,
