@@ -153,8 +153,13 @@ std::string Replay(const Trace& t, bool critical_path) {
   return out.Get();
 }
 
+void NeedTop(int top) {
+  if (top < 0) Raise(absl::StrCat("top expects a number of layers >= 0, got ", top));
+}
+
 std::string Predict(const Trace& t, const whatif::ScriptSpec& spec, int top) {
   NeedScripts(spec, "predict");
+  NeedTop(top);
   Outcome out;
   {
     py::gil_scoped_release release;
@@ -193,6 +198,7 @@ std::string Sweep(const Trace& t, const whatif::ScriptSpec& spec,
 std::string Validate(const Trace& before, const Trace& after, const whatif::ScriptSpec& spec,
                      int top) {
   NeedScripts(spec, "validate");
+  NeedTop(top);
   Outcome out;
   {
     py::gil_scoped_release release;
@@ -278,8 +284,10 @@ PYBIND11_MODULE(_reverie, m) {
 
   py::class_<reverie::whatif::ScriptSpec>(m, "ScriptSpec")
       .def(py::init(&MakeSpec), py::arg("scripts"), py::arg("sources"), py::arg("settings"),
-           py::arg("lua_budget"), py::arg("lua_memory_mb"), py::arg("sandbox"),
-           py::arg("script_dirs"))
+           py::arg("lua_budget"), py::arg("lua_memory_mb"),
+           // Only True or False: pybind11 would take None or 0 as False,
+           // which opens the sandbox (issue 29, D26).
+           py::arg("sandbox").noconvert(), py::arg("script_dirs"))
       .def_readonly("scripts", &reverie::whatif::ScriptSpec::scripts)
       .def_readonly("settings", &reverie::whatif::ScriptSpec::settings);
 
