@@ -198,7 +198,7 @@ TEST_F(HostileTest, StringsAreBounded) {
 }
 
 // ...and comparisons the VM does without a hook are bounded by the CPU time
-// the budget allows (a backstop: 2 s plus 50 ns per unit here).
+// the budget allows (a backstop: 2 s plus 50 ns per unit here, 3 s).
 TEST_F(HostileTest, HookFreeComparisonsStopAtTheCpuCeiling) {
   ExpectStops(
       "local a = string.rep('c', 8 << 20)\n"

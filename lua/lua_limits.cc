@@ -14,10 +14,10 @@
 //   nor the allocator is called. Two bounds hold instead: no string is
 //   longer than kMaxStringBytes (the allocator refuses it), so one such
 //   instruction does at most about a millisecond of work; and the CPU time
-//   of the script's Lua code and bindings may not pass kCpuFloorNs plus
-//   kCpuNsPerUnit per unit of budget (several times what counted work
-//   takes), checked every kCpuCheckEvery hook firings, or at every firing
-//   while a string of kBigStringBytes or more is alive.
+//   of the script's Lua code and bindings may not pass kCpuNsPerUnit per
+//   unit of budget plus a floor (CpuCeilingNs: several times what counted
+//   work takes), checked every kCpuCheckEvery hook firings, or at every
+//   firing while a string of kBigStringBytes or more is alive.
 // - Cap: the allocator counts the Lua heap; bindings add the C++ memory they
 //   make the graph, the log and the reports hold (ChargeMemory). Both count
 //   against one limit, and a C++ charge over it is sticky too (D4).
@@ -48,10 +48,11 @@ constexpr int kCpuCheckEvery = 64;
 // Blocks up to this size are not charged: an instruction allocates a few of
 // them at most, and its count covers them.
 constexpr size_t kChargedAllocBytes = 256;
-// The CPU time a script may use: kCpuFloorNs plus kCpuNsPerUnit per unit of
-// budget. Counted work runs at 2 to 12 ns a unit (docs/RELIABILITY.md), so
-// only work that no count sees reaches it; sanitized builds run several
-// times slower.
+// The CPU time a script may use: kCpuNsPerUnit per unit of budget, plus a
+// floor for fixed costs of kCpuFloorNs or kCpuFloorNsPerUnit per unit, the
+// less (small budgets, as the fuzzer's, stop within seconds). Counted work
+// runs at 2 to 12 ns a unit (docs/RELIABILITY.md), so only work that no
+// count sees reaches it; sanitized builds run several times slower.
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 constexpr int64_t kCpuSlowdown = 10;
 #elif defined(__has_feature)
@@ -64,6 +65,7 @@ constexpr int64_t kCpuSlowdown = 1;
 constexpr int64_t kCpuSlowdown = 1;
 #endif
 constexpr int64_t kCpuFloorNs = 2'000'000'000 * kCpuSlowdown;
+constexpr int64_t kCpuFloorNsPerUnit = 200 * kCpuSlowdown;
 constexpr int64_t kCpuNsPerUnit = 50 * kCpuSlowdown;
 
 int64_t ThreadCpuNs() {
@@ -73,7 +75,9 @@ int64_t ThreadCpuNs() {
 }
 
 int64_t CpuCeilingNs(const EngineLimits& l) {
-  return SatAdd(kCpuFloorNs, SatMul(std::max<int64_t>(l.instruction_budget, 0), kCpuNsPerUnit));
+  const int64_t budget = std::max<int64_t>(l.instruction_budget, 0);
+  const int64_t floor = std::min(kCpuFloorNs, SatMul(budget, kCpuFloorNsPerUnit));
+  return SatAdd(floor, SatMul(budget, kCpuNsPerUnit));
 }
 
 [[noreturn]] void RaiseExhausted(lua_State* L) {
