@@ -344,7 +344,6 @@ absl::Status LuaEngine::Run(std::string_view source, const ScriptContext& ctx,
   lua_pushcfunction(L, RunChunk);
   RunArgs args{source.data(), source.size()};
   lua_pushlightuserdata(L, &args);
-  S.running = L;
   S.alloc.refused_string = 0;
   int rc = LUA_OK;
   {

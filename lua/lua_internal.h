@@ -123,10 +123,6 @@ struct EngineState {
   EngineLimits limits;
   AllocState alloc;
   int64_t instructions = 0;
-  // The coroutine (or main thread) last seen running: where a charge that
-  // spends the budget from outside a hook (the allocator) makes the hook
-  // fire at the next instruction.
-  lua_State* running = nullptr;
   // CPU time the script's Lua code and bindings used (Run and every
   // schedule key call), the backstop for work no count sees (lua_limits.cc).
   int64_t cpu_ns = 0;

@@ -120,7 +120,6 @@ int64_t CpuUsed(const EngineState& S) {
 
 void CountHook(lua_State* L, lua_Debug* ar) {
   EngineState& S = State(L);
-  S.running = L;
   if (!S.exhausted.empty()) RaiseExhausted(L);
   S.instructions = SatAdd(S.instructions, kHookEvery);
   int64_t cpu = -1;
@@ -136,12 +135,15 @@ void CountHook(lua_State* L, lua_Debug* ar) {
   BudgetExceeded(L, where, cpu);
 }
 
-// A charge from outside the hook spent the budget: make the hook fire at the
-// next instruction of the running thread (and of the main one), where it
-// raises with the line.
+// The allocator spent the budget: make the main thread's hook fire at its
+// next instruction, where it raises with the line. (A coroutine's hook
+// fires within kHookEvery instructions; until then the allocator refuses
+// it every block of kBigStringBytes or more, so it cannot go on building
+// long strings.)
+// The allocator knows no other thread: it must not keep a pointer to a
+// coroutine, which the collector may free.
 void FireHookNow(EngineState& S) {
   if (S.L != nullptr) lua_sethook(S.L, CountHook, LUA_MASKCOUNT, 1);
-  if (S.running != nullptr && S.running != S.L) lua_sethook(S.running, CountHook, LUA_MASKCOUNT, 1);
 }
 
 // "file.lua:12" of the innermost Lua function on the stack, else the script.
@@ -241,6 +243,13 @@ void* LimitedAlloc(void* ud, void* ptr, size_t osize, size_t nsize) {
     return nullptr;
   }
   if (nsize > old && a->used - old + nsize + a->charged > a->limit) return nullptr;
+  const bool charged = a->owner != nullptr && nsize > kChargedAllocBytes && nsize > old;
+  // Past the budget, no big block (see FireHookNow); small ones still
+  // serve the error's message and traceback.
+  if (charged && nsize >= kBigStringBytes &&
+      a->owner->instructions > a->owner->limits.instruction_budget) {
+    return nullptr;
+  }
   void* p = std::realloc(ptr, nsize);
   if (p == nullptr) return nullptr;
   a->used = a->used - old + nsize;
@@ -252,7 +261,7 @@ void* LimitedAlloc(void* ud, void* ptr, size_t osize, size_t nsize) {
       // Only how often the CPU time is read depends on it.
     }
   }
-  if (a->owner != nullptr && nsize > kChargedAllocBytes && nsize > old) {
+  if (charged) {
     EngineState& S = *a->owner;
     S.instructions = SatAdd(S.instructions, static_cast<int64_t>(nsize - old) / kBytesPerUnit);
     if (S.instructions > S.limits.instruction_budget) FireHookNow(S);
@@ -292,7 +301,6 @@ int64_t MemoryLeft(const EngineState& S) {
 
 void ChargeWork(lua_State* L, int64_t units) {
   EngineState& S = State(L);
-  S.running = L;
   if (!S.exhausted.empty()) RaiseExhausted(L);
   S.instructions = SatAdd(S.instructions, std::max<int64_t>(units, 0));
   if (S.instructions <= S.limits.instruction_budget) return;

@@ -196,7 +196,6 @@ class LuaSchedulePolicy : public depgraph::SchedulePolicy {
     lua_pushcfunction(L, MessageHandler);
     lua_pushcfunction(L, KeyTrampoline);
     lua_pushlightuserdata(L, &call);
-    S.running = L;
     int rc = LUA_OK;
     {
       CpuSpan cpu(S);

@@ -25,6 +25,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "base/json_writer.h"
+#include "base/printable.h"
 #include "base/sv.h"
 #include "depgraph/breakdown.h"
 #include "depgraph/critical_path.h"
@@ -55,8 +56,10 @@ PyObject* g_error = nullptr;
 // Raises reverie.Error(message); `traceback` is the Lua traceback or None.
 [[noreturn]] void Raise(std::string_view message, const std::string& traceback = "") {
   py::object type = py::reinterpret_borrow<py::object>(g_error);
-  py::object e = type(std::string(message));
-  e.attr("traceback") = traceback.empty() ? py::object(py::none()) : py::object(py::str(traceback));
+  // Text from a trace or script, escaped as the CLI's (issue 29, D31).
+  py::object e = type(EscapeControl(message));
+  e.attr("traceback") = traceback.empty() ? py::object(py::none())
+                                          : py::object(py::str(EscapeControl(traceback, true)));
   PyErr_SetObject(g_error, e.ptr());
   throw py::error_already_set();
 }
