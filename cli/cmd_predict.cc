@@ -90,6 +90,8 @@ void PrintText(const whatif::PredictionReport& r) {
   std::printf("predicted             %14.1f us per step   %s\n", pred_us, StepText(ps).c_str());
   std::printf("speedup               %14.3fx  (%+.1f%%)\n", pred_us > 0 ? base_us / pred_us : 0.0,
               base_us > 0 ? (pred_us - base_us) / base_us * 100 : 0.0);
+  std::printf("whole run             %14.1f us -> %.1f us (first task to last, all steps)\n",
+              r.base->span_ns() / 1e3, r.pred->span_ns() / 1e3);
   if (bs.counted > 1 && std::fabs(pred_us - base_us) * 1e3 < bs.max_ns - bs.min_ns) {
     std::printf("note: the predicted change is smaller than the baseline's own step-to-step spread "
                 "(%.1f us)\n", (bs.max_ns - bs.min_ns) / 1e3);

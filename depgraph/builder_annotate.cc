@@ -47,7 +47,12 @@ struct Open {
   int64_t end;
   LayerId layer;
   Phase phase;
+  bool optimizer_step;  // inside PyTorch's `Optimizer.step#<Class>.step`
 };
+
+bool IsOptimizerStep(std::string_view range_name) {
+  return range_name.substr(0, 15) == "Optimizer.step#" || range_name == "Optimizer.step";
+}
 
 // A CPU task of one thread with the time it started in the trace.
 struct Timed {
@@ -69,7 +74,9 @@ void AnnotateThread(Context& ctx, const std::vector<Timed>& tasks,
       const proto::Range& r = all[static_cast<int>(ranges[next++])];
       while (!stack.empty() && stack.back().end <= r.start_ns()) stack.pop_back();
       Open o{r.end_ns(), stack.empty() ? LayerId::Invalid() : stack.back().layer,
-             stack.empty() ? Phase::kUnknown : stack.back().phase};
+             stack.empty() ? Phase::kUnknown : stack.back().phase,
+             (!stack.empty() && stack.back().optimizer_step) ||
+                 IsOptimizerStep(ctx.trace.String(r.name_sid()))};
       if (r.module_path_sid() != 0) {
         auto [it, fresh] = layer_of_sid.try_emplace(r.module_path_sid(), LayerId::Invalid());
         if (fresh) it->second = LayerFor(ctx.g, ctx.trace.String(r.module_path_sid()));
@@ -84,6 +91,7 @@ void AnnotateThread(Context& ctx, const std::vector<Timed>& tasks,
     if (stack.empty()) continue;
     ctx.g.set_layer(task.task, stack.back().layer);
     ctx.g.set_phase(task.task, stack.back().phase);
+    if (stack.back().optimizer_step) ctx.g.set_in_optimizer_step(task.task);
   }
 }
 
@@ -159,6 +167,7 @@ void Annotate(Context& ctx) {
     ctx.g.set_layer(o.task, ctx.g.layer_of(call));
     ctx.g.set_phase(o.task, ctx.g.phase(call));
     ctx.g.set_op(o.task, ctx.g.op_of(call));
+    if (ctx.g.in_optimizer_step(call)) ctx.g.set_in_optimizer_step(o.task);
   }
   if (const int dropped = MarkCountedSteps(&ctx.g); dropped > 0) {
     ctx.stats.Add(BuildCounter::steps_not_counted, dropped);

@@ -64,13 +64,9 @@ std::string_view BoundName(Bound b) {
   return "unknown";
 }
 
-std::string_view TaskClass(const Graph& graph, TaskId t) {
-  const TaskKind k = graph.kind(t);
-  if (IsCpuKind(k)) return "cpu";
-  if (k == TaskKind::kComm) return "communication";
-  if (k == TaskKind::kMemcpy) return "memcpy";
-  if (k == TaskKind::kMemset) return "memset";
-  return KernelClassName(ClassifyKernelName(graph.name(t)));
+std::string_view ClassLabel(const Graph& graph, TaskId t) {
+  if (IsCpuKind(graph.kind(t))) return "cpu";
+  return KernelClassName(TaskClass(graph, t));
 }
 
 TaskId BindingPredecessor(const Graph& graph, const SimResult& sim, TaskId t, EdgeId* via) {
@@ -158,7 +154,7 @@ std::vector<CriticalPath> CriticalPaths(const Graph& graph, const SimResult& sim
       // Time this task held the path: until the next path task started.
       const int64_t until = j + 1 < p.tasks.size() ? std::min(e, sim.start_ns[p.tasks[j + 1].value()]) : e;
       const int64_t busy = std::max<int64_t>(0, until - s);
-      const std::string_view c = TaskClass(graph, t);
+      const std::string_view c = ClassLabel(graph, t);
       const ResourceKind rk = graph.resource(graph.resource_of(t)).kind;
       kind.Add(ResourceKindName(rk), busy);
       phase.Add(PhaseName(graph.phase(t)), busy);

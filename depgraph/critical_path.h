@@ -30,9 +30,9 @@ namespace reverie::depgraph {
 enum class Bound : uint8_t { kCpu, kGpu, kCommunication, kUnknown };
 std::string_view BoundName(Bound b);  // "cpu", "gpu", "communication", "unknown"
 
-// Coarse class of a task: "cpu" for CPU tasks, "communication" for modelled
-// communication, else the kernel class of depgraph/kernel_class.h by name.
-std::string_view TaskClass(const Graph& graph, TaskId t);
+// A task's label on the path: "cpu" for CPU tasks, else its class
+// (depgraph/kernel_class.h TaskClass).
+std::string_view ClassLabel(const Graph& graph, TaskId t);
 
 struct PathShare {
   std::string name;

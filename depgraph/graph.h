@@ -366,6 +366,13 @@ class Graph {
   // that waited for something the trace does not show), kept as measured.
   bool pinned_gap(TaskId t) const { return col_.flags[t.value()] & kFlagPinnedGap; }
   void set_pinned_gap(TaskId t) { col_.flags[t.value()] |= kFlagPinnedGap; }
+  // The task ran inside the optimizer's step (an `Optimizer.step#...`
+  // range, or launched from a call inside one): depgraph/kernel_class.h.
+  bool in_optimizer_step(TaskId t) const { return col_.flags[t.value()] & kFlagOptimizerStep; }
+  void set_in_optimizer_step(TaskId t) { col_.flags[t.value()] |= kFlagOptimizerStep; }
+  // Kernel class per interned name, filled on first use by TaskClass (a
+  // cache: copies share nothing and may refill it).
+  std::vector<int8_t>& name_class_cache() const { return name_class_; }
   bool is_step_mark(TaskId t) const {
     return col_.flags[t.value()] & (kFlagStepBegin | kFlagStepEnd);
   }
@@ -446,6 +453,7 @@ class Graph {
   static constexpr uint8_t kFlagStepBegin = 2;
   static constexpr uint8_t kFlagStepEnd = 4;
   static constexpr uint8_t kFlagPinnedGap = 8;
+  static constexpr uint8_t kFlagOptimizerStep = 16;
 
   TaskId NewTask(const TaskSpec& spec, ResourceId resource);
   void LinkAfter(TaskId anchor, TaskId t);   // anchor may be invalid: at the front
@@ -455,6 +463,7 @@ class Graph {
 
   std::vector<std::string> names_;
   absl::flat_hash_map<std::string, uint32_t> name_index_;
+  mutable std::vector<int8_t> name_class_;  // name_class_cache()
 
   std::vector<Resource> resources_;
   std::vector<TaskId> res_first_;

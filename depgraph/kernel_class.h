@@ -1,11 +1,24 @@
 // File: depgraph/kernel_class.h
 //
-// One classification of GPU work by kernel name, shared by the critical-path
-// summary and `reverie compare`, so that both speak of the same "gemm" or
-// "elementwise". Name patterns are what cuBLAS, cuDNN, CUTLASS, NCCL/RCCL,
-// PyTorch's ATen and the common optimizers call their kernels; the first
-// matching class in the order below wins (attention before gemm: FMHA kernels
-// are often CUTLASS GEMMs underneath).
+// The one classification of GPU work, shared by the critical-path summary,
+// `compare`, `validate`, selections (`class=`) and every script (`t.class`),
+// so that all speak of the same "gemm" or "elementwise".
+//
+// By name: a kernel name is cut into words (at punctuation, underscores,
+// digits and lower-to-upper case changes: "ncclKernel_AllReduce_RING" is
+// nccl kernel all reduce ring), and classes are recognised by whole words or
+// word sequences, never by substrings ("lamb" is not "lambda", "conv" is not
+// "convert"). The words are what cuBLAS, cuDNN, CUTLASS, rocBLAS/Tensile,
+// MIOpen/CK, NCCL/RCCL, Triton, PyTorch's ATen and the optimizers call their
+// kernels; the first class that matches in the order of the enum below wins,
+// except that the library families come first (a GEMM with a ReLU epilogue
+// is a GEMM; a cuDNN batch-norm kernel is normalization, not conv).
+//
+// By context (TaskClass): an elementwise, activation, reduction or unnamed
+// kernel launched inside the optimizer's step (`Optimizer.step#...`: a
+// for-loop or foreach optimizer's ATen functors) is optimizer work, so
+// `class = "optimizer"` selects what the optimizer runs whatever the
+// implementation; zero_grad is not the step.
 #ifndef REVERIE_DEPGRAPH_KERNEL_CLASS_H_
 #define REVERIE_DEPGRAPH_KERNEL_CLASS_H_
 
@@ -28,14 +41,28 @@ enum class KernelClass : uint8_t {
   kMemset,
   kOptimizer,
   kOther,
+  kActivation,  // pointwise activation functions (ReLU, GELU, SiLU, ...)
 };
-inline constexpr int kKernelClassCount = 11;
+inline constexpr int kKernelClassCount = 12;
 
 std::string_view KernelClassName(KernelClass c);
 
 // Classifies by name alone (case-insensitive); memcpy / memset activities are
 // recognised by their Kineto / CUPTI names ("Memcpy HtoD ...", "Memset ...").
 KernelClass ClassifyKernelName(std::string_view name);
+
+// Whether a name-class is pointwise work an optimizer step runs as plain
+// kernels (TaskClass turns it into kOptimizer inside the step).
+bool IsGenericPointwiseClass(KernelClass c);
+
+// The class of task `t` (GPU tasks; kOther for CPU tasks): its name's class,
+// kMemcpy / kMemset / kCommunication for copies, sets and comm tasks, and
+// kOptimizer for generic pointwise kernels launched inside the optimizer's
+// step (Graph::in_optimizer_step).
+KernelClass TaskClass(const Graph& graph, TaskId t);
+
+// Parses a class name ("gemm", ...); false when it is not one.
+bool ParseKernelClass(std::string_view name, KernelClass* out);
 
 // Whether `t` is communication: a comm task (a script's modelled transfer),
 // or a kernel ClassifyKernelName calls communication (NCCL / RCCL).

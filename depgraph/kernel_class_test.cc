@@ -1,5 +1,9 @@
 #include "depgraph/kernel_class.h"
 
+#include <fstream>
+#include <map>
+#include <string>
+
 #include "gtest/gtest.h"
 
 namespace reverie::depgraph {
@@ -18,11 +22,82 @@ TEST(KernelClassTest, LibraryKernelNames) {
   EXPECT_EQ(ClassifyKernelName("void at::native::cunn_SoftMaxForward<4, float>"),
             KernelClass::kReduction);
   EXPECT_EQ(ClassifyKernelName("void at::native::vectorized_elementwise_kernel<4, relu>"),
+            KernelClass::kActivation);
+  EXPECT_EQ(ClassifyKernelName("void at::native::vectorized_elementwise_kernel<4, add>"),
             KernelClass::kElementwise);
   EXPECT_EQ(ClassifyKernelName("multi_tensor_apply_kernel<FusedAdam>"), KernelClass::kOptimizer);
   EXPECT_EQ(ClassifyKernelName("Memcpy HtoD (Pinned -> Device)"), KernelClass::kMemcpy);
   EXPECT_EQ(ClassifyKernelName("Memset (Device)"), KernelClass::kMemset);
   EXPECT_EQ(ClassifyKernelName("Kernel"), KernelClass::kOther);
+}
+
+// Words, not substrings: a C++ lambda is not LAMB, "convert" is not a
+// convolution, FBGEMM's kernels are not GEMMs.
+TEST(KernelClassTest, WholeWordsOnly) {
+  EXPECT_EQ(ClassifyKernelName("void at::native::vectorized_elementwise_kernel<4, "
+                               "at::native::sin_kernel_cuda(at::TensorIteratorBase&)::"
+                               "{lambda()#2}::operator()() const::{lambda(float)#1}>"),
+            KernelClass::kElementwise);
+  EXPECT_EQ(ClassifyKernelName("lamb_update_kernel<float>"), KernelClass::kOptimizer);
+  EXPECT_EQ(ClassifyKernelName("convert_fp32_to_bf16_kernel"), KernelClass::kElementwise);
+  EXPECT_EQ(ClassifyKernelName("fbgemm_gpu::_float_to_FP8rowwise_cuda_kernel"),
+            KernelClass::kElementwise);  // a cast
+  EXPECT_EQ(ClassifyKernelName("fbgemm_gpu::bounds_check_indices_kernel"), KernelClass::kOther);
+}
+
+// The table of real kernel names from the shared traces with the class a
+// person gave each by reading it (depgraph/testdata/kernel_class_table.tsv:
+// class TAB name; written without running any classifier).
+TEST(KernelClassTest, RealKernelNamesReadByHand) {
+  std::ifstream in(REVERIE_SOURCE_DIR "/depgraph/testdata/kernel_class_table.tsv");
+  ASSERT_TRUE(in.good());
+  std::string line;
+  int rows = 0, wrong = 0;
+  std::map<std::string, int> per_class;
+  while (std::getline(in, line)) {
+    if (line.empty() || line[0] == '#') continue;
+    const size_t tab = line.find('\t');
+    ASSERT_NE(tab, std::string::npos) << line;
+    const std::string want = line.substr(0, tab);
+    const std::string name = line.substr(tab + 1);
+    KernelClass expected;
+    ASSERT_TRUE(ParseKernelClass(want, &expected)) << want;
+    ++rows;
+    ++per_class[want];
+    const KernelClass got = ClassifyKernelName(name);
+    if (got != expected) {
+      ++wrong;
+      ADD_FAILURE() << "expected " << want << ", got " << KernelClassName(got) << ": "
+                    << name.substr(0, 200);
+    }
+  }
+  EXPECT_GE(rows, 200);
+  for (int c = 0; c < kKernelClassCount; ++c) {
+    EXPECT_GT(per_class[std::string(KernelClassName(static_cast<KernelClass>(c)))], 0)
+        << "no name of class " << KernelClassName(static_cast<KernelClass>(c));
+  }
+  EXPECT_EQ(wrong, 0) << "of " << rows;
+}
+
+// In context: a generic kernel inside the optimizer's step is optimizer
+// work; the same kernel elsewhere (zero_grad, the model) is not.
+TEST(KernelClassTest, GenericKernelsInsideTheOptimizerStep) {
+  Graph g;
+  const ResourceId s = g.AddResource({ResourceKind::kGpuStream, 1, 7, 0, "stream 7", true});
+  const char* add = "void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float>>";
+  TaskSpec spec;
+  spec.kind = TaskKind::kKernel;
+  spec.resource = s;
+  spec.name = add;
+  const TaskId model = g.AppendTask(spec);
+  const TaskId step = g.AppendTask(spec);
+  spec.name = "volta_sgemm_128x64_nn";
+  const TaskId gemm = g.AppendTask(spec);
+  g.set_in_optimizer_step(step);
+  g.set_in_optimizer_step(gemm);
+  EXPECT_EQ(TaskClass(g, model), KernelClass::kElementwise);
+  EXPECT_EQ(TaskClass(g, step), KernelClass::kOptimizer);
+  EXPECT_EQ(TaskClass(g, gemm), KernelClass::kGemm);  // a GEMM stays a GEMM
 }
 
 TEST(KernelClassTest, EveryClassHasADistinctName) {

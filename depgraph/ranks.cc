@@ -288,11 +288,16 @@ absl::StatusOr<JobGraph> CoupleRanks(std::span<const RankInput> ranks) {
   return job;
 }
 
-std::vector<RankTime> AnalyzeJob(const JobGraph& job, const SimResult& sim) {
+std::vector<RankTime> AnalyzeJob(const JobGraph& job, const SimResult& sim,
+                                 const std::vector<RankTime>* baseline) {
   const Graph& g = job.graph;
   std::vector<RankTime> out(job.ranks);
+  std::vector<std::vector<IterationTime>> frames;
+  if (baseline != nullptr && baseline->size() == static_cast<size_t>(job.ranks)) {
+    for (const RankTime& r : *baseline) frames.push_back(r.iterations);
+  }
   std::vector<std::vector<IterationTime>> spans =
-      IterationSpansByGroup(g, sim, job.rank_of_resource, job.ranks);
+      IterationSpansByGroup(g, sim, job.rank_of_resource, job.ranks, frames);
   for (int r = 0; r < job.ranks; ++r) {
     out[r].iterations = std::move(spans[r]);
     out[r].mean_iteration_ns = MeanNonEmptyIterationNs(out[r].iterations);

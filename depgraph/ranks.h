@@ -121,7 +121,10 @@ struct RankTime {
   int32_t last_arrivals = 0;  // collectives this rank was the last to be ready for
 };
 
-std::vector<RankTime> AnalyzeJob(const JobGraph& job, const SimResult& sim);
+// `baseline`, when given, is the same job's AnalyzeJob before the scripts:
+// each rank's steps are then read in its baseline's frame (step_time.h).
+std::vector<RankTime> AnalyzeJob(const JobGraph& job, const SimResult& sim,
+                                 const std::vector<RankTime>* baseline = nullptr);
 
 }  // namespace reverie::depgraph
 

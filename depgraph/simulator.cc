@@ -260,18 +260,25 @@ double SimResult::mean_iteration_ns() const { return SummarizeSteps(iterations).
 
 namespace {
 
-void FillIterations(const Graph& g, SimResult* r) {
+void FillIterations(const Graph& g, const std::vector<IterationTime>* frame, SimResult* r) {
   r->makespan_ns = 0;
-  for (int64_t e : r->end_ns) r->makespan_ns = std::max(r->makespan_ns, e);
-  r->iterations = std::move(StepSpans(g, r->start_ns, r->end_ns, {}, 1)[0]);
+  r->first_start_ns = std::numeric_limits<int64_t>::max();
+  for (size_t i = 0; i < r->end_ns.size(); ++i) {
+    if (g.removed(TaskId(static_cast<uint32_t>(i)))) continue;
+    r->makespan_ns = std::max(r->makespan_ns, r->end_ns[i]);
+    r->first_start_ns = std::min(r->first_start_ns, r->start_ns[i]);
+  }
+  if (r->first_start_ns > r->makespan_ns) r->first_start_ns = r->makespan_ns;  // no live task
+  r->iterations = frame != nullptr ? StepSpansInFrame(g, r->start_ns, r->end_ns, *frame)
+                                   : std::move(StepSpans(g, r->start_ns, r->end_ns, {}, 1)[0]);
 }
 
 }  // namespace
 
 std::vector<std::vector<IterationTime>> IterationSpansByGroup(
     const Graph& graph, const SimResult& sim, std::span<const int32_t> group_of_resource,
-    int groups) {
-  return StepSpans(graph, sim.start_ns, sim.end_ns, group_of_resource, groups);
+    int groups, std::span<const std::vector<IterationTime>> frames) {
+  return StepSpans(graph, sim.start_ns, sim.end_ns, group_of_resource, groups, frames);
 }
 
 double MeanNonEmptyIterationNs(const std::vector<IterationTime>& iterations) {
@@ -283,7 +290,7 @@ absl::Status SimulateInto(const Graph& graph, const SimOptions& options, SimResu
   const SchedulePolicy& policy = options.policy ? *options.policy : kDefaultPolicy;
   Run run(graph, policy, result);
   REVERIE_RETURN_IF_ERROR(run.Execute());
-  FillIterations(graph, result);
+  FillIterations(graph, options.step_frame, result);
   return absl::OkStatus();
 }
 

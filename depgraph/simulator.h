@@ -54,6 +54,10 @@ class PriorityPolicy : public SchedulePolicy {
 
 struct SimOptions {
   const SchedulePolicy* policy = nullptr;  // nullptr: EarliestReadyPolicy
+  // A prediction's baseline steps: the simulated steps are read in their
+  // frame (StepSpansInFrame, step_time.h) so that a graph whose work only
+  // shrinks never reports a longer step. nullptr: the plain rule.
+  const std::vector<IterationTime>* step_frame = nullptr;
 };
 
 struct SimResult {
@@ -61,6 +65,10 @@ struct SimResult {
   std::vector<int64_t> start_ns;
   std::vector<int64_t> end_ns;
   int64_t makespan_ns = 0;
+  // The earliest task start: the run's end-to-end span is makespan_ns -
+  // first_start_ns (printed beside the step, which counts only the steps).
+  int64_t first_start_ns = 0;
+  int64_t span_ns() const { return makespan_ns - first_start_ns; }
   // One entry per graph iteration (graph.iteration_count()); when the graph
   // has no iterations, one entry covering every task (step_time.h).
   std::vector<IterationTime> iterations;
@@ -76,7 +84,7 @@ absl::StatusOr<SimResult> Simulate(const Graph& graph, const SimOptions& options
 // (depgraph/ranks.h) in one pass over the tasks.
 std::vector<std::vector<IterationTime>> IterationSpansByGroup(
     const Graph& graph, const SimResult& sim, std::span<const int32_t> group_of_resource,
-    int groups);
+    int groups, std::span<const std::vector<IterationTime>> frames = {});
 
 // The step time of a set of spans: the mean over counted steps.
 double MeanNonEmptyIterationNs(const std::vector<IterationTime>& iterations);

@@ -10,6 +10,8 @@
 #include <limits>
 #include <vector>
 
+#include "base/checked_math.h"
+
 namespace reverie::depgraph {
 namespace {
 
@@ -31,7 +33,27 @@ struct GroupFacts {
   std::vector<int64_t> stepless_gpu_ends;  // GPU work of no step (rule 2)
 };
 
-std::vector<IterationTime> ApplyRule(const Graph& g, const GroupFacts& f) {
+// The baseline's frame for a prediction (step_time.h): d_i per step, and
+// the start of each step (the first non-empty one is the anchor).
+struct Frame {
+  const std::vector<IterationTime>* steps = nullptr;
+  bool active() const { return steps != nullptr && !steps->empty(); }
+  // The least start of step i after a step that ended at `prev` (prev
+  // itself without a frame).
+  int64_t Lead(size_t i, int64_t prev) const {
+    if (!active() || i == 0 || i >= steps->size()) return prev;
+    const int64_t d = (*steps)[i].start_ns - (*steps)[i - 1].end_ns;
+    return SatAddNs(prev, d);
+  }
+  // The least start of the first step with tasks, step i (no bound without
+  // a frame).
+  int64_t Anchor(size_t i) const {
+    return active() && i < steps->size() ? (*steps)[i].start_ns
+                                         : std::numeric_limits<int64_t>::min();
+  }
+};
+
+std::vector<IterationTime> ApplyRule(const Graph& g, const GroupFacts& f, const Frame& frame) {
   std::vector<IterationTime> out(f.steps.size());
   const bool any_gpu = std::any_of(f.steps.begin(), f.steps.end(),
                                    [](const StepFacts& s) { return s.gpu_count > 0; });
@@ -45,38 +67,41 @@ std::vector<IterationTime> ApplyRule(const Graph& g, const GroupFacts& f) {
     int64_t a = marked ? s.begin_mark : s.any_first;
     int64_t b = marked ? s.end_mark : s.any_last;
     if (a == kUnsetMin || b == kUnsetMax) {
-      // No task of this step in this group (an empty step, a rank without it).
-      it.start_ns = it.end_ns = prev == kUnsetMax ? 0 : prev;
+      // No task of this step in this group (an empty step, a rank without
+      // it); in a frame it still keeps the baseline's distance to the next.
+      it.start_ns = it.end_ns = prev == kUnsetMax ? 0 : frame.Lead(i, prev);
+      if (prev != kUnsetMax) prev = it.end_ns;
       continue;
     }
     b = std::max(a, b);
-    if (!any_gpu) {
+    if (!any_gpu && !frame.active()) {  // rule 6
       it.start_ns = a;
       it.end_ns = b;
       continue;
     }
-    if (prev == kUnsetMax) {
-      prev = a;
-      if (s.gpu_count > 0) {
+    int64_t start;
+    if (prev == kUnsetMax) {  // the first step with tasks
+      start = a;
+      if (s.gpu_count > 0) {  // rule 2
         for (int64_t e : f.stepless_gpu_ends) {
-          if (e < s.gpu_first) prev = std::max(prev, e);
+          if (e < s.gpu_first) start = std::max(start, e);
         }
       }
+      start = std::max(start, frame.Anchor(i));
+    } else {
+      // Rule 3 (rule 6's CPU span without GPU work), then the frame's lead.
+      start = std::max(any_gpu ? std::max(prev, a) : a, frame.Lead(i, prev));
     }
-    it.start_ns = std::max(prev, a);
-    it.end_ns = s.gpu_count > 0 ? std::max(b, s.gpu_last) : std::max(b, it.start_ns);
-    it.end_ns = std::max(it.end_ns, it.start_ns);
+    it.start_ns = start;
+    it.end_ns = std::max(s.gpu_count > 0 ? std::max(b, s.gpu_last) : b, start);
     prev = it.end_ns;
   }
   return out;
 }
 
-}  // namespace
-
-std::vector<std::vector<IterationTime>> StepSpans(const Graph& g, std::span<const int64_t> start,
-                                                  std::span<const int64_t> end,
-                                                  std::span<const int32_t> group_of_resource,
-                                                  int groups) {
+std::vector<GroupFacts> GatherFacts(const Graph& g, std::span<const int64_t> start,
+                                    std::span<const int64_t> end,
+                                    std::span<const int32_t> group_of_resource, int groups) {
   const size_t k = std::max<size_t>(g.iteration_count(), 1);
   std::vector<GroupFacts> facts(groups);
   for (GroupFacts& f : facts) f.steps.resize(k);
@@ -108,10 +133,30 @@ std::vector<std::vector<IterationTime>> StepSpans(const Graph& g, std::span<cons
       s.gpu_last = std::max(s.gpu_last, end[i]);
     }
   }
+  return facts;
+}
+
+}  // namespace
+
+std::vector<std::vector<IterationTime>> StepSpans(const Graph& g, std::span<const int64_t> start,
+                                                  std::span<const int64_t> end,
+                                                  std::span<const int32_t> group_of_resource,
+                                                  int groups,
+                                                  std::span<const std::vector<IterationTime>> frames) {
   std::vector<std::vector<IterationTime>> out;
   out.reserve(groups);
-  for (const GroupFacts& f : facts) out.push_back(ApplyRule(g, f));
+  const std::vector<GroupFacts> facts = GatherFacts(g, start, end, group_of_resource, groups);
+  for (size_t i = 0; i < facts.size(); ++i) {
+    out.push_back(ApplyRule(g, facts[i], Frame{i < frames.size() ? &frames[i] : nullptr}));
+  }
   return out;
+}
+
+std::vector<IterationTime> StepSpansInFrame(const Graph& g, std::span<const int64_t> start,
+                                            std::span<const int64_t> end,
+                                            const std::vector<IterationTime>& baseline) {
+  const std::vector<GroupFacts> facts = GatherFacts(g, start, end, {}, 1);
+  return ApplyRule(g, facts[0], Frame{&baseline});
 }
 
 TaskTimes MeasuredTimes(const Graph& g) {

@@ -29,6 +29,20 @@
 // The same function reads measured times (the trace's) and simulated times
 // (a SimResult's): a_i and b_i are the times of the step's zero-length
 // marker tasks (Graph::step_mark), which the simulator moves like any task.
+//
+// A prediction is read in its baseline's frame (StepSpans' `frame`): what
+// the baseline left out of its steps stays out. Its first step starts no
+// earlier than the baseline's first step did, and step i starts no earlier
+// than d_i after step i-1 ends, d_i = the baseline's start_i - end_{i-1}
+// (the CPU time between ProfilerStep spans the rule above does not count).
+// Why: the rule starts step 1 where earlier GPU work ends (rule 2) and drops
+// the time between steps, so a prediction that shortens the work before
+// step 1, or the CPU between steps, would see its steps grow while its run
+// ends no later. In the frame the sum of the counted steps is at most
+// end_m - start_1(baseline) - sum d_i, and end_m only moves earlier when
+// work shrinks (the simulator is max-plus), so a prediction whose work only
+// shrinks never reports a longer step; read on the baseline itself the frame
+// changes nothing.
 #ifndef REVERIE_DEPGRAPH_STEP_TIME_H_
 #define REVERIE_DEPGRAPH_STEP_TIME_H_
 
@@ -74,12 +88,20 @@ TaskTimes MeasuredTimes(const Graph& graph);
 // resources: group_of_resource[r] in [0, groups) or -1 (not counted); an
 // empty group_of_resource puts every resource in group 0 of 1. Each vector
 // has one entry per graph iteration (one covering every task when the graph
-// has none).
+// has none). `frames`, when given, holds one baseline per group (a
+// prediction's frame, above; an empty one is no frame).
 std::vector<std::vector<IterationTime>> StepSpans(const Graph& graph,
                                                   std::span<const int64_t> start,
                                                   std::span<const int64_t> end,
                                                   std::span<const int32_t> group_of_resource,
-                                                  int groups);
+                                                  int groups,
+                                                  std::span<const std::vector<IterationTime>> frames = {});
+
+// One group's spans read in the frame of `baseline` (the baseline's spans,
+// one per graph step; see above). An empty `baseline` is no frame.
+std::vector<IterationTime> StepSpansInFrame(const Graph& graph, std::span<const int64_t> start,
+                                            std::span<const int64_t> end,
+                                            const std::vector<IterationTime>& baseline);
 
 // The spans under the trace's measured times (measured_start_ns + duration
 // of traced tasks; inserted tasks, Graph::measured() false, are skipped).

@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "depgraph/kernel_class.h"
 #include "lua/lua_internal.h"
 
 namespace reverie::lua::internal {
@@ -157,9 +158,12 @@ int GraphCollectives(lua_State* L) {
   ChargeWork(L, 8 * static_cast<int64_t>(S.model->collectives.size()));
   int n = 0;
   for (const depgraph::CollectiveInfo& c : S.model->collectives) {
-    lua_createtable(L, 0, 4);
+    lua_createtable(L, 0, 5);
     lua_pushstring(L, c.name.c_str());
     lua_setfield(L, -2, "name");
+    const std::string_view kind = depgraph::CollectiveName(depgraph::CollectiveOfName(c.name));
+    lua_pushlstring(L, kind.data(), kind.size());
+    lua_setfield(L, -2, "collective");
     SetIntField(L, "bytes", c.bytes);
     SetIntField(L, "group_size", c.group_size);
     SetIntField(L, "measured_start_ns", c.start_ns);

@@ -181,7 +181,12 @@ int TaskIndex(lua_State* L) {
     PushGeometry(L, g.geometry(t));
   } else if (std::strcmp(k, "class") == 0) {
     if (!depgraph::IsGpuKind(g.kind(t))) return 0;
-    PushView(L, depgraph::KernelClassName(depgraph::ClassifyKernelName(g.name(t))));
+    PushView(L, depgraph::KernelClassName(depgraph::TaskClass(g, t)));
+  } else if (std::strcmp(k, "collective") == 0) {
+    // What a communication task does, from its name ("AllReduce", ...;
+    // "other" when the name does not say, as RCCL's ncclDevKernel_Generic).
+    if (depgraph::TaskClass(g, t) != depgraph::KernelClass::kCommunication) return 0;
+    PushView(L, depgraph::CollectiveName(depgraph::CollectiveOfName(g.name(t))));
   } else if (std::strcmp(k, "op") == 0) {
     if (!g.op_of(t).valid()) return 0;
     PushOp(L, g, g.op_of(t));
@@ -189,7 +194,7 @@ int TaskIndex(lua_State* L) {
     return luaL_error(L,
                       "task has no field '%s' (id, name, kind, duration_ns, gap_ns, phase, "
                       "layer, iteration, resource, priority, bytes, removed, "
-                      "measured_start_ns, geometry, op, class)",
+                      "measured_start_ns, geometry, op, class, collective)",
                       k);
   }
   return 1;

@@ -38,7 +38,7 @@ StepProfile ProfileSteps(const Graph& g, std::span<const int64_t> start,
     if (it < 0 || static_cast<size_t>(it) >= steps.size() || !in_step[it]) continue;
     const double d = static_cast<double>(std::max<int64_t>(0, g.duration_ns(t))) / n;
     if (g.kind(t) == depgraph::TaskKind::kKernel) p.kernels += 1 / n;
-    p.class_ns[static_cast<int>(depgraph::ClassifyKernelName(g.name(t)))] += d;
+    p.class_ns[static_cast<int>(depgraph::TaskClass(g, t))] += d;
     auto& [count, ns] = p.by_name[std::string(g.name(t))];
     count += 1 / n;
     ns += d;

@@ -27,8 +27,7 @@
 --
 -- Traces that already communicate. A trace recorded with data parallelism
 -- holds the NCCL / RCCL kernels of its collectives on their own stream
--- (names as lib/common.lua C.COMMUNICATION, the classes of
--- depgraph/kernel_class.cc). Adding all-reduces would count communication
+-- (class "communication", depgraph/kernel_class.h). Adding all-reduces would count communication
 -- twice, so then nothing is inserted and each recorded all-reduce kernel is
 -- re-timed instead. Recorded with N0 workers (`measured_workers`, default the
 -- trace's distributed world size, else its collectives' group size), a kernel
@@ -68,7 +67,7 @@ local function retime_recorded(comm)
   if n0 == 0 then n0 = graph:world_size() end
   for _, c in ipairs(graph:collectives()) do
     -- Unsized records (the NCCL annotation beside a sized call) say nothing.
-    if C.name_has(c.name, C.ALLREDUCE) and c.bytes > 0 then
+    if c.collective == "AllReduce" and c.bytes > 0 then
       colls[#colls + 1] = c
       if n0 == 0 and c.group_size > 1 then n0 = c.group_size end
     end
@@ -77,7 +76,10 @@ local function retime_recorded(comm)
     error("the trace has communication kernels but records no world size or group size; " ..
           "give measured_workers", 0)
   end
-  local kernels = comm:select{name = C.ALLREDUCE}:list()
+  local kernels = {}
+  for k in comm:tasks() do
+    if k.collective == "AllReduce" then kernels[#kernels + 1] = k end
+  end
   table.sort(kernels, function(a, b)
     if a.measured_start_ns ~= b.measured_start_ns then return a.measured_start_ns < b.measured_start_ns end
     return a.id < b.id
@@ -111,7 +113,7 @@ local function retime_recorded(comm)
                             before / 1e6, after / 1e6))
 end
 
-local recorded = graph:select{kind = "kernel", name = C.COMMUNICATION}
+local recorded = graph:select{kind = "kernel", class = "communication"}
 if not recorded:empty() then
   retime_recorded(recorded)
   return

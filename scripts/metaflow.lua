@@ -28,9 +28,7 @@ local P = reverie.params{
 -- batch norm's num_batches_tracked += 1, not part of the layer's dataflow).
 local INTEGER = {"<long>", "<int>", "<int64", "<int32", "<bool>"}
 local function elementwise(t)
-  return t.kind == "kernel" and not C.is_compute(t) and not C.is_batchnorm(t) and
-         not C.name_has(t.name, INTEGER) and
-         (C.name_has(t.name, C.ELEMENTWISE) or C.is_activation(t))
+  return C.is_pointwise(t) and not C.name_has(t.name, INTEGER)
 end
 
 local victims, fused = {}, 0

@@ -33,8 +33,7 @@ local phases = {}
 for p in P.phases:gmatch("[^,%s]+") do phases[p] = true end
 
 local function pointwise(t)
-  local c = t.class
-  return t.kind == "kernel" and (c == "elementwise") and not C.name_has(t.name, {"<long>", "<int>", "<bool>"})
+  return C.is_pointwise(t) and not C.name_has(t.name, {"<long>", "<int>", "<bool>"})
 end
 
 local runs, fused_kernels, saved_ns, framework_ns = 0, 0, 0, 0

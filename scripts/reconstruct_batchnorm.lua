@@ -20,7 +20,7 @@ local P = reverie.params{
   remove_activations = {default = true, doc = "remove the activation kernels fused away"},
 }
 
-local bn = C.batchnorm_kernels(graph)
+local bn = C.normalization_kernels(graph)
 bn:shrink(P.bn_speedup)
 local removed = 0
 if P.remove_activations then

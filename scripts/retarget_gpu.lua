@@ -147,7 +147,7 @@ local function gamma_for(g, math)
 end
 
 local kernels = graph:select{kind = "kernel"}
-local comm = kernels:select{name = C.COMMUNICATION}
+local comm = kernels:select{class = "communication"}
 local compute = (kernels & C.compute_kernels(graph)) - comm
 local memory = kernels - compute - comm
 local total = {kernels = 0, before = 0, after = 0, single_wave = 0, unknown = 0}

@@ -54,17 +54,14 @@ absl::StatusOr<Selection> Select(const Graph& g, const TaskQuery& q) {
       op_ok[o] = (*m)[op.name_id] || (op.parent.valid() && op_ok[op.parent.value()]);
     }
   }
-  // Kernel class per distinct name, computed on first use.
-  std::vector<int8_t> class_of(q.kernel_classes != 0 ? g.name_count() : 0, -1);
   std::vector<TaskId> out;
   for (uint32_t i = 0; i < n; ++i) {
     const TaskId t(i);
     if (g.removed(t) || g.is_step_mark(t)) continue;
     if (q.kernel_classes != 0) {
-      if (!depgraph::IsGpuKind(g.kind(t))) continue;
-      int8_t& c = class_of[g.name_id(t)];
-      if (c < 0) c = static_cast<int8_t>(depgraph::ClassifyKernelName(g.name(t)));
-      if (!(q.kernel_classes & (1u << c))) continue;
+      const depgraph::TaskKind k = g.kind(t);
+      if (!depgraph::IsGpuKind(k) && k != depgraph::TaskKind::kComm) continue;
+      if (!(q.kernel_classes & (1u << static_cast<int>(depgraph::TaskClass(g, t))))) continue;
     }
     if (q.kinds != 0 && !(q.kinds & KindBit(g.kind(t)))) continue;
     if (!q.ops.empty() && (!g.op_of(t).valid() || !op_ok[g.op_of(t).value()])) continue;

@@ -20,14 +20,15 @@ using depgraph::RankTime;
 using depgraph::SimResult;
 
 absl::StatusOr<JobRun> RunJob(const std::vector<depgraph::RankInput>& inputs,
-                              const depgraph::SimOptions& options = {}) {
+                              const depgraph::SimOptions& options = {},
+                              const JobRun* baseline = nullptr) {
   absl::StatusOr<JobGraph> job = depgraph::CoupleRanks(inputs);
   if (!job.ok()) return job.status();
   JobRun run{std::move(*job), {}, {}};
   absl::StatusOr<SimResult> sim = depgraph::Simulate(run.job.graph, options);
   if (!sim.ok()) return sim.status();
   run.sim = std::move(*sim);
-  run.ranks = depgraph::AnalyzeJob(run.job, run.sim);
+  run.ranks = depgraph::AnalyzeJob(run.job, run.sim, baseline ? &baseline->ranks : nullptr);
   return run;
 }
 
@@ -67,7 +68,7 @@ absl::Status Predicted(const std::vector<const LoadedTrace*>& ranks, const Scrip
   static const depgraph::PriorityPolicy kPriority;
   depgraph::SimOptions options;
   if (kind == Kind::kPriority) options.policy = &kPriority;
-  absl::StatusOr<JobRun> p = RunJob(after, options);
+  absl::StatusOr<JobRun> p = RunJob(after, options, &r->baseline);
   if (!p.ok()) {
     return JobError(r->traces, absl::Status(p.status().code(),
                                             absl::StrCat("after the scripts: ", p.status().message())));

@@ -101,6 +101,7 @@ absl::StatusOr<Prediction> Predict(const LoadedTrace& base, const ScriptSpec& sp
   }
   depgraph::SimOptions opts;
   opts.policy = runner.schedule().policy();
+  opts.step_frame = &base.baseline.iterations;  // never a longer step for less work
   absl::StatusOr<depgraph::SimResult> sim = absl::InternalError("not simulated");
   try {
     sim = depgraph::Simulate(p.graph, opts);

@@ -147,6 +147,10 @@ std::string PredictionJson(const PredictionReport& r) {
   w.Field("baseline_us", base_us);
   w.Field("predicted_us", pred_us);
   w.Field("speedup", pred_us > 0 ? base_us / pred_us : 0.0);
+  // The whole simulated run, first task to last: the steps' context (a
+  // step can only be read against the run it sits in).
+  w.Field("baseline_run_us", r.base->span_ns() / 1e3);
+  w.Field("predicted_run_us", r.pred->span_ns() / 1e3);
   w.Key("baseline_noise");
   WriteStepJson(w, bs);
   w.Key("predicted_noise");

@@ -1,53 +1,31 @@
 -- lib/common.lua: helpers shared by the optimization scripts.
 -- Load with `local C = reverie.include("lib/common.lua")`.
 --
--- Kernel classes are decided by name (Daydream §4.4 "Select": keywords of
--- cuBLAS / cuDNN / framework kernels). Matching is case-insensitive and by
--- substring (transforms/pattern.h).
+-- Kernel classes come from the one classifier (depgraph/kernel_class.h,
+-- `t.class` and `graph:select{class = ...}`): scripts never keep keyword
+-- lists of their own, so a script and every report speak of the same
+-- kernels.
 local C = {}
 
--- Compute-bound kernels: GEMMs and convolutions (cuBLAS incl. cuBLASLt's
--- nvjet kernels, cuDNN, CUTLASS, Triton / inductor matmuls). cuDNN's conv kernels with a fused ReLU epilogue
--- ("scudnn_..._relu_...") are compute-bound too, which is why activation
--- selections below subtract this class.
-C.COMPUTE = {"gemm", "scudnn", "conv", "winograd", "wgrad", "dgrad", "cutlass", "xmma",
-             "implicit_gemm", "fprop", "triton_mm", "mma_", "nvjet"}
+-- Compute-bound classes: GEMMs, convolutions, fused attention.
+C.COMPUTE = {"gemm", "conv", "attention"}
 
--- Element-wise activation kernels (PyTorch relu_ is clamp_min_; its backward
--- is threshold_backward).
-C.ACTIVATION = {"relu", "clamp", "threshold", "gelu", "silu", "sigmoid", "tanh"}
+local function class_in(t, classes)
+  for _, c in ipairs(classes) do
+    if t.class == c then return true end
+  end
+  return false
+end
 
--- Batch-normalization kernels (cuDNN bn_fw / bn_bw, PyTorch native
--- batch_norm_*, MIOpen).
-C.BATCHNORM = {"bn_fw", "bn_bw", "batch_norm", "batchnorm"}
-
--- Kernels that move or combine data without much arithmetic.
-C.ELEMENTWISE = {"elementwise", "vectorized", "unrolled", "pointwise", "copy", "fill"}
-
--- Communication kernels NCCL / RCCL launch for collectives (the same names
--- depgraph/kernel_class.cc classes as "communication"), and the all-reduces
--- among them.
-C.COMMUNICATION = {"nccl", "rccl", "allreduce", "all_reduce", "allgather", "all_gather",
-                   "reducescatter", "reduce_scatter", "alltoall", "sendrecv"}
-C.ALLREDUCE = {"allreduce", "all_reduce"}
-
-function C.compute_kernels(graph, extra)
-  local q = {kind = "kernel", name = C.COMPUTE}
+local function select_class(graph, class, extra)
+  local q = {kind = "kernel", class = class}
   for k, v in pairs(extra or {}) do q[k] = v end
   return graph:select(q)
 end
 
-function C.activation_kernels(graph, extra)
-  local q = {kind = "kernel", name = C.ACTIVATION}
-  for k, v in pairs(extra or {}) do q[k] = v end
-  return graph:select(q) - C.compute_kernels(graph, extra)
-end
-
-function C.batchnorm_kernels(graph, extra)
-  local q = {kind = "kernel", name = C.BATCHNORM}
-  for k, v in pairs(extra or {}) do q[k] = v end
-  return graph:select(q)
-end
+function C.compute_kernels(graph, extra) return select_class(graph, C.COMPUTE, extra) end
+function C.activation_kernels(graph, extra) return select_class(graph, "activation", extra) end
+function C.normalization_kernels(graph, extra) return select_class(graph, "normalization", extra) end
 
 -- Median of a Lua array of numbers (nil when empty).
 function C.median(values)
@@ -98,6 +76,7 @@ function C.kernels(tasks)
 end
 
 -- Does `name` contain any of `patterns` (case-insensitive substrings)?
+-- For names the classifier does not judge (dtypes in a kernel's template).
 function C.name_has(name, patterns)
   local n = name:lower()
   for _, p in ipairs(patterns) do
@@ -106,11 +85,12 @@ function C.name_has(name, patterns)
   return false
 end
 
-function C.is_compute(t) return t.kind == "kernel" and C.name_has(t.name, C.COMPUTE) end
-function C.is_activation(t)
-  return t.kind == "kernel" and C.name_has(t.name, C.ACTIVATION) and not C.is_compute(t)
+function C.is_compute(t) return t.kind == "kernel" and class_in(t, C.COMPUTE) end
+function C.is_activation(t) return t.kind == "kernel" and t.class == "activation" end
+function C.is_normalization(t) return t.kind == "kernel" and t.class == "normalization" end
+function C.is_pointwise(t)
+  return t.kind == "kernel" and (t.class == "elementwise" or t.class == "activation")
 end
-function C.is_batchnorm(t) return t.kind == "kernel" and C.name_has(t.name, C.BATCHNORM) end
 
 -- Maximal runs of consecutive tasks of `tasks` for which pred(t) holds:
 -- {{t1, t2}, {t5}, ...}. A run is one operator when its kernels come back to

@@ -77,7 +77,7 @@ TEST_F(CompareCliTest, JsonReportsDifferences) {
   bool found = false;
   simdjson::dom::array classes = doc["classes"].get_array().value();
   for (simdjson::dom::element c : classes) {
-    if (c["name"].get_string().value() == "elementwise") {
+    if (c["name"].get_string().value() == "activation") {
       found = true;
       EXPECT_NEAR(c["diff_us"].get_double().value(), 20.0, 1e-6);
     }
