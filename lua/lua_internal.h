@@ -20,6 +20,10 @@
 // per task, edge or name visited) and every binding that makes C++ memory
 // grow (names, layers, tasks, edges, resources, log lines) charges it to the
 // memory cap (ChargeMemory), before doing the work, as step 1 above.
+// Bindings are registered with SetBindings / PushBinding, which charge the
+// bytes of their string arguments and turn a std::bad_alloc into a Lua
+// error; the allocator charges the bytes it hands out (lua_limits.cc).
+// Amounts never wrap: compute them with SatAdd / SatMul / RangeCount.
 #ifndef REVERIE_LUA_LUA_INTERNAL_H_
 #define REVERIE_LUA_LUA_INTERNAL_H_
 
