@@ -46,7 +46,13 @@ absl::Status RunCompare(const Options& o) {
       return absl::InvalidArgumentError(
           absl::StrCat(file, ": trace holds no GPU activity or API call"));
     }
-    profiles[k] = report::ProfileTrace(*trace, file, o.pids[k]);
+    int64_t pid = o.pids[k];
+    if (pid < 0) {
+      absl::StatusOr<int64_t> chosen = report::DefaultRun(*trace, file);
+      if (!chosen.ok()) return chosen.status();
+      pid = *chosen;
+    }
+    profiles[k] = report::ProfileTrace(*trace, file, pid);
   }
   const report::CompareResult r = report::Compare(profiles[0], profiles[1]);
   const std::string out = o.json ? report::CompareJson(r, o.top_n > 0 ? o.top_n : 50)

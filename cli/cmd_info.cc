@@ -17,6 +17,7 @@
 #include "depgraph/step_time.h"
 #include "frameworks/trace_loader.h"
 #include "frameworks/trace_summary.h"
+#include "whatif/facts_view.h"
 #include "whatif/info.h"
 
 namespace reverie::cli {
@@ -44,6 +45,10 @@ void PrintGraph(const GraphView& v) {
     return;
   }
   std::printf("\ndependency graph: %zu tasks, %zu edges\n", v.tasks, v.edges);
+  std::printf("\nwhat the run already does (depgraph/facts.h)\n");
+  for (const auto& [label, text] : whatif::FactLines(v.facts)) {
+    std::printf("  %-26s %s\n", label.c_str(), text.c_str());
+  }
   std::printf("\n%s\nstep time: %s\n", kStepDefinition, StepText(v.step_stats).c_str());
   std::printf("\nCPU time per step (ms, all threads): API calls, ops' own time, framework time "
               "between ops%s\n  %-22s %10s %10s %10s %10s %10s\n",
@@ -74,10 +79,31 @@ void PrintGraph(const GraphView& v) {
       std::printf("  %10.3f gpu %10.3f cpu  %s\n", Ms(g.gpu_ns), Ms(g.cpu_ns), g.name.c_str());
     }
   }
-  std::printf("\ngraph builder counters (depgraph/build_counters.h)%s\n",
-              v.stats.empty() ? ": none" : "");
-  v.stats.ForEachNonZero(
-      [](const CounterSpec& c, int64_t value) { PrintCounter(c.name, value, &c); });
+}
+
+// Every counter once, by one rule (CounterSeverity): anomalies and data
+// losses of the trace and of the graph first, then what was recorded or
+// derived for information.
+void PrintCounters(const TraceSummary& s, const GraphView& v) {
+  auto print_trace = [](const std::string& name, int64_t value) {
+    PrintCounter(name, value, FindTraceCounter(name));
+  };
+  bool graph_anomalies = false;
+  v.stats.ForEachNonZero([&](const CounterSpec& c, int64_t) {
+    graph_anomalies |= c.severity != CounterSeverity::kInfo;
+  });
+  const bool none = s.anomalies.empty() && !graph_anomalies;
+  std::printf("\nanomalies (trace, then graph: proto/trace_counters.h, depgraph/build_counters.h)%s\n",
+              none ? ": none" : "");
+  for (const auto& [name, value] : s.anomalies) print_trace(name, value);
+  v.stats.ForEachNonZero([](const CounterSpec& c, int64_t value) {
+    if (c.severity != CounterSeverity::kInfo) PrintCounter(c.name, value, &c);
+  });
+  std::printf("\nrecorded or derived, for information\n");
+  for (const auto& [name, value] : s.skipped) print_trace(name, value);
+  v.stats.ForEachNonZero([](const CounterSpec& c, int64_t value) {
+    if (c.severity == CounterSeverity::kInfo) PrintCounter(c.name, value, &c);
+  });
 }
 
 void PrintText(const std::string& path, const Trace& trace, const TraceSummary& s) {
@@ -143,15 +169,6 @@ void PrintText(const std::string& path, const Trace& trace, const TraceSummary& 
       }
     }
   }
-  auto print = [](const std::string& name, int64_t value) {
-    PrintCounter(name, value, FindTraceCounter(name));
-  };
-  std::printf("\nanomalies%s\n", s.anomalies.empty() ? ": none" : "");
-  for (const auto& [name, value] : s.anomalies) print(name, value);
-  if (!s.skipped.empty()) {
-    std::printf("recorded, not used by the model (info)\n");
-    for (const auto& [name, value] : s.skipped) print(name, value);
-  }
 }
 
 absl::Status RunInfo(const std::string& path, bool json) {
@@ -166,6 +183,8 @@ absl::Status RunInfo(const std::string& path, bool json) {
   } else {
     PrintText(path, *trace, summary);
     PrintGraph(graph);
+    if (graph.built) std::fputs(whatif::HardwareText(graph.hardware).c_str(), stdout);
+    PrintCounters(summary, graph);
   }
   if (std::fflush(stdout) != 0) {
     return WithExitStatus(absl::DataLossError("stdout: write failed"), kExitFailure);

@@ -90,8 +90,18 @@ void PrintText(const whatif::PredictionReport& r) {
   std::printf("predicted             %14.1f us per step   %s\n", pred_us, StepText(ps).c_str());
   std::printf("speedup               %14.3fx  (%+.1f%%)\n", pred_us > 0 ? base_us / pred_us : 0.0,
               base_us > 0 ? (pred_us - base_us) / base_us * 100 : 0.0);
+  if (const double f = r.prediction->work_factor; f != 1 && pred_us > 0) {
+    std::printf("throughput            %14.3fx  (each step does %gx the work", f * base_us / pred_us, f);
+    if (const int64_t n = r.prediction->samples_per_step; n > 0) {
+      std::printf(": %.1f -> %.1f samples/s", n / base_us * 1e6, n * f / pred_us * 1e6);
+    }
+    std::printf(")\n");
+  }
   std::printf("whole run             %14.1f us -> %.1f us (first task to last, all steps)\n",
               r.base->span_ns() / 1e3, r.pred->span_ns() / 1e3);
+  if (const std::string w = whatif::UnexplainedWarning(r.base_unexplained); !w.empty()) {
+    std::printf("%s\n", w.c_str());
+  }
   if (bs.counted > 1 && std::fabs(pred_us - base_us) * 1e3 < bs.max_ns - bs.min_ns) {
     std::printf("note: the predicted change is smaller than the baseline's own step-to-step spread "
                 "(%.1f us)\n", (bs.max_ns - bs.min_ns) / 1e3);

@@ -23,11 +23,15 @@
 #include "cli/flags.h"
 #include "cli/paths.h"
 #include "cli/script_args.h"
+#include "depgraph/critical_path.h"
 #include "report/assemble.h"
 #include "report/html.h"
 #include "report/progress.h"
 #include "report/timeline.h"
 #include "report/timeline_view.h"
+#include "whatif/prediction_report.h"
+#include "whatif/facts_view.h"
+#include "whatif/several.h"
 
 namespace reverie::cli {
 namespace {
@@ -39,38 +43,22 @@ struct Options {
   report::TimelineViewOptions timeline_view;
 };
 
-// Each script alone, then (with several) all of them in order, into
-// in->runs (pointing into *predictions).
-absl::Status PredictRuns(const whatif::LoadedTrace& lt, const ScriptArgs& script_args,
-                         report::AssembleInput* in, std::vector<whatif::Prediction>* predictions) {
-  const std::vector<std::string>& scripts = script_args.scripts;
-  std::vector<std::pair<std::string, std::vector<std::string>>> runs;
-  // Scripts are shown by file name: paths make unreadable chart labels.
-  std::vector<std::string> names;
-  for (const std::string& s : scripts) {
-    names.push_back(std::filesystem::path(s).filename().string());
-    runs.push_back({names.back(), {s}});
-  }
-  if (scripts.size() > 1) runs.push_back({absl::StrJoin(names, " + "), scripts});
-  predictions->resize(runs.size());
-  report::Progress progress("predicting", static_cast<int>(runs.size()));
-  for (size_t i = 0; i < runs.size(); ++i) {
-    progress.Update(static_cast<int>(i), runs[i].first);
-    ScriptArgs run_args = script_args;
-    run_args.scripts = runs[i].second;
-    absl::StatusOr<whatif::Prediction> p = whatif::Predict(lt, run_args);
-    report::PredictedRun run;
-    run.name = runs[i].first;
-    if (!p.ok()) {
-      // A script that fails is bad input: say which and stop, as predict does.
-      return p.status();
+// One report run per prediction (whatif::PredictEachAndAll), with what each
+// script was given and logged; names prefix both when several scripts ran.
+report::PredictedRun ToRun(const whatif::NamedPrediction& n) {
+  report::PredictedRun run;
+  run.name = n.name;
+  run.graph = &n.prediction.graph;
+  run.sim = &n.prediction.sim;
+  const bool several = n.prediction.reports.size() > 1;
+  for (const lua::ScriptReport& r : n.prediction.reports) {
+    const std::string who = several ? absl::StrCat(r.script.display_name, ": ") : "";
+    for (const lua::ParamValue& p : r.params) {
+      run.params.push_back(absl::StrCat(who, p.name, "=", p.value_text, p.overridden ? "*" : ""));
     }
-    (*predictions)[i] = std::move(*p);
-    run.graph = &(*predictions)[i].graph;
-    run.sim = &(*predictions)[i].sim;
-    in->runs.push_back(std::move(run));
+    for (const std::string& line : r.log) run.log.push_back(absl::StrCat(who, line));
   }
-  return absl::OkStatus();
+  return run;
 }
 
 absl::Status RunReport(const Options& o) {
@@ -95,8 +83,14 @@ absl::Status RunReport(const Options& o) {
   in.baseline = &lt.graph;
   in.baseline_sim = &lt.baseline;
   in.settings = o.script_args.settings;
-  std::vector<whatif::Prediction> predictions;
-  REVERIE_RETURN_IF_ERROR(PredictRuns(lt, o.script_args, &in, &predictions));
+  report::Progress progress("predicting", 1);
+  progress.Update(0, absl::StrJoin(o.script_args.scripts, ", "));
+  absl::StatusOr<std::vector<whatif::NamedPrediction>> predictions =
+      whatif::PredictEachAndAll(lt, o.script_args);
+  if (!predictions.ok()) return predictions.status();
+  for (const whatif::NamedPrediction& n : *predictions) in.runs.push_back(ToRun(n));
+  in.warning = whatif::UnexplainedWarning(depgraph::UnexplainedShare(lt.graph, lt.baseline));
+  in.facts = whatif::FactLines(lt.model.facts);
   report::ReportData data = report::AssembleReport(in);
   data.top_n = o.top_n;
   absl::StatusOr<std::string> timeline_json = report::AssembleTimeline(in, o.timeline_view);
@@ -108,10 +102,11 @@ absl::Status RunReport(const Options& o) {
   // Atomically: a failed write leaves no half report behind.
   REVERIE_RETURN_IF_ERROR(WriteFileAtomically(o.out_path, html));
   if (!o.timeline.empty()) {
-    const bool one = predictions.size() == 1;
+    const bool one = predictions->size() == 1;
+    const whatif::Prediction* p = one ? &(*predictions)[0].prediction : nullptr;
     REVERIE_RETURN_IF_ERROR(report::MaybeWriteTimeline(o.timeline, lt.graph, lt.baseline,
-                                                       one ? &predictions[0].graph : nullptr,
-                                                       one ? &predictions[0].sim : nullptr));
+                                                       one ? &p->graph : nullptr,
+                                                       one ? &p->sim : nullptr));
   }
   std::printf("report: %s (baseline %.3f ms", o.out_path.c_str(), data.baseline_ns / 1e6);
   for (const report::ScriptOutcome& s : data.scripts) {

@@ -61,7 +61,11 @@ namespace reverie::depgraph {
   F(sync_without_call, kAnomaly, "synchronizations with no CPU call: dropped")                     \
   F(event_edge_rejected, kAnomaly, "event edges the recorded times contradict: dropped")           \
   F(event_wait_unresolved, kAnomaly, "event waits whose recording was not found: dropped")         \
+  F(op_inputs_inconsistent, kAnomaly, "op input shapes whose list ranks contradict their sizes: ignored") \
   F(blocking_copy_unrouted, kAnomaly, "blocking copies with no stream to wait on")                 \
+  F(cross_stream_wait_inferred, kInfo,                                                             \
+    "ops that waited for work on another stream with no recorded event: dependency inferred")     \
+  F(cross_stream_wait_inferred_ns, kInfo, "the idle stream time those dependencies explain, ns")     \
   F(unexplained_stream_gap, kAnomaly, "idle GPU time no dependency explains, kept as a gap")       \
   F(unexplained_stream_gap_ns, kAnomaly, "that idle GPU time, ns")                                  \
   F(unexplained_launch_wait, kAnomaly, "launch delays longer than the launch model explains")      \

@@ -319,6 +319,50 @@ void AnchorRoots(Context& ctx) {
   ctx.stats.Add(BuildCounter::root_anchor, static_cast<int64_t>(roots.size()));
 }
 
+// Ends of GPU work per device, in time order, to find what another stream
+// finished just before an op started (InferCrossStreamWait).
+struct DeviceEnds {
+  absl::flat_hash_map<int32_t, std::vector<std::pair<int64_t, uint32_t>>> by_device;
+
+  explicit DeviceEnds(const Context& ctx) {
+    for (uint32_t o = 0; o < ctx.ops.size(); ++o) {
+      const GpuOp& op = ctx.ops[o];
+      if (op.end > op.start) by_device[ctx.streams[op.stream].device].push_back({op.end, o});
+    }
+    for (auto& [device, v] : by_device) std::sort(v.begin(), v.end());
+  }
+};
+
+// An op whose start nothing recorded explains (no launch, stream order or
+// event bound it) and that started right after work on another stream of
+// its device ended: the stream waited for that work through an event the
+// trace did not record (DDP's copy-back after an RCCL all-reduce, an
+// all-reduce after its bucket's last gradient; HTA reads communication
+// overlap the same way). Adds that dependency, with the measured residual
+// as its delay, when work ended within the window after `after` (what
+// otherwise bound the op); returns whether it did.
+bool InferCrossStreamWait(Context& ctx, const DeviceEnds& ends, uint32_t o, int64_t after) {
+  const GpuOp& op = ctx.ops[o];
+  const int64_t window = ctx.opts.cross_stream_window_ns;
+  auto it = ends.by_device.find(ctx.streams[op.stream].device);
+  if (window <= 0 || it == ends.by_device.end()) return false;
+  const auto& v = it->second;
+  auto pos = std::upper_bound(v.begin(), v.end(), std::make_pair(op.start, UINT32_MAX));
+  while (pos != v.begin()) {
+    --pos;
+    const auto [end, src] = *pos;
+    if (end < op.start - window || end <= after) break;
+    if (ctx.ops[src].stream == op.stream) continue;
+    ctx.g.AddEdge(ctx.ops[src].task, op.task, EdgeKind::kEvent, ClampDelay(op.start - end));
+    ctx.stats.Add(BuildCounter::cross_stream_wait_inferred);
+    if (after != std::numeric_limits<int64_t>::min()) {
+      ctx.stats.Add(BuildCounter::cross_stream_wait_inferred_ns, end - after);
+    }
+    return true;
+  }
+  return false;
+}
+
 void FinishLaunchDelays(Context& ctx) {
   // Earliest start each op's non-launch constraints allow, on measured times:
   // stream predecessor end + gap, event parents' end + delay.
@@ -332,16 +376,43 @@ void FinishLaunchDelays(Context& ctx) {
       other[o] = ctx.ops[o - 1].end + g.gap_ns(ctx.ops[o - 1].task);
     }
   }
-  for (const Edge& e : g.edges()) {
+  // Which edge set other[o] (invalid: the stream predecessor, or nothing).
+  std::vector<EdgeId> binding(ctx.ops.size(), EdgeId::Invalid());
+  for (uint32_t i = 0; i < g.edges().size(); ++i) {
+    const Edge& e = g.edges()[i];
     if (e.removed || e.kind == EdgeKind::kLaunch) continue;
     auto dst = op_of_task.find(e.dst.value());
     if (dst == op_of_task.end()) continue;
     const int64_t src_end = g.measured_start_ns(e.src) + g.duration_ns(e.src);
-    other[dst->second] = std::max(other[dst->second], src_end + e.delay_ns);
+    if (src_end + e.delay_ns > other[dst->second]) {
+      other[dst->second] = src_end + e.delay_ns;
+      binding[dst->second] = EdgeId(i);
+    }
   }
   const int64_t cap = ctx.opts.max_launch_latency_ns;
+  const DeviceEnds ends(ctx);
   for (uint32_t o = 0; o < ctx.ops.size(); ++o) {
     const GpuOp& op = ctx.ops[o];
+    // Before calling a start unexplained, look for work on another stream
+    // that ended just before it (the wait its trace did not record).
+    const int64_t launch_bound =
+        op.launch_edge.valid()
+            ? g.measured_start_ns(ctx.calls[op.launch].task) +
+                  g.duration_ns(ctx.calls[op.launch].task) + cap
+            : std::numeric_limits<int64_t>::min();
+    if (other[o] < op.start - ctx.opts.explain_tolerance_ns && launch_bound < op.start) {
+      const int64_t window = ctx.opts.cross_stream_window_ns;
+      if (other[o] >= op.start - window && binding[o].valid()) {
+        // An event or sync edge lands just short of the start: the wait's
+        // own latency (an event's signal, a copy engine's start), carried
+        // by that edge rather than kept as an unexplained gap.
+        const Edge& e = g.edge(binding[o]);
+        ctx.g.set_edge_delay_ns(binding[o], ClampDelay(e.delay_ns + (op.start - other[o])));
+        other[o] = op.start;
+      } else if (InferCrossStreamWait(ctx, ends, o, std::max(other[o], launch_bound))) {
+        other[o] = op.start;  // the new edge's end + delay
+      }
+    }
     if (!op.launch_edge.valid()) {
       // Nothing launched it that we can see (it ran before any call ended):
       // only its stream places it, so an idle stretch before it stays.

@@ -106,6 +106,11 @@ struct BuildOptions {
   // An op is explained by its stream predecessor or an event edge when that
   // constraint lands within this much of its measured start.
   int64_t explain_tolerance_ns = 0;
+  // An op nothing recorded explains that starts at most this long after
+  // work on another stream of its device ended waited for that work (an
+  // event the trace did not record): the builder adds the dependency and
+  // counts it (cross_stream_wait_inferred). 0 turns the inference off.
+  int64_t cross_stream_window_ns = 30'000;
   // A blocking call that ends within this long after a GPU task ends is taken
   // to have waited for it (sync inference without Sync records).
   int64_t sync_tolerance_ns = 30'000;

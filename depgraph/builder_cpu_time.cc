@@ -24,6 +24,7 @@
 // Only the gap windows [call end, call end + gap] are split, so the modelled
 // time of every thread is unchanged: replay gives the same starts as before.
 #include <algorithm>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <tuple>
@@ -32,6 +33,8 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "depgraph/builder_internal.h"
+#include "hardware/math_type.h"
+#include "hardware/op_work.h"
 
 namespace reverie::depgraph::internal {
 namespace {
@@ -53,6 +56,7 @@ struct Span {
   bool step;          // a ProfilerStep range (names no framework time either)
   bool issues = false;  // op that contains an API call of the thread
   OpId id;            // its graph op when it issues calls
+  const proto::Range* range = nullptr;  // the trace's range (its recorded inputs)
 };
 
 struct Mark {
@@ -99,6 +103,38 @@ class Sweep {
   size_t next_ = 0;
   std::vector<uint32_t> stack_;
 };
+
+// The recorded inputs of an op range as the cost model reads them; nullopt
+// when they contradict themselves (list ranks that do not add up to the
+// dims, from a hand-made .pb). Sizes are clamped to [0, 2^40].
+std::optional<hardware::OpArgs> OpArgsOf(const Trace& trace, const proto::Range& r) {
+  constexpr int64_t kMaxDim = int64_t{1} << 40;
+  hardware::OpArgs out;
+  out.reserve(r.inputs_size());
+  for (const proto::OpInput& in : r.inputs()) {
+    hardware::OpArg a;
+    a.type = std::string(trace.String(in.type_sid()));
+    a.concrete = std::string(trace.String(in.concrete_sid()));
+    a.is_list = in.is_list();
+    auto dim = [&](int i) { return std::clamp<int64_t>(in.dims(i), 0, kMaxDim); };
+    if (in.is_list()) {
+      int at = 0;
+      for (int32_t rank : in.list_ranks()) {
+        if (rank < 0 || at + rank > in.dims_size()) return std::nullopt;
+        std::vector<int64_t>& s = a.shapes.emplace_back();
+        for (int i = 0; i < rank; ++i) s.push_back(dim(at + i));
+        at += rank;
+      }
+      if (at != in.dims_size()) return std::nullopt;
+    } else if (in.dims_size() > 0 || hardware::ElementBytes(a.type) > 0) {
+      // [] of a tensor type is a 0-d tensor; [] of "Scalar" is no tensor.
+      std::vector<int64_t>& s = a.shapes.emplace_back();
+      for (int i = 0; i < in.dims_size(); ++i) s.push_back(dim(i));
+    }
+    out.push_back(std::move(a));
+  }
+  return out;
+}
 
 class ThreadSplitter {
  public:
@@ -198,6 +234,13 @@ class ThreadSplitter {
       spans_[i].issues = true;
       const OpId p = parent[i] >= 0 ? spans_[parent[i]].id : OpId();
       spans_[i].id = ctx_.g.AddOp(ctx_.trace.String(spans_[i].name_sid), p, 0);
+      if (spans_[i].range != nullptr && spans_[i].range->inputs_size() > 0) {
+        if (std::optional<hardware::OpArgs> in = OpArgsOf(ctx_.trace, *spans_[i].range)) {
+          ctx_.g.set_op_inputs(spans_[i].id, *std::move(in));
+        } else {
+          ctx_.stats.Add(BuildCounter::op_inputs_inconsistent);
+        }
+      }
       op_mode_ = true;
       ctx_.stats.Add(BuildCounter::cpu_ops);
     }
@@ -331,7 +374,7 @@ void SplitCpuTime(Context& ctx) {
     const bool layer = r.kind() == proto::Range::LAYER;
     const bool step = name.substr(0, 13) == "ProfilerStep#";
     spans[{r.pid(), r.tid()}].push_back(
-        {r.start_ns(), r.end_ns(), r.name_sid(), op, layer, step, false, OpId()});
+        {r.start_ns(), r.end_ns(), r.name_sid(), op, layer, step, false, OpId(), &r});
   }
   absl::flat_hash_map<ThreadKey, std::vector<Mark>> marks;
   for (size_t i = 0; i < ctx.steps.size(); ++i) {

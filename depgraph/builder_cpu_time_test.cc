@@ -159,3 +159,56 @@ TEST(BuilderCpuTimeTest, AThreadWithoutOpSpansKeepsItsGapsAndGetsMarkers) {
 
 }  // namespace
 }  // namespace reverie::depgraph
+
+namespace reverie::depgraph {
+namespace {
+
+// The inputs an op recorded reach its graph op (interned); inputs whose
+// list ranks contradict their sizes (a hand-made .pb) are dropped and
+// counted.
+TEST(BuilderCpuTimeTest, OpsKeepTheirRecordedInputs) {
+  test_trace::T t = OneThreadWithOps();
+  proto::TraceChunk& ev = t.tr.events();
+  for (int i = 0; i < ev.ranges_size(); ++i) {
+    proto::Range* r = ev.mutable_ranges(i);
+    const std::string_view name = t.tr.String(r->name_sid());
+    if (name == "aten::addmm") {
+      for (std::vector<int64_t> dims : {std::vector<int64_t>{256}, {16, 2056}, {2056, 256}}) {
+        proto::OpInput* in = r->add_inputs();
+        for (int64_t d : dims) in->add_dims(d);
+        in->set_type_sid(t.tr.Intern("float"));
+      }
+      proto::OpInput* alpha = r->add_inputs();
+      alpha->set_type_sid(t.tr.Intern("Scalar"));
+      alpha->set_concrete_sid(t.tr.Intern("1"));
+    } else if (name == "aten::add") {
+      proto::OpInput* list = r->add_inputs();  // ranks 2 + 2 for 3 dims: inconsistent
+      list->set_is_list(true);
+      list->add_list_ranks(2);
+      list->add_list_ranks(2);
+      for (int64_t d : {4, 4, 4}) list->add_dims(d);
+      list->set_type_sid(t.tr.Intern("TensorList"));
+    }
+  }
+  BuildStats stats;
+  const Graph g = t.Build(&stats);
+  int with_inputs = 0;
+  for (uint32_t o = 0; o < g.op_count(); ++o) {
+    const hardware::OpArgs* in = g.op_inputs(OpId(o));
+    if (in == nullptr) continue;
+    ++with_inputs;
+    EXPECT_EQ(g.op_name(OpId(o)), "aten::addmm");
+    ASSERT_EQ(in->size(), 4u);
+    const std::vector<std::vector<int64_t>> x = {{16, 2056}};
+    EXPECT_EQ((*in)[1].shapes, x);
+    EXPECT_EQ((*in)[3].concrete, "1");
+    EXPECT_TRUE((*in)[3].shapes.empty());  // a Scalar: no tensor
+    const hardware::OpWork w = hardware::WorkOfOp(g.op_name(OpId(o)), *in);
+    EXPECT_DOUBLE_EQ(w.flops, 2.0 * 16 * 256 * 2056 + 16 * 256);
+  }
+  EXPECT_EQ(with_inputs, 1);
+  EXPECT_EQ(stats.Get(BuildCounter::op_inputs_inconsistent), 1);
+}
+
+}  // namespace
+}  // namespace reverie::depgraph

@@ -90,6 +90,56 @@ TEST(BuilderTest, UnexplainedIdleStreamTimeStaysWithTheStream) {
   EXPECT_EQ(r->start_ns[Find(g, "b").value()], 40 + 10 + (900'000 - 100));
 }
 
+// DDP's copy-back after an all-reduce on another stream, with no event
+// record (RCCL traces): the copy waited for the collective, so the builder
+// infers that dependency instead of pinning the idle time.
+TEST(BuilderTest, IdleStreamEndingRightAfterAnotherStreamsWorkWaitedForIt) {
+  T t;
+  t.Api("cudaLaunchKernel", 1, 0, 10, 1);
+  t.Api("ncclAllReduce", 1, 20, 30, 2);
+  t.Api("cudaMemcpyAsync", 1, 40, 50, 3);
+  t.Gpu("grad", 7, 15, 100, 1);
+  t.Gpu("ncclDevKernel_Generic", 14, 110, 800'000, 2);
+  t.Gpu("Memcpy DtoD (Device -> Device)", 7, 800'015, 800'100, 3, proto::GpuActivity::MEMCPY);
+  BuildStats stats;
+  Graph g = t.Build(&stats);
+  EXPECT_EQ(stats.Get(BuildCounter::cross_stream_wait_inferred), 1);
+  EXPECT_EQ(stats.Get(BuildCounter::unexplained_stream_gap), 0);
+  const TaskId copy = Find(g, "Memcpy DtoD (Device -> Device)");
+  const TaskId nccl = Find(g, "ncclDevKernel_Generic");
+  bool found = false;
+  for (const Edge& e : EdgesOfKind(g, EdgeKind::kEvent)) {
+    if (e.src == nccl && e.dst == copy) {
+      found = true;
+      EXPECT_EQ(e.delay_ns, 15);  // the measured residual
+    }
+  }
+  EXPECT_TRUE(found);
+  ExpectFaithful(g);
+  // The copy now follows the collective: a faster network moves it.
+  g.set_duration_ns(nccl, 5000);
+  absl::StatusOr<SimResult> r = Simulate(g);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->start_ns[copy.value()], r->end_ns[nccl.value()] + 15);
+}
+
+// Beyond the window (30 us by default) nothing is inferred: the idle time
+// stays unexplained and is counted.
+TEST(BuilderTest, NoCrossStreamWaitIsInferredBeyondTheWindow) {
+  T t;
+  t.Api("cudaLaunchKernel", 1, 0, 10, 1);
+  t.Api("ncclAllReduce", 1, 20, 30, 2);
+  t.Api("cudaMemcpyAsync", 1, 40, 50, 3);
+  t.Gpu("grad", 7, 15, 100, 1);
+  t.Gpu("ncclDevKernel_Generic", 14, 110, 800'000, 2);
+  t.Gpu("Memcpy DtoD (Device -> Device)", 7, 900'000, 900'100, 3, proto::GpuActivity::MEMCPY);
+  BuildStats stats;
+  Graph g = t.Build(&stats);
+  EXPECT_EQ(stats.Get(BuildCounter::cross_stream_wait_inferred), 0);
+  EXPECT_EQ(stats.Get(BuildCounter::unexplained_stream_gap), 1);
+  ExpectFaithful(g);
+}
+
 TEST(BuilderTest, InferredDeviceSyncWaitsAndKeepsResidual) {
   T t;
   t.Api("cudaLaunchKernel", 1, 0, 10, 1);

@@ -203,4 +203,16 @@ std::vector<CriticalPath> CriticalPaths(const Graph& graph, const SimResult& sim
   return out;
 }
 
+double UnexplainedShare(const Graph& graph, const SimResult& sim) {
+  int64_t unexplained = 0, length = 0;
+  for (const CriticalPath& p : CriticalPaths(graph, sim)) {
+    const bool counted = p.iteration < 0 || static_cast<size_t>(p.iteration) >= sim.iterations.size() ||
+                         sim.iterations[p.iteration].counted;
+    if (!counted) continue;
+    unexplained += p.unexplained_ns;
+    length += p.length_ns;
+  }
+  return length > 0 ? static_cast<double>(unexplained) / static_cast<double>(length) : 0.0;
+}
+
 }  // namespace reverie::depgraph

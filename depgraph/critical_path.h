@@ -63,6 +63,11 @@ struct CriticalPath {
 // One per SimResult::iterations entry.
 std::vector<CriticalPath> CriticalPaths(const Graph& graph, const SimResult& sim);
 
+// The share (0..1) of the counted steps' critical paths that is waiting no
+// dependency explains (CriticalPath::unexplained_ns over length_ns): how
+// much of the step a prediction cannot move.
+double UnexplainedShare(const Graph& graph, const SimResult& sim);
+
 // The binding predecessor of `t` in `sim`, or an invalid id when nothing held
 // it back. `via` (may be null) gets the edge that bound it, invalid when it
 // was the resource order.

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "base/sv.h"
 
 namespace reverie::depgraph {
@@ -101,6 +102,20 @@ int32_t Graph::AddIteration(Iteration it) {
 OpId Graph::AddOp(std::string_view name, OpId parent, int64_t own_ns) {
   ops_.push_back({InternName(name), parent, own_ns});
   return OpId(static_cast<uint32_t>(ops_.size() - 1));
+}
+
+void Graph::set_op_inputs(OpId id, hardware::OpArgs inputs) {
+  // The key: every field, with separators no field holds unescaped.
+  std::string key;
+  for (const hardware::OpArg& a : inputs) {
+    absl::StrAppend(&key, a.is_list ? "L" : "T", a.type.size(), ":", a.type, a.concrete.size(), ":",
+                    a.concrete, a.shapes.size(), "(");
+    for (const std::vector<int64_t>& s : a.shapes) absl::StrAppend(&key, absl::StrJoin(s, ","), ";");
+    key += ')';
+  }
+  auto [it, inserted] = op_inputs_index_.try_emplace(key, static_cast<uint32_t>(op_inputs_.size()));
+  if (inserted) op_inputs_.push_back(std::move(inputs));
+  ops_[id.value()].inputs = it->second + 1;
 }
 
 TaskId Graph::NewTask(const TaskSpec& spec, ResourceId resource) {
@@ -336,6 +351,12 @@ size_t Graph::MemoryBytes() const {
     b += cap(a->out_offsets) + cap(a->out_edges) + cap(a->in_offsets) + cap(a->in_edges);
   }
   for (const std::string& s : names_) b += s.capacity() + sizeof(s);
+  for (const hardware::OpArgs& args : op_inputs_) {
+    for (const hardware::OpArg& a : args) {
+      b += sizeof(a) + a.type.capacity() + a.concrete.capacity();
+      for (const std::vector<int64_t>& s : a.shapes) b += sizeof(s) + cap(s);
+    }
+  }
   return b;
 }
 

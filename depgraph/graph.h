@@ -54,6 +54,7 @@
 #include "absl/strings/string_view.h"
 #include "base/check.h"
 #include "base/strong_id.h"
+#include "hardware/op_work.h"
 
 namespace reverie::depgraph {
 
@@ -150,6 +151,7 @@ struct CpuOp {
   uint32_t name_id = 0;  // interned name, "aten::add"
   OpId parent;           // the enclosing op that also issued calls; invalid at top level
   int64_t own_ns = 0;    // measured own CPU time (its kCpuWork tasks at build time)
+  uint32_t inputs = 0;   // 1 + index of its recorded input shapes (Graph::op_inputs); 0 = none
 };
 
 struct Edge {
@@ -316,6 +318,13 @@ class Graph {
   std::string_view op_name(OpId id) const { return names_[ops_[id.value()].name_id]; }
   size_t op_count() const { return ops_.size(); }
   void set_op_own_ns(OpId id, int64_t ns) { ops_[id.value()].own_ns = ns; }
+  // The op's inputs as the profiler recorded them (record_shapes), interned
+  // (a step repeats its shapes); nullptr when none were recorded.
+  const hardware::OpArgs* op_inputs(OpId id) const {
+    const uint32_t i = ops_[id.value()].inputs;
+    return i == 0 ? nullptr : &op_inputs_[i - 1];
+  }
+  void set_op_inputs(OpId id, hardware::OpArgs inputs);
 
   // ---- tasks ----
   // Appends at the end of the spec's resource.
@@ -473,6 +482,8 @@ class Graph {
   absl::flat_hash_map<std::string, LayerId> layer_index_;
   std::vector<Iteration> iterations_;
   std::vector<CpuOp> ops_;
+  std::vector<hardware::OpArgs> op_inputs_;
+  absl::flat_hash_map<std::string, uint32_t> op_inputs_index_;
   std::vector<KernelGeometry> geometries_;  // [0] is the unknown geometry
   absl::flat_hash_map<KernelGeometry, uint32_t> geometry_index_;
 

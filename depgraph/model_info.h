@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "depgraph/facts.h"
 #include "proto/trace.h"
 
 namespace reverie::depgraph {
@@ -64,6 +65,9 @@ struct ModelInfo {
   int32_t world_size = 0;  // the trace's distributed world size; 0 = not recorded
   std::vector<DeviceInfo> devices;  // the trace header's GPUs, in its order
   int64_t skipped = 0;
+  // What the run already does (depgraph/facts.h): set once the graph is
+  // built (DetectFacts needs its classes and steps).
+  TraceFacts facts;
 };
 
 ModelInfo ModelInfoFromTrace(const Trace& trace);

@@ -16,6 +16,7 @@ std::vector<TaskId> AppendGraph(const Graph& src, const AppendMapping& m, Graph*
     const CpuOp& op = src.op(OpId(o));
     ops[o] = dst->AddOp(src.op_name(OpId(o)), op.parent.valid() ? ops[op.parent.value()] : OpId(),
                         op.own_ns);
+    if (const hardware::OpArgs* in = src.op_inputs(OpId(o))) dst->set_op_inputs(ops[o], *in);
   }
   for (uint32_t r = 0; r < src.resource_count(); ++r) {
     for (TaskId t = src.first_on_resource(ResourceId(r)); t.valid(); t = src.next_on_resource(t)) {

@@ -16,9 +16,25 @@ using depgraph::Graph;
 using depgraph::TaskId;
 using depgraph::TaskKind;
 
+// The hand-built graph's GPU: its kernels are Volta's (volta_sgemm,
+// volta_scudnn), as a trace's deviceProperties would say.
+depgraph::ModelInfo V100() {
+  depgraph::ModelInfo m;
+  depgraph::DeviceInfo d;
+  d.id = 0;
+  d.name = "Tesla V100-SXM2-32GB";
+  d.vendor = "nvidia";
+  d.sm_count = 80;
+  d.compute_major = 7;
+  d.total_memory_bytes = 34089730048;
+  m.devices.push_back(d);
+  return m;
+}
+
 class LibraryTest : public ::testing::Test {
  protected:
   Graph g_ = transforms::testing::MakeTrainingGraph(2);
+  depgraph::ModelInfo model_ = V100();
 
   absl::Status Apply(const std::vector<std::string>& scripts,
                      std::vector<std::pair<std::string, std::string>> sets = {}) {
@@ -26,7 +42,7 @@ class LibraryTest : public ::testing::Test {
     o.script_dirs = {REVERIE_SOURCE_DIR "/scripts"};
     o.settings = std::move(sets);
     runner_ = std::make_unique<ScriptRunner>(std::move(o));
-    return runner_->Run(scripts, {}, &g_);
+    return runner_->Run(scripts, model_, &g_);
   }
   std::vector<int64_t> Durations(const char* name, TaskKind kind = TaskKind::kKernel) {
     transforms::TaskQuery q;
@@ -50,13 +66,41 @@ class LibraryTest : public ::testing::Test {
 using ::testing::Each;
 using ::testing::ElementsAre;
 
-TEST_F(LibraryTest, AmpDividesComputeByThreeAndTheRestByTwo) {
-  ASSERT_TRUE(Apply({"amp.lua"}).ok());
+TEST_F(LibraryTest, AmpWithFixedFactorsDividesComputeByThreeAndTheRestByTwo) {
+  ASSERT_TRUE(Apply({"amp.lua"}, {{"compute_speedup", "3"}, {"memory_speedup", "2"}}).ok());
   EXPECT_THAT(Durations("scudnn"), Each(33'333));            // 100us conv / 3
   EXPECT_THAT(Durations("sgemm_64x64_nn"), Each(16'667));    // 50us / 3
   EXPECT_THAT(Durations("elementwise"), Each(10'000));       // 20us relu / 2
   EXPECT_THAT(Durations("bn_bw"), Each(15'000));             // 30us / 2
   EXPECT_THAT(Durations("multi_tensor"), Each(10'000));      // update stays FP32
+  // Fixed factors need no GPU model.
+  model_ = depgraph::ModelInfo();
+  g_ = transforms::testing::MakeTrainingGraph(2);
+  ASSERT_TRUE(Apply({"amp.lua"}, {{"compute_speedup", "3"}, {"memory_speedup", "2"}}).ok());
+  EXPECT_THAT(Durations("scudnn"), Each(33'333));
+  g_ = transforms::testing::MakeTrainingGraph(2);
+  EXPECT_THAT(std::string(Apply({"amp.lua"}).message()),
+              ::testing::HasSubstr("records no GPU"));
+}
+
+// The cost model on a graph without shapes: each kernel sits on its
+// class's curve by its own time; no class has samples, so every curve has
+// the prior slope (1 / 0.75 for GEMM and convolution, 1 / 0.85 for the
+// rest) and the fixed cost of the trace's short kernels (the 10th
+// percentile of its 18 kernels: 10 us).
+TEST_F(LibraryTest, AmpByTheCostModel) {
+  ASSERT_TRUE(Apply({"amp.lua"}, {{"cast_kernels", "false"}, {"grad_scaler", "false"}}).ok());
+  const auto on_curve = [](double t_us, double ceiling, double ratio) {
+    const double fixed = 10'000, r0 = (t_us * 1e3 - fixed) * ceiling;
+    return static_cast<int64_t>(std::nearbyint((fixed + r0 * ratio / ceiling)));
+  };
+  // V100: fp32 15.7 TFLOP/s on CUDA cores, fp16 125 on tensor cores.
+  EXPECT_THAT(Durations("scudnn"), Each(on_curve(100, 0.75, 15.7 / 125)));
+  EXPECT_THAT(Durations("sgemm_64x64_nn"), Each(on_curve(50, 0.75, 15.7 / 125)));
+  // Memory-bound kernels move half the bytes.
+  EXPECT_THAT(Durations("elementwise"), Each(on_curve(20, 0.85, 0.5)));
+  EXPECT_THAT(Durations("bn_bw"), Each(on_curve(30, 0.85, 0.5)));
+  EXPECT_THAT(Durations("multi_tensor"), Each(10'000));  // update stays FP32
 }
 
 TEST_F(LibraryTest, FusedAdamFusesEachStepsUpdate) {
@@ -100,7 +144,8 @@ TEST_F(LibraryTest, DdpAddsAllReducesTheUpdateWaitsFor) {
 }
 
 TEST_F(LibraryTest, DdpNeedsAGradientSizeWhenNothingTellsIt) {
-  // The hand-built update kernels imply 30us x 524 GB/s / 11 = 1.4 MB, fine;
+  // The hand-built update kernels imply 30us x the V100's achieved memory
+  // bandwidth / 11 passes, fine;
   // without an update phase and without gradient_mb the script must say so.
   transforms::TaskQuery q;
   q.phases = transforms::PhaseBit(depgraph::Phase::kUpdate);
@@ -141,29 +186,32 @@ TEST_F(LibraryTest, EveryLibraryScriptRunsWithItsDefaults) {
   }
 }
 
-TEST_F(LibraryTest, RetargetGpuWaveScalesByKernelClass) {
-  // This graph names no GPU and records no launch geometry.
+TEST_F(LibraryTest, RetargetGpuByTheCostModel) {
+  // Without a GPU the model has nothing to start from, and says so.
+  model_ = depgraph::ModelInfo();
   EXPECT_THAT(std::string(Apply({"retarget_gpu.lua"}, {{"to", "A100-SXM4-80GB"}}).message()),
-              ::testing::HasSubstr("does not name its GPU; set it with --set from=KEY"));
-  ASSERT_TRUE(Apply({"retarget_gpu.lua"}, {{"from", "V100-SXM2"}, {"to", "A100-SXM4-80GB"}}).ok());
-  // Without geometry a kernel scales by whole-GPU ratios (bandwidth 900 ->
-  // 2039 GB/s); gamma from Habitat's Eq. 3 at 100 FLOP/B for GEMM/conv.
-  const double bw = 900.0 / 2039.0;
-  const auto eq3 = [](double peak_tflops) {
-    const double ridge = peak_tflops * 1000 / 2039;
-    return 100 < ridge ? 1 - 0.5 * 100 / ridge : 0.5 * ridge / 100;
+              ::testing::HasSubstr("records no GPU"));
+  const absl::Status st = Apply({"retarget_gpu.lua"}, {{"from", "V100-SXM2"}, {"to", "A100-SXM4-80GB"}});
+  ASSERT_TRUE(st.ok()) << st;
+  // No shapes and no geometry: each kernel sits on its class's prior curve
+  // (fixed 10 us, LibraryTest.AmpByTheCostModel) and its roofline scales by
+  // the peaks of its class: memory bandwidth 900 -> 2039 GB/s, fp32 CUDA
+  // cores 15.7 -> 19.5 TFLOP/s (FP32 GEMMs stay FP32: tf32_matmul off),
+  // TF32 tensor cores for FP32 convolutions on the A100 (156 TFLOP/s).
+  const auto on_curve = [](double t_us, double ceiling, double ratio) {
+    const double fixed = 10'000, r0 = (t_us * 1e3 - fixed) * ceiling;
+    return static_cast<int64_t>(std::nearbyint((fixed + r0 * ratio / ceiling)));
   };
-  const auto ns = [](double v) { return static_cast<int64_t>(std::nearbyint(v)); };
-  EXPECT_THAT(Durations("elementwise"), Each(ns(20'000 * bw)));     // memory-bound
-  EXPECT_THAT(Durations("multi_tensor"), Each(ns(10'000 * bw)));
-  const double g32 = eq3(19.5);  // FP32 GEMMs stay FP32 (tf32_matmul off)
-  EXPECT_THAT(Durations("sgemm_64x64_nn"),
-              Each(ns(50'000 * std::pow(bw, g32) * std::pow(15.7 / 19.5, 1 - g32))));
-  const double gtf = eq3(156);  // FP32 convolutions run as TF32 on the A100
-  EXPECT_THAT(Durations("scudnn"), Each(ns(100'000 * std::pow(bw, gtf) * std::pow(15.7 / 156, 1 - gtf))));
+  EXPECT_THAT(Durations("elementwise"), Each(on_curve(20, 0.85, 900.0 / 2039)));
+  EXPECT_THAT(Durations("multi_tensor"), Each(10'000));  // at the fixed cost: latency-bound
+  EXPECT_THAT(Durations("sgemm_64x64_nn"), Each(on_curve(50, 0.75, 15.7 / 19.5)));
+  EXPECT_THAT(Durations("scudnn"), Each(on_curve(100, 0.75, 15.7 / 156)));
   EXPECT_THAT(Durations("cudaLaunchKernel", TaskKind::kCpuApi), Each(5'000));
-  ASSERT_TRUE(Apply({"retarget_gpu.lua"}, {{"from", "A100-SXM4-80GB"}, {"to", "A100-SXM4-80GB"}}).ok());
-  EXPECT_THAT(Durations("scudnn"), Each(ns(100'000 * std::pow(bw, gtf) * std::pow(15.7 / 156, 1 - gtf))));
+  // The same GPU changes nothing.
+  g_ = transforms::testing::MakeTrainingGraph(2);
+  ASSERT_TRUE(Apply({"retarget_gpu.lua"}, {{"from", "V100-SXM2"}, {"to", "V100-SXM2"}}).ok());
+  EXPECT_THAT(Durations("scudnn"), Each(100'000));
+  EXPECT_THAT(Durations("elementwise"), Each(20'000));
 }
 
 }  // namespace

@@ -63,6 +63,31 @@ TEST_F(BindingsTest, SelectRejectsTyposAndBadNames) {
   EXPECT_THAT(Err("\ngraph:select{kind = 3}"), StartsWith("test.lua:2:"));
 }
 
+// A float where an integer belongs names the parameter (it said "bad
+// argument #-2 to 'select' (table expected, got number)").
+TEST_F(BindingsTest, IntegerParametersSayIntegerExpected) {
+  EXPECT_THAT(Err("graph:select{iteration = 1.5}"),
+              HasSubstr("select: iteration: integer expected, got 1.5"));
+  EXPECT_THAT(Err("graph:task(2.5)"), HasSubstr("task: id: integer expected, got 2.5"));
+  EXPECT_THAT(Err("graph:select{kind = 'kernel'}:set_priority('high')"),
+              HasSubstr("set_priority: integer expected, got string"));
+  EXPECT_THAT(Err("graph:select{resource = 3}"),
+              HasSubstr("'resource' must be a resource or a list of resources"));
+}
+
+// An edit on a selection that matched nothing changes nothing: the log says
+// so, naming the line, instead of staying silent.
+TEST_F(BindingsTest, EditsOnEmptySelectionsWarnInTheLog) {
+  const auto r = RunLua("local none = graph:select{name = 'no_such_kernel'}\n"
+                        "none:shrink(2)\n"
+                        "graph:select{kind = 'kernel'}:shrink(2)\n",
+                        &g_);
+  ASSERT_TRUE(r.status.ok()) << r.status;
+  ASSERT_EQ(r.engine->log().size(), 1u);
+  EXPECT_THAT(r.engine->log()[0], AllOf(StartsWith("warning: "), HasSubstr(":2: shrink"),
+                                        HasSubstr("empty selection")));
+}
+
 TEST_F(BindingsTest, TaskFieldsAndNavigation) {
   Ok(R"(
     local k = graph:select{kind = "kernel", name = "wgrad"}[1]

@@ -9,6 +9,7 @@
 #include "absl/strings/str_join.h"
 #include "base/printable.h"
 #include "base/sv.h"
+#include "base/text.h"
 #include "lua/lua_internal.h"
 
 namespace reverie::lua {
@@ -77,6 +78,65 @@ int Print(lua_State* L) {
 }
 
 int Log(lua_State* L) { return Print(L); }
+
+// reverie.nothing_to_change(reason): the trace already does what the script
+// models ("kernels already bf16"): the script ends here, its edits are
+// dropped and the prediction is the baseline, with the reason in its log.
+int NothingToChange(lua_State* L) {
+  const char* reason = luaL_checkstring(L, 1);
+  EngineState& S = State(L);
+  S.outcome = ScriptOutcome::kUnchanged;
+  S.outcome_reason = reason;
+  internal::LogLine(L, absl::StrCat("nothing to change: ", reason));
+  lua_pushliteral(L, "nothing to change");
+  return lua_error(L);  // LuaEngine::Run reads the outcome: a clean end
+}
+
+// reverie.refuse(reason): the script cannot model this trace ("the model
+// already runs activation checkpointing; set force=true to recompute
+// anyway"): an error naming the script, kFailedPrecondition.
+int Refuse(lua_State* L) {
+  const char* reason = luaL_checkstring(L, 1);
+  EngineState& S = State(L);
+  S.outcome = ScriptOutcome::kRefused;
+  S.outcome_reason = reason;
+  return luaL_error(L, "refused: %s", reason);
+}
+
+// reverie.work_per_step{factor = f [, samples = n]}: a script that changes
+// the work a step does (a larger batch) says so, so that a prediction is
+// also read as throughput (steps get longer while samples per second rise).
+int WorkPerStep(lua_State* L) {
+  luaL_checktype(L, 1, LUA_TTABLE);
+  EngineState& S = State(L);
+  lua_getfield(L, 1, "factor");
+  const lua_Number f = luaL_checknumber(L, -1);
+  if (!(f > 0 && f <= 1e9)) luaL_error(L, "work_per_step: factor = %f must be in (0, 1e9]", f);
+  lua_getfield(L, 1, "samples");
+  const lua_Integer n =
+      lua_isnil(L, -1) ? 0 : internal::CheckInteger(L, -1, "work_per_step: samples");
+  if (n < 0 || n > (lua_Integer{1} << 40)) luaL_error(L, "work_per_step: samples = %I is out of range", n);
+  S.work_factor = f;
+  S.samples_per_step = n;
+  return 0;
+}
+
+}  // namespace
+
+namespace internal {
+void WarnIfEmpty(lua_State* L, size_t count, const char* method) {
+  EngineState& S = State(L);
+  if (count != 0 || S.empty_edit_warnings >= 20) return;
+  ++S.empty_edit_warnings;
+  luaL_where(L, 1);
+  const std::string line = absl::StrCat("warning: ", lua_tostring(L, -1), method,
+                                        " on an empty selection changed nothing");
+  lua_pop(L, 1);
+  LogLine(L, line);
+}
+}  // namespace internal
+
+namespace {
 
 // ---- reverie.include ------------------------------------------------------
 
@@ -167,9 +227,12 @@ int Setup(lua_State* L) {
   lua_newtable(L);
   lua_setfield(L, LUA_REGISTRYINDEX, kIncludeCache);
   static const luaL_Reg kReverie[] = {
-      {"params", internal::Params}, {"log", Log}, {"include", Include}, {nullptr, nullptr}};
-  lua_createtable(L, 0, 8);
+      {"params", internal::Params}, {"log", Log}, {"include", Include},
+      {"work_per_step", WorkPerStep}, {"nothing_to_change", NothingToChange},
+      {"refuse", Refuse}, {nullptr, nullptr}};
+  lua_createtable(L, 0, 16);
   internal::SetBindings(L, kReverie);
+  internal::RegisterCostFunctions(L);
   lua_pushliteral(L, "0.1.0");
   lua_setfield(L, -2, "version");
   lua_pushinteger(L, 1000);
@@ -222,7 +285,7 @@ void LogLine(lua_State* L, std::string_view line) {
   if (S.log_sink) S.log_sink(S.log.back());
 }
 
-// The message of a failed run: its first line (cut to kMaxMessageBytes,
+// The message of a failed run: its first line (shortened to kMaxMessageBytes,
 // naming the script), then only the traceback lines that point into Lua code
 // ("[C]: in ?" frames of our trampolines say nothing to a user). Lines of a
 // multi-line error message between the two are dropped and counted, so a
@@ -234,11 +297,9 @@ std::string CleanMessage(std::string_view msg, const std::string& script) {
   std::string first(text.substr(0, text.find('\n')));
   size_t extra_lines = 0;
   for (char c : text) extra_lines += c == '\n';
-  if (first.size() > kMaxMessageBytes) {
-    const size_t cut = first.size() - kMaxMessageBytes;
-    first.resize(kMaxMessageBytes);
-    absl::StrAppend(&first, "... (", cut, " more bytes)");
-  }
+  // Cut in the middle: what went wrong is often at the end of a message
+  // that names a long kernel ("... would create a cycle").
+  first = Abbreviate(first, kMaxMessageBytes);
   if (extra_lines > 0) absl::StrAppend(&first, " (", extra_lines, " more lines)");
   // A script's message may hold escape sequences (issue 29, D31).
   first = EscapeControl(first);
@@ -335,6 +396,7 @@ absl::Status LuaEngine::Run(std::string_view source, const ScriptContext& ctx,
   S.include_dirs = ctx.include_dirs;
   S.log_sink = ctx.log_sink;
   S.launch_model.reset();
+  S.cost_models.clear();
   S.sized_graph = nullptr;
   S.adjacency_dirty = true;
   S.numbering = transforms::ResourceNumbering();
@@ -351,7 +413,9 @@ absl::Status LuaEngine::Run(std::string_view source, const ScriptContext& ctx,
     rc = lua_pcall(L, 1, 0, 1);
   }
   absl::Status status;
-  if (rc != LUA_OK) {
+  if (rc != LUA_OK && S.exhausted.empty() && S.outcome == ScriptOutcome::kUnchanged) {
+    // reverie.nothing_to_change ended the run: not an error.
+  } else if (rc != LUA_OK) {
     if (!S.exhausted.empty()) {
       // Whatever a handler or __close method raised on the way out, the
       // limit is the reason.
@@ -378,8 +442,10 @@ absl::Status LuaEngine::Run(std::string_view source, const ScriptContext& ctx,
     } else {
       size_t n = 0;
       const char* m = lua_tolstring(L, -1, &n);
-      status = absl::InvalidArgumentError(internal::CleanMessage(
-          m != nullptr ? std::string_view(m, n) : std::string_view("(no message)"), S.display_name));
+      std::string msg = internal::CleanMessage(
+          m != nullptr ? std::string_view(m, n) : std::string_view("(no message)"), S.display_name);
+      status = S.outcome == ScriptOutcome::kRefused ? absl::FailedPreconditionError(std::move(msg))
+                                                    : absl::InvalidArgumentError(std::move(msg));
     }
   } else if (!S.params_declared) {
     if (absl::Status used = internal::CheckOverridesUsed(S); !used.ok()) {
@@ -397,6 +463,19 @@ absl::Status LuaEngine::Run(std::string_view source, const ScriptContext& ctx,
 const std::vector<ParamValue>& LuaEngine::params() const { return state_->params; }
 const std::vector<std::string>& LuaEngine::used_override_keys() const { return used_keys_; }
 const std::vector<std::string>& LuaEngine::log() const { return state_->log; }
+double LuaEngine::work_factor() const { return state_->work_factor; }
+ScriptOutcome LuaEngine::outcome() const { return state_->outcome; }
+const std::string& LuaEngine::outcome_reason() const { return state_->outcome_reason; }
+
+std::string_view ScriptOutcomeName(ScriptOutcome o) {
+  switch (o) {
+    case ScriptOutcome::kApplied: return "applied";
+    case ScriptOutcome::kUnchanged: return "unchanged";
+    case ScriptOutcome::kRefused: return "refused";
+  }
+  return "applied";
+}
+int64_t LuaEngine::samples_per_step() const { return state_->samples_per_step; }
 int64_t LuaEngine::instructions_used() const { return state_->instructions; }
 size_t LuaEngine::peak_memory_bytes() const { return state_->alloc.peak; }
 

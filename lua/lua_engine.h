@@ -81,6 +81,12 @@ namespace internal {
 struct EngineState;
 }
 
+// How a script ended: it changed the graph (or tried to), found nothing to
+// change in this trace (reverie.nothing_to_change: the prediction is the
+// baseline), or refused to apply (reverie.refuse: an error, exit 2).
+enum class ScriptOutcome : uint8_t { kApplied = 0, kUnchanged, kRefused };
+std::string_view ScriptOutcomeName(ScriptOutcome o);  // "applied", "unchanged", "refused"
+
 class LuaEngine {
  public:
   static absl::StatusOr<std::unique_ptr<LuaEngine>> Create(const EngineLimits& limits = {});
@@ -99,6 +105,12 @@ class LuaEngine {
   const std::vector<ParamValue>& params() const;
   const std::vector<std::string>& used_override_keys() const;
   const std::vector<std::string>& log() const;
+  // reverie.work_per_step's factor (1 when the script did not call it) and
+  // samples (0: unknown).
+  double work_factor() const;
+  ScriptOutcome outcome() const;
+  const std::string& outcome_reason() const;
+  int64_t samples_per_step() const;
 
   // The first error a Lua schedule key function raised (OK when none); the
   // simulator cannot stop mid-run, so callers check this after simulating.

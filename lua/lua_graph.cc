@@ -56,7 +56,7 @@ int GraphFromTasks(lua_State* L) {
 }
 
 int GraphTask(lua_State* L) {
-  const lua_Integer id = luaL_checkinteger(L, 2);
+  const lua_Integer id = CheckInteger(L, 2, "task: id");
   const Graph& g = GraphOrRaise(L);
   if (id < 0 || static_cast<uint64_t>(id) >= g.task_count()) return 0;
   PushTask(L, TaskId(static_cast<uint32_t>(id)));
@@ -74,7 +74,7 @@ int GraphIterationCount(lua_State* L) {
 }
 
 int GraphIterationName(lua_State* L) {
-  const lua_Integer i = luaL_checkinteger(L, 2);
+  const lua_Integer i = CheckInteger(L, 2, "iteration_name: step");
   const Graph& g = GraphOrRaise(L);
   if (i < 0 || static_cast<uint64_t>(i) >= g.iteration_count()) return 0;
   lua_pushstring(L, g.iteration_info(static_cast<int32_t>(i)).name.c_str());
@@ -84,7 +84,7 @@ int GraphIterationName(lua_State* L) {
 // graph:iteration_counted(i): whether step i counts in the mean step time
 // (depgraph/step_time.h rule 4); nil for no such step.
 int GraphIterationCounted(lua_State* L) {
-  const lua_Integer i = luaL_checkinteger(L, 2);
+  const lua_Integer i = CheckInteger(L, 2, "iteration_counted: step");
   const Graph& g = GraphOrRaise(L);
   if (i < 0 || static_cast<uint64_t>(i) >= g.iteration_count()) return 0;
   lua_pushboolean(L, g.iteration_info(static_cast<int32_t>(i)).counted);
@@ -272,7 +272,7 @@ int GraphAddThread(lua_State* L) {
 
 // graph:op(id): the op table for an op id (t.op.parent is one); nil when none.
 int GraphOp(lua_State* L) {
-  const lua_Integer id = luaL_checkinteger(L, 2);
+  const lua_Integer id = CheckInteger(L, 2, "op: id");
   const Graph& g = GraphOrRaise(L);
   if (id < 0 || static_cast<uint64_t>(id) >= g.op_count()) return 0;
   PushOp(L, g, depgraph::OpId(static_cast<uint32_t>(id)));
@@ -281,7 +281,7 @@ int GraphOp(lua_State* L) {
 
 // graph:op_children(id): the ids of the ops directly inside op `id`.
 int GraphOpChildren(lua_State* L) {
-  const lua_Integer id = luaL_checkinteger(L, 2);
+  const lua_Integer id = CheckInteger(L, 2, "op_children: id");
   const Graph& g = GraphOrRaise(L);
   ChargeWork(L, static_cast<int64_t>(g.op_count()));
   lua_newtable(L);
@@ -343,6 +343,7 @@ const luaL_Reg kGraphMethods[] = {
     {"parameters", GraphParameters},
     {"gradient_buckets", GraphGradientBuckets},
     {"collectives", GraphCollectives},
+    {"facts", GraphFacts},
     {"world_size", GraphWorldSize},
     {"devices", GraphDevices},
     {"op", GraphOp},
@@ -367,6 +368,7 @@ void RegisterGraph(lua_State* L) {
   luaL_newmetatable(L, kGraphMt);
   lua_newtable(L);
   SetBindings(L, kGraphMethods);
+  RegisterCostGraphMethods(L);
   PushBinding(L, GraphIndex, 1);
   lua_setfield(L, -2, "__index");
   PushBinding(L, GraphToString, 0);

@@ -178,4 +178,95 @@ int GraphWorldSize(lua_State* L) {
   return 1;
 }
 
+namespace {
+
+void SetString(lua_State* L, const char* key, std::string_view v) {
+  lua_pushlstring(L, v.data(), v.size());
+  lua_setfield(L, -2, key);
+}
+void SetNumber(lua_State* L, const char* key, double v) {
+  lua_pushnumber(L, v);
+  lua_setfield(L, -2, key);
+}
+void SetBool(lua_State* L, const char* key, bool v) {
+  lua_pushboolean(L, v);
+  lua_setfield(L, -2, key);
+}
+void SetOrigin(lua_State* L, const depgraph::Origin& o) {
+  SetString(L, "source", depgraph::FactSourceName(o.source));
+  SetString(L, "how", o.how);
+}
+void SetUsed(lua_State* L, const char* key, const depgraph::UsedFact& u) {
+  lua_createtable(L, 0, 4);
+  SetBool(L, "used", u.used);
+  SetNumber(L, "count", u.count);
+  SetOrigin(L, u.origin);
+  lua_setfield(L, -2, key);
+}
+
+}  // namespace
+
+// graph:facts(): what the run already does (depgraph/facts.h), the same
+// fields as `info --json`'s "facts", for a script's preconditions.
+int GraphFacts(lua_State* L) {
+  EngineState& S = State(L);
+  const depgraph::TraceFacts empty;
+  const depgraph::TraceFacts& f = S.model != nullptr ? S.model->facts : empty;
+  ChargeWork(L, 64);
+  lua_createtable(L, 0, 10);
+  SetIntField(L, "counted_steps", f.counted_steps);
+  lua_createtable(L, 0, 5);
+  SetString(L, "name", f.gpu.name);
+  SetString(L, "vendor", f.gpu.vendor);
+  SetIntField(L, "devices_used", f.gpu.devices_used);
+  SetOrigin(L, f.gpu.origin);
+  lua_setfield(L, -2, "gpu");
+  lua_createtable(L, 0, 5);
+  SetString(L, "compute", f.precision.compute);
+  SetNumber(L, "share", f.precision.share);
+  SetBool(L, "half_or_lower", f.precision.half_or_lower());
+  SetOrigin(L, f.precision.origin);
+  lua_setfield(L, -2, "precision");
+  const depgraph::OptimizerFact& o = f.optimizer;
+  lua_createtable(L, 0, 10);
+  SetString(L, "name", o.name);
+  SetString(L, "implementation", o.implementation);
+  SetNumber(L, "step_us", o.step_us);
+  SetNumber(L, "step_kernels", o.step_kernels);
+  SetNumber(L, "step_gpu_us", o.step_gpu_us);
+  SetNumber(L, "zero_grad_us", o.zero_grad_us);
+  SetNumber(L, "zero_grad_kernels", o.zero_grad_kernels);
+  SetOrigin(L, o.origin);
+  lua_setfield(L, -2, "optimizer");
+  const depgraph::DataParallelFact& d = f.data_parallel;
+  lua_createtable(L, 0, 12);
+  SetBool(L, "used", d.used);
+  SetString(L, "backend", d.backend);
+  SetIntField(L, "world_size", d.world_size);
+  SetNumber(L, "collectives_per_step", d.collectives_per_step);
+  SetNumber(L, "allreduce_bytes_per_step", d.allreduce_bytes_per_step);
+  SetNumber(L, "comm_kernels_per_step", d.comm_kernels_per_step);
+  SetNumber(L, "comm_kernel_us_per_step", d.comm_kernel_us_per_step);
+  SetBool(L, "generic_kernels", d.generic_kernels);
+  SetIntField(L, "buckets", d.buckets);
+  SetOrigin(L, d.origin);
+  lua_setfield(L, -2, "data_parallel");
+  SetUsed(L, "activation_checkpointing", f.checkpointing);
+  SetUsed(L, "cuda_graphs", f.cuda_graphs);
+  SetUsed(L, "compiled", f.compiled);
+  lua_createtable(L, 0, 4);
+  SetString(L, "mode", f.dataloader.mode);
+  SetNumber(L, "loading_us_per_step", f.dataloader.loading_us_per_step);
+  SetOrigin(L, f.dataloader.origin);
+  lua_setfield(L, -2, "dataloader");
+  lua_createtable(L, 0, 6);
+  SetIntField(L, "pageable", f.copies.pageable);
+  SetIntField(L, "pinned", f.copies.pinned);
+  SetIntField(L, "device", f.copies.device);
+  SetIntField(L, "other", f.copies.other);
+  SetOrigin(L, f.copies.origin);
+  lua_setfield(L, -2, "copies");
+  return 1;
+}
+
 }  // namespace reverie::lua::internal

@@ -46,6 +46,7 @@
 #include "lua.hpp"
 #include "lua/lua_engine.h"
 #include "depgraph/model_info.h"
+#include "transforms/cost_model.h"
 #include "transforms/select.h"
 #include "transforms/session.h"
 #include "transforms/structure.h"
@@ -168,8 +169,19 @@ struct EngineState {
   std::vector<ParamValue> params;
   std::set<std::string> used_keys;
   std::vector<std::string> log;
+  int empty_edit_warnings = 0;  // WarnIfEmpty's lines so far (capped)
+  // reverie.work_per_step: how much more work (samples) a step of the
+  // transformed run does, and the baseline's samples per step (0: unknown).
+  double work_factor = 1;
+  int64_t samples_per_step = 0;
+  // reverie.nothing_to_change / reverie.refuse.
+  ScriptOutcome outcome = ScriptOutcome::kApplied;
+  std::string outcome_reason;
   std::string key_error;  // first error raised by a Lua schedule key
   std::optional<transforms::LaunchModel> launch_model;
+  // Cost models calibrated on the session's original graph this run, by
+  // origin GPU key ("" = the trace's own GPU); an error is kept too.
+  std::map<std::string, std::unique_ptr<absl::StatusOr<transforms::CostModel>>> cost_models;
 
   // The graph handles refer to (nullptr when none is attached).
   const depgraph::Graph* graph() const {
@@ -291,6 +303,13 @@ int ReadQuery(lua_State* L, int idx, const char* what, transforms::TaskQuery* q)
 int64_t CheckNs(lua_State* L, int idx);
 int64_t FieldNs(lua_State* L, int table, const char* ns_key, const char* us_key, int64_t dflt);
 int32_t CheckInt32(lua_State* L, int idx, const char* what);
+// Logs "warning: file.lua:LINE: METHOD on an empty selection changed
+// nothing" (the first 20 times) when `count` is 0: a selection that matched
+// nothing is a silent no-op a user must hear about.
+void WarnIfEmpty(lua_State* L, size_t count, const char* method);
+// An integer (a string or float that is not one raises "WHAT: integer
+// expected, got ..."), naming the parameter as the script wrote it.
+lua_Integer CheckInteger(lua_State* L, int idx, const char* what);
 // An iteration a task may belong to: -1 (none) or one of the graph's.
 int32_t CheckIteration(lua_State* L, int idx, const char* what);
 int64_t CheckBytes(lua_State* L, int idx, const char* what);
@@ -334,6 +353,7 @@ int GraphParameters(lua_State* L);
 int GraphGradientBuckets(lua_State* L);
 int GraphCollectives(lua_State* L);
 int GraphWorldSize(lua_State* L);
+int GraphFacts(lua_State* L);
 // Cross-GPU prediction (lua_gpu.cc): graph:devices(), the task field
 // `geometry`, and sel:retarget_gpu added to the selection method table on
 // top of the stack.
@@ -342,6 +362,14 @@ void PushGeometry(lua_State* L, const depgraph::KernelGeometry& g);
 // A framework op as a table {id, name, own_ns, depth, parent = id or nil}.
 void PushOp(lua_State* L, const depgraph::Graph& g, depgraph::OpId op);
 void RegisterGpuSelectionMethods(lua_State* L);
+// The hardware model (lua_cost.cc): reverie.gpu / gpus / match_gpu on the
+// `reverie` table, graph:gpu / cost_model / copy_ns on the graph method
+// table, sel:retime on the selection method table (each at the top of the
+// stack), and the task field `work` (nil without work).
+void RegisterCostFunctions(lua_State* L);
+void RegisterCostGraphMethods(lua_State* L);
+void RegisterCostSelectionMethods(lua_State* L);
+void PushKernelWork(lua_State* L, depgraph::TaskId t);
 // graph:select (lua_query.cc) and sel:filter.
 int GraphSelect(lua_State* L);
 // Resolves `q` on the current graph (transforms::Select), charging the

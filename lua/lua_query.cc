@@ -152,7 +152,10 @@ int ReadQuery(lua_State* L, int idx, const char* what, transforms::TaskQuery* q)
     if (luaL_testudata(L, -1, kResourceMt) != nullptr) {
       q->resources.push_back(CheckResource(L, -1));
     } else {
-      luaL_checktype(L, -1, LUA_TTABLE);
+      if (lua_type(L, -1) != LUA_TTABLE) {
+        luaL_error(L, "select: 'resource' must be a resource or a list of resources, got %s",
+                   luaL_typename(L, -1));
+      }
       const auto n = static_cast<lua_Integer>(lua_rawlen(L, -1));
       ChargeWork(L, n);
       for (lua_Integer i = 1; i <= n; ++i) {
@@ -163,10 +166,9 @@ int ReadQuery(lua_State* L, int idx, const char* what, transforms::TaskQuery* q)
     }
   }
   if (lua_getfield(L, idx, "iteration") != LUA_TNIL) {
-    if (lua_isinteger(L, -1)) {
+    if (lua_type(L, -1) != LUA_TTABLE) {
       q->iterations.push_back(CheckInt32(L, -1, "select: iteration"));
     } else {
-      luaL_checktype(L, -1, LUA_TTABLE);
       const auto n = static_cast<lua_Integer>(lua_rawlen(L, -1));
       ChargeWork(L, n);
       for (lua_Integer i = 1; i <= n; ++i) {

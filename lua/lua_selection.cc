@@ -35,7 +35,7 @@ int SelEmpty(lua_State* L) {
 
 int SelGet(lua_State* L) {
   SelectionUd* s = CheckSelection(L, 1);
-  const lua_Integer i = luaL_checkinteger(L, 2);
+  const lua_Integer i = CheckInteger(L, 2, "get: index");
   if (i < 1 || static_cast<uint64_t>(i) > s->count) return 0;
   PushTask(L, TaskId(s->ids[i - 1]));
   return 1;
@@ -185,8 +185,22 @@ absl::Status ApplyEdit(EngineState& S, const SelectionUd* s, EditOp op, double x
   return st;
 }
 
+const char* EditName(EditOp op) {
+  switch (op) {
+    case kScale: return "scale";
+    case kShrink: return "shrink";
+    case kSetDuration: return "set_duration";
+    case kAddDuration: return "add_duration";
+    case kScaleGap: return "scale_gap";
+    case kSetGap: return "set_gap";
+    case kSetPriority: return "set_priority";
+  }
+  return "edit";
+}
+
 int Edit(lua_State* L, EditOp op) {
   SelectionUd* s = CheckSelection(L, 1);
+  WarnIfEmpty(L, s->count, EditName(op));
   double x = 0;
   int64_t ns = 0;
   switch (op) {
@@ -235,6 +249,7 @@ int SelLaunches(lua_State* L) {
 
 int SelRemove(lua_State* L) {
   SelectionUd* s = CheckSelection(L, 1);
+  WarnIfEmpty(L, s->count, "remove");
   return RemoveAndCount(L, s);
 }
 
@@ -392,6 +407,7 @@ void RegisterSelection(lua_State* L) {
   lua_newtable(L);
   SetBindings(L, kSelMethods);
   RegisterGpuSelectionMethods(L);
+  RegisterCostSelectionMethods(L);
   PushBinding(L, SelIndex, 1);
   lua_setfield(L, -2, "__index");
   static const luaL_Reg kMeta[] = {{"__len", SelLen},       {"__bor", SelUnion},

@@ -190,11 +190,14 @@ int TaskIndex(lua_State* L) {
   } else if (std::strcmp(k, "op") == 0) {
     if (!g.op_of(t).valid()) return 0;
     PushOp(L, g, g.op_of(t));
+  } else if (std::strcmp(k, "work") == 0) {
+    if (g.kind(t) != depgraph::TaskKind::kKernel) return 0;
+    PushKernelWork(L, t);
   } else {
     return luaL_error(L,
                       "task has no field '%s' (id, name, kind, duration_ns, gap_ns, phase, "
                       "layer, iteration, resource, priority, bytes, removed, "
-                      "measured_start_ns, geometry, op, class, collective)",
+                      "measured_start_ns, geometry, op, class, collective, work)",
                       k);
   }
   return 1;
@@ -468,14 +471,26 @@ int64_t FieldNs(lua_State* L, int table, const char* ns_key, const char* us_key,
   return v;
 }
 
+lua_Integer CheckInteger(lua_State* L, int idx, const char* what) {
+  int is_integer = 0;
+  const lua_Integer v = lua_tointegerx(L, idx, &is_integer);
+  if (!is_integer) {
+    if (lua_type(L, idx) == LUA_TNUMBER) {
+      luaL_error(L, "%s: integer expected, got %f", what, static_cast<double>(lua_tonumber(L, idx)));
+    }
+    luaL_error(L, "%s: integer expected, got %s", what, luaL_typename(L, idx));
+  }
+  return v;
+}
+
 int32_t CheckInt32(lua_State* L, int idx, const char* what) {
-  const lua_Integer v = luaL_checkinteger(L, idx);
+  const lua_Integer v = CheckInteger(L, idx, what);
   if (v < INT32_MIN || v > INT32_MAX) luaL_error(L, "%s = %I is out of range (a 32-bit integer)", what, v);
   return static_cast<int32_t>(v);
 }
 
 int32_t CheckIteration(lua_State* L, int idx, const char* what) {
-  const lua_Integer v = luaL_checkinteger(L, idx);
+  const lua_Integer v = CheckInteger(L, idx, what);
   const auto n = static_cast<lua_Integer>(GraphOrRaise(L).iteration_count());
   if (v < -1 || v >= n) {
     luaL_error(L, "%s = %I: no such step (-1 for none, or 0 to %I)", what, v, n - 1);
@@ -484,7 +499,7 @@ int32_t CheckIteration(lua_State* L, int idx, const char* what) {
 }
 
 int64_t CheckBytes(lua_State* L, int idx, const char* what) {
-  const lua_Integer v = luaL_checkinteger(L, idx);
+  const lua_Integer v = CheckInteger(L, idx, what);
   if (v < 0 || v > kMaxBytes) luaL_error(L, "%s = %I is out of range (0 to 2^50 bytes)", what, v);
   return v;
 }

@@ -114,7 +114,8 @@ absl::Status ScriptRunner::Run(const std::vector<std::string>& scripts,
   for (const ResolvedScript& r : resolved) stems.insert(r.stem);
   for (const auto& [key, value] : overrides) {
     const size_t dot = key.find('.');
-    if (dot != std::string::npos && !stems.count(key.substr(0, dot))) {
+    if (dot != std::string::npos && !stems.count(key.substr(0, dot)) &&
+        !options_.settings_for_several_runs) {
       return absl::InvalidArgumentError(absl::StrCat(
           "--set ", key, ": no script '", key.substr(0, dot), "' in this run"));
     }
@@ -137,7 +138,7 @@ absl::Status ScriptRunner::Run(const std::vector<std::string>& scripts,
     ctx.display_name = script.display_name;
     ctx.stem = script.stem;
     ctx.overrides = &overrides;
-    ctx.only_script = resolved.size() == 1;
+    ctx.only_script = resolved.size() == 1 && !options_.settings_for_several_runs;
     ctx.model = &model;
     for (const std::string& d : options_.script_dirs) ctx.include_dirs.push_back(d);
     if (options_.log_sink) {
@@ -149,32 +150,41 @@ absl::Status ScriptRunner::Run(const std::vector<std::string>& scripts,
     REVERIE_RETURN_IF_ERROR((*engine)->Run(*text, ctx, &session));
     ScriptReport report;
     report.script = script;
-    if (absl::Status s = session.Commit(&working, &report.changes); !s.ok()) {
-      return absl::FailedPreconditionError(
-          absl::StrCat(script.display_name, ": the transformed graph is invalid: ", s.message()));
+    report.outcome = (*engine)->outcome();
+    report.outcome_reason = (*engine)->outcome_reason();
+    // Nothing to change: whatever it edited before saying so is dropped.
+    if (report.outcome != ScriptOutcome::kUnchanged) {
+      if (absl::Status s = session.Commit(&working, &report.changes); !s.ok()) {
+        return absl::FailedPreconditionError(
+            absl::StrCat(script.display_name, ": the transformed graph is invalid: ", s.message()));
+      }
+      current = &working;
+      schedule = session.schedule();
     }
-    current = &working;
-    schedule = session.schedule();
     report.params = (*engine)->params();
     report.log = (*engine)->log();
+    report.work_factor = (*engine)->work_factor();
+    report.samples_per_step = (*engine)->samples_per_step();
     report.policy = schedule.description;
     for (const std::string& k : (*engine)->used_override_keys()) used.insert(k);
     reports.push_back(std::move(report));
     engines.push_back(*std::move(engine));
   }
   for (const auto& [key, value] : overrides) {
-    if (used.count(key)) continue;
+    if (used.count(key) || options_.settings_for_several_runs) continue;
     std::vector<std::string> names;
     for (const ResolvedScript& r : resolved) names.push_back(r.display_name);
     return absl::InvalidArgumentError(absl::StrCat(
         "unknown parameter '", key, "': not declared by ", absl::StrJoin(names, ", ")));
   }
-  if (current == graph) return absl::OkStatus();  // no scripts
+  used_settings_ = std::move(used);
+  for (auto& e : engines) engines_.push_back(std::move(e));
+  for (auto& r : reports) reports_.push_back(std::move(r));
+  // No script, or none changed anything (nothing to change).
+  if (current == graph) return absl::OkStatus();
   total_ = transforms::Diff(*graph, working);
   *graph = std::move(working);
   schedule_ = std::move(schedule);
-  for (auto& e : engines) engines_.push_back(std::move(e));
-  for (auto& r : reports) reports_.push_back(std::move(r));
   return absl::OkStatus();
 }
 

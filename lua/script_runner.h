@@ -19,6 +19,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -54,6 +55,10 @@ struct ScriptReport {
   std::vector<std::string> log;
   transforms::ChangeSummary changes;
   std::string policy;  // the schedule policy after this script
+  ScriptOutcome outcome = ScriptOutcome::kApplied;
+  std::string outcome_reason;    // reverie.nothing_to_change / refuse
+  double work_factor = 1;        // reverie.work_per_step
+  int64_t samples_per_step = 0;  // 0: unknown
 };
 
 struct RunnerOptions {
@@ -65,6 +70,12 @@ struct RunnerOptions {
   std::vector<std::pair<std::string, std::string>> sources;
   // Receives print / reverie.log lines as they come ("[amp.lua] ..."); may be empty.
   std::function<void(std::string_view)> log_sink;
+  // For one run among several made from the same --set list (a report's
+  // runs of each script alone): a setting for a script this run does not
+  // hold, or that no script of this run declares, is left for the other
+  // runs instead of refused; the caller checks with used_settings() that
+  // every setting served some run.
+  bool settings_for_several_runs = false;
 };
 
 class ScriptRunner {
@@ -78,6 +89,8 @@ class ScriptRunner {
                    depgraph::Graph* graph);
 
   const std::vector<ScriptReport>& reports() const { return reports_; }
+  // The --set keys a script of this run declared (and so used).
+  const std::set<std::string>& used_settings() const { return used_settings_; }
   // Changes of all scripts together (a task added then modified counts once).
   const transforms::ChangeSummary& total_changes() const { return total_; }
   // The policy to simulate the result with.
@@ -90,6 +103,7 @@ class ScriptRunner {
   std::vector<std::unique_ptr<LuaEngine>> engines_;
   std::vector<ScriptReport> reports_;
   transforms::ChangeSummary total_;
+  std::set<std::string> used_settings_;
   transforms::ScheduleChoice schedule_;
 };
 

@@ -57,6 +57,8 @@ enum class CounterSeverity : uint8_t { kInfo, kAnomaly, kDataLoss };
   F(range_overlap, kAnomaly, "a CPU range that ends after its parent: clipped to the parent")      \
   F(backward_op_without_forward_layer, kAnomaly,                                                   \
     "a backward op whose forward op has no layer: it gets no layer")                               \
+  F(op_inputs_truncated, kInfo,                                                                    \
+    "an op's recorded input shapes beyond reverie's limits (64 inputs, 16 dims a tensor, 4096 tensors a list, 65536 dims an op): cut") \
   F(duplicate_profiler_step, kAnomaly, "two ProfilerStep#N spans with one N (the first is used)")   \
   F(json_number_out_of_range, kAnomaly, "a number beyond the bounds of base/checked_math.h: clamped") \
   /* validation of every loaded trace (proto/trace_validate.h) */                                  \

@@ -136,7 +136,7 @@ void NeedScripts(const whatif::ScriptSpec& spec, const char* what) {
 std::string Info(const Trace& t) {
   py::gil_scoped_release release;
   const whatif::LoadedTrace& l = *t.loaded;
-  return whatif::InfoJson(l.trace, Summarize(l.trace), whatif::ViewOf(l.graph, l.baseline, l.stats));
+  return whatif::InfoJson(l.trace, Summarize(l.trace), whatif::ViewOf(l.trace, l.graph, l.baseline, l.stats));
 }
 
 std::string Replay(const Trace& t, bool critical_path) {

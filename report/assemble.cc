@@ -17,6 +17,8 @@ ReportData AssembleReport(const AssembleInput& in) {
   d.trace_path = in.trace_path;
   d.settings = in.settings;
   d.critical_path = in.critical_path;
+  d.warning = in.warning;
+  d.facts = in.facts;
   if (in.baseline != nullptr) {
     const depgraph::Graph& g = *in.baseline;
     d.measured_iteration_ns = MeasuredIterationNs(g);
@@ -28,6 +30,7 @@ ReportData AssembleReport(const AssembleInput& in) {
                      {"iterations", FormatNumber(static_cast<double>(g.iteration_count()))}};
     if (in.baseline_sim != nullptr) {
       d.baseline_ns = in.baseline_sim->mean_iteration_ns();
+      d.baseline_noise = depgraph::SummarizeSteps(in.baseline_sim->iterations);
       d.baseline_breakdown = SimulatedBreakdown(g, *in.baseline_sim);
       if (d.critical_path.empty()) d.critical_path = CriticalPathSummary(g, *in.baseline_sim);
     }
@@ -36,9 +39,12 @@ ReportData AssembleReport(const AssembleInput& in) {
     ScriptOutcome s;
     s.name = r.name;
     s.error = r.error;
+    s.params = r.params;
+    s.log = r.log;
     if (r.error.empty() && (r.graph == nullptr || r.sim == nullptr)) s.error = "no result";
     if (s.error.empty()) {
       s.predicted_ns = r.sim->mean_iteration_ns();
+      s.noise = depgraph::SummarizeSteps(r.sim->iterations);
       s.breakdown = SimulatedBreakdown(*r.graph, *r.sim);
       if (in.baseline != nullptr) {
         s.layers = LayerDeltas(*in.baseline, *r.graph);

@@ -28,6 +28,10 @@ struct PredictedRun {
   const depgraph::Graph* graph = nullptr;  // null when the script failed
   const depgraph::SimResult* sim = nullptr;
   std::string error;
+  // What the scripts said: "name=value" (a trailing * when --set gave it)
+  // and their log lines, each prefixed by the script when several ran.
+  std::vector<std::string> params;
+  std::vector<std::string> log;
 };
 
 struct AssembleInput {
@@ -40,6 +44,10 @@ struct AssembleInput {
   std::vector<std::pair<std::string, std::string>> settings;
   // Empty: computed from the baseline (CriticalPathSummary).
   std::vector<std::pair<std::string, std::string>> critical_path;
+  // A one-line warning shown above the results (whatif::UnexplainedWarning).
+  std::string warning;
+  // What the run already does (whatif::FactLines): label -> text.
+  std::vector<std::pair<std::string, std::string>> facts;
 };
 
 // Measured step time: the mean over counted steps of the trace's step spans

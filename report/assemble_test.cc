@@ -60,7 +60,8 @@ TEST(AssembleTest, FillsSummaryDeltasAndCounters) {
   in.build_counters = &build;
   in.baseline = &base;
   in.baseline_sim = &*s0;
-  in.runs = {{"half.lua", &fast, &*s1, ""}, {"bad.lua", nullptr, nullptr, "bad.lua:1: boom"}};
+  in.runs = {{"half.lua", &fast, &*s1, "", {"factor=2*"}, {"halved 3 kernels"}},
+             {"bad.lua", nullptr, nullptr, "bad.lua:1: boom", {}, {}}};
   const ReportData d = AssembleReport(in);
   // The step time, not the marker's 400'000: without step-mark tasks the
   // step runs from its first task (0) to its last kernel's end (206'000 +
@@ -75,6 +76,13 @@ TEST(AssembleTest, FillsSummaryDeltasAndCounters) {
   ASSERT_FALSE(d.scripts[0].kernels.empty());
   EXPECT_EQ(d.scripts[0].kernels[0].name, "volta_sgemm");
   EXPECT_EQ(d.scripts[1].error, "bad.lua:1: boom");
+  // What the script was given and said reaches the page, with its spread.
+  EXPECT_EQ(d.scripts[0].params, std::vector<std::string>{"factor=2*"});
+  EXPECT_EQ(d.scripts[0].log, std::vector<std::string>{"halved 3 kernels"});
+  EXPECT_EQ(d.scripts[0].noise.counted, 1);
+  const std::string html = RenderHtmlReport(d);
+  EXPECT_NE(html.find("factor=2*"), std::string::npos);
+  EXPECT_NE(html.find("halved 3 kernels"), std::string::npos);
   ASSERT_EQ(d.baseline_breakdown.size(), 1u);
   const BreakdownRow& b = d.baseline_breakdown[0];
   EXPECT_NEAR(b.cpu_only_ns + b.gpu_only_ns + b.both_ns + b.idle_ns, d.baseline_ns, 1.0);

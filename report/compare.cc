@@ -9,6 +9,9 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_split.h"
 #include "base/sv.h"
 #include "depgraph/builder.h"
 #include "depgraph/step_time.h"
@@ -141,6 +144,46 @@ KernelClass ClassifyKernel(std::string_view name, proto::GpuActivity::Kind kind)
   return depgraph::ClassifyKernelName(name);
 }
 
+std::vector<RecordedRun> RecordedRuns(const Trace& trace) {
+  constexpr absl::string_view kPrefix = "reverieSteps.";
+  std::vector<RecordedRun> out;
+  for (const auto& [key, value] : trace.header().metadata()) {
+    if (!absl::StartsWith(key, kPrefix)) continue;
+    RecordedRun run;
+    const size_t bar = value.find('|');
+    if (!absl::SimpleAtoi(key.substr(kPrefix.size()), &run.pid) || bar == std::string::npos) continue;
+    run.label = value.substr(0, bar);
+    bool ok = true;
+    for (absl::string_view step : absl::StrSplit(absl::string_view(value).substr(bar + 1), ';',
+                                                 absl::SkipEmpty())) {
+      const std::pair<absl::string_view, absl::string_view> f = absl::StrSplit(step, ',');
+      double us = 0;
+      ok = ok && absl::SimpleAtod(f.first, &us) && std::isfinite(us) && us >= 0;
+      run.step_us.push_back(us);
+      run.counted.push_back(f.second != "0");
+    }
+    if (ok) out.push_back(std::move(run));
+  }
+  std::sort(out.begin(), out.end(),
+            [](const RecordedRun& a, const RecordedRun& b) { return a.pid < b.pid; });
+  return out;
+}
+
+absl::StatusOr<int64_t> DefaultRun(const Trace& trace, std::string_view path) {
+  const std::vector<RecordedRun> runs = RecordedRuns(trace);
+  if (runs.empty()) return -1;
+  std::vector<int64_t> predicted;
+  std::string names;
+  for (const RecordedRun& r : runs) {
+    absl::StrAppend(&names, names.empty() ? "" : ", ", r.pid, " ", r.label);
+    if (absl::StartsWith(r.label, "predicted")) predicted.push_back(r.pid);
+  }
+  if (predicted.size() == 1) return predicted[0];
+  return absl::InvalidArgumentError(absl::StrCat(
+      Sv(path), ": a reverie timeline with runs ", names, " and no single predicted run: ",
+      "choose one with --a-pid / --b-pid"));
+}
+
 TraceProfile ProfileTrace(const Trace& trace, std::string_view path, int64_t pid) {
   TraceProfile p;
   p.path = pid >= 0 ? absl::StrCat(Sv(path), " (pid ", pid, ")") : std::string(path);
@@ -173,7 +216,23 @@ TraceProfile ProfileTrace(const Trace& trace, std::string_view path, int64_t pid
   for (const proto::GpuActivity& g : ev.gpu_activities()) {
     if (keep_gpu(g)) extend(g.start_ns(), g.end_ns());
   }
-  if (const double step = StepTimeNs(trace, pid); step > 0) {
+  const std::vector<RecordedRun> recorded = RecordedRuns(trace);
+  auto run = std::find_if(recorded.begin(), recorded.end(),
+                          [&](const RecordedRun& r) { return r.pid == pid; });
+  if (run != recorded.end() && !run->step_us.empty()) {
+    // The steps reverie reported for this run (a prediction's in its
+    // baseline's frame), not the rule re-read on the shifted copy.
+    double sum = 0;
+    int n = 0;
+    for (size_t i = 0; i < run->step_us.size(); ++i) {
+      if (!run->counted[i]) continue;
+      sum += run->step_us[i];
+      ++n;
+    }
+    p.iterations = static_cast<int64_t>(run->step_us.size());
+    p.iteration_ns = n > 0 ? sum / n * 1e3 : 0;
+    p.path = absl::StrCat(Sv(path), " (pid ", pid, ": ", run->label, ")");
+  } else if (const double step = StepTimeNs(trace, pid); step > 0) {
     p.iteration_ns = step;
   } else if (p.iterations > 0) {
     p.iteration_ns = iter_sum / static_cast<double>(p.iterations);

@@ -34,6 +34,8 @@
 
 #include <cstdint>
 #include <string>
+
+#include "absl/status/statusor.h"
 #include <string_view>
 #include <vector>
 
@@ -77,6 +79,21 @@ struct TraceProfile {
 // measured, 2 = simulated baseline, 3 = predicted), where every run shares
 // the devices and streams but correlation ids are unique per run.
 TraceProfile ProfileTrace(const Trace& trace, std::string_view path, int64_t pid = -1);
+
+// A run of a reverie timeline with the steps reverie reported for it
+// (report/timeline.h writes them; empty for any other trace).
+struct RecordedRun {
+  int64_t pid = 0;
+  std::string label;               // "measured", "predicted (simulated)"
+  std::vector<double> step_us;     // every step, in order
+  std::vector<bool> counted;
+};
+std::vector<RecordedRun> RecordedRuns(const Trace& trace);
+
+// The process of `trace` to compare when none was given: -1 (all of it) for
+// a profiler trace; for a reverie timeline its one predicted run, else
+// kInvalidArgument naming the runs it holds (`path` names the file).
+absl::StatusOr<int64_t> DefaultRun(const Trace& trace, std::string_view path);
 
 struct Diff {
   std::string name;

@@ -24,6 +24,8 @@ th{background:#f3f3f3}td.l,th.l{text-align:left;max-width:560px;overflow-wrap:an
 .cards{display:flex;gap:16px;flex-wrap:wrap}
 .card{border:1px solid #ddd;border-radius:6px;padding:10px 16px;min-width:180px}
 .card .v{font-size:22px;font-weight:bold}
+h3{font-size:15px;margin:16px 0 4px}
+pre.log{background:#f7f7f7;border:1px solid #ddd;padding:6px 8px;font-size:12px;white-space:pre-wrap;overflow-wrap:anywhere}
 )css";
 
 std::string Ms(double ns, int digits = 3) {
@@ -87,18 +89,20 @@ std::string BreakdownChart(const std::vector<BreakdownRow>& rows, const std::str
 
 std::string EscapeHtml(std::string_view s) { return EscapeXml(s); }
 
-std::string RenderHtmlReport(const ReportData& d) {
-  std::string h = "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n";
-  absl::StrAppend(&h, "<title>reverie report: ", EscapeHtml(d.trace_path), "</title>\n<style>",
-                  kCss, d.timeline_json.empty() ? "" : assets::kTimelineCss,
-                  "</style></head><body>\n");
-  absl::StrAppend(&h, "<h1>reverie what-if report</h1><div class=\"muted\">trace: ",
-                  EscapeHtml(d.trace_path), "</div>\n");
+namespace {
 
-  // ---- summary ----
+std::string Noise(const depgraph::StepStats& n) {
+  if (n.counted < 2) return absl::StrCat(n.counted, " step");
+  char buf[96];
+  std::snprintf(buf, sizeof(buf), "%.3f-%.3f (sd %.3f, %d steps)", n.min_ns / 1e6, n.max_ns / 1e6,
+                n.stddev_ns / 1e6, n.counted);
+  return buf;
+}
+
+void Summary(const ReportData& d, std::string& h) {
   h += "<h2>Summary</h2><div class=\"cards\">\n";
   if (d.measured_iteration_ns > 0) {
-    absl::StrAppend(&h, "<div class=\"card\"><div>measured iteration</div><div class=\"v\">",
+    absl::StrAppend(&h, "<div class=\"card\"><div>measured step</div><div class=\"v\">",
                     Ms(d.measured_iteration_ns), " ms</div></div>\n");
   }
   absl::StrAppend(&h, "<div class=\"card\"><div>simulated baseline</div><div class=\"v\">",
@@ -121,19 +125,26 @@ std::string RenderHtmlReport(const ReportData& d) {
                     Speedup(d.baseline_ns, s.predicted_ns), "</div></div>\n");
   }
   h += "</div>\n";
-
-  h += "<table><tr><th class=\"l\">run</th><th>iteration (ms)</th><th>speedup vs baseline</th>"
-       "</tr>\n";
+  if (!d.warning.empty()) absl::StrAppend(&h, "<p class=\"slower\">", EscapeHtml(d.warning), "</p>\n");
+  h += "<table><tr><th class=\"l\">run</th><th>step (ms)</th><th>step-to-step spread (ms)</th>"
+       "<th>speedup vs baseline</th></tr>\n";
   if (d.measured_iteration_ns > 0) {
     absl::StrAppend(&h, "<tr>", Cell("measured", true), Cell(Ms(d.measured_iteration_ns)),
-                    Cell("-"), "</tr>\n");
+                    Cell("-"), Cell("-"), "</tr>\n");
   }
   absl::StrAppend(&h, "<tr>", Cell("baseline (simulated)", true), Cell(Ms(d.baseline_ns)),
-                  Cell("1.000x"), "</tr>\n");
+                  Cell(Noise(d.baseline_noise)), Cell("1.000x"), "</tr>\n");
   for (const ScriptOutcome& s : d.scripts) {
-    absl::StrAppend(
-        &h, "<tr>", Cell(s.name, true), Cell(s.error.empty() ? Ms(s.predicted_ns) : "failed"),
-        Cell(s.error.empty() ? Speedup(d.baseline_ns, s.predicted_ns) : "-"), "</tr>\n");
+    const bool ok = s.error.empty();
+    absl::StrAppend(&h, "<tr>", Cell(s.name, true), Cell(ok ? Ms(s.predicted_ns) : "failed"),
+                    Cell(ok ? Noise(s.noise) : "-"),
+                    Cell(ok ? Speedup(d.baseline_ns, s.predicted_ns) : "-"), "</tr>\n");
+    const double spread = d.baseline_noise.max_ns - d.baseline_noise.min_ns;
+    if (ok && d.baseline_noise.counted > 1 && std::fabs(s.predicted_ns - d.baseline_ns) < spread) {
+      absl::StrAppend(&h, "<tr><td class=\"l muted\" colspan=\"4\">", EscapeHtml(s.name),
+                      ": the predicted change is smaller than the baseline's own step-to-step "
+                      "spread</td></tr>\n");
+    }
   }
   h += "</table>\n";
   if (!d.settings.empty()) {
@@ -144,22 +155,43 @@ std::string RenderHtmlReport(const ReportData& d) {
     }
     h += "</div>\n";
   }
+}
 
-  // ---- timeline ----
-  if (!d.timeline_json.empty()) {
-    absl::StrAppend(
-        &h, "<h2>Timeline</h2>\n<div class=\"muted\">One step, baseline above prediction: "
-            "wheel or +/- to zoom, drag to pan, hover a task for its details.</div>\n"
-            "<div id=\"tl\" class=\"tl\">The timeline needs JavaScript.</div>\n"
-            "<script type=\"application/json\" id=\"tl-data\">",
-        d.timeline_json, "</script>\n<script>", assets::kTimelineJs, "</script>\n");
+// What each script was given and what it said (docs/LUA_API.md: the log is
+// the script's account of what it changed and why).
+void ScriptsSection(const ReportData& d, std::string& h) {
+  if (d.scripts.empty()) return;
+  h += "<h2>Scripts</h2>\n";
+  for (const ScriptOutcome& s : d.scripts) {
+    absl::StrAppend(&h, "<h3>", EscapeHtml(s.name), "</h3>\n<div class=\"muted\">parameters: ",
+                    s.params.empty() ? "none" : "", "");
+    for (size_t i = 0; i < s.params.size(); ++i) {
+      absl::StrAppend(&h, i > 0 ? ", " : "", EscapeHtml(s.params[i]));
+    }
+    h += " (* = set with --set)</div>\n";
+    if (!s.log.empty()) {
+      h += "<pre class=\"log\">";
+      for (const std::string& line : s.log) absl::StrAppend(&h, EscapeHtml(line), "\n");
+      h += "</pre>\n";
+    }
   }
+}
 
-  // ---- charts ----
+void TimelineSection(const ReportData& d, std::string& h) {
+  if (d.timeline_json.empty()) return;
+  absl::StrAppend(
+      &h, "<h2>Timeline</h2>\n<div class=\"muted\">One step, baseline above prediction: "
+          "wheel or +/- to zoom, drag to pan, hover a task for its details.</div>\n"
+          "<div id=\"tl\" class=\"tl\">The timeline needs JavaScript.</div>\n"
+          "<script type=\"application/json\" id=\"tl-data\">",
+      d.timeline_json, "</script>\n<script>", assets::kTimelineJs, "</script>\n");
+}
+
+void ChartsSection(const ReportData& d, std::string& h) {
   h += "<h2>Charts</h2>\n";
   if (!d.scripts.empty()) {
     BarChart c;
-    c.title = "Iteration time: baseline vs predicted";
+    c.title = "Step time: baseline vs predicted";
     c.x_label = "optimization script";
     c.y_label = "step time (ms)";
     c.series = {"baseline (simulated)", "predicted"};
@@ -184,7 +216,7 @@ std::string RenderHtmlReport(const ReportData& d) {
     }
     HBarChart hb;
     hb.title = "Largest per-layer changes: " + s.name;
-    hb.x_label = "change in task time per iteration (ms; negative = faster)";
+    hb.x_label = "change in task time per step (ms; negative = faster)";
     hb.top_n = d.top_n;
     for (const Diff& l : s.layers) {
       if (l.b_ns == l.a_ns) continue;
@@ -198,8 +230,21 @@ std::string RenderHtmlReport(const ReportData& d) {
       absl::StrAppend(&h, "<div class=\"chart\">", RenderHBarChart(hb).StrInline(), "</div>\n");
     }
   }
+}
 
-  // ---- tables ----
+void KeyValueTable(const std::vector<std::pair<std::string, std::string>>& rows, std::string& h) {
+  h += "<table>";
+  for (const auto& [k, v] : rows) {
+    absl::StrAppend(&h, "<tr>", Cell(k, true), Cell(v, true), "</tr>\n");
+  }
+  h += "</table>\n";
+}
+
+void TablesSection(const ReportData& d, std::string& h) {
+  if (!d.facts.empty()) {
+    h += "<h2>What the run already does</h2>\n";
+    KeyValueTable(d.facts, h);
+  }
   for (const ScriptOutcome& s : d.scripts) {
     if (!s.error.empty()) continue;
     absl::StrAppend(&h, "<h2>Top changed layers: ", EscapeHtml(s.name), "</h2>\n",
@@ -207,18 +252,12 @@ std::string RenderHtmlReport(const ReportData& d) {
     absl::StrAppend(&h, "<h2>Top changed kernels: ", EscapeHtml(s.name), "</h2>\n",
                     DeltaTable(s.kernels, d.top_n, "kernel / GPU task"));
   }
-
   h += "<h2>Critical path (baseline)</h2>\n";
   if (d.critical_path.empty()) {
     h += "<div class=\"muted\">not available</div>\n";
   } else {
-    h += "<table>";
-    for (const auto& [k, v] : d.critical_path) {
-      absl::StrAppend(&h, "<tr>", Cell(k, true), Cell(v), "</tr>\n");
-    }
-    h += "</table>\n";
+    KeyValueTable(d.critical_path, h);
   }
-
   h += "<h2>Anomaly counters</h2>\n";
   if (d.anomalies.empty()) {
     h += "<div class=\"muted\">none recorded</div>\n";
@@ -230,14 +269,28 @@ std::string RenderHtmlReport(const ReportData& d) {
     h += "</table>\n";
   }
   if (!d.graph_facts.empty()) {
-    h += "<h2>Graph</h2><table>";
-    for (const auto& [k, v] : d.graph_facts) {
-      absl::StrAppend(&h, "<tr>", Cell(k, true), Cell(v), "</tr>\n");
-    }
-    h += "</table>\n";
+    h += "<h2>Graph</h2>";
+    KeyValueTable(d.graph_facts, h);
   }
-  h += "<div class=\"muted\">Generated by reverie. Times are per iteration; predictions "
-       "come from simulating the transformed dependency graph.</div>\n</body></html>\n";
+}
+
+}  // namespace
+
+std::string RenderHtmlReport(const ReportData& d) {
+  std::string h = "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n";
+  absl::StrAppend(&h, "<title>reverie report: ", EscapeHtml(d.trace_path), "</title>\n<style>",
+                  kCss, d.timeline_json.empty() ? "" : assets::kTimelineCss,
+                  "</style></head><body>\n");
+  absl::StrAppend(&h, "<h1>reverie what-if report</h1><div class=\"muted\">trace: ",
+                  EscapeHtml(d.trace_path), "</div>\n");
+  Summary(d, h);
+  ScriptsSection(d, h);
+  TimelineSection(d, h);
+  ChartsSection(d, h);
+  TablesSection(d, h);
+  h += "<div class=\"muted\">Generated by reverie. Times are per step (the profiler overview's "
+       "step time); predictions come from simulating the transformed dependency graph.</div>\n"
+       "</body></html>\n";
   return h;
 }
 

@@ -5,7 +5,8 @@
 // archived and opened offline.
 //
 // Sections: summary (measured, simulated baseline, each script's prediction
-// and speedup), the interactive timeline of one step (report/timeline_view.h;
+// and speedup with the step-to-step spread), each script's parameters and
+// log, the interactive timeline of one step (report/timeline_view.h;
 // the page's only script, inline), charts (runtime breakdown per iteration,
 // baseline vs predicted per script, per-layer deltas), top changed layers
 // and kernels, critical path summary, anomaly counters, and the settings
@@ -18,6 +19,8 @@
 #include <utility>
 #include <vector>
 
+#include "depgraph/step_time.h"
+
 #include "report/compare.h"
 #include "report/summary.h"
 
@@ -25,7 +28,10 @@ namespace reverie::report {
 
 struct ScriptOutcome {
   std::string name;                     // script file or "a.lua + b.lua"
-  double predicted_ns = 0;              // mean simulated iteration time
+  double predicted_ns = 0;              // mean simulated step time
+  depgraph::StepStats noise;            // its step-to-step spread
+  std::vector<std::string> params;      // PredictedRun::params
+  std::vector<std::string> log;         // PredictedRun::log
   std::vector<Diff> layers;             // a = baseline, b = predicted (LayerDeltas)
   std::vector<Diff> kernels;            // KernelDeltas
   std::vector<BreakdownRow> breakdown;  // of the predicted run
@@ -36,6 +42,9 @@ struct ReportData {
   std::string trace_path;
   double measured_iteration_ns = 0;  // 0: unknown (no iteration markers)
   double baseline_ns = 0;            // simulated, unmodified graph
+  depgraph::StepStats baseline_noise;  // its step-to-step spread
+  std::string warning;               // one line above the results, or empty
+  std::vector<std::pair<std::string, std::string>> facts;  // what the run already does
   std::vector<BreakdownRow> baseline_breakdown;
   std::vector<ScriptOutcome> scripts;
   std::vector<std::pair<std::string, std::string>> critical_path;  // label -> value

@@ -10,9 +10,11 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "base/atomic_file.h"
 #include "base/status_macros.h"
 #include "base/sv.h"
+#include "depgraph/step_time.h"
 #include "report/json.h"
 
 namespace reverie::report {
@@ -367,6 +369,30 @@ absl::Status ValidateRuns(const std::vector<TimelineRun>& runs) {
   return absl::OkStatus();
 }
 
+// Each run's steps as reverie computed them (the step rule read on that run,
+// a prediction in its baseline's frame), in a top-level object the Kineto
+// importer keeps as header metadata ("reverieSteps.<pid>" = "label|dur_us,
+// counted;..."), so `reverie compare` reports what `predict` did instead of
+// re-deriving steps from the shifted, merged runs.
+void AppendRecordedSteps(const std::vector<TimelineRun>& runs, std::string& out) {
+  out += ",\n\"reverieSteps\":{";
+  bool first = true;
+  for (size_t i = 0; i < runs.size(); ++i) {
+    if (runs[i].graph == nullptr) continue;
+    const std::vector<depgraph::IterationTime> steps =
+        runs[i].sim != nullptr ? runs[i].sim->iterations : depgraph::MeasuredIterations(*runs[i].graph);
+    std::string value = runs[i].label + "|";
+    for (size_t k = 0; k < steps.size(); ++k) {
+      absl::StrAppend(&value, k > 0 ? ";" : "", absl::StrFormat("%.3f", steps[k].duration_ns() / 1e3),
+                      ",", steps[k].counted ? 1 : 0);
+    }
+    absl::StrAppend(&out, first ? "" : ",", "\"", i + 1, "\":");
+    AppendJsonString(out, value);
+    first = false;
+  }
+  out += "}";
+}
+
 std::string RenderTimeline(const std::vector<TimelineRun>& runs, TimelineStats* stats) {
   TimelineStats local;
   TimelineStats& st = stats != nullptr ? *stats : local;
@@ -382,7 +408,9 @@ std::string RenderTimeline(const std::vector<TimelineRun>& runs, TimelineStats* 
     w.Write();
     first = w.first();
   }
-  out += "\n]}\n";
+  out += "\n]";
+  AppendRecordedSteps(runs, out);
+  out += "}\n";
   return out;
 }
 

@@ -17,6 +17,9 @@
 -- `with_op`, the op's measured own time) and the segment's framework time
 -- (the Python between its launches in the forward) is inserted once before
 -- the recomputation, as torch.utils.checkpoint re-runs the module's forward.
+-- Preconditions: the trace does not checkpoint already (graph:facts():
+-- CheckpointWrapper layers or checkpoint annotations); if it does there is
+-- nothing to change, unless `force` (which recomputes a second time).
 -- Assumptions: recomputed kernels take as long as in the forward pass;
 -- memcpys/memsets are not recomputed; the memory saved is not modelled (the
 -- point is the time it costs); ops without recorded spans add no CPU time
@@ -26,7 +29,14 @@ local C = reverie.include("lib/common.lua")
 local P = reverie.params{
   segments = {default = 4, min = 1, integer = true, doc = "checkpointed segments per step"},
   recompute_last = {default = false, doc = "also recompute the last segment"},
+  force = {default = false, doc = "apply even when the trace already checkpoints (recomputes twice)"},
 }
+local ckpt = graph:facts().activation_checkpointing
+if ckpt.used and not P.force then
+  reverie.nothing_to_change(string.format("the model already checkpoints activations [%s: %s]; " ..
+                                          "--set force=true recomputes a second time",
+                                          ckpt.source, ckpt.how))
+end
 
 local function split(list, n)
   local out = {}

@@ -3,13 +3,24 @@
 -- errors below 13%; extended here with what autocast really launches).
 --
 -- Model.
--- 1. Kernel speed (Daydream Algorithm 2). Compute-bound kernels (the kernel
---    classes gemm, conv and attention of depgraph/kernel_class.h) get
---    `compute_speedup` (3x: NVIDIA's "up to 3x" for Tensor Cores [58]); every
---    other forward/backward kernel `memory_speedup` (2x: half the bytes).
+-- 1. Kernel speed: the cost model (transforms/cost_model.h, docs/LUA_API.md
+--    "The hardware model"; Daydream's Algorithm 2 with the hardware in it).
+--    GEMM, convolution and attention kernels (the kernel classes of
+--    depgraph/kernel_class.h) run in `dtype` on tensor cores, at the GPU
+--    table's peak for that math (a part without such units runs what it
+--    has: V100 and T4 have no bf16 units, so bf16 runs in fp32 there); the
+--    fp32 tensors they and every other forward/backward kernel read and
+--    write halve; each kernel's measured time moves along its class's
+--    efficiency curve fitted on the trace (time = fixed + slope x roofline:
+--    a small kernel keeps most of its time, a large compute-bound GEMM gains
+--    the peak ratio, an FP32 GEMM that already ran as TF32 gains 2x, not
+--    16x). A kernel whose op recorded no shapes is placed on its class's
+--    curve by its own time. `compute_speedup` / `memory_speedup` replace the
+--    model by a fixed factor when set (0 = from the model).
 --    AMP keeps FP32 master weights: weight-update kernels keep their time
 --    unless `include_update`; copies and memsets keep theirs unless
---    `include_memcpy` (inputs arrive in FP32).
+--    `include_memcpy` (inputs arrive in FP32; then they take the model's
+--    time for half the bytes).
 -- 2. Autocast casts (`cast_kernels`, on by default for a training step).
 --    Autocast runs an eligible op (linear / matmul / conv / bmm: the aten ops
 --    of the compute kernels' launches when the trace records ops, else the
@@ -21,8 +32,11 @@
 --      softmax, reductions, the loss: the kernel before it on its stream is
 --      of class normalization or reduction, or it is the step's first
 --      eligible op), and that cast's backward.
---    Each cast is a kernel as long as the trace's median element-wise kernel
---    (a cast reads FP32 and writes half: a copy), with a launch call and the
+--    Each cast is an element-wise kernel that reads FP32 and writes half
+--    (6 bytes per element of the weight or input, from the op's recorded
+--    shapes), as long as the model says such a kernel takes on this GPU
+--    (graph:kernel_ns), else the trace's median element-wise kernel; with a
+--    launch call and the
 --    CPU cost of the aten op that issues it (`with_op = "aten::_to_copy"`):
 --    the trace's own median for that op, else the median own time of the
 --    trace's ops that launch one element-wise kernel (one pointwise
@@ -37,28 +51,53 @@
 --    synchronize, so the CPU waits for the backward to finish before the
 --    optimizer); update() adjusts the scale (`_amp_update_scale_`, one small
 --    kernel). Each has its launch and op cost as above.
+-- Preconditions (graph:facts().precision): the GEMM, convolution and
+-- attention kernels run in fp32 or tf32 (or their type is unknown). When
+-- they already run in fp16, bf16 or fp8 there is nothing to change (autocast
+-- or a half-precision model is on), unless `force`, which applies the model
+-- to the trace as it is (fp16 <-> bf16, or what stayed in fp32).
 -- What it ignores: casts of buffers and of outputs that leave autocast
 -- regions; ops that autocast runs in FP32 but that were already FP32
 -- (no cast needed); the smaller activation memory (and any larger batch it
 -- allows); kernels libraries pick differently in half precision (their
--- speed is what compute_speedup stands for). Requires Tensor Cores (Volta
--- or newer) for the 3x; on older GPUs set compute_speedup to about 2.
+-- speed is what the efficiency curve stands for: the share of peak the
+-- trace's kernels reach is assumed on tensor cores too).
 local C = reverie.include("lib/common.lua")
 
 local training = not graph:select{kind = "kernel", phase = "backward"}:empty()
 local P = reverie.params{
   dtype = {default = "fp16", doc = "half type: fp16 (with GradScaler) or bf16 (without)"},
-  compute_speedup = {default = 3, min = 1, doc = "speedup of compute-bound (GEMM/conv/attention) kernels"},
-  memory_speedup = {default = 2, min = 1, doc = "speedup of every other forward/backward kernel"},
+  compute_speedup = {default = 0, min = 0, doc = "fixed speedup of GEMM/conv/attention kernels (0 = from the model)"},
+  memory_speedup = {default = 0, min = 0, doc = "fixed speedup of every other forward/backward kernel " ..
+                      "(0 = from the model)"},
   include_update = {default = false, doc = "also speed up weight-update kernels (FP16 optimizer)"},
   include_memcpy = {default = false, doc = "also halve memcpy / memset durations"},
   cast_kernels = {default = training, doc = "insert autocast's cast kernels (and their CPU cost)"},
   grad_scaler = {default = "auto", doc = "GradScaler kernels and sync per step: auto (fp16 training), true, false"},
+  gpu = {default = "", doc = "the trace's GPU as a key of the GPU table when the trace lacks deviceProperties"},
+  force = {default = false, doc = "apply even when the compute kernels already run in half precision"},
 }
+local precision = graph:facts().precision
+if precision.half_or_lower and not P.force then
+  reverie.nothing_to_change(string.format("the compute kernels already run in %s (%.0f%% of their " ..
+                                          "time) [%s: %s]; --set force=true applies the model anyway",
+                                          precision.compute, precision.share * 100, precision.source,
+                                          precision.how))
+end
 if P.dtype ~= "fp16" and P.dtype ~= "bf16" then error("dtype must be fp16 or bf16, got " .. P.dtype) end
 local use_scaler = P.grad_scaler == "true" or (P.grad_scaler == "auto" and P.dtype == "fp16" and training)
 
 local COMPUTE_CLASSES = {"gemm", "conv", "attention"}
+local gpu_key = P.gpu ~= "" and P.gpu or nil
+-- The model needs the trace's GPU; fixed factors (both given) do not.
+local fixed = P.compute_speedup > 0 and P.memory_speedup > 0
+local have_model, model = pcall(graph.cost_model, graph, {gpu = gpu_key})
+if not have_model then
+  if not fixed then
+    error(tostring(model) .. "; or give compute_speedup and memory_speedup", 0)
+  end
+  model = {gpu = "the trace's GPU (no model: fixed factors)"}
+end
 local FP32_POLICY = {normalization = true, reduction = true}
 local ELIGIBLE_OPS = {"aten::linear", "aten::matmul", "aten::mm", "aten::addmm", "aten::bmm",
                       "aten::baddbmm", "aten::conv*", "aten::_convolution", "aten::cudnn_convolution*"}
@@ -109,8 +148,41 @@ local function eligible_forward(step)
   return out
 end
 
-local function cast(anchor, name, phase)
-  graph:insert{kind = "kernel", name = name, before = anchor, duration_ns = elementwise_ns,
+-- The weight's and the input's element counts of an eligible op, from its
+-- recorded shapes (1-based argument positions), or nil.
+local WEIGHT_ARG = {["aten::linear"] = 2, ["aten::addmm"] = 3, ["aten::mm"] = 2, ["aten::matmul"] = 2,
+                    ["aten::bmm"] = 2, ["aten::baddbmm"] = 3}
+local INPUT_ARG = {["aten::linear"] = 1, ["aten::addmm"] = 2, ["aten::mm"] = 1, ["aten::matmul"] = 1,
+                   ["aten::bmm"] = 1, ["aten::baddbmm"] = 2}
+local function elements(arg)
+  if not arg or #arg.shapes ~= 1 then return nil end
+  local n = 1
+  for _, d in ipairs(arg.shapes[1]) do n = n * d end
+  return n
+end
+local function cast_sizes(t)
+  local op = t.op
+  while op do
+    local name = op.name
+    local w, x = WEIGHT_ARG[name], INPUT_ARG[name]
+    if not w and name:find("conv") then w, x = 2, 1 end
+    if w then
+      local inputs = graph:op_inputs(op.id)
+      if not inputs then return nil end
+      return elements(inputs[w]), elements(inputs[x])
+    end
+    op = op.parent and graph:op(op.parent) or nil
+  end
+  return nil
+end
+-- A cast reads fp32 and writes half: 6 bytes an element.
+local function cast_ns(n)
+  if not n or not have_model then return elementwise_ns end
+  return math.floor(graph:kernel_ns{class = "elementwise", bytes = 6 * n, flops = n, gpu = gpu_key} + 0.5)
+end
+
+local function cast(anchor, name, phase, n)
+  graph:insert{kind = "kernel", name = name, before = anchor, duration_ns = cast_ns(n),
                phase = phase, with_op = "aten::_to_copy", op_ns = op_ns}
 end
 
@@ -125,19 +197,20 @@ if P.cast_kernels then
       if t.class == "gemm" or t.class == "conv" or t.class == "attention" then bwd_compute[#bwd_compute + 1] = t end
     end
     for j, e in ipairs(ops) do
-      cast(e.kernel, "cast weight to " .. P.dtype .. " (autocast)", "forward")
+      local weight_n, input_n = cast_sizes(e.kernel)
+      cast(e.kernel, "cast weight to " .. P.dtype .. " (autocast)", "forward", weight_n)
       casts = casts + 1
       if e.input_cast then
-        cast(e.kernel, "cast input to " .. P.dtype .. " (autocast)", "forward")
+        cast(e.kernel, "cast input to " .. P.dtype .. " (autocast)", "forward", input_n)
         casts = casts + 1
       end
       -- The casts' backward: before the op's backward compute kernel.
       local k = C.mirror(j, #ops, #bwd_compute)
       if k then
-        cast(bwd_compute[k], "cast weight grad to fp32 (autocast backward)", "backward")
+        cast(bwd_compute[k], "cast weight grad to fp32 (autocast backward)", "backward", weight_n)
         casts = casts + 1
         if e.input_cast then
-          cast(bwd_compute[k], "cast input grad to fp32 (autocast backward)", "backward")
+          cast(bwd_compute[k], "cast input grad to fp32 (autocast backward)", "backward", input_n)
           casts = casts + 1
         end
       end
@@ -150,11 +223,32 @@ local scope = P.include_update and nil or {"unknown", "forward", "backward", "da
 local kernels = graph:select{kind = "kernel", phase = scope} -
                 graph:select{kind = "kernel", name = "(autocast"}
 local compute = kernels:select{class = COMPUTE_CLASSES}
-local memory = kernels - compute
-compute:shrink(P.compute_speedup)
-memory:shrink(P.memory_speedup)
+local memory = kernels - compute - kernels:select{class = "communication"}
+local before_compute, before_memory = compute:total_duration(), memory:total_duration()
+if P.compute_speedup > 0 then
+  compute:shrink(P.compute_speedup)
+else
+  compute:retime{dtype = P.dtype, gpu = gpu_key}
+end
+if P.memory_speedup > 0 then
+  memory:shrink(P.memory_speedup)
+else
+  memory:retime{dtype = P.dtype, gpu = gpu_key}
+end
 if P.include_memcpy then
-  graph:select{kind = {"memcpy", "memset"}, phase = scope}:shrink(2)
+  -- Half the bytes: the model's time for the copy's kind, as a ratio.
+  local KIND = {HtoD = "htod_", DtoH = "dtoh_"}
+  for t in graph:select{kind = "memcpy", phase = scope}:tasks() do
+    local dir = t.name:find("HtoD") and "HtoD" or (t.name:find("DtoH") and "DtoH" or nil)
+    local kind = dir and (KIND[dir] .. (t.name:find("Pinned") and "pinned" or "pageable")) or "dtod"
+    local full = have_model and graph:copy_ns(kind, t.bytes, {gpu = gpu_key}) or 0
+    if t.bytes > 0 and full > 0 then
+      t.duration_ns = math.floor(t.duration_ns * graph:copy_ns(kind, t.bytes / 2, {gpu = gpu_key}) / full + 0.5)
+    else
+      t.duration_ns = t.duration_ns // 2
+    end
+  end
+  graph:select{kind = "memset", phase = scope}:shrink(2)
 end
 
 if use_scaler then
@@ -191,7 +285,13 @@ if use_scaler then
   end
 end
 
-reverie.log(string.format("%s: %d compute-bound kernels / %g, %d other kernels / %g; %d autocast " ..
-                          "casts (%.1f us kernel, %.1f us CPU each); GradScaler: %d kernels, %d syncs",
-                          P.dtype, #compute, P.compute_speedup, #memory, P.memory_speedup, casts,
-                          elementwise_ns / 1e3, op_ns / 1e3, scaler_kernels, syncs))
+local function speed(before, after) return after > 0 and before / after or 0 end
+reverie.log(string.format("%s on %s: %d GEMM/conv/attention kernels %.1f -> %.1f us (%.2fx), %d other " ..
+                          "kernels %.1f -> %.1f us (%.2fx)%s; %d autocast casts (%.1f us CPU each); " ..
+                          "GradScaler: %d kernels, %d syncs",
+                          P.dtype, model.gpu, #compute, before_compute / 1e3, compute:total_duration() / 1e3,
+                          speed(before_compute, compute:total_duration()), #memory, before_memory / 1e3,
+                          memory:total_duration() / 1e3, speed(before_memory, memory:total_duration()),
+                          (P.compute_speedup > 0 or P.memory_speedup > 0) and " (fixed factors given)" or
+                            " (cost model)",
+                          casts, op_ns / 1e3, scaler_kernels, syncs))

@@ -14,24 +14,30 @@
 --   copy's aten::copy_, keeps its own CPU time, since it still issues the
 --   copy);
 -- - the copy goes to pinned memory (PyTorch allocates a pinned destination
---   for non-blocking device-to-host copies), which runs at pinned speed:
---   bytes / pinned bandwidth, where pinned bandwidth = `pinned_speedup` x
---   the fastest host copy the trace itself measured (pageable copies stage
---   through a pinned buffer and reach about half the link's rate), or
---   `pinned_gbs` when given.
+--   for non-blocking device-to-host copies), at the cost model's pinned
+--   rate for its direction (transforms/cost_model.h): fitted on the trace's
+--   own pinned copies when it has some; else twice the rate the trace's
+--   pageable copies of that direction achieved (a pageable copy is a copy
+--   into a pinned staging buffer and the DMA, in turn), at most the host
+--   link of the GPU table x its efficiency; `pinned_gbs` overrides it.
 -- - host-to-device copies from pageable memory stay as they are
 --   (non_blocking needs pinned sources: `pin_memory = true` makes them
 --   asynchronous and pinned-speed too, as a DataLoader with pin_memory=True
 --   would).
+-- Preconditions: device-to-host copies into pageable memory (with
+-- `pin_memory`, host-to-device ones too), else nothing to change; the
+-- trace's GPU in the GPU table (else `gpu`, or `pinned_gbs`).
 -- Ignores: the cost of allocating pinned memory (cached by PyTorch's pinned
 -- allocator after the first step), synchronization the program needs before
 -- it reads the copied data (add it where your code reads it), and other
--- streams' copies competing for the link.
+-- streams' copies competing for the link and for host memory (a pageable
+-- copy's staging slows when another copy runs).
 local P = reverie.params{
-  pinned_speedup = {default = 2, min = 1, doc = "pinned vs the trace's fastest pageable host copy bandwidth"},
-  pinned_gbs = {default = 0, min = 0, doc = "pinned host copy bandwidth in GB/s (0: from the trace)"},
+  pinned_gbs = {default = 0, min = 0, doc = "pinned host copy bandwidth in GB/s (0: from the model)"},
   pin_memory = {default = false, doc = "also make pageable host-to-device copies pinned and asynchronous"},
+  gpu = {default = "", doc = "the trace's GPU as a key of the GPU table when the trace lacks deviceProperties"},
 }
+local gpu_key = P.gpu ~= "" and P.gpu or nil
 
 local copies = graph:select{kind = "memcpy", name = {"DtoH", "HtoD"}}
 local candidates = 0
@@ -39,18 +45,16 @@ for t in copies:tasks() do
   if t.name:find("Pageable") and (t.name:find("DtoH") or P.pin_memory) then candidates = candidates + 1 end
 end
 if candidates == 0 then
-  reverie.log("no device-to-host copy into pageable memory: nothing to make non-blocking")
-  return
+  reverie.nothing_to_change(P.pin_memory and "no host copy in pageable memory: nothing to make non-blocking" or
+                            "no device-to-host copy into pageable memory: nothing to make non-blocking " ..
+                            "(pin_memory=true also takes pageable host-to-device copies)")
 end
-local fastest = 0
-for t in copies:tasks() do
-  if t.bytes > 0 and t.duration_ns > 0 then
-    fastest = math.max(fastest, t.bytes / t.duration_ns)  -- bytes per ns = GB/s
-  end
-end
-local pinned = P.pinned_gbs > 0 and P.pinned_gbs or fastest * P.pinned_speedup
-if pinned <= 0 then
-  error("the trace's host copies record no sizes: give --set pinned_gbs=<GB/s>")
+local model = graph:cost_model{gpu = gpu_key}
+-- The pinned copy's time: the model's, or bytes / pinned_gbs.
+local function pinned_ns(t)
+  if P.pinned_gbs > 0 then return t.bytes / P.pinned_gbs end
+  local kind = t.name:find("DtoH") and "dtoh_pinned" or "htod_pinned"
+  return graph:copy_ns(kind, t.bytes, {gpu = gpu_key})
 end
 
 local changed, syncs, before_ns, after_ns = 0, 0, 0, 0
@@ -68,7 +72,7 @@ for t in copies:tasks() do
       end
     end
     before_ns = before_ns + t.duration_ns
-    if t.bytes > 0 then t.duration_ns = math.floor(t.bytes / pinned + 0.5) end
+    if t.bytes > 0 then t.duration_ns = math.floor(pinned_ns(t) + 0.5) end
     after_ns = after_ns + t.duration_ns
     t.name = t.name:gsub("Pageable", "Pinned")
     changed = changed + 1
@@ -78,6 +82,9 @@ if #doomed > 0 then
   syncs = #doomed
   graph:remove(graph:from_tasks(doomed))
 end
-reverie.log(string.format("%d host copies made non-blocking into pinned memory (%.1f GB/s): " ..
-                          "%.1f -> %.1f us; %d synchronize calls removed",
-                          changed, pinned, before_ns / 1e3, after_ns / 1e3, syncs))
+local dtoh = model.copies.dtoh_pinned
+reverie.log(string.format("%d host copies made non-blocking into pinned memory (%s): " ..
+                          "%.1f -> %.1f us; %d synchronize calls removed", changed,
+                          P.pinned_gbs > 0 and string.format("%.1f GB/s given", P.pinned_gbs) or
+                            string.format("device to host %.1f GB/s: %s", dtoh.gbs, dtoh.from),
+                          before_ns / 1e3, after_ns / 1e3, syncs))

@@ -4,74 +4,82 @@
 --
 -- Model. The step's per-sample work grows with the batch, its per-step work
 -- does not:
--- - Forward and backward kernels: their grids grow with the batch while a
---   kernel keeps its tile, so each runs ceil(blocks * factor) blocks; time
---   scales with whole waves on the trace's GPU (transforms/gpu_scaling.h
---   ScaleWork: W = resident blocks per SM x SMs, from the kernel's recorded
---   launch geometry and the GPU's occupancy limits). A kernel that stays
---   within one wave keeps its time: small kernels are latency-bound, which
---   is why a small model barely slows down with a larger batch. A kernel
---   without recorded geometry scales linearly.
+-- - Forward and backward kernels: their work (FLOPs and bytes, from the
+--   ops' recorded shapes) grows `factor` times, and the cost model
+--   (transforms/cost_model.h, docs/LUA_API.md "The hardware model") retimes
+--   them: time = fixed + slope x roofline, with the efficiency curve of
+--   each kernel class fitted on the trace's own kernels (a bigger GEMM runs
+--   closer to peak, a small one is mostly fixed cost) and wave quantization
+--   of the grid, whose blocks grow with the work (the tile kept). A kernel
+--   whose op recorded no shapes is placed on its class's curve by its own
+--   time and scaled the same way.
 -- - Copies in forward/backward (the input batch to the GPU, outputs back):
---   bytes scale; a copy takes max(its time, bytes * factor / bandwidth), at
---   `pageable_gbs` for pageable host memory and `pinned_gbs` for pinned
---   (PCIe 4.0 x16 carries ~25 GB/s pinned; a pageable copy goes through a
---   staging buffer at about half that). Device copies scale with the bytes.
+--   bytes scale; a copy takes the model's time for its kind (host to device
+--   or back, pageable or pinned: fitted on the trace's copies against the
+--   GPU's host link from the table; a pageable copy at most half a pinned
+--   one), never less than it took when the batch grows; `pageable_gbs` /
+--   `pinned_gbs` override the model's rates. Device copies scale with the
+--   bytes.
 -- - Weight-update kernels and copies keep their time (parameter-sized).
 -- - CPU time keeps its time (an op's dispatch does not depend on the batch),
 --   except loading the batch on the main thread (DataLoader with
 --   num_workers=0, phase data_loading), which scales with the samples, and
 --   `per_sample_framework`, the share of the framework (Python) time outside
 --   ops that is per-sample host work of the training loop (metrics computed
---   on the host, Python over the outputs): 0 by default, since a trace does
---   not say which Python is per sample.
--- Ignores: libraries picking other kernels for other shapes (cuBLAS moves to
--- larger tiles at large sizes, which makes big GEMMs faster than wave
--- scaling says: expect overestimates there), weight-gradient GEMMs whose
--- grid is the weight's shape (their per-block work grows instead; wave
--- scaling then underestimates), memory limits (a batch that does not fit),
--- and the optimizer's change of learning dynamics (not a performance
--- question).
-local G = reverie.include("lib/gpus.lua")
-
+--   on the host, Python over the outputs, freeing the batch's shared
+--   memory): 0 by default, since a trace does not say which Python is per
+--   sample.
+-- Preconditions: none on what the run does (any batch can change); the
+-- trace's GPU in the GPU table (else `gpu`), which the cost model needs.
+-- Ignores: libraries picking other kernels for other shapes beyond what the
+-- efficiency curve captures, weight-gradient GEMMs whose grid is the
+-- weight's shape (the model grows their grid too), memory limits (a batch
+-- that does not fit), and the optimizer's change of learning dynamics (not a
+-- performance question).
 local P = reverie.params{
   factor = {default = 2, min = 0.001, doc = "new batch size / recorded batch size"},
-  pageable_gbs = {default = 12.5, min = 0.001, doc = "host<->device copy bandwidth from pageable memory, GB/s"},
-  pinned_gbs = {default = 25, min = 0.001, doc = "host<->device copy bandwidth from pinned memory, GB/s"},
-  gpu = {default = "", doc = "the trace's GPU as a key of lib/gpus.lua when the trace lacks deviceProperties"},
+  batch = {default = 0, min = 0, integer = true,
+           doc = "recorded batch size (samples per step), for samples/s; 0 = unknown"},
+  pageable_gbs = {default = 0, min = 0,
+                  doc = "host<->device copy bandwidth from pageable memory, GB/s; 0 = from the model"},
+  pinned_gbs = {default = 0, min = 0,
+                doc = "host<->device copy bandwidth from pinned memory, GB/s; 0 = from the model"},
+  gpu = {default = "", doc = "the trace's GPU as a key of the GPU table (reverie.gpus()) when the " ..
+           "trace lacks deviceProperties"},
   per_sample_framework = {default = 0, min = 0, max = 1,
                           doc = "share of framework time outside ops that grows with the batch"},
 }
 
--- The trace's GPU: its deviceProperties, else lib/gpus.lua.
-local function trace_gpu()
-  local d = graph:devices()[1]
-  if P.gpu ~= "" then return G.by_key(P.gpu) end
-  if d and d.sm_count > 0 then
-    local known = G.by_device_name(d.name)
-    return {name = d.name, sm_count = d.sm_count,
-            max_threads_per_sm = d.max_threads_per_sm > 0 and d.max_threads_per_sm or (known and known.max_threads_per_sm) or 0,
-            max_blocks_per_sm = known and known.max_blocks_per_sm or 0,
-            registers_per_sm = d.registers_per_sm > 0 and d.registers_per_sm or (known and known.registers_per_sm) or 0,
-            shared_memory_per_sm_kb = d.shared_memory_per_sm_kb > 0 and d.shared_memory_per_sm_kb or
-              (known and known.shared_memory_per_sm_kb) or 0}
-  end
-  error("the trace has no deviceProperties: give --set gpu=<key of lib/gpus.lua>")
-end
-
-local gpu = trace_gpu()
+local gpu_key = P.gpu ~= "" and P.gpu or nil
+local model = graph:cost_model{gpu = gpu_key}
 local phases = {"forward", "backward"}
 local kernels = graph:select{kind = "kernel", phase = phases}
-local st = kernels:scale_work{factor = P.factor, gpu = gpu}
+local st = kernels:retime{work = P.factor, gpu = gpu_key}
+
+-- A copy's kind as the model names it.
+local function copy_kind(name)
+  local pinned = name:find("Pinned") ~= nil
+  if name:find("HtoD") then return pinned and "htod_pinned" or "htod_pageable" end
+  if name:find("DtoH") then return pinned and "dtoh_pinned" or "dtoh_pageable" end
+  if name:find("DtoD") then return "dtod" end
+  return nil
+end
 
 local copies_before, copies_after = 0, 0
 for t in graph:select{kind = "memcpy", phase = phases}:tasks() do
   local d0 = t.duration_ns
-  local host = t.name:find("HtoD") or t.name:find("DtoH")
+  local kind = copy_kind(t.name)
+  local bytes = t.bytes * P.factor
   local d
-  if host and t.bytes > 0 then
-    local gbs = t.name:find("Pageable") and P.pageable_gbs or P.pinned_gbs
-    d = math.max(d0, t.bytes * P.factor / (gbs * 1e9) * 1e9)
+  if kind and t.bytes > 0 then
+    local gbs = kind:find("pageable") and P.pageable_gbs or P.pinned_gbs
+    if kind ~= "dtod" and gbs > 0 then
+      d = bytes / gbs
+    else
+      d = graph:copy_ns(kind, bytes, {gpu = gpu_key})
+    end
+    -- A copy of more bytes never gets faster, nor one of fewer slower.
+    if P.factor >= 1 then d = math.max(d0, d) else d = math.min(d0, d) end
   else
     d = d0 * P.factor
   end
@@ -98,9 +106,11 @@ if not graph:select{cpu_time = "framework", phase = "data_loading", name = "*Sin
 end
 
 reverie.log(string.format("batch x%g on %s: %d forward/backward kernels %.1f -> %.1f us " ..
-                          "(%d stay within one wave, %d without geometry scaled linearly); " ..
-                          "copies %.1f -> %.1f us; main-thread loading %.1f -> %.1f us",
-                          P.factor, gpu.name or "the trace's GPU", st.kernels, st.before_ns / 1e3,
-                          st.after_ns / 1e3, st.single_wave, st.unknown_geometry,
-                          copies_before / 1e3, copies_after / 1e3, loader_before / 1e3,
-                          loader:total_duration() / 1e3))
+                          "(%d with work from recorded shapes, the rest from their class's " ..
+                          "curve); copies %.1f -> %.1f us; main-thread loading %.1f -> %.1f us",
+                          P.factor, model.gpu, st.kernels, st.before_ns / 1e3, st.after_ns / 1e3,
+                          st.with_work, copies_before / 1e3, copies_after / 1e3,
+                          loader_before / 1e3, loader:total_duration() / 1e3))
+-- Each step now does `factor` times the samples: the prediction reads as
+-- throughput too (a longer step can be a faster run).
+reverie.work_per_step{factor = P.factor, samples = P.batch > 0 and P.batch or nil}

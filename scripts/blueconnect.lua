@@ -22,17 +22,20 @@ local G = reverie.include("lib/gradients.lua")
 local P = reverie.params(G.param_specs{
   nodes = {default = 2, min = 1, integer = true, doc = "machines"},
   gpus_per_node = {default = 4, min = 1, integer = true, doc = "GPUs (workers) per machine"},
-  intra_gbps = {default = 80, min = 0.001,
-                doc = "intra-node link bandwidth in Gbit/s (PCIe 3.0 x16 achieves about 10 GB/s)"},
+  intra_gbps = {default = 0, min = 0,
+                doc = "intra-node link bandwidth in Gbit/s; 0 = the GPU's peer link from the GPU table " ..
+                  "(NVLink / Infinity Fabric, else PCIe)"},
   inter_gbps = {default = 10, min = 0.001, doc = "network bandwidth per machine in Gbit/s"},
   latency_us = {default = 10, min = 0, doc = "fixed cost of each stage in microseconds"},
 })
 
 local n, g = P.nodes, P.gpus_per_node
+local intra_gbps, intra_note = P.intra_gbps, "given"
+if intra_gbps <= 0 and g > 1 then intra_gbps, intra_note = C.peer_link_gbps(graph, P.gpu ~= "" and P.gpu or nil) end
 local function ns(seconds) return math.floor(seconds * 1e9 + P.latency_us * 1e3 + 0.5) end
 local function rs_ag(bytes)  -- one intra-node reduce-scatter or all-gather
   if g <= 1 then return 0 end
-  return ns((g - 1) / g * bytes * 8 / (P.intra_gbps * 1e9))
+  return ns((g - 1) / g * bytes * 8 / (intra_gbps * 1e9))
 end
 local function inter(bytes)  -- one shard's cross-node all-reduce
   if n <= 1 then return 0 end
@@ -71,5 +74,6 @@ for s, step in ipairs(steps) do
   end
 end
 graph:add_edges(edges)
-reverie.log(string.format("%d buckets x (reduce-scatter, %d shard all-reduces, all-gather); %d workers; gradients from %s%s",
-                          buckets, g, n * g, source, how and (" (" .. how .. ")") or ""))
+reverie.log(string.format("%d buckets x (reduce-scatter, %d shard all-reduces, all-gather); %d workers; " ..
+                          "intra-node %.0f Gbit/s (%s); gradients from %s%s", buckets, g, n * g,
+                          intra_gbps, intra_note, source, how and (" (" .. how .. ")") or ""))

@@ -19,6 +19,10 @@
 -- kernels, which the stream gaps of the trace already hold only where the
 -- GPU was not waiting for the CPU).
 --
+-- Preconditions: the trace does not replay CUDA graphs already
+-- (graph:facts().cuda_graphs: cudaGraphLaunch calls), else nothing to
+-- change; a step with no runtime call in the captured phases has nothing to
+-- capture either.
 -- Assumptions: the step is capturable (static shapes, no host syncs inside:
 -- synchronizing calls and memory copies, e.g. of the input batch, stay and
 -- keep their time); on traces without op spans (cpu_op) the framework time
@@ -31,6 +35,12 @@ local P = reverie.params{
   remove_framework = {default = true,
                       doc = "remove the framework (Python) time between captured calls"},
 }
+
+local cg = graph:facts().cuda_graphs
+if cg.used then
+  reverie.nothing_to_change(string.format("the trace already replays CUDA graphs (%.1f graph " ..
+                                          "launches per step) [%s: %s]", cg.count, cg.source, cg.how))
+end
 
 local phases = {}
 for p in P.phases:gmatch("[^,%s]+") do phases[#phases + 1] = p end
@@ -90,9 +100,13 @@ for t in captured:tasks() do
     prev = prev:prev()
   end
 end
+if captured:empty() then
+  reverie.nothing_to_change("no runtime call in the captured phases (" .. P.phases .. ")")
+end
 for _, f in ipairs(firsts) do
   graph:insert{kind = "cpu_api", name = "cudaGraphLaunch", before = f, duration_ns = launch_ns}
 end
-reverie.log(string.format("%d runtime calls captured; %.1f us of op time and %.1f us of framework " ..
-                          "time removed; %d cudaGraphLaunch calls of %.1f us",
-                          #captured, op_ns / 1e3, framework_ns / 1e3, #firsts, launch_ns / 1e3))
+local n = math.max(1, #firsts)
+reverie.log(string.format("per step: %.0f runtime calls captured; %.1f us of op time and %.1f us " ..
+                          "of framework time removed; one cudaGraphLaunch of %.1f us",
+                          #captured / n, op_ns / n / 1e3, framework_ns / n / 1e3, launch_ns / 1e3))

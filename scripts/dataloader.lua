@@ -28,8 +28,11 @@
 -- steps), pin_memory's thread, prefetch_factor (the steady state does not
 -- depend on it), batches that take longer than their mean (a slow batch can
 -- still stall the loop), and GPU-side changes (none).
--- A trace already recorded with workers (`_MultiProcessingDataLoaderIter`)
--- shows the wait, not the loading work: only `speedup` applies there.
+-- Preconditions: the trace records the DataLoader's time (an
+-- enumerate(DataLoader)# annotation with op spans), else it refuses. A trace
+-- already recorded with workers (`_MultiProcessingDataLoaderIter`) shows the
+-- wait, not the loading work: num_workers is refused there, only `speedup`
+-- applies. With the defaults (num_workers=0, speedup=1) nothing changes.
 local P = reverie.params{
   num_workers = {default = 0, min = 0, integer = true,
                  doc = "DataLoader worker processes (0: keep the trace's loader)"},
@@ -40,15 +43,19 @@ local P = reverie.params{
 
 local loader = graph:select{cpu_time = "framework", phase = "data_loading"}
 if loader:empty() then
-  error("the trace records no DataLoader time (no enumerate(DataLoader) annotation with op " ..
-        "spans): record with torch.profiler and iterate the DataLoader inside the profiled steps")
+  reverie.refuse("the trace records no DataLoader time (no enumerate(DataLoader) annotation with " ..
+                 "op spans): record with torch.profiler and iterate the DataLoader inside the " ..
+                 "profiled steps")
 end
-local multi = not graph:select{cpu_time = "framework", phase = "data_loading",
-                               name = "*MultiProcessing*"}:empty()
+local multi = graph:facts().dataloader.mode == "worker processes"
 if P.num_workers > 0 and multi then
-  error("the trace's DataLoader already uses worker processes (_MultiProcessingDataLoaderIter): " ..
-        "its main-thread time is the wait for them, not the loading work; use a num_workers=0 " ..
-        "trace, or only --set speedup")
+  reverie.refuse("the trace's DataLoader already uses worker processes " ..
+                 "(_MultiProcessingDataLoaderIter): its main-thread time is the wait for them, " ..
+                 "not the loading work; use a num_workers=0 trace, or only --set speedup")
+end
+if P.num_workers == 0 and P.speedup == 1 then
+  reverie.nothing_to_change("num_workers=0 and speedup=1 keep the trace's loader (--set " ..
+                            "num_workers=N or speedup=K)")
 end
 
 -- Per step: loading time L and the baseline step time.
@@ -72,6 +79,7 @@ for t in loader:tasks() do
   t.duration_ns = math.floor(d + 0.5)
   after = after + t.duration_ns
 end
-reverie.log(string.format("%d DataLoader tasks: %.1f -> %.1f us of main-thread loading in all " ..
-                          "(num_workers=%d, speedup=%g)", #loader, before / 1e3, after / 1e3,
-                          P.num_workers, P.speedup))
+local steps = math.max(1, graph:iteration_count())
+reverie.log(string.format("main-thread loading per step %.1f -> %.1f us (%d DataLoader tasks; " ..
+                          "num_workers=%d, speedup=%g)", before / steps / 1e3, after / steps / 1e3,
+                          #loader, P.num_workers, P.speedup))

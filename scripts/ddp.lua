@@ -51,15 +51,24 @@ local P = reverie.params(G.param_specs{
   workers = {default = 1, min = 1, integer = true, doc = "number of data-parallel workers (GPUs)"},
   bandwidth_gbps = {default = 0, min = 0,
                     doc = "network bandwidth per worker in Gbit/s (Daydream evaluated 10-40); " ..
-                      "0 = as measured on a trace with NCCL kernels, else 25"},
+                      "0 = as measured on a trace with NCCL kernels, else the GPU's peer link " ..
+                      "from the GPU table (NVLink / Infinity Fabric, else PCIe)"},
   latency_us = {default = 10, min = 0, doc = "fixed cost of one all-reduce in microseconds"},
   measured_workers = {default = 0, min = 0, integer = true,
                       doc = "workers the trace was recorded with when it has NCCL kernels; " ..
                         "0 = its world size, else its collectives' group size"},
-  measured_bandwidth_gbps = {default = 25, min = 0.001,
+  measured_bandwidth_gbps = {default = 0, min = 0,
                              doc = "bus bandwidth the recorded all-reduces ran at, used to infer " ..
-                               "their bytes when the trace has no all-reduce Collective records"},
+                               "their bytes when the trace has no all-reduce Collective records; " ..
+                               "0 = the GPU's peer link from the GPU table"},
 })
+
+-- The bus bandwidth the recorded all-reduces ran at (Gbit/s): given, else
+-- the GPU's peer link.
+local function measured_gbps()
+  if P.measured_bandwidth_gbps > 0 then return P.measured_bandwidth_gbps end
+  return (C.peer_link_gbps(graph, P.gpu ~= "" and P.gpu or nil))
+end
 
 -- Re-times the recorded all-reduce kernels for P.workers (header: model).
 local function retime_recorded(comm)
@@ -98,7 +107,7 @@ local function retime_recorded(comm)
     else
       local bytes = matched and colls[i].bytes or nil
       if bytes then sized = sized + 1 end
-      bytes = bytes or (d0 - fixed) * 1e-9 * P.measured_bandwidth_gbps * 1e9 / 8 / f0
+      bytes = bytes or (d0 - fixed) * 1e-9 * measured_gbps() * 1e9 / 8 / f0
       transfer = f * bytes * 8 / (P.bandwidth_gbps * 1e9) * 1e9
     end
     k.duration_ns = math.floor(fixed + transfer + 0.5)
@@ -118,7 +127,12 @@ if not recorded:empty() then
   retime_recorded(recorded)
   return
 end
-local bandwidth_gbps = P.bandwidth_gbps > 0 and P.bandwidth_gbps or 25
+local bandwidth_gbps, link_note = P.bandwidth_gbps, string.format("%g Gbit/s given", P.bandwidth_gbps)
+if bandwidth_gbps <= 0 then
+  local how
+  bandwidth_gbps, how = C.peer_link_gbps(graph, P.gpu ~= "" and P.gpu or nil)
+  link_note = string.format("%.0f Gbit/s: %s", bandwidth_gbps, how)
+end
 
 local steps = C.steps(graph)
 local source = G.source(graph)
@@ -147,6 +161,6 @@ for s, step in ipairs(steps) do
   end
 end
 
-reverie.log(string.format("%d steps, %d all-reduces; gradients from %s%s; %.1f MiB per step",
-                          #steps, inserted, source, how and (" (" .. how .. ")") or "",
+reverie.log(string.format("%d steps, %d all-reduces over %s; gradients from %s%s; %.1f MiB per step",
+                          #steps, inserted, link_note, source, how and (" (" .. how .. ")") or "",
                           (bytes_per_step or 0) / G.MB))

@@ -15,8 +15,9 @@
 --   sparse gradients into a dense one: (N * 2 * density * bytes + bytes) /
 --   gpu_memory_bandwidth.
 -- Kernel durations come from the element-wise (memory-bound) throughput the
--- trace's own kernels achieve (gpu_memory_gbs), not from a DGC
--- implementation; warm-up epochs with lower sparsity are not modelled.
+-- trace's own kernels achieve (the GPU table's bandwidth x their efficiency,
+-- graph:cost_model().memory_gbs, or gpu_memory_gbs when given), not from a
+-- DGC implementation; warm-up epochs with lower sparsity are not modelled.
 local C = reverie.include("lib/common.lua")
 local G = reverie.include("lib/gradients.lua")
 
@@ -33,7 +34,7 @@ local steps = C.steps(graph)
 local source = G.source(graph)
 local total, how = nil, nil
 if source == "estimate" then total, how = G.estimate_total(graph, P, steps) end
-local mem_bps = P.gpu_memory_gbs * 1e9
+local mem_bps = G.memory_gbs(graph, P) * 1e9
 
 local channel = graph:add_channel("sparse all-gather")
 local edges, buckets = {}, 0

@@ -9,6 +9,9 @@
 -- kernels recorded in a multi-GPU trace (their time is taken to be all
 -- network time, an upper bound on the gain when they are partly GPU-bound,
 -- Daydream §6.5).
+-- Preconditions: communication to speed up (comm tasks a script inserted,
+-- or NCCL/RCCL kernels of a multi-GPU trace, class "communication"), else
+-- nothing to change.
 local P = reverie.params{
   speedup = {default = 2, min = 0.001, doc = "bandwidth multiplier (2 = twice as fast)"},
   latency_us = {default = 0, min = 0, doc = "part of each transfer that does not scale, in us"},
@@ -16,7 +19,7 @@ local P = reverie.params{
 }
 
 local comm = graph:select{kind = "comm"}
-if P.include_nccl_kernels then comm = comm | graph:select{kind = "kernel", name = "nccl"} end
+if P.include_nccl_kernels then comm = comm | graph:select{kind = "kernel", class = "communication"} end
 local latency = P.latency_us * 1000
 local changed = 0
 for t in comm:tasks() do
@@ -27,7 +30,7 @@ for t in comm:tasks() do
   end
 end
 if changed == 0 then
-  reverie.log("no communication tasks or NCCL kernels to speed up (run ddp.lua or p3.lua first)")
-else
-  reverie.log(string.format("%d communication tasks %gx faster", changed, P.speedup))
+  reverie.nothing_to_change("no communication tasks or NCCL/RCCL kernels to speed up (run ddp.lua " ..
+                            "or p3.lua first)")
 end
+reverie.log(string.format("%d communication tasks %gx faster", changed, P.speedup))

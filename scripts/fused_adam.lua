@@ -24,20 +24,36 @@
 -- with the CPU cost the trace measured for that op when it has one, else the
 -- median own time of the optimizer ops it replaces (one dispatch).
 --
--- Assumptions: every update-phase kernel of a step belongs to the optimizer
--- (the phase also covers optimizer.zero_grad, whose kernels are fused too);
--- memcpys and memsets of the update phase and other CPU calls stay; the
--- optimizer's arithmetic does not change (Adam or SGD alike). A trace without
--- op spans (cpu_op) keeps the old model: a removed launch takes its gap.
+-- Which kernels: the optimizer's step (class "optimizer": the kernels
+-- launched inside `Optimizer.step#...`, and kernels an optimizer names);
+-- zero_grad is not fused. A trace without the step's annotation falls back
+-- to every update-phase kernel, and says so.
+--
+-- Preconditions (graph:facts().optimizer): nothing to change when the
+-- optimizer is already fused. For a non-Adam optimizer the script models
+-- that optimizer's own fused implementation (PyTorch's fused SGD, AdamW,
+-- ...): the mechanism is the same, one kernel per group doing the step's
+-- arithmetic; the log names it.
+-- Assumptions: memcpys and memsets of the update phase and other CPU calls
+-- stay; the optimizer's arithmetic does not change. A trace without op
+-- spans (cpu_op) keeps the old model: a removed launch takes its gap.
 local C = reverie.include("lib/common.lua")
+
+local facts = graph:facts()
+local opt = facts.optimizer
+if opt.implementation == "fused" then
+  reverie.nothing_to_change(string.format("the optimizer (%s) is already fused [%s: %s]",
+                                          opt.name ~= "" and opt.name or "?", opt.source, opt.how))
+end
+local fused_name = (opt.name ~= "" and opt.name or "Adam")
 
 local P = reverie.params{
   param_groups = {default = 1, min = 1, integer = true,
                   doc = "optimizer parameter groups: one fused kernel each per step"},
   fused_time_factor = {default = 1.0, min = 0,
                        doc = "fused kernel time as a fraction of the removed kernels' time"},
-  kernel_name = {default = "multi_tensor_apply_kernel<FusedAdam> (fused)",
-                 doc = "name of the inserted kernel"},
+  kernel_name = {default = "multi_tensor_apply_kernel<Fused" .. fused_name .. "> (fused)",
+                 doc = "name of the inserted kernel (default: the trace's optimizer, fused)"},
   remove_python_loop = {default = true,
                         doc = "also remove the framework (Python) time inside Optimizer.step"},
 }
@@ -62,10 +78,21 @@ if P.remove_python_loop then
   if not loop:empty() then graph:remove(loop) end
 end
 
+-- The optimizer's kernels of each step: class "optimizer", else (no
+-- annotation says where the step is) every update-phase kernel.
+local by_class = not graph:select{kind = "kernel", class = "optimizer"}:empty()
+local function optimizer_kernels(step)
+  local out = {}
+  for _, t in ipairs(C.kernels(step.update)) do
+    if not by_class or t.class == "optimizer" then out[#out + 1] = t end
+  end
+  return out
+end
+
 local steps = C.steps(graph)
-local fused_steps, removed_kernels = 0, 0
+local fused_steps, removed_kernels, removed_gpu_ns = 0, 0, 0
 for _, step in ipairs(steps) do
-  local kernels = C.kernels(step.update)
+  local kernels = optimizer_kernels(step)
   if #kernels > 0 then
     local total = 0
     for _, k in ipairs(kernels) do total = total + k.duration_ns end
@@ -81,12 +108,17 @@ for _, step in ipairs(steps) do
     graph:remove(old | old:launches())
     fused_steps = fused_steps + 1
     removed_kernels = removed_kernels + #kernels
+    removed_gpu_ns = removed_gpu_ns + total
   end
 end
 if fused_steps == 0 then
-  reverie.log("no weight-update kernels found (no update phase in the trace): nothing to fuse")
-else
-  reverie.log(string.format("fused %d update kernels in %d steps into %d kernel(s) per step; " ..
-                            "%.1f us of optimizer Python loop removed",
-                            removed_kernels, fused_steps, P.param_groups, python_ns / 1e3))
+  reverie.nothing_to_change("no optimizer kernels (no update phase, no optimizer kernel names)")
 end
+local n = math.max(1, fused_steps)
+reverie.log(string.format("%s%s, %s -> fused: per step %.0f kernels (%.1f us) become %d; %.1f us of " ..
+                          "Python inside Optimizer.step removed%s",
+                          fused_name, opt.name == "" and " (assumed: the trace does not name it)" or "",
+                          opt.implementation, removed_kernels / n, removed_gpu_ns / n / 1e3,
+                          P.param_groups, python_ns / n / 1e3,
+                          by_class and "" or "; no Optimizer.step# annotation: every update-phase " ..
+                            "kernel (zero_grad's too) taken as the optimizer's"))

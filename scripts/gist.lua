@@ -11,6 +11,8 @@
 -- compact one, like the ReLU itself, so each takes `encode_factor` /
 -- `decode_factor` times that forward ReLU kernel's duration. Each inserted
 -- kernel gets a launch call of the trace's median launch duration.
+-- Preconditions: a training trace with forward and backward activation
+-- kernels (class "activation"), else nothing to change.
 -- Assumptions: one stashed activation per ReLU; Gist's delayed precision
 -- reduction (DPR) for other layers is not modelled.
 local C = reverie.include("lib/common.lua")
@@ -37,5 +39,9 @@ for _, step in ipairs(C.steps(graph)) do
     end
   end
 end
-reverie.log(string.format("%d activations encoded after the forward ReLU and decoded before its backward",
-                          pairs_done))
+if pairs_done == 0 then
+  reverie.nothing_to_change("no forward activation kernel with a backward counterpart")
+end
+local n = math.max(1, graph:iteration_count())
+reverie.log(string.format("per step: %.0f activations encoded after the forward ReLU and decoded " ..
+                          "before its backward", pairs_done / n))

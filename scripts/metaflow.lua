@@ -14,6 +14,8 @@
 -- of the aten ops that issued them (their dispatch), since those ops issue
 -- nothing else once fused (transforms/ops.h); the framework (Python) time
 -- between ops stays: the model's code still runs, only the kernels fuse.
+-- Preconditions: forward compute kernels followed by pointwise ones, else
+-- nothing to change.
 -- Assumptions: the backward pass is unchanged; substitutions that change
 -- layer shapes (merging convolutions) need measured kernels and are not
 -- applied.
@@ -54,7 +56,11 @@ for _, step in ipairs(C.steps(graph)) do
     end
   end
 end
+if fused == 0 then
+  reverie.nothing_to_change("no forward GEMM/conv followed by a pointwise kernel")
+end
 local sel = graph:from_tasks(victims)
 local removed = graph:remove(sel | sel:launches())
-reverie.log(string.format("%d compute kernels absorbed %d element-wise kernels (%d tasks removed)",
-                          fused, #victims, removed))
+local n = math.max(1, graph:iteration_count())
+reverie.log(string.format("per step: %.0f compute kernels absorbed %.0f element-wise kernels (%.0f " ..
+                          "tasks removed)", fused / n, #victims / n, removed / n))

@@ -15,6 +15,10 @@
 -- GPU time. The memory-traffic model of lib/fusion.lua: a fused run costs
 -- max(sum/k, max) of its k members' times.
 --
+-- Preconditions: works on eager kernels; a trace already compiled
+-- (graph:facts().compiled: Triton kernels or compiled regions) is fused
+-- where inductor left eager pointwise runs (the log says the trace is
+-- compiled), and has nothing to change when no run of `min_run` is left.
 -- Ignores: fusion across a reduction or normalization (inductor fuses many of
 -- those too: this is a lower bound on what it fuses), epilogue fusion into
 -- GEMMs (metaflow.lua), recompilation and guard costs, and CUDA graphs
@@ -79,7 +83,16 @@ for _, step in ipairs(C.steps(graph)) do
   end
 end
 
-reverie.log(string.format("%d runs of pointwise kernels (%d kernels) fused; GPU time %.1f us less%s",
-                          runs, fused_kernels, saved_ns / 1e3,
+local compiled = graph:facts().compiled
+if runs == 0 then
+  reverie.nothing_to_change(string.format("no run of %d or more eager pointwise kernels on one " ..
+                                          "stream%s", P.min_run,
+                                          compiled.used and " (the trace is already compiled)" or ""))
+end
+local n = math.max(1, graph:iteration_count())
+reverie.log(string.format("per step: %.1f runs of pointwise kernels (%.1f kernels) fused; GPU time " ..
+                          "%.1f us less%s%s", runs / n, fused_kernels / n, saved_ns / n / 1e3,
                           P.remove_framework and string.format("; %.1f us of framework time removed",
-                                                               framework_ns / 1e3) or ""))
+                                                               framework_ns / n / 1e3) or "",
+                          compiled.used and "; the trace is already compiled: only the eager " ..
+                            "runs inductor left are fused" or ""))

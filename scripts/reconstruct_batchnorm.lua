@@ -9,6 +9,8 @@
 --   convolutions;
 -- - batch-norm kernels get `bn_speedup` faster (2x: the restructured layers
 --   read their input from memory half as often).
+-- Preconditions: batch-norm kernels (class "normalization" named after
+-- batch norm; layer norms are not restructured), else nothing to change.
 -- Assumptions: every activation kernel sits next to a batch norm (true of
 -- ResNet / DenseNet blocks; `activation_phases` limits where they are
 -- removed); the fused convolutions' extra work is negligible, and new memory
@@ -20,7 +22,11 @@ local P = reverie.params{
   remove_activations = {default = true, doc = "remove the activation kernels fused away"},
 }
 
-local bn = C.normalization_kernels(graph)
+-- Batch norm among the normalization kernels: cuDNN's bn_fw/bn_bw, ATen's
+-- batch_norm_*, MIOpen's BatchNorm.
+local bn = C.normalization_kernels(graph) &
+           graph:select{name = {"batch_norm", "batchnorm", "bn_fw", "bn_bw"}}
+if bn:empty() then reverie.nothing_to_change("no batch-norm kernels") end
 bn:shrink(P.bn_speedup)
 local removed = 0
 if P.remove_activations then

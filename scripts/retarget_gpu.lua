@@ -1,227 +1,177 @@
 -- retarget_gpu.lua: what if this training step ran on another GPU?
--- (Habitat, Yu et al. USENIX ATC'21, wave scaling §3.3-§4.2; run inside the
--- graph simulator as the Habitat digest's §1.6 suggests, so CPU overhead,
--- launch rate and overlap are kept where Habitat sums kernel times.)
+-- (Habitat, Yu et al. USENIX ATC'21, run inside the graph simulator as the
+-- Habitat digest's §1.6 suggests, so CPU overhead, launch rate and overlap
+-- are kept where Habitat sums kernel times.)
 --
 --   reverie predict trace.json.gz --script retarget_gpu --set to=H100-SXM
 --
--- Model. Every kernel's measured time is carried from the trace's GPU (the
--- origin) to `to` with wave scaling (transforms/gpu_scaling.h): the kernel's
--- blocks are counted in waves from its recorded launch geometry and the
--- occupancy limits of each GPU, and one wave's time scales with memory
--- bandwidth per resident block to the power gamma and with per-SM math
--- throughput to the power 1 - gamma.
--- - GEMM / convolution kernels (lib/common.lua C.COMPUTE): gamma from
---   Habitat's Eq. 3 with the destination's ridge point for the kernel's math
---   (peak FLOPS / bandwidth) and an assumed arithmetic `intensity`: Habitat
---   measures intensity with CUPTI metrics, a trace does not record it.
---   Their math is read from the kernel name: tf32, fp16/bf16 tensor-core
---   (884/1688/16816/hmma/gmma/nvjet/f16/bf16...), fp8, else fp32 CUDA
---   cores; `compute_math` overrides it when names say nothing (Triton).
--- - Every other kernel: gamma `memory_gamma` (1: memory-bound, Habitat's
---   default when it has no metrics); one that fits in a single wave on both
---   GPUs keeps its time (latency-bound).
--- - Host<->device copies scale with the host link (pcie_gbs), device copies
---   and memsets with memory bandwidth; peer copies and NCCL/RCCL kernels keep
---   their time unless `scale_communication` (interconnects are a separate
---   question: faster_network.lua, ddp.lua).
--- - CPU work and launch calls keep their time: same host, same framework.
---
--- Assumptions and limits.
--- - The same kernels run on both GPUs. Habitat predicts cuBLAS/cuDNN ops with
---   per-op MLPs because libraries pick other kernels per architecture; this
---   script wave-scales them instead (Habitat's per-op error: 18% with MLPs,
---   30% with wave scaling). Crossing vendors is refused unless
---   `cross_vendor` is set, since no kernel is shared then.
--- - PyTorch lets cuDNN run FP32 convolutions as TF32 by default
+-- Model: the cost model (transforms/cost_model.h; docs/LUA_API.md "The
+-- hardware model"). Each kernel's roofline time is its work (FLOPs and
+-- bytes from its op's recorded shapes) at the GPU's peaks (the GPU table,
+-- hardware/gpu_table.cc: peak FLOP/s of the kernel's math on tensor cores
+-- or CUDA cores, memory bandwidth), divided by the share of the GPU its
+-- grid can use (wave quantization with each GPU's SMs and occupancy
+-- limits). The kernel class's efficiency curve, fitted on the trace's own
+-- kernels (time = fixed + slope x roofline), carries the measured time:
+--     T_dest = T_origin x (fixed + slope x R_dest) / (fixed + slope x R_origin)
+-- so a kernel reaches the same share of the destination's roofline as of
+-- the origin's at its size, and latency-bound kernels keep their time. A
+-- kernel whose op recorded no shapes is placed on its class's curve by its
+-- own time and scaled by compute peaks (GEMM / convolution / attention) or
+-- by memory bandwidth (the others). Habitat's wave scaling (sel:retarget_gpu)
+-- remains a primitive for scripts that want it.
+-- - Math: read from the kernel's name (tf32, bf16, f16, fp8, sgemm, ...),
+--   else its op's input type; a GPU without units for it runs what it has
+--   (hardware::EffectiveMath: bf16 on Volta runs in fp32, fp8 on Ampere in
+--   bf16). PyTorch lets cuDNN run FP32 convolutions as TF32 by default
 --   (torch.backends.cudnn.allow_tf32): `tf32_convs` applies that where the
 --   destination has TF32 and the origin did not; `tf32_matmul` does the same
 --   for GEMMs (off by default, like torch.backends.cuda.matmul.allow_tf32).
--- - Peaks are spec-sheet numbers (lib/gpus.lua); only their ratios matter.
--- - Data-parallel communication and the host are unchanged.
+--   `compute_math` makes the destination run GEMM / convolution / attention
+--   kernels in that math instead.
+-- - Host<->device copies take the model's time for their kind on the
+--   destination's host link (the origin's achieved share of its link kept),
+--   device copies and memsets scale with memory bandwidth; peer copies and
+--   NCCL / RCCL kernels keep their time unless `scale_communication` (then
+--   by the scale-up links' ratio: NVLink / Infinity Fabric, else PCIe).
+-- - CPU work and launch calls keep their time: same host, same framework.
 --
--- Sources: Habitat §3.3 Eq. 1, §4.2 Eq. 3, and its implementation's
--- small-kernel and no-metrics branches (shared/reference digest §1.2).
+-- Preconditions: `to` names a row of the GPU table; the trace's GPU is in
+-- the table (else `from`); nothing to change when `to` is that GPU (and
+-- `compute_math` is auto); crossing vendors is refused unless
+-- `cross_vendor` (see below).
+--
+-- Assumptions and limits.
+-- - The same kernels run on both GPUs at the same share of their peaks.
+--   Libraries pick other kernels per architecture, and across vendors no
+--   kernel is shared: crossing vendors is refused unless `cross_vendor`, and
+--   then the result assumes AMD's libraries reach the share of peak NVIDIA's
+--   did (they often do not: docs/ACCURACY.md, X2).
+-- - Peaks are datasheet figures at the boost clock; clocks a power limit
+--   lowers are not modelled.
+-- - Data-parallel communication and the host are unchanged.
 local C = reverie.include("lib/common.lua")
-local G = reverie.include("lib/gpus.lua")
 
 local P = reverie.params{
-  to = {default = "", doc = "destination GPU, a key of lib/gpus.lua (H100-SXM, A100-SXM4-80GB, L4, ...)"},
+  to = {default = "", doc = "destination GPU, a key of the GPU table (reverie.gpus(): H100-SXM, " ..
+          "A100-SXM4-80GB, L4, MI300X, ...)"},
   from = {default = "", doc = "origin GPU key when the trace does not name its GPU (default: from the trace)"},
-  intensity = {default = 100, min = 0.01, doc = "assumed FLOP per DRAM byte of GEMM/conv kernels (Habitat Eq. 3 input)"},
-  memory_gamma = {default = 1, min = 0, max = 1, doc = "memory-boundedness of non-GEMM/conv kernels (1 = bandwidth-bound)"},
   tf32_convs = {default = true, doc = "FP32 convolutions use TF32 where the destination has it and the origin did not"},
   tf32_matmul = {default = false, doc = "FP32 GEMMs use TF32 likewise"},
-  compute_math = {default = "auto", doc = "math of GEMM/conv kernels: auto (from the name), fp32, tf32, fp16, bf16, fp8"},
-  scale_communication = {default = false, doc = "also wave-scale NCCL/RCCL kernels and peer copies"},
+  compute_math = {default = "auto", doc = "math of GEMM/conv/attention kernels on the destination: " ..
+                    "auto (as on the origin), fp32, tf32, fp16, bf16, fp8"},
+  scale_communication = {default = false, doc = "also scale NCCL/RCCL kernels and peer copies by the links"},
   cross_vendor = {default = false, doc = "allow NVIDIA <-> AMD (the kernels differ; results are rough)"},
 }
 
 local function fail(msg) error(msg, 2) end
 
 if P.to == "" then
-  fail("set the destination GPU with --set to=KEY (known: " .. G.keys() .. ")")
+  fail("set the destination GPU with --set to=KEY (known: " .. table.concat(reverie.gpus(), ", ") .. ")")
 end
-local dest = G.by_key(P.to)
-if not dest then fail("unknown GPU '" .. P.to .. "' (known: " .. G.keys() .. ")") end
-
--- The origin: --set from, else the trace's first GPU. The trace's own
--- occupancy limits win over the table (they describe the actual part).
-local origin
-local devices = graph:devices()
-if P.from ~= "" then
-  origin = G.by_key(P.from)
-  if not origin then fail("unknown GPU '" .. P.from .. "' (known: " .. G.keys() .. ")") end
-  origin = G.copy(origin)
-else
-  -- The GPU the trace's streams ran on (a trace lists every visible GPU).
-  local d = devices[1]
-  local streams = graph:resources("stream")
-  for _, dev in ipairs(devices) do
-    if streams[1] and dev.id == streams[1].device then d = dev end
-  end
-  if not d or d.name == "" then
-    fail("the trace does not name its GPU; set it with --set from=KEY (known: " .. G.keys() .. ")")
-  end
-  local entry = G.by_device_name(d.name)
-  if not entry then
-    fail("GPU '" .. d.name .. "' is not in lib/gpus.lua; set --set from=KEY (known: " ..
-         G.keys() .. ")")
-  end
-  origin = G.copy(entry)
-  origin.name = d.name
-  if d.max_threads_per_sm > 0 then origin.max_threads_per_sm = d.max_threads_per_sm end
-  if d.registers_per_sm > 0 and origin.vendor == "nvidia" then origin.registers_per_sm = d.registers_per_sm end
-  if d.shared_memory_per_sm_kb > 0 then origin.shared_memory_per_sm_kb = d.shared_memory_per_sm_kb end
-  if d.sm_count > 0 and d.sm_count ~= origin.sm_count then
-    -- A MIG slice or another SKU: keep per-SM throughput, use the trace's SMs.
-    reverie.log(string.format("trace reports %d SMs, lib/gpus.lua %s has %d: using %d", d.sm_count,
-                              entry.key, origin.sm_count, d.sm_count))
-    for k, v in pairs(origin.tflops) do origin.tflops[k] = v * d.sm_count / origin.sm_count end
-    origin.sm_count = d.sm_count
-  end
+local dest = reverie.gpu(P.to)
+if not dest then
+  fail("unknown GPU '" .. P.to .. "' (known: " .. table.concat(reverie.gpus(), ", ") .. ")")
 end
-if origin.vendor ~= dest.vendor and not P.cross_vendor then
-  fail(string.format("%s (%s) and %s (%s) run different kernels; wave scaling assumes " ..
-                     "the same ones (--set cross_vendor=true to try anyway)",
-                     origin.key, origin.vendor, dest.key, dest.vendor))
-end
-
--- Kernel math from its name. Order matters: tf32 and fp8 names also carry
--- tensor-core shape tags.
-local FP8 = {"fp8", "e4m3", "e5m2"}
-local TF32 = {"tf32", "tensorop_s1688", "tensorop_s16816"}
--- nvjet: cuBLASLt's Hopper/Blackwell GEMMs, whose names carry no data type;
--- taken as half precision, what they mostly run (set compute_math otherwise).
-local HALF = {"h884", "h1688", "h16816", "884", "1688", "16816", "hmma", "gmma", "f16", "bf16",
-              "bfloat16", "fp16", "half", "tensorop", "nvjet"}
-local CONV = {"conv", "scudnn", "winograd", "wgrad", "dgrad", "fprop", "implicit"}
 local MATHS = {auto = true, fp32 = true, tf32 = true, fp16 = true, bf16 = true, fp8 = true}
 if not MATHS[P.compute_math] then
   fail("compute_math must be auto, fp32, tf32, fp16, bf16 or fp8, got '" .. P.compute_math .. "'")
 end
-local function math_of(name)
-  if P.compute_math ~= "auto" then return P.compute_math end
-  if C.name_has(name, FP8) then return "fp8" end
-  if C.name_has(name, TF32) then return "tf32" end
-  if C.name_has(name, HALF) then return C.name_has(name, {"bf16", "bfloat16"}) and "bf16" or "fp16" end
-  return "fp32"
+local from_key = P.from ~= "" and P.from or nil
+if from_key and not reverie.gpu(from_key) then
+  fail("unknown GPU '" .. from_key .. "' (known: " .. table.concat(reverie.gpus(), ", ") .. ")")
+end
+local origin = graph:gpu{gpu = from_key}
+if origin.vendor ~= dest.vendor and not P.cross_vendor then
+  reverie.refuse(string.format("%s (%s) and %s (%s) run different kernels; the model assumes the same ones " ..
+                     "(--set cross_vendor=true to try anyway)", origin.key, origin.vendor, dest.key,
+                     dest.vendor))
 end
 
--- The math `g` runs `math` with: itself when it has a peak for it, else what
--- the hardware would fall back to.
-local function supported_math(g, math)
-  local t = g.tflops
-  if t[math] then return math end
-  if math == "bf16" and t.fp16 then return "fp16" end
-  if math == "fp8" and (t.fp16 or t.bf16) then return t.fp16 and "fp16" or "bf16" end
-  return "fp32"
-end
-
--- Habitat Eq. 3: gamma from intensity x and the ridge point R = P/D.
-local function gamma_for(g, math)
-  local ridge = g.tflops[math] * 1000 / g.memory_bandwidth_gbs  -- FLOP per byte
-  local x = P.intensity
-  if x < ridge then return 1 - 0.5 * x / ridge end
-  return 0.5 * ridge / x
+if origin.key == dest.key and P.compute_math == "auto" then
+  reverie.nothing_to_change(string.format("the trace already ran on %s (%s)", dest.key,
+                                          origin.device_name ~= "" and origin.device_name or dest.name))
 end
 
 local kernels = graph:select{kind = "kernel"}
 local comm = kernels:select{class = "communication"}
-local compute = (kernels & C.compute_kernels(graph)) - comm
-local memory = kernels - compute - comm
-local total = {kernels = 0, before = 0, after = 0, single_wave = 0, unknown = 0}
+local compute = kernels:select{class = {"gemm", "conv", "attention"}}
+local other = kernels - compute - comm
+
+-- FP32 kernels that PyTorch would run as TF32 on the destination.
+local tf32 = graph:none()
+if P.compute_math == "auto" and dest.matrix_tflops.tf32 and not origin.matrix_tflops.tf32 then
+  local plain = compute:filter(function(t)
+    local w = t.work
+    local math = w and w.math or "fp32"
+    return math == "fp32"
+  end)
+  if P.tf32_convs then tf32 = tf32 | plain:select{class = "conv"} end
+  if P.tf32_matmul then tf32 = tf32 | plain:select{class = {"gemm", "attention"}} end
+end
+
+reverie.log(string.format("%s (%s) -> %s (%s): cost model, efficiency curves fitted on the trace",
+                          origin.device_name ~= "" and origin.device_name or origin.key, origin.key,
+                          dest.key, dest.name))
+local total = {kernels = 0, before = 0, after = 0, with_work = 0}
 local function add(label, st)
   total.kernels = total.kernels + st.kernels
   total.before = total.before + st.before_ns
   total.after = total.after + st.after_ns
-  total.single_wave = total.single_wave + st.single_wave
-  total.unknown = total.unknown + st.unknown_geometry
+  total.with_work = total.with_work + st.with_work
   if st.kernels > 0 then
-    reverie.log(string.format("  %-28s %6d kernels  %10.3f -> %10.3f ms (%.2fx)", label, st.kernels,
+    reverie.log(string.format("  %-34s %6d kernels  %10.3f -> %10.3f ms (%.2fx)", label, st.kernels,
                               st.before_ns / 1e6, st.after_ns / 1e6,
                               st.after_ns > 0 and st.before_ns / st.after_ns or 0))
   end
 end
-
--- GEMM / conv kernels, grouped by (origin math, destination math); the math
--- is decided once per distinct kernel name.
-local groups = {}
-for name, sel in pairs(compute:group_by("name")) do
-  local m = math_of(name)
-  local om, dm = supported_math(origin, m), supported_math(dest, m)
-  if om == "fp32" and dm == "fp32" and dest.tflops.tf32 and not origin.tflops.tf32 then
-    local is_conv = C.name_has(name, CONV)
-    if (is_conv and P.tf32_convs) or (not is_conv and P.tf32_matmul) then dm = "tf32" end
-  end
-  local key = om .. ">" .. dm
-  if groups[key] then
-    groups[key].sel = groups[key].sel | sel
-  else
-    groups[key] = {om = om, dm = dm, sel = sel}
-  end
+local spec = {to = dest.key, gpu = from_key}
+if P.compute_math ~= "auto" then
+  add("GEMM/conv/attention -> " .. P.compute_math,
+      compute:retime{to = dest.key, gpu = from_key, dtype = P.compute_math})
+else
+  add("GEMM/conv/attention fp32->tf32", tf32:retime{to = dest.key, gpu = from_key, dtype = "tf32"})
+  add("GEMM/conv/attention", (compute - tf32):retime(spec))
 end
-local keys = {}
-for k in pairs(groups) do keys[#keys + 1] = k end
-table.sort(keys)
-reverie.log(string.format("%s -> %s (wave scaling; GEMM/conv intensity %g FLOP/B)", origin.name or origin.key,
-                          dest.key, P.intensity))
-for _, k in ipairs(keys) do
-  local grp = groups[k]
-  local o, d = G.copy(origin), G.copy(dest)
-  o.peak_tflops, d.peak_tflops = o.tflops[grp.om], d.tflops[grp.dm]
-  local gamma = gamma_for(dest, grp.dm)
-  add(string.format("GEMM/conv %s->%s g=%.2f", grp.om, grp.dm, gamma),
-      grp.sel:retarget_gpu{from = o, to = d, gamma = gamma})
-end
-add(string.format("other kernels g=%.2f", P.memory_gamma),
-    memory:retarget_gpu{from = origin, to = dest, gamma = P.memory_gamma, math = "fp32"})
-if P.scale_communication then
-  add("communication g=1", comm:retarget_gpu{from = origin, to = dest, gamma = 1, math = "fp32"})
-end
+add("other kernels", other:retime(spec))
 
 -- Copies and memsets by the link they use.
 local function scale_copies(sel, ratio, label)
   if #sel == 0 then return end
   local before = sel:total_duration()
   sel:scale(ratio)
-  reverie.log(string.format("  %-28s %6d tasks    %10.3f -> %10.3f ms", label, #sel, before / 1e6,
+  reverie.log(string.format("  %-34s %6d tasks    %10.3f -> %10.3f ms", label, #sel, before / 1e6,
                             sel:total_duration() / 1e6))
 end
-local host = graph:select{kind = "memcpy", name = {"htod", "dtoh", "htoh"}}
-scale_copies(host, origin.pcie_gbs / dest.pcie_gbs, "host copies (PCIe)")
-scale_copies(graph:select{kind = "memcpy", name = "dtod"} | graph:select{kind = "memset"},
-             origin.memory_bandwidth_gbs / dest.memory_bandwidth_gbs, "device copies, memsets")
+local host = graph:select{kind = "memcpy", name = {"htod", "dtoh"}}
+if #host > 0 then
+  local before = host:total_duration()
+  for t in host:tasks() do
+    local pinned = t.name:find("Pinned") ~= nil
+    local kind = (t.name:find("HtoD") and "htod_" or "dtoh_") .. (pinned and "pinned" or "pageable")
+    local here = graph:copy_ns(kind, t.bytes, {gpu = from_key})
+    local there = graph:copy_ns(kind, t.bytes, {gpu = from_key, to = dest.key})
+    if here > 0 then t.duration_ns = math.floor(t.duration_ns * there / here + 0.5) end
+  end
+  reverie.log(string.format("  %-34s %6d tasks    %10.3f -> %10.3f ms", "host copies (PCIe)", #host,
+                            before / 1e6, host:total_duration() / 1e6))
+end
+local memory_ratio = origin.memory_bandwidth_gbs / dest.memory_bandwidth_gbs
+scale_copies(graph:select{kind = "memcpy", name = "dtod"} | graph:select{kind = "memset"}, memory_ratio,
+             "device copies, memsets")
+local function link(g) return g.scaleup_gbs > 0 and g.scaleup_gbs or g.pcie_gbs end
 if P.scale_communication then
-  scale_copies(graph:select{kind = "memcpy", name = "ptop"},
-               origin.memory_bandwidth_gbs / dest.memory_bandwidth_gbs, "peer copies")
+  local ratio = link(origin) / link(dest)
+  scale_copies(graph:select{kind = "memcpy", name = "ptop"}, ratio, "peer copies")
+  scale_copies(comm, ratio, "communication kernels")
 end
 
-reverie.log(string.format("  kernels: %d scaled, %.3f -> %.3f ms (%.2fx); %d in one wave on both GPUs, " ..
-                          "%d without launch geometry", total.kernels, total.before / 1e6, total.after / 1e6,
-                          total.after > 0 and total.before / total.after or 0, total.single_wave, total.unknown))
-if total.kernels > 0 and total.unknown * 2 > total.kernels then
-  reverie.log("  note: most kernels lack grid/block sizes in this trace; they were scaled by whole-GPU ratios")
+reverie.log(string.format("  kernels: %d retimed (%d with work from recorded shapes), %.3f -> %.3f ms (%.2fx)",
+                          total.kernels, total.with_work, total.before / 1e6, total.after / 1e6,
+                          total.after > 0 and total.before / total.after or 0))
+if total.kernels > 0 and total.with_work * 2 < total.kernels then
+  reverie.log("  note: most kernels' ops recorded no shapes (record_shapes off): they were placed on " ..
+              "their class's efficiency curve by their own time")
 end
 if #comm > 0 and not P.scale_communication then
   reverie.log(string.format("  %d communication kernels kept as measured (--set scale_communication=true " ..

@@ -14,8 +14,14 @@
 -- Transfers go over PCIe, full duplex: offloads and prefetches each get a
 -- channel, and the channels' schedule is overridden by a Lua key function:
 -- prefetches run in the order the backward pass needs them (not in the order
--- they became ready), offloads first come first served. A transfer of b bytes
--- takes b / pcie_bandwidth + latency.
+-- they became ready), offloads first come first served. vDNN's host buffers
+-- are pinned: a transfer takes the cost model's time for a pinned copy of
+-- its direction (transforms/cost_model.h: the trace's own copies, else the
+-- GPU table's host link x its efficiency), or b / pcie_gbs + latency when
+-- `pcie_gbs` is given.
+-- Preconditions: a training trace with compute-bound forward kernels to
+-- offload around; pinned copy rates from the trace's GPU in the GPU table
+-- (else `gpu`, or `pcie_gbs`).
 -- Convolutions are runs of consecutive compute-bound forward kernels (a cuDNN
 -- convolution is several kernels); forward and backward are paired by
 -- position (lib/common.lua C.mirror). Assumptions: every convolution input is
@@ -25,12 +31,17 @@ local C = reverie.include("lib/common.lua")
 
 local P = reverie.params{
   activation_mb = {default = 8, min = 0, doc = "size of each offloaded feature map in MiB"},
-  pcie_gbs = {default = 12, min = 0.001, doc = "achieved PCIe bandwidth in GB/s (3.0 x16: about 12)"},
-  latency_us = {default = 10, min = 0, doc = "fixed cost of one transfer in microseconds"},
+  pcie_gbs = {default = 0, min = 0, doc = "achieved PCIe bandwidth in GB/s; 0 = from the model"},
+  latency_us = {default = 10, min = 0, doc = "fixed cost of one transfer in microseconds (with pcie_gbs)"},
+  gpu = {default = "", doc = "the trace's GPU as a key of the GPU table when the trace lacks deviceProperties"},
 }
 
 local bytes = P.activation_mb * 1024 * 1024
-local xfer_ns = math.floor(bytes / (P.pcie_gbs * 1e9) * 1e9 + P.latency_us * 1e3 + 0.5)
+local function transfer_ns(kind)
+  if P.pcie_gbs > 0 then return math.floor(bytes / (P.pcie_gbs * 1e9) * 1e9 + P.latency_us * 1e3 + 0.5) end
+  return math.floor(graph:copy_ns(kind, bytes, {gpu = P.gpu ~= "" and P.gpu or nil}) + 0.5)
+end
+local offload_ns, prefetch_ns = transfer_ns("dtoh_pinned"), transfer_ns("htod_pinned")
 local d2h = graph:add_channel("pcie device-to-host (offload)")
 local h2d = graph:add_channel("pcie host-to-device (prefetch)")
 local edges, offloads = {}, 0
@@ -41,14 +52,14 @@ for _, step in ipairs(C.steps(graph)) do
     local k = C.mirror(j, #fwd, #bwd)
     local it = conv[1].iteration
     local off = graph:insert{kind = "comm", name = "vdnn offload (DtoH)", resource = d2h,
-                             bytes = math.floor(bytes), duration_ns = xfer_ns, iteration = it,
+                             bytes = math.floor(bytes), duration_ns = offload_ns, iteration = it,
                              phase = "forward"}
     edges[#edges + 1] = {conv[1], off}
     if fwd[j + 1] then edges[#edges + 1] = {off, fwd[j + 1][1]} end
     if k then
       -- Consumer position in the backward pass: the prefetch order key.
       local pre = graph:insert{kind = "comm", name = "vdnn prefetch (HtoD)", resource = h2d,
-                               bytes = math.floor(bytes), duration_ns = xfer_ns, iteration = it,
+                               bytes = math.floor(bytes), duration_ns = prefetch_ns, iteration = it,
                                phase = "backward", priority = k}
       edges[#edges + 1] = {off, pre}
       if k > 1 then edges[#edges + 1] = {bwd[k - 1][1], pre} end
@@ -57,6 +68,9 @@ for _, step in ipairs(C.steps(graph)) do
     offloads = offloads + 1
   end
 end
+if offloads == 0 then
+  reverie.nothing_to_change("no forward compute kernels to offload the inputs of")
+end
 graph:add_edges(edges)
 
 -- Prefetches in backward order; offloads (all priority 0) by ready time.
@@ -64,5 +78,5 @@ graph:set_policy(function(task, ready_ns)
   if task.priority > 0 then return task.priority end
   return ready_ns
 end)
-reverie.log(string.format("%d feature maps of %g MiB offloaded and prefetched (%.1f us each way)",
-                          offloads, P.activation_mb, xfer_ns / 1e3))
+reverie.log(string.format("%d feature maps of %g MiB offloaded and prefetched (%.1f us out, %.1f us back)",
+                          offloads, P.activation_mb, offload_ns / 1e3, prefetch_ns / 1e3))

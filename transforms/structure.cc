@@ -7,6 +7,7 @@
 #include "base/checked_math.h"
 #include "base/status_macros.h"
 #include "base/sv.h"
+#include "base/text.h"
 
 namespace reverie::transforms {
 namespace {
@@ -268,8 +269,9 @@ absl::StatusOr<EdgeId> AddDependency(Graph& g, TaskId src, TaskId dst, EdgeKind 
   }
   if (Reaches(g, dst, src)) {
     return absl::FailedPreconditionError(absl::StrCat(
-        "dependency ", src.value(), " (", Sv(g.name(src)), ") -> ", dst.value(), " (",
-        Sv(g.name(dst)), ") would create a cycle: ", dst.value(), " already leads to ",
+        "dependency ", src.value(), " (", Abbreviate(g.name(src), 80), ") -> ", dst.value(),
+        " (", Abbreviate(g.name(dst), 80), ") would create a cycle: ", dst.value(),
+        " already leads to ",
         src.value()));
   }
   return g.AddEdge(src, dst, kind, delay_ns);

@@ -5,7 +5,9 @@
 
 #include "absl/status/statusor.h"
 #include "base/json_writer.h"
+#include "depgraph/model_info.h"
 #include "report/step_report.h"
+#include "whatif/facts_view.h"
 
 namespace reverie::whatif {
 namespace {
@@ -79,12 +81,13 @@ GraphView AnalyzeGraph(const Trace& trace) {
     v.why_not = std::string(sim.status().message());
     return v;
   }
-  return ViewOf(*graph, *sim, v.stats);
+  return ViewOf(trace, *graph, *sim, v.stats);
 }
 
-GraphView ViewOf(const depgraph::Graph& graph, const depgraph::SimResult& sim,
+GraphView ViewOf(const Trace& trace, const depgraph::Graph& graph, const depgraph::SimResult& sim,
                  const depgraph::BuildStats& stats) {
   GraphView v;
+  v.facts = depgraph::DetectFacts(trace, graph);
   v.stats = stats;
   v.built = true;
   v.tasks = graph.live_task_count();
@@ -99,6 +102,7 @@ GraphView ViewOf(const depgraph::Graph& graph, const depgraph::SimResult& sim,
   }
   const depgraph::TaskTimes m = depgraph::MeasuredTimes(graph);
   v.cpu = depgraph::ComputeCpuTime(graph, m.start, m.end);
+  v.hardware = AnalyzeHardware(graph, depgraph::ModelInfoFromTrace(trace).devices);
   return v;
 }
 
@@ -154,7 +158,12 @@ std::string InfoJson(const Trace& trace, const TraceSummary& s, const GraphView&
   w.Key("device_properties").BeginArray();
   for (const proto::Device& d : trace.header().devices()) {
     w.BeginObject().Field("id", d.id()).Field("name", d.name()).Field("vendor", d.vendor());
-    w.Field("sm_count", d.sm_count()).EndObject();
+    w.Field("sm_count", d.sm_count());
+    if (g.hardware.ok && d.id() == g.hardware.model.gpu.device) {
+      w.Key("model");
+      WriteGpuModelJson(w, g.hardware);
+    }
+    w.EndObject();
   }
   w.EndArray();
   if (trace.header().has_distributed()) {
@@ -168,7 +177,15 @@ std::string InfoJson(const Trace& trace, const TraceSummary& s, const GraphView&
   w.Key("skipped").BeginObject();
   for (const auto& [name, value] : s.skipped) w.Field(name, value);
   w.EndObject();
+  if (g.built) {
+    w.Key("cost_model");
+    WriteCostModelJson(w, g.hardware);
+  }
   WriteGraphJson(w, g);
+  if (g.built) {
+    w.Key("facts");
+    WriteFactsJson(w, g.facts);
+  }
   w.EndObject();
   return w.str();
 }

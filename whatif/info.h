@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "depgraph/breakdown.h"
+#include "depgraph/facts.h"
 #include "depgraph/builder.h"
 #include "depgraph/cpu_time.h"
 #include "depgraph/graph.h"
@@ -20,6 +21,7 @@
 #include "depgraph/step_time.h"
 #include "frameworks/trace_summary.h"
 #include "proto/trace.h"
+#include "whatif/hardware_view.h"
 
 namespace reverie::whatif {
 
@@ -36,12 +38,14 @@ struct GraphView {
   std::vector<std::string> step_names;
   depgraph::StepStats step_stats;
   depgraph::CpuTimeReport cpu;  // measured
+  HardwareView hardware;        // the GPU model and the cost model calibrated on the trace
+  depgraph::TraceFacts facts;   // what the run already does (depgraph/facts.h)
 };
 
 // Builds (default options) and simulates `trace` for its view.
 GraphView AnalyzeGraph(const Trace& trace);
 // The view of a graph already built and simulated (its baseline).
-GraphView ViewOf(const depgraph::Graph& graph, const depgraph::SimResult& sim,
+GraphView ViewOf(const Trace& trace, const depgraph::Graph& graph, const depgraph::SimResult& sim,
                  const depgraph::BuildStats& stats);
 
 // `reverie info --json`.

@@ -54,6 +54,7 @@ absl::StatusOr<std::unique_ptr<LoadedTrace>> LoadAndSimulateUnchecked(const std:
   out->baseline = std::move(*sim);
   *stage = "reading the model's facts";
   out->model = depgraph::ModelInfoFromTrace(out->trace);
+  out->model.facts = depgraph::DetectFacts(out->trace, out->graph);
   return out;
 }
 
@@ -77,7 +78,9 @@ absl::StatusOr<Prediction> Predict(const LoadedTrace& base, const ScriptSpec& sp
   auto script_error = [traceback](const absl::Status& s) {
     const std::string_view msg = StdSv(s.message());
     const size_t nl = msg.find('\n');
-    if (traceback != nullptr && nl != std::string_view::npos) {
+    // A refusal (reverie.refuse) is a deliberate one-line answer: no traceback.
+    if (traceback != nullptr && nl != std::string_view::npos &&
+        s.code() != absl::StatusCode::kFailedPrecondition) {
       *traceback = std::string(msg.substr(nl + 1));
     }
     return absl::Status(s.code(), OneLine(msg));
@@ -87,6 +90,7 @@ absl::StatusOr<Prediction> Predict(const LoadedTrace& base, const ScriptSpec& sp
   options.settings = spec.settings;
   options.script_dirs = spec.script_dirs;
   options.sources = spec.sources;
+  options.settings_for_several_runs = spec.settings_for_several_runs;
   lua::ScriptRunner runner(std::move(options));
   Prediction p;
   const std::string scripts =
@@ -131,6 +135,11 @@ absl::StatusOr<Prediction> Predict(const LoadedTrace& base, const ScriptSpec& sp
   }
   p.changes = runner.total_changes();
   p.reports = runner.reports();
+  p.used_settings = runner.used_settings();
+  for (const lua::ScriptReport& r : p.reports) {
+    p.work_factor *= r.work_factor;
+    if (r.samples_per_step > 0) p.samples_per_step = r.samples_per_step;
+  }
   p.schedule_kind = runner.schedule().kind;
   p.schedule_description = runner.schedule().description;
   return p;

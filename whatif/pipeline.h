@@ -17,6 +17,7 @@
 
 #include <functional>
 #include <memory>
+#include <set>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -63,6 +64,8 @@ struct ScriptSpec {
   std::vector<std::string> script_dirs = lua::DefaultScriptDirs();
   // Scripts given as text, by name (lua::RunnerOptions::sources).
   std::vector<std::pair<std::string, std::string>> sources;
+  // lua::RunnerOptions::settings_for_several_runs (one of a report's runs).
+  bool settings_for_several_runs = false;
 };
 
 struct Prediction {
@@ -70,6 +73,12 @@ struct Prediction {
   depgraph::SimResult sim;
   transforms::ChangeSummary changes;       // all scripts together
   std::vector<lua::ScriptReport> reports;  // per script: parameters, log, changes
+  std::set<std::string> used_settings;     // the --set keys its scripts declared
+  // Work (samples) per step relative to the baseline: the product of the
+  // scripts' reverie.work_per_step factors; and the baseline's samples per
+  // step when a script knew it (0: unknown).
+  double work_factor = 1;
+  int64_t samples_per_step = 0;
   transforms::ScheduleChoice::Kind schedule_kind = transforms::ScheduleChoice::Kind::kEarliestReady;
   std::string schedule_description = "earliest_ready";
 };

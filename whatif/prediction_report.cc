@@ -9,6 +9,8 @@
 
 #include "absl/strings/numbers.h"
 #include "base/json_writer.h"
+#include "absl/strings/str_format.h"
+#include "depgraph/critical_path.h"
 #include "report/step_report.h"
 
 namespace reverie::whatif {
@@ -116,6 +118,8 @@ std::string PredictionJson(const PredictionReport& r) {
     w.BeginObject();
     w.Field("name", s.script.display_name);
     w.Field("path", s.script.path);
+    w.Field("outcome", lua::ScriptOutcomeName(s.outcome));
+    if (!s.outcome_reason.empty()) w.Field("reason", s.outcome_reason);
     w.Key("params").BeginObject();
     for (const lua::ParamValue& p : s.params) {
       w.Key(p.name);
@@ -147,10 +151,21 @@ std::string PredictionJson(const PredictionReport& r) {
   w.Field("baseline_us", base_us);
   w.Field("predicted_us", pred_us);
   w.Field("speedup", pred_us > 0 ? base_us / pred_us : 0.0);
+  // Where a script changed the work per step (a batch size), the step time
+  // is not the speed: throughput is work per second.
+  w.Field("work_per_step", r.prediction->work_factor);
+  w.Field("throughput_speedup",
+          pred_us > 0 ? r.prediction->work_factor * base_us / pred_us : 0.0);
+  if (r.prediction->samples_per_step > 0 && base_us > 0 && pred_us > 0) {
+    const double n = static_cast<double>(r.prediction->samples_per_step);
+    w.Field("baseline_samples_per_s", n / base_us * 1e6);
+    w.Field("predicted_samples_per_s", n * r.prediction->work_factor / pred_us * 1e6);
+  }
   // The whole simulated run, first task to last: the steps' context (a
   // step can only be read against the run it sits in).
   w.Field("baseline_run_us", r.base->span_ns() / 1e3);
   w.Field("predicted_run_us", r.pred->span_ns() / 1e3);
+  w.Field("baseline_unexplained_pct", r.base_unexplained * 100);
   w.Key("baseline_noise");
   WriteStepJson(w, bs);
   w.Key("predicted_noise");
@@ -197,10 +212,19 @@ PredictionReport SummarizePrediction(const LoadedTrace& base, const Prediction& 
   r.base_split = MeanSplit(bb);
   r.pred_split = MeanSplit(pb);
   r.base_iter_us = IterationTimesUs(base.baseline);
+  r.base_unexplained = depgraph::UnexplainedShare(base.graph, base.baseline);
   r.pred_iter_us = IterationTimesUs(prediction.sim);
   r.phases = Deltas(bb.by_phase, pb.by_phase, iters);
   r.layers = TopByDelta(Deltas(bb.by_layer, pb.by_layer, iters), top);
   return r;
+}
+
+std::string UnexplainedWarning(double share) {
+  if (share <= kUnexplainedWarning) return "";
+  return absl::StrFormat(
+      "warning: %.0f%% of the baseline's critical path is waiting the trace does not explain "
+      "(kept as measured; no script can move it), so the prediction changes at most the rest",
+      share * 100);
 }
 
 std::string IterationName(const depgraph::Graph& g, const depgraph::IterationTime& it, size_t i) {

@@ -40,7 +40,14 @@ struct PredictionReport {
   std::vector<GroupDelta> phases, layers;  // layers: the `top` that changed most
   depgraph::TimeSplit base_split, pred_split;
   std::vector<double> base_iter_us, pred_iter_us;
+  // The baseline's critical path share no dependency explains (0..1); above
+  // kUnexplainedWarning the prediction says it cannot move that part.
+  double base_unexplained = 0;
 };
+
+inline constexpr double kUnexplainedWarning = 0.2;
+// The one-line warning for a share above kUnexplainedWarning, else "".
+std::string UnexplainedWarning(double share);
 
 PredictionReport SummarizePrediction(const LoadedTrace& base, const Prediction& prediction,
                                      int top);

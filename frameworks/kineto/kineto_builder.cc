@@ -346,6 +346,7 @@ void KinetoTraceBuilder::AddRange(const RawEvent& e, int64_t end_ns, proto::Rang
   r.external_id = e.external_id;
   r.sequence_number = e.has_sequence_number ? e.sequence_number : -1;
   r.name_sid = trace_.Intern(e.name);
+  if (kind == proto::Range::CPU_OP && e.inputs != nullptr) KeepInputs(*e.inputs, &r);
   r.order = (kind == proto::Range::LAYER && e.has_python_id) ? static_cast<uint32_t>(e.python_id)
                                                              : file_order_;
   ++file_order_;
@@ -361,6 +362,28 @@ void KinetoTraceBuilder::AddRange(const RawEvent& e, int64_t end_ns, proto::Rang
     }
   }
   ranges_.push_back(r);
+}
+
+void KinetoTraceBuilder::KeepInputs(const OpInputsScratch& in, RangeRec* r) {
+  if (in.truncated) trace_.AddCounter(TraceCounter::op_inputs_truncated);
+  if (in.inputs.empty()) return;
+  r->inputs_begin = static_cast<uint32_t>(op_inputs_.inputs.size());
+  r->inputs_count = static_cast<uint32_t>(in.inputs.size());
+  for (const OpInputsScratch::Input& x : in.inputs) {
+    OpInputStore::Input o;
+    o.dims_begin = static_cast<uint32_t>(op_inputs_.dims.size());
+    o.dims_count = x.dims_count;
+    o.ranks_begin = static_cast<uint32_t>(op_inputs_.ranks.size());
+    o.ranks_count = x.ranks_count;
+    o.is_list = x.is_list;
+    o.type_sid = x.type.empty() ? 0 : trace_.Intern(x.type);
+    o.concrete_sid = x.concrete.empty() ? 0 : trace_.Intern(x.concrete);
+    op_inputs_.dims.insert(op_inputs_.dims.end(), in.dims.begin() + x.dims_begin,
+                           in.dims.begin() + x.dims_begin + x.dims_count);
+    op_inputs_.ranks.insert(op_inputs_.ranks.end(), in.ranks.begin() + x.ranks_begin,
+                            in.ranks.begin() + x.ranks_begin + x.ranks_count);
+    op_inputs_.inputs.push_back(o);
+  }
 }
 
 void KinetoTraceBuilder::AddCollectiveFromArgs(const RawEvent& e, int64_t end_ns) {
@@ -407,7 +430,8 @@ Trace KinetoTraceBuilder::Finish() {
   CheckCorrelations();
   ResolveSyncThreads();
   std::vector<FwdBwdLink> links = BuildFlows();
-  EmitRanges(std::move(ranges_), links, &trace_);
+  EmitRanges(std::move(ranges_), links, &trace_, &op_inputs_);
+  op_inputs_ = OpInputStore();
   BuildCollectivesFromAnnotations();
   BuildThreadsAndProcesses();
   BuildDevices();

@@ -58,6 +58,8 @@ class KinetoTraceBuilder {
   void AddSync(const RawEvent& e, int64_t end_ns);
   void AddEventRecord(const RawEvent& e);
   void AddRange(const RawEvent& e, int64_t end_ns, proto::Range::Kind kind);
+  // Copies a CPU op's recorded input shapes into op_inputs_ (strings interned).
+  void KeepInputs(const OpInputsScratch& in, RangeRec* r);
   void AddCollectiveFromArgs(const RawEvent& e, int64_t end_ns);
   void AddMetadata(const RawEvent& e);
   void AddFlowEnd(const RawEvent& e);
@@ -76,6 +78,7 @@ class KinetoTraceBuilder {
   int64_t events_seen_ = 0;
   uint32_t file_order_ = 0;
   RangeRecs ranges_;
+  OpInputStore op_inputs_;
   // "nccl:all_reduce"-style annotations: collectives when no
   // record_param_comms with args lies inside them.
   struct CommAnnotation {

@@ -11,8 +11,10 @@
 #ifndef REVERIE_FRAMEWORKS_KINETO_KINETO_EVENT_H_
 #define REVERIE_FRAMEWORKS_KINETO_KINETO_EVENT_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <string_view>
+#include <vector>
 
 #include "proto/trace_counters.h"
 
@@ -49,6 +51,47 @@ enum class Category : uint8_t {
 Category CategoryFromName(std::string_view cat);
 // Name for counters ("skipped_<name>").
 TraceCounter SkippedCounter(Category c);
+
+// An op's inputs as recorded with record_shapes (args "Input Dims",
+// "Input type", "Concrete Inputs", aligned by position), parsed into storage
+// the parser reuses: valid until the next event. Cut at the limits below
+// (counter op_inputs_truncated): a hostile trace cannot make it grow
+// without bound per event.
+struct OpInputsScratch {
+  static constexpr size_t kMaxInputs = 64;
+  static constexpr size_t kMaxDims = 16;          // per tensor
+  static constexpr size_t kMaxListTensors = 4096;  // per tensor list
+  static constexpr size_t kMaxEventDims = 1 << 16;  // all inputs of one op together
+  struct Input {
+    bool is_list = false;
+    uint32_t dims_begin = 0, dims_count = 0;    // into `dims`
+    uint32_t ranks_begin = 0, ranks_count = 0;  // into `ranks` (lists)
+    std::string_view type;
+    std::string_view concrete;
+  };
+  std::vector<Input> inputs;
+  std::vector<int64_t> dims;
+  std::vector<int32_t> ranks;
+  bool truncated = false;
+  bool any = false;
+  void Clear() {
+    if (!any) return;
+    inputs.clear();
+    dims.clear();
+    ranks.clear();
+    truncated = any = false;
+  }
+  // The input at position i, or nullptr past the limit (counted).
+  Input* At(size_t i) {
+    any = true;
+    if (i >= kMaxInputs) {
+      truncated = true;
+      return nullptr;
+    }
+    if (i >= inputs.size()) inputs.resize(i + 1);
+    return &inputs[i];
+  }
+};
 
 struct RawEvent {
   char ph = 0;
@@ -108,6 +151,8 @@ struct RawEvent {
   std::string_view dtype;
   std::string_view process_group_name;
   int64_t seq = 0;
+  // cpu_op input shapes (record_shapes), or nullptr.
+  const OpInputsScratch* inputs = nullptr;
   // Metadata events ("ph":"M"): args.name / args.labels.
   std::string_view meta_name;
   std::string_view meta_labels;

@@ -13,6 +13,7 @@
 #include "frameworks/kineto/json_values.h"
 #include "frameworks/kineto/kineto_header.h"
 #include "frameworks/kineto/kineto_limits.h"
+#include "frameworks/kineto/kineto_op_inputs.h"
 #include "simdjson.h"
 
 namespace reverie::kineto {
@@ -62,6 +63,7 @@ class EventWalker {
       od::object obj;
       if (auto err = ev.get_object().get(obj); err) return err;
       RawEvent e;
+      inputs_.Clear();
       if (auto err = ParseEvent(obj, &e); err) return err;
       if (!state_.ok()) return state_.error();
       if (e.ph != 0) ++trace_events_;
@@ -92,6 +94,7 @@ class EventWalker {
   simdjson::error_code ParseEvent(od::object& obj, RawEvent* e);
 
   KinetoTraceBuilder* builder_;
+  OpInputsScratch inputs_;
   json::ReadState state_;
   int64_t trace_events_ = 0;  // objects with a "ph"
 };
@@ -163,6 +166,15 @@ simdjson::error_code EventWalker::ParseArgs(od::value& v, RawEvent* e) {
       Str(x, &e->process_group_name);
     } else if (k == "Seq") {
       Int(x, &e->seq);
+    } else if (k == "Input Dims") {
+      ReadInputDims(x, &inputs_, &state_);
+      e->inputs = &inputs_;
+    } else if (k == "Input type") {
+      ReadInputStrings(x, &OpInputsScratch::Input::type, &inputs_, &state_);
+      e->inputs = &inputs_;
+    } else if (k == "Concrete Inputs") {
+      ReadInputStrings(x, &OpInputsScratch::Input::concrete, &inputs_, &state_);
+      e->inputs = &inputs_;
     } else if (k == "name") {
       Str(x, &e->meta_name);
     } else if (k == "labels") {

@@ -98,7 +98,8 @@ namespace {
 // for recs[order[p]]. Parents always come before their children.
 class RangeInference {
  public:
-  RangeInference(RangeRecs recs, Trace* trace) : recs_(std::move(recs)), trace_(trace) {
+  RangeInference(RangeRecs recs, Trace* trace, const OpInputStore* inputs)
+      : recs_(std::move(recs)), trace_(trace), inputs_(inputs) {
     const size_t n = recs_.size();
     SortInOrder();
     parent_.assign(n, kNone);
@@ -355,6 +356,22 @@ class RangeInference {
     }
   }
 
+  void AddInputs(const RangeRec& r, proto::Range* out) const {
+    const OpInputStore& st = *inputs_;
+    out->mutable_inputs()->Reserve(static_cast<int>(r.inputs_count));
+    for (uint32_t i = r.inputs_begin; i < r.inputs_begin + r.inputs_count; ++i) {
+      const OpInputStore::Input& in = st.inputs[i];
+      proto::OpInput* o = out->add_inputs();
+      for (uint32_t d = in.dims_begin; d < in.dims_begin + in.dims_count; ++d) o->add_dims(st.dims[d]);
+      for (uint32_t k = in.ranks_begin; k < in.ranks_begin + in.ranks_count; ++k) {
+        o->add_list_ranks(st.ranks[k]);
+      }
+      o->set_is_list(in.is_list);
+      o->set_type_sid(in.type_sid);
+      o->set_concrete_sid(in.concrete_sid);
+    }
+  }
+
   // Appends the ranges in sorted order; ProfilerStep ranges also become
   // iterations (one per distinct N).
   void Emit() {
@@ -379,6 +396,7 @@ class RangeInference {
       out->set_sequence_number(r.sequence_number);
       out->set_fwd_tid(fwd_tid_[p]);
       out->set_device(r.device);
+      if (inputs_ != nullptr && r.inputs_count > 0) AddInputs(r, out);
       if (!r.is_profiler_step) continue;
       const int64_t index = ProfilerStepIndex(name(p));
       if (!steps.insert(index).second) {
@@ -419,12 +437,14 @@ class RangeInference {
   std::vector<Marker> markers_;
   std::vector<NameFacts> facts_;  // by name sid
   bool any_layer_ = false;
+  const OpInputStore* inputs_;
 };
 
 }  // namespace
 
-void EmitRanges(RangeRecs ranges, const std::vector<FwdBwdLink>& links, Trace* trace) {
-  RangeInference(std::move(ranges), trace).Run(links);
+void EmitRanges(RangeRecs ranges, const std::vector<FwdBwdLink>& links, Trace* trace,
+                const OpInputStore* inputs) {
+  RangeInference(std::move(ranges), trace, inputs).Run(links);
 }
 
 }  // namespace reverie::kineto

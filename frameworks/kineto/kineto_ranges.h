@@ -36,6 +36,21 @@ struct RangeRec {
   bool is_gpu = false;
   bool is_profiler_step = false;
   bool starts_fwdbwd_flow = false;  // a forward op that an autograd node came from
+  uint32_t inputs_begin = 0;        // into OpInputStore::inputs (CPU ops with recorded shapes)
+  uint32_t inputs_count = 0;
+};
+
+// The recorded inputs of every CPU op, kept apart from the RangeRecs so
+// that ranges without them (most) stay small; strings are interned.
+struct OpInputStore {
+  struct Input {
+    uint32_t dims_begin = 0, dims_count = 0, ranks_begin = 0, ranks_count = 0;
+    uint32_t type_sid = 0, concrete_sid = 0;
+    bool is_list = false;
+  };
+  std::vector<Input> inputs;
+  std::vector<int64_t> dims;
+  std::vector<int32_t> ranks;
 };
 
 // Ranges of a large trace: tens of MB, grown one event at a time.
@@ -53,7 +68,9 @@ struct FwdBwdLink {
 // trace->events().ranges() (and ProfilerStep iterations to iterations()).
 // Anomalies go to trace counters (range_overlap, duplicate_profiler_step,
 // backward_op_without_forward).
-void EmitRanges(RangeRecs ranges, const std::vector<FwdBwdLink>& links, Trace* trace);
+// `inputs` (may be null) holds the ops' recorded inputs RangeRec points into.
+void EmitRanges(RangeRecs ranges, const std::vector<FwdBwdLink>& links, Trace* trace,
+                const OpInputStore* inputs = nullptr);
 
 // Phase from a range's name alone (markers such as "## backward ##",
 // "Optimizer.step#Adam.step", "autograd::engine::evaluate_function: ...").

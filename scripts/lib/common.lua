@@ -136,6 +136,22 @@ function C.ring_factor(workers)
   return workers <= 1 and 0 or 2 * (workers - 1) / workers
 end
 
+-- The GPU's fastest link to its peers, per direction, in Gbit/s, from the
+-- GPU table (graph:gpu()): NVLink / Infinity Fabric when the part has it
+-- (the table quotes both directions together), else its PCIe host link;
+-- times the payload efficiency of a link (graph:cost_model().link_efficiency).
+-- Returns the figure and a note saying which link it is.
+function C.peer_link_gbps(graph, gpu_key)
+  local g = graph:gpu{gpu = gpu_key}
+  local eff = graph:cost_model{gpu = gpu_key}.link_efficiency
+  if g.scaleup_gbs > 0 then
+    return g.scaleup_gbs / 2 * eff * 8, string.format("%s %s: %g GB/s each way x %.2f", g.key, g.scaleup,
+                                                       g.scaleup_gbs / 2, eff)
+  end
+  return g.pcie_gbs * eff * 8, string.format("%s PCIe %d.0 x%d: %.1f GB/s each way x %.2f", g.key, g.pcie_gen,
+                                            g.pcie_lanes, g.pcie_gbs, eff)
+end
+
 -- Time (ns) to move `bytes` over a `gbps` Gbit/s link, plus latency.
 function C.transfer_ns(bytes, gbps, latency_us)
   return math.floor(bytes * 8 / (gbps * 1e9) * 1e9 + (latency_us or 0) * 1e3 + 0.5)

@@ -16,7 +16,10 @@
 --                   bytes = update-kernel time x memory bandwidth / passes
 --                 (`update_passes` = 11 for foreach SGD with momentum and weight
 --                 decay: weight decay 3, momentum 2 + 3, parameter 3 tensor
---                 passes; the bandwidth is the achieved, not the peak, figure).
+--                 passes; the bandwidth is the achieved, not the peak, figure:
+--                 the GPU table's peak x the efficiency the trace's own
+--                 element-wise kernels reach, graph:cost_model().memory_gbs,
+--                 unless `gpu_memory_gbs` is given).
 --                 Gradients are taken to become ready in proportion to the
 --                 backward GPU time done so far: bucket k is ready at the
 --                 backward GPU task where the running backward time first
@@ -37,8 +40,10 @@ function G.param_specs(specs)
       {default = 0, min = 0, doc = "total gradient size in MiB when the trace has no Parameter " ..
         "records; 0 = infer it from the weight-update kernels"}
   specs.gpu_memory_gbs = specs.gpu_memory_gbs or
-      {default = 524, min = 1, doc = "achieved GPU memory bandwidth in GB/s used to infer the " ..
-        "gradient size (RTX 2080 Ti measured 524 GB/s, Habitat devices.yml)"}
+      {default = 0, min = 0, doc = "achieved GPU memory bandwidth in GB/s used to infer the " ..
+        "gradient size; 0 = from the model (the GPU table's peak x the trace's element-wise efficiency)"}
+  specs.gpu = specs.gpu or
+      {default = "", doc = "the trace's GPU as a key of the GPU table when the trace lacks deviceProperties"}
   specs.update_passes = specs.update_passes or
       {default = 11, min = 1, doc = "tensor passes of the update kernels over each gradient " ..
         "(foreach SGD with momentum and weight decay: 11)"}
@@ -68,6 +73,12 @@ local function last_index_for(step, owners)
   return best
 end
 
+-- Achieved GPU memory bandwidth (GB/s): `gpu_memory_gbs`, else the model's.
+function G.memory_gbs(graph, P)
+  if P.gpu_memory_gbs > 0 then return P.gpu_memory_gbs end
+  return graph:cost_model{gpu = P.gpu ~= "" and P.gpu or nil}.memory_gbs
+end
+
 -- Total gradient bytes for the "estimate" source, with a note on how.
 function G.estimate_total(graph, P, steps)
   if P.gradient_mb > 0 then
@@ -93,10 +104,12 @@ function G.estimate_total(graph, P, steps)
   -- Whole fp32 gradients: a collective moves whole elements (ASTRA-sim
   -- times a size that is not a multiple of 4 bytes as one more chunk, 25%
   -- slower; docs/ACCURACY.md).
-  local bytes = per_step_ns * 1e-9 * P.gpu_memory_gbs * 1e9 / P.update_passes
+  local gbs = G.memory_gbs(graph, P)
+  local bytes = per_step_ns * 1e-9 * gbs * 1e9 / P.update_passes
   bytes = math.max(4, math.floor(bytes / 4 + 0.5) * 4)
-  return bytes, string.format("%.1f us of update kernels per step x %g GB/s / %g passes",
-                              per_step_ns / 1e3, P.gpu_memory_gbs, P.update_passes)
+  return bytes, string.format("%.1f us of update kernels per step x %.0f GB/s%s / %g passes",
+                              per_step_ns / 1e3, gbs, P.gpu_memory_gbs > 0 and "" or " (model)",
+                              P.update_passes)
 end
 
 -- The source the graph supports and, for "parameters", bytes per layer.

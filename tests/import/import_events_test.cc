@@ -56,6 +56,51 @@ TEST(ImportEvents, RuntimeCallAndKernel) {
   EXPECT_EQ(t.header().producer(), "reverie import (kineto json)");
 }
 
+// record_shapes: an op's input sizes, element types and scalar values, a
+// tensor list among them (what the cost model computes work from).
+TEST(ImportEvents, OpInputShapes) {
+  Trace t = ImportEvents(
+      R"J({"ph":"X","cat":"cpu_op","name":"aten::addmm","pid":1,"tid":1,"ts":10,"dur":5,"args":{)J"
+      R"J("Input Dims":[[256],[16,2056],[2056,256],[],[]],)J"
+      R"J("Input type":["float","float","float","Scalar","Scalar"],)J"
+      R"J("Concrete Inputs":["","","","1","1"]}},)J"
+      R"J({"ph":"X","cat":"cpu_op","name":"aten::_foreach_mul_","pid":1,"tid":1,"ts":20,"dur":5,"args":{)J"
+      R"J("Concrete Inputs":["","0.9"],"Input type":["TensorList","Scalar"],)J"
+      R"J("Input Dims":[[[256,2056],[256],[]],[]]}},)J"
+      R"J({"ph":"X","cat":"cpu_op","name":"aten::relu","pid":1,"tid":1,"ts":30,"dur":5,"args":{}})J");
+  ASSERT_EQ(t.events().ranges_size(), 3);
+  const proto::Range& addmm = t.events().ranges(0);
+  ASSERT_EQ(addmm.inputs_size(), 5);
+  EXPECT_THAT(addmm.inputs(1).dims(), ::testing::ElementsAre(16, 2056));
+  EXPECT_EQ(Str(t, addmm.inputs(1).type_sid()), "float");
+  EXPECT_FALSE(addmm.inputs(1).is_list());
+  EXPECT_EQ(addmm.inputs(3).dims_size(), 0);
+  EXPECT_EQ(Str(t, addmm.inputs(3).type_sid()), "Scalar");
+  EXPECT_EQ(Str(t, addmm.inputs(3).concrete_sid()), "1");
+  const proto::Range& foreach = t.events().ranges(1);
+  ASSERT_EQ(foreach.inputs_size(), 2);
+  EXPECT_TRUE(foreach.inputs(0).is_list());
+  EXPECT_THAT(foreach.inputs(0).list_ranks(), ::testing::ElementsAre(2, 1, 0));
+  EXPECT_THAT(foreach.inputs(0).dims(), ::testing::ElementsAre(256, 2056, 256));
+  EXPECT_EQ(Str(t, foreach.inputs(1).concrete_sid()), "0.9");
+  EXPECT_EQ(t.events().ranges(2).inputs_size(), 0);
+}
+
+// Hostile sizes: more inputs and dims than the limits are cut and counted.
+TEST(ImportEvents, OpInputShapesAreBounded) {
+  std::string dims, types;
+  for (int i = 0; i < 70; ++i) {
+    dims += std::string(i ? "," : "") + "[1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18]";
+    types += std::string(i ? "," : "") + "\"float\"";
+  }
+  Trace t = ImportEvents(R"J({"ph":"X","cat":"cpu_op","name":"aten::add","pid":1,"tid":1,"ts":10,"dur":5,)J"
+                         R"J("args":{"Input Dims":[)J" + dims + R"J(],"Input type":[)J" + types + "]}}");
+  ASSERT_EQ(t.events().ranges_size(), 1);
+  EXPECT_EQ(t.events().ranges(0).inputs_size(), 64);
+  EXPECT_EQ(t.events().ranges(0).inputs(0).dims_size(), 16);
+  EXPECT_EQ(t.GetCounter(TraceCounter::op_inputs_truncated), 1);
+}
+
 TEST(ImportEvents, DriverCall) {
   Trace t = ImportEvents(
       R"J({"ph":"X","cat":"cuda_driver","name":"cuLaunchKernel","pid":1,"tid":1,"ts":5,"dur":1,)J"

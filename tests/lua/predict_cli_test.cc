@@ -32,8 +32,10 @@ class PredictCliTest : public ::testing::Test {
            ("reverie_predict_cli_" + std::to_string(::getpid()) + "_" +
             ::testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::create_directories(dir_);
-    // One launch + GEMM, one launch + element-wise kernel, then a sync.
-    Write("tiny.json", R"({"traceEvents":[
+    // One launch + GEMM, one launch + element-wise kernel, then a sync, on
+    // a V100 (the hardware model needs the trace's GPU).
+    Write("tiny.json", R"({"deviceProperties":[{"id":0,"name":"Tesla V100-SXM2-32GB","totalGlobalMem":34089730048,"computeMajor":7,"computeMinor":0,"numSms":80}],
+"traceEvents":[
 {"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":0,"dur":5,"args":{"correlation":1}},
 {"ph":"X","cat":"kernel","name":"volta_sgemm_128x64_nn","pid":0,"tid":7,"ts":3,"dur":100,"args":{"correlation":1,"stream":7,"device":0}},
 {"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":10,"dur":5,"args":{"correlation":2}},
@@ -72,15 +74,17 @@ class PredictCliTest : public ::testing::Test {
 TEST_F(PredictCliTest, PrintsBaselinePredictionAndChanges) {
   const CliRun r = Predict(Path("tiny.json") + " --script amp.lua");
   ASSERT_EQ(r.rc, 0) << r.err;
-  EXPECT_THAT(r.out, HasSubstr("script: amp.lua (cast_kernels=false, compute_speedup=3"));
+  EXPECT_THAT(r.out, HasSubstr("script: amp.lua (cast_kernels=false, compute_speedup=0"));
+  EXPECT_THAT(r.out, HasSubstr("fp16 on V100-SXM2"));
   EXPECT_THAT(r.out, HasSubstr("baseline (simulated)"));
   EXPECT_THAT(r.out, HasSubstr("speedup"));
-  EXPECT_THAT(r.out, HasSubstr("2 modified tasks"));
+  EXPECT_THAT(r.out, HasSubstr("modified task"));
   EXPECT_EQ(r.err, "");
 }
 
 TEST_F(PredictCliTest, JsonHasTheDocumentedFields) {
-  const CliRun r = Predict(Path("tiny.json") + " --script amp.lua --set compute_speedup=2 --json");
+  const CliRun r = Predict(Path("tiny.json") +
+                           " --script amp.lua --set compute_speedup=2 --set memory_speedup=2 --json");
   ASSERT_EQ(r.rc, 0) << r.err;
   for (const char* key : {"\"baseline_us\"", "\"predicted_us\"", "\"speedup\"", "\"changes\"",
                           "\"added\"", "\"removed\"", "\"modified\"", "\"iterations\"",

@@ -60,7 +60,9 @@ for s in lua_add_duration_overflow lua_add_duration_maxinteger lua_set_duration_
   expect_refusal D7 "$s" "$s.lua:1: time value" $(predict "$s.lua")
 done
 for j in json_block_overflow json_ts_overflow; do
-  expect_answer D7 "$j predict" "$reverie" predict "$j.json" --json --script amp.lua
+  # amp.lua with fixed factors: these files name no GPU for the cost model.
+  expect_answer D7 "$j predict" "$reverie" predict "$j.json" --json --script amp.lua \
+    --set compute_speedup=3 --set memory_speedup=2
   run D7 "$j info" "$reverie" info "$j.json"
   if [ "$rc" -eq 0 ] && [[ "$out" == *out_of_range* ]]; then report D7 "$j info" 1 ""; else
     report D7 "$j info" 0 "expected the clamped numbers counted as anomalies"
@@ -86,7 +88,8 @@ for p in pb_huge_geometry:kernel_geometry_out_of_range pb_time_extremes:time_out
   else
     report D12 "$name salvaged" 0 "expected exit 0, $counter counted, no negative GPU busy"
   fi
-  expect_answer D7 "$name salvaged predict" "$reverie" predict "$work/$name.pb" --json --script amp.lua
+  expect_answer D7 "$name salvaged predict" "$reverie" predict "$work/$name.pb" --json --script amp.lua \
+    --set compute_speedup=3 --set memory_speedup=2
 done
 expect_refusal D11 pb_invalid_utf8_salvage "not valid UTF-8" \
   "$reverie" import --salvage pb_invalid_utf8_protobuf_log.pb -o "$work/x.pb"
@@ -103,7 +106,8 @@ else
 fi
 
 # ---- empty steps, trailing content, gzip bombs, FIFOs ------------------------
-run D6 empty_second_iteration "$reverie" predict empty_second_iteration.json --script amp.lua
+run D6 empty_second_iteration "$reverie" predict empty_second_iteration.json --script amp.lua \
+  --set compute_speedup=3 --set memory_speedup=2
 if { [ "$rc" -eq 0 ] && [[ "$out" != *"0.000x"* ]]; } || one_line "empty_second_iteration.json"; then
   report D6 empty_second_iteration 1 ""
 else

@@ -10,6 +10,7 @@ Not run in CI (needs torch and a GPU).
 """
 
 import argparse
+import contextlib
 import json
 import os
 import statistics
@@ -64,6 +65,26 @@ def build(model_name, batch, device, channels_last=False):
         model = Gpt2Small()
         x = torch.randint(0, vocab, (batch, seq), device=device)
         y = torch.randint(0, vocab, (batch * seq,), device=device)
+    elif model_name == "gpt2":
+        # GPT-2 small from Hugging Face transformers (random weights, no
+        # download): 12 blocks, d_model 768, 12 heads, 50257-token vocabulary,
+        # sequence 512. The wrapper returns flat logits so the loss is the
+        # harness's own cross-entropy, as for the other models.
+        from transformers import GPT2Config, GPT2LMHeadModel
+        seq = 512
+        config = GPT2Config(n_positions=1024, n_embd=768, n_layer=12, n_head=12)
+
+        class Gpt2(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.lm = GPT2LMHeadModel(config)
+
+            def forward(self, ids):
+                return self.lm(input_ids=ids).logits.flatten(0, 1)
+
+        model = Gpt2()
+        x = torch.randint(0, config.vocab_size, (batch, seq), device=device)
+        y = torch.randint(0, config.vocab_size, (batch * seq,), device=device)
     elif model_name == "mlp":
         model = nn.Sequential(nn.Linear(1024, 4096), nn.ReLU(), nn.Linear(4096, 4096), nn.ReLU(),
                               nn.Linear(4096, 10))
@@ -79,72 +100,117 @@ def build(model_name, batch, device, channels_last=False):
     return model, x, y
 
 
+def make_optimizer(torch, model, name, device):
+    if name == "sgd":
+        return torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+    # "adam" is PyTorch's multi-tensor (foreach) implementation, named
+    # explicitly so a version change of the default cannot switch it.
+    fused = name == "adam_fused"
+    return torch.optim.Adam(model.parameters(), lr=1e-4, fused=fused,
+                            foreach=None if fused else True)
+
+
+def make_scaler(torch, enabled):
+    if hasattr(torch, "amp") and hasattr(torch.amp, "GradScaler"):
+        return torch.amp.GradScaler("cuda", enabled=enabled)
+    return torch.cuda.amp.GradScaler(enabled=enabled)
+
+
+def make_recorder(args, model, opt):
+    """The recorder of the recorded phase, or None."""
+    if args.record == "reverie":
+        import reverie_torch
+        return reverie_torch.profile(model, opt, out=args.out, iterations=args.iterations,
+                                     warmup=args.record_warmup)
+    if args.record == "torch":
+        from torch.profiler import ProfilerActivity, profile, schedule
+        activities = [ProfilerActivity.CPU]
+        if args.device == "cuda":
+            activities.append(ProfilerActivity.CUDA)
+        # export_chrome_trace gzips when the name ends in .gz. Shapes and
+        # module paths are what reverie's importer reads for work per kernel
+        # and layers.
+        export = None if args.no_export else (lambda prof: prof.export_chrome_trace(args.out))
+        return profile(activities=activities, record_shapes=True, with_modules=True,
+                       schedule=schedule(wait=0, warmup=args.record_warmup,
+                                         active=args.iterations),
+                       on_trace_ready=export)
+    return None
+
+
 def run(args):
     import torch
     import torch.nn as nn
 
-    device = "cuda"
+    device = args.device
     torch.backends.cudnn.benchmark = True
+    if args.no_tf32:
+        # FP32 means FP32: cuDNN allows TF32 by default (matmul does not).
+        torch.backends.cuda.matmul.allow_tf32 = False
+        torch.backends.cudnn.allow_tf32 = False
     model, x, y = build(args.model, args.batch, device, args.channels_last)
     if args.ddp:
         import torch.distributed as dist
         dist.init_process_group("nccl")
         torch.cuda.set_device(int(os.environ.get("LOCAL_RANK", 0)))
         model = nn.parallel.DistributedDataParallel(model)
-    if args.optimizer == "sgd":
-        opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
-    else:
-        # "adam" is PyTorch's default multi-tensor (foreach) implementation.
-        fused = args.optimizer == "adam_fused"
-        opt = torch.optim.Adam(model.parameters(), lr=1e-4, fused=fused,
-                               foreach=None if fused else True)
+    opt = make_optimizer(torch, model, args.optimizer, device)
     loss_fn = nn.CrossEntropyLoss()
     amp_dtype = {"fp16": torch.float16, "bf16": torch.bfloat16}.get(args.amp)
-    scaler = torch.cuda.amp.GradScaler(enabled=args.amp == "fp16")
+    scaler = make_scaler(torch, args.amp == "fp16" and device == "cuda")
+    sync = torch.cuda.synchronize if device == "cuda" else (lambda: None)
 
     def train_step():
         opt.zero_grad(set_to_none=True)
-        with torch.autocast("cuda", dtype=amp_dtype or torch.float32, enabled=amp_dtype is not None):
+        with (torch.autocast(device, dtype=amp_dtype) if amp_dtype is not None
+              else contextlib.nullcontext()):
             loss = loss_fn(model(x), y)
         scaler.scale(loss).backward()
         scaler.step(opt)
         scaler.update()
 
-    total = args.warmup + args.iterations + 1
-    times = []
-    recorder = None
-    if args.record == "reverie":
-        import reverie_torch
-        recorder = reverie_torch.profile(model, opt, out=args.out, iterations=args.iterations,
-                                         warmup=args.warmup)
-    elif args.record == "torch":
-        from torch.profiler import ProfilerActivity, profile, schedule
-        # export_chrome_trace gzips when the name ends in .gz.
-        recorder = profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA],
-                           schedule=schedule(wait=0, warmup=args.warmup, active=args.iterations),
-                           on_trace_ready=lambda prof: prof.export_chrome_trace(args.out))
+    def timed_steps(n, recorder=None):
+        times = []
+        for _ in range(n):
+            t0 = time.perf_counter()
+            train_step()
+            sync()  # the step boundary: the time includes the GPU's work
+            times.append(time.perf_counter() - t0)
+            if recorder is not None:
+                recorder.step()  # outside the timed window (trace processing)
+        return times
+
+    # Phases: warm-up (not recorded: CUDA init, cuDNN autotuning, allocator
+    # growth), bare timed steps (the same process's overhead baseline), then
+    # the recorder's own warm-up and the recorded, timed steps.
+    sync()
+    timed_steps(args.warmup)
+    bare = timed_steps(args.bare_steps)
+    recorder = make_recorder(args, model, opt)
     if recorder is not None:
         recorder.__enter__()
     try:
-        torch.cuda.synchronize()
-        for i in range(total):
-            t0 = time.perf_counter()
-            train_step()
-            torch.cuda.synchronize()
-            times.append(time.perf_counter() - t0)
-            if recorder is not None:
-                recorder.step()
+        timed_steps(args.record_warmup, recorder)
+        measured = timed_steps(args.iterations, recorder)
+        # One more step so the schedule's last active step ends and the
+        # trace is exported (reverie_torch drops an empty last iteration).
+        timed_steps(1, recorder)
     finally:
         if recorder is not None:
             recorder.__exit__(None, None, None)
-    measured = times[args.warmup:args.warmup + args.iterations]
     result = {
         "model": args.model, "batch": args.batch, "amp": args.amp, "optimizer": args.optimizer,
-        "channels_last": args.channels_last, "record": args.record,
+        "channels_last": args.channels_last, "record": args.record, "tf32": not args.no_tf32,
         "iteration_ms": [t * 1e3 for t in measured],
         "median_ms": statistics.median(measured) * 1e3,
-        "gpu": torch.cuda.get_device_name(), "torch": torch.__version__,
+        "torch": torch.__version__,
     }
+    if bare:
+        result["bare_ms"] = [t * 1e3 for t in bare]
+        result["bare_median_ms"] = statistics.median(bare) * 1e3
+    if device == "cuda":
+        result["gpu"] = torch.cuda.get_device_name()
+        result["cuda"] = torch.version.cuda
     if args.out and os.path.exists(args.out):
         result["trace_bytes"] = os.path.getsize(args.out)
     return result
@@ -152,15 +218,25 @@ def run(args):
 
 def parser():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--model", default="resnet50", choices=["resnet50", "transformer", "gpt2s", "mlp"])
+    p.add_argument("--model", default="resnet50",
+                   choices=["resnet50", "transformer", "gpt2s", "gpt2", "mlp"])
     p.add_argument("--batch", type=int, default=64)
     p.add_argument("--amp", default="none", choices=["none", "fp16", "bf16"])
     p.add_argument("--optimizer", default="sgd", choices=["sgd", "adam", "adam_fused"])
     p.add_argument("--channels-last", action="store_true")
     p.add_argument("--ddp", action="store_true", help="run under torchrun")
-    p.add_argument("--warmup", type=int, default=5)
-    p.add_argument("--iterations", type=int, default=10)
+    p.add_argument("--device", default="cuda", choices=["cuda", "cpu"],
+                   help="cpu: dry runs of the scripts without a GPU")
+    p.add_argument("--no-tf32", action="store_true", help="FP32 without TF32 (matmul and cuDNN)")
+    p.add_argument("--warmup", type=int, default=5, help="unrecorded warm-up steps")
+    p.add_argument("--bare-steps", type=int, default=0,
+                   help="timed steps without a recorder, before the recorded ones")
+    p.add_argument("--record-warmup", type=int, default=2,
+                   help="steps the recorder runs before the recorded ones")
+    p.add_argument("--iterations", type=int, default=10, help="recorded (and timed) steps")
     p.add_argument("--record", default="none", choices=["none", "reverie", "torch"])
+    p.add_argument("--no-export", action="store_true",
+                   help="torch: record but write no trace (overhead runs)")
     p.add_argument("--out", default="")
     p.add_argument("--json", default="", help="write the result here")
     return p

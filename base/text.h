@@ -1,0 +1,35 @@
+// File: base/text.h
+//
+// Shortening text for one-line messages. Why in the middle: what a message
+// is about comes last as often as first ("dependency 12 (<a 3 KB kernel
+// name>) -> 14 would create a cycle"), so a cut keeps both ends.
+#ifndef REVERIE_BASE_TEXT_H_
+#define REVERIE_BASE_TEXT_H_
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+namespace reverie {
+
+// `s` when it has at most `max` bytes, else its first and last parts with
+// " ... (N bytes) ... " between them, about `max` bytes in all. Never
+// splits a UTF-8 sequence.
+inline std::string Abbreviate(std::string_view s, size_t max) {
+  if (s.size() <= max) return std::string(s);
+  auto back_to_char = [&](size_t i) {
+    while (i > 0 && i < s.size() && (static_cast<unsigned char>(s[i]) & 0xC0) == 0x80) --i;
+    return i;
+  };
+  const size_t head = back_to_char(max * 2 / 3);
+  size_t tail = back_to_char(s.size() - (max - max * 2 / 3));
+  if (tail < head) tail = head;
+  std::string out(s.substr(0, head));
+  out += " ... (" + std::to_string(tail - head) + " bytes) ... ";
+  out += s.substr(tail);
+  return out;
+}
+
+}  // namespace reverie
+
+#endif  // REVERIE_BASE_TEXT_H_

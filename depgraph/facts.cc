@@ -1,0 +1,345 @@
+// File: depgraph/facts.cc
+//
+// DetectFacts(): one pass over the graph's GPU tasks (classes, number types,
+// the optimizer-step flag, copies), one over the trace's ranges
+// (annotations: the optimizer, zero_grad, the DataLoader, checkpointing,
+// compiled regions) and API calls (graph launches), and the header and
+// records for data parallelism.
+#include "depgraph/facts.h"
+
+#include <algorithm>
+#include <cctype>
+#include <map>
+#include <string>
+#include <string_view>
+
+#include "depgraph/kernel_class.h"
+
+namespace reverie::depgraph {
+namespace {
+
+// Case-insensitive (kernel names mix cases); `needle` is lower case.
+bool Contains(std::string_view s, std::string_view needle) {
+  std::string lower(s);
+  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return lower.find(needle) != std::string::npos;
+}
+bool Has(std::string_view s, std::string_view needle) { return s.find(needle) != std::string_view::npos; }
+
+// The spans of the counted steps (measured), to place ranges and calls.
+struct CountedSteps {
+  std::vector<std::pair<int64_t, int64_t>> spans;
+  std::vector<bool> counted;  // by graph step index
+  int n = 1;
+  bool Holds(int64_t t) const {
+    if (spans.empty()) return true;  // a trace without steps: all of it
+    for (const auto& [s, e] : spans) {
+      if (t >= s && t < e) return true;
+    }
+    return false;
+  }
+  bool Counted(int32_t step) const {
+    if (counted.empty()) return true;
+    return step >= 0 && static_cast<size_t>(step) < counted.size() && counted[step];
+  }
+};
+
+CountedSteps StepsOf(const Graph& g) {
+  CountedSteps c;
+  int n = 0;
+  for (size_t i = 0; i < g.iteration_count(); ++i) {
+    const Iteration& it = g.iteration_info(static_cast<int32_t>(i));
+    c.counted.push_back(it.counted);
+    if (!it.counted) continue;
+    ++n;
+    c.spans.emplace_back(it.measured_start_ns, it.measured_end_ns);
+  }
+  c.n = std::max(1, n);
+  return c;
+}
+
+void DetectGpu(const Trace& trace, const Graph& g, GpuFact* f) {
+  std::map<int32_t, int> used;
+  for (uint32_t r = 0; r < g.resource_count(); ++r) {
+    const Resource& res = g.resource(ResourceId(r));
+    if (res.kind == ResourceKind::kGpuStream && g.first_on_resource(ResourceId(r)).valid()) {
+      ++used[res.device];
+    }
+  }
+  f->devices_used = static_cast<int32_t>(used.size());
+  for (const proto::Device& d : trace.header().devices()) {
+    if (!used.empty() && !used.count(d.id())) continue;
+    f->name = d.name();
+    f->vendor = d.vendor();
+    f->origin = {FactSource::kRecorded, "the trace's device properties"};
+    return;
+  }
+}
+
+void DetectPrecision(const Graph& g, const CountedSteps& steps, PrecisionFact* f) {
+  std::map<std::string, int64_t> compute, pointwise;
+  for (uint32_t i = 0; i < g.task_count(); ++i) {
+    const TaskId t(i);
+    if (g.removed(t) || g.kind(t) != TaskKind::kKernel || !steps.Counted(g.iteration_of(t))) continue;
+    const KernelClass c = TaskClass(g, t);
+    const bool heavy = c == KernelClass::kGemm || c == KernelClass::kConv || c == KernelClass::kAttention;
+    const bool light = c == KernelClass::kElementwise || c == KernelClass::kActivation ||
+                       c == KernelClass::kNormalization;
+    if (!heavy && !light) continue;
+    const std::string type(KernelNumberType(g.name(t)));
+    (heavy ? compute : pointwise)[type] += g.duration_ns(t);
+  }
+  int64_t total = 0;
+  for (const auto& [type, ns] : compute) {
+    total += ns;
+    f->by_type_ns.emplace_back(type, ns);
+  }
+  f->compute = "unknown";
+  const auto best_known = [](const std::map<std::string, int64_t>& m, int64_t* ns) {
+    std::string best;
+    *ns = 0;
+    for (const auto& [type, v] : m) {
+      if (type != "unknown" && v > *ns) best = type, *ns = v;
+    }
+    return best;
+  };
+  int64_t known_ns = 0, pw_ns = 0;
+  const std::string known = best_known(compute, &known_ns);
+  const int64_t unknown_ns = compute.count("unknown") ? compute.at("unknown") : 0;
+  // GEMM names without a type (cuBLASLt's nvjet, Triton, CK's mangled
+  // templates) ran what the ATen kernels around them ran (autocast).
+  const std::string pw = best_known(pointwise, &pw_ns);
+  if (total == 0) return;
+  auto share = [&](int64_t ns) { return static_cast<double>(ns) / static_cast<double>(total); };
+  if (!known.empty() && known == pw && unknown_ns > 0) {
+    f->compute = known;
+    f->share = share(known_ns + unknown_ns);
+    f->origin = {FactSource::kInferred,
+                 "the compute kernels' names, and the pointwise kernels' element type for the " +
+                     std::to_string(static_cast<int>(share(unknown_ns) * 100 + 0.5)) +
+                     "% whose names say nothing"};
+  } else if (!known.empty() && known_ns >= unknown_ns) {
+    f->compute = known;
+    f->share = share(known_ns);
+    f->origin = {FactSource::kInferred, "the compute kernels' names"};
+  } else if (!pw.empty()) {
+    f->compute = pw;
+    f->share = share((known == pw ? known_ns : 0) + unknown_ns);
+    f->origin = {FactSource::kInferred,
+                 "the element type of the pointwise kernels (the compute kernels' names do not say)"};
+  }
+}
+
+// Kernels and spans of the optimizer's step and of zero_grad.
+void DetectOptimizer(const Trace& trace, const Graph& g, const CountedSteps& steps,
+                     OptimizerFact* f) {
+  const proto::TraceChunk& ev = trace.events();
+  int64_t step_ns = 0, zero_ns = 0;
+  std::vector<std::pair<int64_t, int64_t>> zero_spans;
+  for (const proto::Range& r : ev.ranges()) {
+    const std::string_view name = trace.String(r.name_sid());
+    if (!steps.Holds(r.start_ns())) continue;
+    if (name.starts_with("Optimizer.step#")) {
+      // "Optimizer.step#SGD.step" -> SGD
+      std::string_view cls = name.substr(15);
+      cls = cls.substr(0, cls.find('.'));
+      f->name = std::string(cls);
+      step_ns += r.end_ns() - r.start_ns();
+      f->origin = {FactSource::kRecorded, "the Optimizer.step# annotations"};
+    } else if (name.starts_with("Optimizer.zero_grad#")) {
+      zero_ns += r.end_ns() - r.start_ns();
+      zero_spans.emplace_back(r.start_ns(), r.end_ns());
+    }
+  }
+  bool fused = false, foreach_kernels = false;
+  int64_t kernels = 0, gpu_ns = 0, zero_kernels = 0;
+  for (uint32_t i = 0; i < g.task_count(); ++i) {
+    const TaskId t(i);
+    if (g.removed(t) || !IsGpuKind(g.kind(t)) || !steps.Counted(g.iteration_of(t))) continue;
+    const std::string_view name = g.name(t);
+    const bool by_name = ClassifyKernelName(name) == KernelClass::kOptimizer;
+    if (g.in_optimizer_step(t) || by_name) {
+      ++kernels;
+      gpu_ns += g.duration_ns(t);
+      fused |= by_name && (Contains(name, "fused") || Contains(name, "multi_tensor_adam") ||
+                           Contains(name, "multi_tensor_sgd") || Contains(name, "multi_tensor_lamb"));
+      foreach_kernels |= Contains(name, "multi_tensor_apply");
+      if (f->name.empty() && by_name) {
+        for (const char* o : {"adamw", "adam", "sgd", "lamb", "adagrad", "rmsprop"}) {
+          if (Contains(name, o)) {
+            f->name = o == std::string_view("adamw") ? "AdamW"
+                      : o == std::string_view("adam") ? "Adam"
+                      : o == std::string_view("sgd")  ? "SGD"
+                                                      : std::string(o);
+            f->origin = {FactSource::kInferred, "optimizer kernels' names"};
+            break;
+          }
+        }
+      }
+    }
+  }
+  // zero_grad's kernels: the GPU tasks whose launch lies in its spans.
+  for (const proto::ApiCall& a : ev.api_calls()) {
+    for (const auto& [s, e] : zero_spans) {
+      if (a.start_ns() >= s && a.end_ns() <= e && Contains(trace.String(a.name_sid()), "launch")) {
+        ++zero_kernels;
+        break;
+      }
+    }
+  }
+  f->implementation = fused ? "fused" : foreach_kernels ? "foreach" : kernels > 0 ? "for-loop" : "unknown";
+  const double n = steps.n;
+  f->step_us = static_cast<double>(step_ns) / 1e3 / n;
+  f->step_kernels = static_cast<double>(kernels) / n;
+  f->step_gpu_us = static_cast<double>(gpu_ns) / 1e3 / n;
+  f->zero_grad_us = static_cast<double>(zero_ns) / 1e3 / n;
+  f->zero_grad_kernels = static_cast<double>(zero_kernels) / n;
+}
+
+void DetectDataParallel(const Trace& trace, const Graph& g, const CountedSteps& steps,
+                        DataParallelFact* f) {
+  const proto::TraceHeader& h = trace.header();
+  if (h.has_distributed()) {
+    f->backend = h.distributed().backend();
+    f->world_size = h.distributed().world_size();
+    f->origin = {FactSource::kRecorded, "the trace's distributedInfo"};
+  }
+  int64_t colls = 0, bytes = 0, allreduces = 0;
+  for (const proto::Collective& c : trace.events().collectives()) {
+    if (!steps.Holds(c.start_ns())) continue;
+    ++colls;
+    f->world_size = std::max(f->world_size, c.group_size());
+    if (CollectiveOfName(trace.String(c.name_sid())) == Collective::kAllReduce && c.bytes() > 0) {
+      bytes += c.bytes();
+      ++allreduces;
+    }
+  }
+  int64_t kernels = 0, kernel_ns = 0;
+  for (uint32_t i = 0; i < g.task_count(); ++i) {
+    const TaskId t(i);
+    if (g.removed(t) || g.kind(t) != TaskKind::kKernel || !steps.Counted(g.iteration_of(t))) continue;
+    if (TaskClass(g, t) != KernelClass::kCommunication) continue;
+    ++kernels;
+    kernel_ns += g.duration_ns(t);
+    f->generic_kernels |= CollectiveOfName(g.name(t)) == Collective::kOther;
+    if (f->backend.empty()) f->backend = Contains(g.name(t), "rccl") ? "rccl" : "nccl";
+  }
+  const double n = steps.n;
+  f->collectives_per_step = static_cast<double>(colls) / n;
+  f->allreduce_bytes_per_step = static_cast<double>(bytes) / n;
+  f->comm_kernels_per_step = static_cast<double>(kernels) / n;
+  f->comm_kernel_us_per_step = static_cast<double>(kernel_ns) / 1e3 / n;
+  f->buckets = trace.events().gradient_buckets_size() > 0
+                   ? trace.events().gradient_buckets_size()
+                   : static_cast<int32_t>(static_cast<double>(allreduces) / n + 0.5);
+  f->used = f->world_size > 1 || kernels > 0 || colls > 0;
+  if (f->used && f->origin.source == FactSource::kAbsent) {
+    f->origin = colls > 0 ? Origin{FactSource::kRecorded, "the trace's Collective records"}
+                          : Origin{FactSource::kInferred, "NCCL/RCCL kernels"};
+  }
+}
+
+void DetectFromRanges(const Trace& trace, const Graph& g, const CountedSteps& steps,
+                      TraceFacts* f) {
+  for (size_t l = 0; l < g.layer_count(); ++l) {
+    if (Has(g.layer(LayerId(static_cast<uint32_t>(l))).path, "CheckpointWrapper")) {
+      f->checkpointing = {true, 0, {FactSource::kRecorded, "CheckpointWrapper layers"}};
+      break;
+    }
+  }
+  bool main_thread = false, workers = false;
+  for (const proto::Range& r : trace.events().ranges()) {
+    const std::string_view name = trace.String(r.name_sid());
+    if (name.starts_with("enumerate(DataLoader)")) {
+      main_thread |= Has(name, "SingleProcess");
+      workers |= Has(name, "MultiProcessing");
+    }
+    if (!f->checkpointing.used && (Has(name, "CheckpointFunction") ||
+                                   Has(name, "torch.utils.checkpoint"))) {
+      f->checkpointing = {true, 0, {FactSource::kRecorded, "checkpoint annotations"}};
+    }
+    if (Has(name, "Torch-Compiled Region") || Has(name, "CompiledFunction")) {
+      f->compiled.used = true;
+      f->compiled.origin = {FactSource::kRecorded, "torch.compile annotations"};
+    }
+  }
+  f->dataloader.mode = main_thread ? "main thread" : workers ? "worker processes" : "unknown";
+  if (main_thread || workers) {
+    f->dataloader.origin = {FactSource::kRecorded, "the enumerate(DataLoader)# annotations"};
+  }
+  int64_t loading = 0;
+  for (uint32_t i = 0; i < g.task_count(); ++i) {
+    const TaskId t(i);
+    if (!g.removed(t) && IsCpuKind(g.kind(t)) && g.phase(t) == Phase::kDataLoading &&
+        steps.Counted(g.iteration_of(t))) {
+      loading += g.duration_ns(t) + g.gap_ns(t);
+    }
+  }
+  f->dataloader.loading_us_per_step = static_cast<double>(loading) / 1e3 / steps.n;
+  int64_t graph_launches = 0;
+  for (const proto::ApiCall& a : trace.events().api_calls()) {
+    const std::string_view name = trace.String(a.name_sid());
+    if ((name == "cudaGraphLaunch" || name == "hipGraphLaunch") && steps.Holds(a.start_ns())) {
+      ++graph_launches;
+    }
+  }
+  if (graph_launches > 0) {
+    f->cuda_graphs = {true, static_cast<double>(graph_launches) / steps.n,
+                      {FactSource::kRecorded, "cudaGraphLaunch calls"}};
+  }
+}
+
+void DetectKernelsAndCopies(const Graph& g, const CountedSteps& steps, TraceFacts* f) {
+  int64_t triton = 0;
+  for (uint32_t i = 0; i < g.task_count(); ++i) {
+    const TaskId t(i);
+    if (g.removed(t) || !steps.Counted(g.iteration_of(t))) continue;
+    const std::string_view name = g.name(t);
+    if (g.kind(t) == TaskKind::kKernel && name.starts_with("triton")) ++triton;
+    if (g.kind(t) != TaskKind::kMemcpy) continue;
+    CopiesFact& c = f->copies;
+    if (Has(name, "Pageable")) {
+      ++c.pageable;
+    } else if (Has(name, "Pinned")) {
+      ++c.pinned;
+    } else if (Has(name, "DtoD") || Has(name, "PtoP")) {
+      ++c.device;
+    } else {
+      ++c.other;
+    }
+    c.origin = {FactSource::kRecorded, "the copies' names (Kineto: Pageable / Pinned)"};
+  }
+  if (triton > 0) {
+    f->compiled.used = true;
+    f->compiled.count = static_cast<double>(triton) / steps.n;
+    if (f->compiled.origin.source == FactSource::kAbsent) {
+      f->compiled.origin = {FactSource::kInferred, "Triton kernel names"};
+    }
+  }
+}
+
+}  // namespace
+
+std::string_view FactSourceName(FactSource s) {
+  switch (s) {
+    case FactSource::kAbsent: return "absent";
+    case FactSource::kRecorded: return "recorded";
+    case FactSource::kInferred: return "inferred";
+  }
+  return "absent";
+}
+
+TraceFacts DetectFacts(const Trace& trace, const Graph& graph) {
+  TraceFacts f;
+  const CountedSteps steps = StepsOf(graph);
+  f.counted_steps = steps.spans.empty() ? 1 : steps.n;
+  DetectGpu(trace, graph, &f.gpu);
+  DetectPrecision(graph, steps, &f.precision);
+  DetectOptimizer(trace, graph, steps, &f.optimizer);
+  DetectDataParallel(trace, graph, steps, &f.data_parallel);
+  DetectFromRanges(trace, graph, steps, &f);
+  DetectKernelsAndCopies(graph, steps, &f);
+  return f;
+}
+
+}  // namespace reverie::depgraph

@@ -1,0 +1,46 @@
+// File: hardware/math_type.h
+//
+// The arithmetic a kernel runs (fp64 ... fp8), read from what a trace
+// records: the element types of an op's inputs (Kineto "Input type":
+// "float", "c10::BFloat16", ...) and the kernel's name (cuBLAS / CUTLASS /
+// cuDNN names say tf32, bf16, f16, fp8 and whether tensor cores run it).
+#ifndef REVERIE_HARDWARE_MATH_TYPE_H_
+#define REVERIE_HARDWARE_MATH_TYPE_H_
+
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+namespace reverie::hardware {
+
+enum class Math : uint8_t { kFp64 = 0, kFp32, kTf32, kBf16, kFp16, kFp8 };
+inline constexpr int kMathCount = 6;
+
+std::string_view MathName(Math m);  // "fp64", "fp32", "tf32", "bf16", "fp16", "fp8"
+std::optional<Math> ParseMath(std::string_view name);
+
+// Bytes per element of a PyTorch scalar type as the profiler names it
+// ("float" 4, "c10::Half" 2, "long int" 8, "bool" 1, "c10::Float8_e4m3fn"
+// 1, ...); 0 for what is not a tensor type ("Scalar", "ScalarList",
+// "TensorList", "", unknown names).
+int32_t ElementBytes(std::string_view torch_type);
+// The math of a floating-point element type; nullopt for integers, bools
+// and non-tensor arguments.
+std::optional<Math> MathOfType(std::string_view torch_type);
+
+// What a kernel's name says about its math, when it says anything: fp8
+// (e4m3, e5m2), tf32 (tf32, xf32, cuBLAS's tensorop_s1688/s16816 on fp32
+// data), bf16, fp16 (h884, h1688, h16816, hmma, f16, fp16, half), fp32 CUDA
+// cores (sgemm, "simt"), fp64 (dgemm).
+std::optional<Math> MathOfKernelName(std::string_view name);
+
+// Whether a GEMM / convolution / attention kernel runs on tensor (matrix)
+// cores: its name says so (tensorop, xmma, gmma, hmma, mma, wmma, nvjet,
+// s1688, h16816, ...), or its math is one only tensor cores run (tf32, fp8),
+// or it is half precision (cuBLAS and cuDNN use tensor cores for fp16/bf16
+// wherever a part has them). SIMT names (sgemm, simt) say no.
+bool UsesMatrixUnits(std::string_view kernel_name, Math math);
+
+}  // namespace reverie::hardware
+
+#endif  // REVERIE_HARDWARE_MATH_TYPE_H_

@@ -1,0 +1,442 @@
+// Lua bindings of the hardware model: the GPU table (reverie.gpu,
+// reverie.gpus, reverie.match_gpu; hardware/gpu_spec.h), the cost model
+// calibrated on the script's graph (graph:gpu(), graph:cost_model(),
+// graph:copy_ns(); transforms/cost_model.h), sel:retime{...} and the task
+// field `work`.
+#include <cstring>
+#include <memory>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "hardware/gpu_spec.h"
+#include "lua/lua_internal.h"
+#include "transforms/cost_model.h"
+
+namespace reverie::lua::internal {
+namespace {
+
+using hardware::GpuSpec;
+using hardware::Math;
+
+void SetNumber(lua_State* L, const char* key, double v) {
+  lua_pushnumber(L, v);
+  lua_setfield(L, -2, key);
+}
+void SetView(lua_State* L, std::string_view v) { lua_pushlstring(L, v.data(), v.size()); }
+void SetString(lua_State* L, const char* key, std::string_view v) {
+  lua_pushlstring(L, v.data(), v.size());
+  lua_setfield(L, -2, key);
+}
+
+// {fp32 = 19.5, ...} of the non-zero entries.
+void PushPeaks(lua_State* L, const std::array<double, hardware::kMathCount>& p) {
+  lua_createtable(L, 0, hardware::kMathCount);
+  for (int m = 0; m < hardware::kMathCount; ++m) {
+    if (p[m] > 0) SetNumber(L, std::string(hardware::MathName(static_cast<Math>(m))).c_str(), p[m]);
+  }
+}
+
+// A GPU as scripts see it: every figure of the row, `tflops` the best peak
+// per math (tensor cores where the part has them: what retarget_gpu and
+// lib/gpus.lua always used), and the occupancy limits wave scaling reads.
+void PushGpu(lua_State* L, const GpuSpec& g) {
+  lua_createtable(L, 0, 28);
+  SetString(L, "key", g.key);
+  SetString(L, "name", g.name);
+  SetString(L, "vendor", hardware::VendorName(g.vendor));
+  SetString(L, "arch", g.arch);
+  SetIntField(L, "sm_count", g.sm_count);
+  SetNumber(L, "clock_mhz", g.boost_clock_mhz);
+  SetNumber(L, "memory_bandwidth_gbs", g.memory_bandwidth_gbs);
+  SetNumber(L, "memory_gb", g.memory_gb);
+  SetNumber(L, "l2_mb", g.l2_mb);
+  SetIntField(L, "pcie_gen", g.pcie_gen);
+  SetIntField(L, "pcie_lanes", g.pcie_lanes);
+  SetNumber(L, "pcie_gbs", hardware::HostLinkGbs(g));
+  SetString(L, "scaleup", g.scaleup);
+  SetNumber(L, "scaleup_gbs", g.scaleup_gbs);
+  std::array<double, hardware::kMathCount> best{};
+  for (int m = 0; m < hardware::kMathCount; ++m) best[m] = std::max(g.vector_tflops[m], g.matrix_tflops[m]);
+  PushPeaks(L, best);
+  lua_setfield(L, -2, "tflops");
+  PushPeaks(L, g.vector_tflops);
+  lua_setfield(L, -2, "vector_tflops");
+  PushPeaks(L, g.matrix_tflops);
+  lua_setfield(L, -2, "matrix_tflops");
+  SetIntField(L, "max_threads_per_sm", g.occupancy.max_threads_per_sm);
+  SetIntField(L, "max_blocks_per_sm", g.occupancy.max_blocks_per_sm);
+  SetIntField(L, "registers_per_sm", g.occupancy.registers_per_sm);
+  SetIntField(L, "shared_memory_per_sm_kb", g.occupancy.shared_memory_per_sm_kb);
+  SetString(L, "source", g.source);
+  SetString(L, "note", g.note);
+}
+
+const GpuSpec& CheckGpuKey(lua_State* L, const char* key, const char* what) {
+  const GpuSpec* g = hardware::FindGpu(key);
+  if (g == nullptr) {
+    Raise(L, absl::StrCat(what, ": unknown GPU '", key, "' (known: ", hardware::GpuKeys(), ")"));
+  }
+  return *g;
+}
+
+// reverie.gpu(key) -> GPU table, or nil when the table has no such key.
+int ReverieGpu(lua_State* L) {
+  const GpuSpec* g = hardware::FindGpu(luaL_checkstring(L, 1));
+  if (g == nullptr) return 0;
+  PushGpu(L, *g);
+  return 1;
+}
+
+// reverie.gpus() -> {"P100-SXM2", ...} in table order.
+int ReverieGpus(lua_State* L) {
+  const auto table = hardware::GpuTable();
+  lua_createtable(L, static_cast<int>(table.size()), 0);
+  for (size_t i = 0; i < table.size(); ++i) {
+    SetView(L, table[i].key);
+    lua_rawseti(L, -2, static_cast<lua_Integer>(i + 1));
+  }
+  return 1;
+}
+
+// reverie.match_gpu(device_name) -> GPU table, or nil.
+int ReverieMatchGpu(lua_State* L) {
+  size_t n = 0;
+  const char* name = luaL_checklstring(L, 1, &n);
+  ChargeWork(L, static_cast<int64_t>(n) * 4);
+  hardware::DeviceFacts d;
+  d.name = std::string_view(name, n);
+  const hardware::GpuMatch m = hardware::MatchGpu(d);
+  if (m.spec == nullptr) return 0;
+  PushGpu(L, *m.spec);
+  return 1;
+}
+
+// The model calibrated on the session's graph as the script received it,
+// built on first use (per origin GPU key; "" = the trace's own GPU).
+const transforms::CostModel& ModelOrRaise(lua_State* L, const char* origin_key) {
+  EngineState& S = State(L);
+  if (S.session == nullptr || S.read_only) Raise(L, "the cost model needs a script's graph");
+  const std::string key = origin_key == nullptr ? "" : origin_key;
+  auto it = S.cost_models.find(key);
+  if (it == S.cost_models.end()) {
+    const depgraph::Graph& base = S.session->base();
+    ChargeWork(L, 4 * GraphWork(base));
+    ChargeMemory(L, static_cast<int64_t>(base.task_count() * sizeof(transforms::KernelWork)));
+    std::vector<depgraph::DeviceInfo> devices;
+    if (S.model != nullptr) devices = S.model->devices;
+    if (!key.empty()) {
+      const GpuSpec& g = CheckGpuKey(L, key.c_str(), "cost model");
+      devices.assign(1, depgraph::DeviceInfo());
+      devices[0].name = std::string(g.name);
+      devices[0].sm_count = g.sm_count;
+    }
+    auto m = std::make_unique<absl::StatusOr<transforms::CostModel>>(
+        transforms::BuildCostModel(base, devices));
+    it = S.cost_models.emplace(key, std::move(m)).first;
+  }
+  if (!it->second->ok()) {
+    Raise(L, absl::StrCat(it->second->status().message(),
+                          key.empty() ? " (name the trace's GPU with a script's gpu parameter)" : ""));
+  }
+  return **it->second;
+}
+
+// The optional origin key of a call's options table at `idx`.
+const char* OriginKey(lua_State* L, int idx) {
+  if (lua_type(L, idx) != LUA_TTABLE) return nullptr;
+  const char* key = nullptr;
+  if (lua_getfield(L, idx, "gpu") == LUA_TSTRING) key = lua_tostring(L, -1);
+  lua_pop(L, 1);  // the string stays alive in the options table
+  return key != nullptr && *key != '\0' ? key : nullptr;
+}
+
+void PushCurve(lua_State* L, const hardware::EfficiencyCurve& c) {
+  lua_createtable(L, 0, 4);
+  SetNumber(L, "fixed_ns", c.fixed_ns);
+  SetNumber(L, "ceiling", c.ceiling());
+  SetIntField(L, "samples", c.samples);
+  SetString(L, "from", c.slope_from_prior ? "prior" : "trace");
+}
+
+// graph:gpu([{gpu = KEY}]) -> the trace's GPU (table row with its figures
+// from the trace), with `matched_by` and `from_trace`.
+int GraphGpu(lua_State* L) {
+  const transforms::CostModel& m = ModelOrRaise(L, OriginKey(L, 2));
+  PushGpu(L, m.gpu.spec);
+  SetString(L, "matched_by", m.gpu.matched_by);
+  SetString(L, "device_name", m.gpu.device_name);
+  lua_createtable(L, static_cast<int>(m.gpu.from_trace.size()), 0);
+  for (size_t i = 0; i < m.gpu.from_trace.size(); ++i) {
+    SetView(L, m.gpu.from_trace[i]);
+    lua_rawseti(L, -2, static_cast<lua_Integer>(i + 1));
+  }
+  lua_setfield(L, -2, "from_trace");
+  return 1;
+}
+
+// graph:cost_model([{gpu = KEY}]) -> what the model calibrated.
+int GraphCostModel(lua_State* L) {
+  const transforms::CostModel& m = ModelOrRaise(L, OriginKey(L, 2));
+  lua_createtable(L, 0, 10);
+  SetString(L, "gpu", m.gpu.spec.key);
+  SetIntField(L, "kernels", m.kernels);
+  SetIntField(L, "kernels_with_work", m.kernels_with_work);
+  SetNumber(L, "memory_gbs", m.memory_gbs());
+  SetNumber(L, "host_link_gbs", hardware::HostLinkGbs(m.gpu.spec));
+  SetNumber(L, "scaleup_gbs", m.gpu.spec.scaleup_gbs);
+  SetNumber(L, "link_efficiency", transforms::kLinkEfficiency);
+  lua_createtable(L, 0, depgraph::kKernelClassCount);
+  for (int c = 0; c < depgraph::kKernelClassCount; ++c) {
+    PushCurve(L, m.curve[c]);
+    lua_setfield(L, -2, std::string(depgraph::KernelClassName(static_cast<depgraph::KernelClass>(c))).c_str());
+  }
+  lua_setfield(L, -2, "classes");
+  lua_createtable(L, 0, transforms::kCopyKindCount);
+  for (int k = 0; k < transforms::kCopyKindCount; ++k) {
+    const transforms::LinkRate& r = m.copy[k];
+    lua_createtable(L, 0, 4);
+    SetNumber(L, "gbs", r.gbs);
+    SetNumber(L, "fixed_ns", r.fixed_ns);
+    SetIntField(L, "samples", r.samples);
+    SetString(L, "from", r.from);
+    lua_setfield(L, -2, std::string(transforms::CopyKindName(static_cast<transforms::CopyKind>(k))).c_str());
+  }
+  lua_setfield(L, -2, "copies");
+  return 1;
+}
+
+std::optional<transforms::CopyKind> ParseCopyKind(const char* s) {
+  for (int k = 0; k < transforms::kCopyKindCount; ++k) {
+    if (transforms::CopyKindName(static_cast<transforms::CopyKind>(k)) == s) {
+      return static_cast<transforms::CopyKind>(k);
+    }
+  }
+  return std::nullopt;
+}
+
+// graph:copy_ns(kind, bytes [, {to = KEY, gpu = KEY}]) -> ns by the model.
+int GraphCopyNs(lua_State* L) {
+  const char* kind = luaL_checkstring(L, 2);
+  const double bytes = luaL_checknumber(L, 3);
+  const std::optional<transforms::CopyKind> k = ParseCopyKind(kind);
+  if (!k) {
+    Raise(L, absl::StrCat("copy_ns: unknown copy kind '", kind,
+                          "' (htod_pageable, dtoh_pageable, htod_pinned, dtoh_pinned, dtod)"));
+  }
+  if (!(bytes >= 0) || bytes > 1e18) Raise(L, "copy_ns: bytes must be in [0, 1e18]");
+  const GpuSpec* dest = nullptr;
+  if (lua_type(L, 4) == LUA_TTABLE) {
+    if (lua_getfield(L, 4, "to") == LUA_TSTRING) dest = &CheckGpuKey(L, lua_tostring(L, -1), "copy_ns");
+    lua_pop(L, 1);
+  }
+  const transforms::CostModel& m = ModelOrRaise(L, OriginKey(L, 4));
+  lua_pushnumber(L, transforms::CopyNs(m, *k, bytes, dest));
+  return 1;
+}
+
+// sel:retime{work = f, dtype = "fp16", to = KEY, gpu = KEY}
+int SelRetime(lua_State* L) {
+  SelectionUd* sel = CheckSelection(L, 1);
+  luaL_checktype(L, 2, LUA_TTABLE);
+  lua_pushnil(L);
+  while (lua_next(L, 2) != 0) {
+    const char* k = lua_type(L, -2) == LUA_TSTRING ? lua_tostring(L, -2) : "?";
+    if (std::strcmp(k, "work") != 0 && std::strcmp(k, "dtype") != 0 && std::strcmp(k, "to") != 0 &&
+        std::strcmp(k, "gpu") != 0) {
+      return luaL_error(L, "retime: unknown field '%s' (work, dtype, to, gpu)", k);
+    }
+    lua_pop(L, 1);
+  }
+  transforms::RetimeSpec spec;
+  const int work_type = lua_getfield(L, 2, "work");
+  if (work_type == LUA_TNUMBER) {
+    spec.work_factor = lua_tonumber(L, -1);
+  } else if (work_type != LUA_TNIL) {
+    return luaL_error(L, "retime: 'work' must be a number");
+  }
+  lua_pop(L, 1);
+  if (lua_getfield(L, 2, "dtype") != LUA_TNIL) {
+    const char* d = luaL_checkstring(L, -1);
+    spec.dtype = hardware::ParseMath(d);
+    if (!spec.dtype) Raise(L, absl::StrCat("retime: unknown dtype '", d, "' (fp32, tf32, bf16, fp16, fp8, fp64)"));
+  }
+  lua_pop(L, 1);
+  if (lua_getfield(L, 2, "to") != LUA_TNIL) spec.dest = &CheckGpuKey(L, luaL_checkstring(L, -1), "retime");
+  lua_pop(L, 1);
+  const transforms::CostModel& m = ModelOrRaise(L, OriginKey(L, 2));
+  depgraph::Graph& g = MutableGraphOrRaise(L);
+  ChargeWork(L, 16 * static_cast<int64_t>(sel->count));
+  absl::StatusOr<transforms::RetimeStats> r = transforms::Retime(g, ToSelection(sel), m, spec);
+  RaiseIfError(L, r.status());
+  lua_createtable(L, 0, 5);
+  SetIntField(L, "kernels", r->kernels);
+  SetIntField(L, "with_work", r->with_work);
+  SetIntField(L, "skipped", r->skipped);
+  SetIntField(L, "before_ns", r->before_ns);
+  SetIntField(L, "after_ns", r->after_ns);
+  return 1;
+}
+
+// graph:op_inputs(id) -> {{type, concrete, list, shapes = {{2, 3}, ...}}, ...}
+// as the profiler recorded them, or nil (no shapes recorded).
+int GraphOpInputs(lua_State* L) {
+  const lua_Integer id = luaL_checkinteger(L, 2);
+  const depgraph::Graph& g = GraphOrRaise(L);
+  if (id < 0 || static_cast<uint64_t>(id) >= g.op_count()) return 0;
+  const hardware::OpArgs* in = g.op_inputs(depgraph::OpId(static_cast<uint32_t>(id)));
+  if (in == nullptr) return 0;
+  int64_t work = 0;
+  for (const hardware::OpArg& a : *in) {
+    work += 4;
+    for (const auto& s : a.shapes) work += 1 + static_cast<int64_t>(s.size());
+  }
+  ChargeWork(L, work);
+  ChargeMemory(L, 64 * work);
+  lua_createtable(L, static_cast<int>(in->size()), 0);
+  for (size_t i = 0; i < in->size(); ++i) {
+    const hardware::OpArg& a = (*in)[i];
+    lua_createtable(L, 0, 4);
+    SetString(L, "type", a.type);
+    SetString(L, "concrete", a.concrete);
+    lua_pushboolean(L, a.is_list);
+    lua_setfield(L, -2, "list");
+    lua_createtable(L, static_cast<int>(a.shapes.size()), 0);
+    for (size_t k = 0; k < a.shapes.size(); ++k) {
+      lua_createtable(L, static_cast<int>(a.shapes[k].size()), 0);
+      for (size_t d = 0; d < a.shapes[k].size(); ++d) {
+        lua_pushinteger(L, a.shapes[k][d]);
+        lua_rawseti(L, -2, static_cast<lua_Integer>(d + 1));
+      }
+      lua_rawseti(L, -2, static_cast<lua_Integer>(k + 1));
+    }
+    lua_setfield(L, -2, "shapes");
+    lua_rawseti(L, -2, static_cast<lua_Integer>(i + 1));
+  }
+  return 1;
+}
+
+double NumberFieldOr(lua_State* L, int t, const char* key, double dflt, const char* what) {
+  double v = dflt;
+  const int type = lua_getfield(L, t, key);
+  if (type == LUA_TNUMBER) {
+    v = lua_tonumber(L, -1);
+  } else if (type != LUA_TNIL) {
+    luaL_error(L, "%s: '%s' must be a number", what, key);
+  }
+  lua_pop(L, 1);
+  if (!(v >= 0) || v > 1e30) luaL_error(L, "%s: '%s' must be in [0, 1e30]", what, key);
+  return v;
+}
+
+// graph:kernel_ns{class = "elementwise", flops = F, bytes = B [, math = "fp16",
+// matrix = true, gpu = KEY]} -> the time (ns) the model gives a new kernel of
+// that class and work: its class's curve at the kernel's roofline.
+int GraphKernelNs(lua_State* L) {
+  luaL_checktype(L, 2, LUA_TTABLE);
+  lua_pushnil(L);
+  while (lua_next(L, 2) != 0) {
+    const char* k = lua_type(L, -2) == LUA_TSTRING ? lua_tostring(L, -2) : "?";
+    if (std::strcmp(k, "class") != 0 && std::strcmp(k, "flops") != 0 && std::strcmp(k, "bytes") != 0 &&
+        std::strcmp(k, "math") != 0 && std::strcmp(k, "matrix") != 0 && std::strcmp(k, "gpu") != 0) {
+      return luaL_error(L, "kernel_ns: unknown field '%s' (class, flops, bytes, math, matrix, gpu)", k);
+    }
+    lua_pop(L, 1);
+  }
+  depgraph::KernelClass cls = depgraph::KernelClass::kElementwise;
+  if (lua_getfield(L, 2, "class") != LUA_TNIL) {
+    const char* name = luaL_checkstring(L, -1);
+    bool found = false;
+    for (int c = 0; c < depgraph::kKernelClassCount; ++c) {
+      if (depgraph::KernelClassName(static_cast<depgraph::KernelClass>(c)) == name) {
+        cls = static_cast<depgraph::KernelClass>(c);
+        found = true;
+      }
+    }
+    if (!found) Raise(L, absl::StrCat("kernel_ns: unknown kernel class '", name, "'"));
+  }
+  lua_pop(L, 1);
+  const double flops = NumberFieldOr(L, 2, "flops", 0, "kernel_ns");
+  const double bytes = NumberFieldOr(L, 2, "bytes", 0, "kernel_ns");
+  Math math = Math::kFp32;
+  if (lua_getfield(L, 2, "math") != LUA_TNIL) {
+    const char* d = luaL_checkstring(L, -1);
+    const std::optional<Math> m = hardware::ParseMath(d);
+    if (!m) Raise(L, absl::StrCat("kernel_ns: unknown math '", d, "'"));
+    math = *m;
+  }
+  lua_pop(L, 1);
+  lua_getfield(L, 2, "matrix");
+  const bool matrix = lua_toboolean(L, -1);
+  lua_pop(L, 1);
+  const transforms::CostModel& m = ModelOrRaise(L, OriginKey(L, 2));
+  const double r = hardware::RooflineNs(m.gpu.spec, flops, bytes, math, matrix);
+  lua_pushnumber(L, m.curve[static_cast<int>(cls)].TimeNs(r));
+  return 1;
+}
+
+}  // namespace
+
+void PushKernelWork(lua_State* L, depgraph::TaskId t) {
+  EngineState& S = State(L);
+  if (S.session == nullptr || S.read_only) {
+    lua_pushnil(L);
+    return;
+  }
+  // The work does not depend on the GPU: any model this run calibrated
+  // serves (a script that named the origin GPU); else the trace's own, and
+  // nil when the trace names no GPU.
+  const transforms::CostModel* found = nullptr;
+  for (const auto& [key, model] : S.cost_models) {
+    if (model->ok()) found = &**model;
+  }
+  if (found == nullptr) {
+    if (S.model == nullptr || S.model->devices.empty()) {
+      lua_pushnil(L);
+      return;
+    }
+    found = &ModelOrRaise(L, nullptr);
+  }
+  const transforms::CostModel& m = *found;
+  const transforms::KernelWork* w = m.WorkOf(t);
+  if (w == nullptr) {
+    lua_pushnil(L);
+    return;
+  }
+  lua_createtable(L, 0, 8);
+  SetString(L, "kind", hardware::WorkKindName(w->kind));
+  SetNumber(L, "flops", w->flops);
+  SetNumber(L, "bytes", w->bytes);
+  SetString(L, "math", hardware::MathName(w->math));
+  lua_pushboolean(L, w->matrix);
+  lua_setfield(L, -2, "matrix");
+  SetNumber(L, "roofline_ns", m.RooflineNs(*w, m.gpu.spec));
+  SetNumber(L, "share", w->share);
+  SetString(L, "op", S.session->base().op_name(w->op));
+  SetIntField(L, "op_id", w->op.value());
+}
+
+void RegisterCostFunctions(lua_State* L) {
+  // On the `reverie` table at the top of the stack.
+  static const luaL_Reg kFns[] = {
+      {"gpu", ReverieGpu}, {"gpus", ReverieGpus}, {"match_gpu", ReverieMatchGpu}, {nullptr, nullptr}};
+  SetBindings(L, kFns);
+}
+
+void RegisterCostGraphMethods(lua_State* L) {
+  // On the graph method table at the top of the stack.
+  static const luaL_Reg kFns[] = {
+      {"gpu", GraphGpu},
+      {"cost_model", GraphCostModel},
+      {"copy_ns", GraphCopyNs},
+      {"kernel_ns", GraphKernelNs},
+      {"op_inputs", GraphOpInputs},
+      {nullptr, nullptr}};
+  SetBindings(L, kFns);
+}
+
+void RegisterCostSelectionMethods(lua_State* L) {
+  PushBinding(L, SelRetime, 0);
+  lua_setfield(L, -2, "retime");
+}
+
+}  // namespace reverie::lua::internal

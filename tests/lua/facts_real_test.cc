@@ -1,0 +1,144 @@
+// Issue 25 on the shared traces: the facts each trace records, and the
+// shipped scripts reading them before changing anything (nothing to change,
+// a refusal naming why, or an adapted model).
+#include <cmath>
+#include <filesystem>
+#include <string>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "lua/lua_engine.h"
+#include "tests/lua/real_graph.h"
+#include "whatif/info.h"
+
+namespace reverie {
+namespace {
+
+using ::testing::HasSubstr;
+using testing::Predict;
+using testing::Prediction;
+
+constexpr char kMi300[] = "AMD-AGI__TraceLens/tests/traces/mi300/resnet_act_checkpoint.json.gz";
+constexpr char kOwl[] = "AMD-AGI__TraceLens/tests/traces/h100/google_owlv2-large-patch14-ensemble__1016001.json.gz";
+constexpr char kResnet[] =
+    "pytorch__kineto/tb_plugin/samples/resnet50_num_workers_0/worker0.1623143089861.pt.trace.json.gz";
+constexpr char kNccl[] = "facebookresearch__HolisticTraceAnalysis/tests/data/nccl_parser_config/nccl_data.json.gz";
+constexpr char kD1After[] =
+    "JonathanHourany__pytorch-sandbox/profiling/data-bottleneck/profiler-output/"
+    "num-workers-8-batch-size-16/trace-num-workers-8-batch-size-16.json";
+
+const testing::RealGraph* Load(const std::string& path) {
+  std::string error;
+  const testing::RealGraph* g = testing::LoadRealGraph(path, &error);
+  EXPECT_NE(g, nullptr) << error;
+  return g;
+}
+
+const lua::ScriptReport& Report(const Prediction& p) { return p.reports.front(); }
+
+TEST(FactsRealTest, Mi300DdpTraceIsBf16OnEightRanksWithCheckpointing) {
+  REVERIE_REQUIRE_TRACE(path, kMi300);
+  const testing::RealGraph* g = Load(path);
+  ASSERT_NE(g, nullptr);
+  const depgraph::TraceFacts& f = g->model.facts;
+  EXPECT_EQ(f.precision.compute, "bf16");
+  EXPECT_GE(f.precision.share, 0.9);
+  EXPECT_EQ(f.data_parallel.world_size, 8);
+  EXPECT_TRUE(f.data_parallel.generic_kernels);  // RCCL's ncclDevKernel_Generic
+  EXPECT_GT(f.data_parallel.allreduce_bytes_per_step, 20e6);  // 23.4 MB recorded
+  EXPECT_TRUE(f.checkpointing.used);
+  EXPECT_EQ(f.optimizer.name, "SGD");
+}
+
+TEST(FactsRealTest, ResnetSampleIsAForLoopSgdWithZeroGradAndMainThreadLoading) {
+  REVERIE_REQUIRE_TRACE(path, kResnet);
+  const testing::RealGraph* g = Load(path);
+  ASSERT_NE(g, nullptr);
+  const depgraph::TraceFacts& f = g->model.facts;
+  EXPECT_EQ(f.optimizer.name, "SGD");
+  EXPECT_EQ(f.optimizer.implementation, "for-loop");
+  EXPECT_NEAR(f.optimizer.zero_grad_kernels, 161, 1);
+  EXPECT_EQ(f.optimizer.origin.source, depgraph::FactSource::kRecorded);
+  EXPECT_EQ(f.dataloader.mode, "main thread");
+  EXPECT_GT(f.dataloader.loading_us_per_step, 50'000);
+  EXPECT_EQ(f.precision.compute, "fp32");
+  EXPECT_FALSE(f.data_parallel.used);
+}
+
+// info --json carries the facts on every shared trace it can build a graph of.
+TEST(FactsRealTest, InfoJsonHasFactsOnEveryTrace) {
+  const std::filesystem::path root(testing::TracesDir());
+  if (!std::filesystem::exists(root)) GTEST_SKIP() << "no shared traces under " << root;
+  int built = 0;
+  for (const auto& e : std::filesystem::recursive_directory_iterator(root)) {
+    const std::string name = e.path().filename().string();
+    if (!e.is_regular_file() || name.find("_et.") != std::string::npos ||
+        !(name.ends_with(".json") || name.ends_with(".json.gz"))) {
+      continue;
+    }
+    std::string error;
+    const testing::RealGraph* g = testing::LoadRealGraph(e.path().string(), &error);
+    if (g == nullptr) continue;  // refused in one line: its own tests
+    const whatif::GraphView v = whatif::ViewOf(g->trace, g->graph, g->baseline, g->stats);
+    const std::string json = whatif::InfoJson(g->trace, Summarize(g->trace), v);
+    EXPECT_THAT(json, HasSubstr("\"facts\"")) << name;
+    ++built;
+  }
+  EXPECT_GE(built, 38);
+}
+
+TEST(FactsRealTest, ScriptsSayNothingToChangeWhereTheRunAlreadyDoesIt) {
+  REVERIE_REQUIRE_TRACE(mi300, kMi300);
+  const testing::RealGraph* g = Load(mi300);
+  ASSERT_NE(g, nullptr);
+  Prediction p = Predict(*g, {"activation_checkpointing.lua"});
+  ASSERT_TRUE(p.status.ok()) << p.status;
+  EXPECT_EQ(Report(p).outcome, lua::ScriptOutcome::kUnchanged);
+  EXPECT_THAT(Report(p).outcome_reason, HasSubstr("already checkpoints"));
+  EXPECT_DOUBLE_EQ(p.speedup(), 1.0);
+  // Mixed precision on runs whose compute kernels are bf16 already (the
+  // MI300X DDP training and OWLv2's inference on an H100): nothing to change,
+  // the precision named; force=true applies the cost model anyway.
+  p = Predict(*g, {"amp.lua"});
+  ASSERT_TRUE(p.status.ok()) << p.status;
+  EXPECT_EQ(Report(p).outcome, lua::ScriptOutcome::kUnchanged);
+  EXPECT_THAT(Report(p).outcome_reason, HasSubstr("already run in bf16"));
+  EXPECT_DOUBLE_EQ(p.speedup(), 1.0);
+  REVERIE_REQUIRE_TRACE(owl, kOwl);
+  const testing::RealGraph* o = Load(owl);
+  ASSERT_NE(o, nullptr);
+  p = Predict(*o, {"amp.lua"});
+  ASSERT_TRUE(p.status.ok()) << p.status;
+  EXPECT_EQ(Report(p).outcome, lua::ScriptOutcome::kUnchanged);
+  EXPECT_DOUBLE_EQ(p.speedup(), 1.0);
+  p = Predict(*o, {"amp.lua"}, {{"force", "true"}});
+  ASSERT_TRUE(p.status.ok()) << p.status;
+  EXPECT_EQ(Report(p).outcome, lua::ScriptOutcome::kApplied);
+  // bf16 -> fp16 at the same tensor-core peak: within 2% either way.
+  EXPECT_NEAR(p.speedup(), 1.0, 0.02);
+  // A trace whose DataLoader already uses workers: num_workers is refused,
+  // naming why and what still applies.
+  REVERIE_REQUIRE_TRACE(d1, kD1After);
+  const testing::RealGraph* w = Load(d1);
+  ASSERT_NE(w, nullptr);
+  p = Predict(*w, {"dataloader.lua"}, {{"num_workers", "4"}});
+  EXPECT_EQ(p.status.code(), absl::StatusCode::kFailedPrecondition) << p.status;
+  EXPECT_THAT(p.status.message(), HasSubstr("refused: the trace's DataLoader already uses worker"));
+}
+
+// fused_adam on an SGD model fuses the optimizer's step (PyTorch's fused
+// SGD), not zero_grad: its saving is bounded by the Optimizer.step span.
+TEST(FactsRealTest, FusedOptimizerSavesNoMoreThanTheOptimizerStep) {
+  REVERIE_REQUIRE_TRACE(path, kResnet);
+  const testing::RealGraph* g = Load(path);
+  ASSERT_NE(g, nullptr);
+  const Prediction p = Predict(*g, {"fused_adam.lua"});
+  ASSERT_TRUE(p.status.ok()) << p.status;
+  const double saved_us = p.base_us - p.pred_us;
+  EXPECT_GT(saved_us, 0);
+  EXPECT_LE(saved_us, g->model.facts.optimizer.step_us);
+  EXPECT_THAT(Report(p).log.back(), HasSubstr("SGD, for-loop -> fused"));
+}
+
+}  // namespace
+}  // namespace reverie

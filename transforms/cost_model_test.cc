@@ -1,0 +1,218 @@
+// The cost model on a hand-built graph whose kernels follow a known
+// efficiency curve: the calibration recovers it, and retiming moves each
+// kernel along it as worked out by hand.
+#include "transforms/cost_model.h"
+
+#include "transforms/cost_model_internal.h"
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace reverie::transforms {
+namespace {
+
+using depgraph::EdgeKind;
+using depgraph::Graph;
+using depgraph::OpId;
+using depgraph::TaskId;
+using depgraph::TaskKind;
+using depgraph::TaskSpec;
+using ::testing::HasSubstr;
+
+constexpr double kFixedNs = 5000;  // what every GEMM costs, however small
+constexpr double kCeiling = 0.5;   // the share of peak a large one reaches
+constexpr double kFp32Tflops = 19.5;  // A100 fp32 on CUDA cores (sgemm)
+
+hardware::OpArg Tensor(std::vector<int64_t> dims) { return {"float", {std::move(dims)}, "", false}; }
+
+struct Built {
+  Graph g;
+  std::vector<TaskId> gemms;  // by size, smallest first
+  std::vector<TaskId> copies;
+  TaskId orphan;              // a kernel launched outside any op
+  std::vector<depgraph::DeviceInfo> devices;
+};
+
+// m x 1024 @ 1024 x 1024 GEMMs (m = 64 ... 8192) on an A100, each taking
+// kFixedNs + R / kCeiling (R its FLOPs at the fp32 peak), and pageable
+// host-to-device copies at 10 GB/s plus 2 us.
+Built Make() {
+  Built b;
+  Graph& g = b.g;
+  const depgraph::ResourceId cpu =
+      g.AddResource({depgraph::ResourceKind::kCpuThread, 1, 100, -1, "thread 100", true});
+  const depgraph::ResourceId gpu =
+      g.AddResource({depgraph::ResourceKind::kGpuStream, 1, 7, 0, "stream 7 (gpu 0)", true});
+  g.AddIteration({"ProfilerStep#0", 0, 0});
+  auto launch = [&](const char* name, TaskKind kind, double ns, OpId op, int64_t bytes) {
+    TaskSpec l;
+    l.kind = TaskKind::kCpuApi;
+    l.name = kind == TaskKind::kKernel ? "cudaLaunchKernel" : "cudaMemcpyAsync";
+    l.resource = cpu;
+    l.duration_ns = 4000;
+    l.iteration = 0;
+    l.phase = depgraph::Phase::kForward;
+    const TaskId lt = g.AppendTask(l);
+    if (op.valid()) g.set_op(lt, op);
+    TaskSpec k;
+    k.kind = kind;
+    k.name = name;
+    k.resource = gpu;
+    k.duration_ns = static_cast<int64_t>(std::nearbyint(ns));
+    k.bytes = bytes;
+    k.iteration = 0;
+    k.phase = depgraph::Phase::kForward;
+    const TaskId kt = g.AppendTask(k);
+    g.AddEdge(lt, kt, EdgeKind::kLaunch);
+    return kt;
+  };
+  for (int64_t m = 64; m <= 8192; m *= 2) {
+    const OpId op = g.AddOp("aten::mm", OpId(), 1000);
+    g.set_op_inputs(op, {Tensor({m, 1024}), Tensor({1024, 1024})});
+    const double r = 2.0 * m * 1024 * 1024 / (kFp32Tflops * 1e3);
+    b.gemms.push_back(launch("ampere_sgemm_128x64_nn", TaskKind::kKernel, kFixedNs + r / kCeiling, op, 0));
+  }
+  for (int64_t bytes : {1 << 20, 4 << 20, 16 << 20}) {
+    b.copies.push_back(launch("Memcpy HtoD (Pageable -> Device)", TaskKind::kMemcpy,
+                              2000 + bytes / 10.0, OpId(), bytes));
+  }
+  b.orphan = launch("void at::native::vectorized_elementwise_kernel<4>", TaskKind::kKernel, 3000, OpId(), 0);
+  depgraph::DeviceInfo d;
+  d.id = 0;
+  d.name = "NVIDIA A100-SXM4-80GB";
+  d.sm_count = 108;
+  d.compute_major = 8;
+  d.total_memory_bytes = 85095874560;
+  b.devices = {d};
+  return b;
+}
+
+Selection Of(std::vector<TaskId> ids) { return Selection::FromSorted(std::move(ids)); }
+
+RetimeSpec Spec(double work, std::optional<hardware::Math> dtype = std::nullopt,
+                const hardware::GpuSpec* dest = nullptr) {
+  RetimeSpec s;
+  s.work_factor = work;
+  s.dtype = dtype;
+  s.dest = dest;
+  return s;
+}
+
+TEST(CostModelTest, CalibrationRecoversTheTracesCurve) {
+  const Built b = Make();
+  absl::StatusOr<CostModel> m = BuildCostModel(b.g, b.devices);
+  ASSERT_TRUE(m.ok()) << m.status();
+  EXPECT_EQ(m->gpu.spec.key, "A100-SXM4-80GB");
+  EXPECT_THAT(m->gpu.matched_by, HasSubstr("NVIDIA A100-SXM4-80GB"));
+  EXPECT_EQ(m->kernels, 9);
+  EXPECT_EQ(m->kernels_with_work, 8);
+  const hardware::EfficiencyCurve& c = m->curve[static_cast<int>(depgraph::KernelClass::kGemm)];
+  EXPECT_FALSE(c.slope_from_prior);
+  EXPECT_EQ(c.samples, 8);
+  EXPECT_NEAR(c.fixed_ns, kFixedNs, 5);
+  EXPECT_NEAR(c.ceiling(), kCeiling, 1e-3);
+  // Work of the largest GEMM: 2*m*n*k in fp32 on CUDA cores.
+  const KernelWork* w = m->WorkOf(b.gemms.back());
+  ASSERT_NE(w, nullptr);
+  EXPECT_DOUBLE_EQ(w->flops, 2.0 * 8192 * 1024 * 1024);
+  EXPECT_EQ(w->math, hardware::Math::kFp32);
+  EXPECT_FALSE(w->matrix);
+  EXPECT_EQ(m->WorkOf(b.orphan), nullptr);
+  EXPECT_THAT(m->WhyNot(b.orphan), HasSubstr("launched outside any recorded op"));
+  // Copies: 10 GB/s + 2 us, fitted.
+  const LinkRate& r = m->copy[static_cast<int>(CopyKind::kHtoDPageable)];
+  EXPECT_EQ(r.samples, 3);
+  EXPECT_NEAR(r.gbs, 10, 0.01);
+  EXPECT_NEAR(r.fixed_ns, 2000, 5);
+  EXPECT_NEAR(CopyNs(*m, CopyKind::kHtoDPageable, 8 << 20), 2000 + (8 << 20) / 10.0, 10);
+  // No pinned copies: twice the pageable rate of the direction, within the link.
+  EXPECT_NEAR(m->copy[static_cast<int>(CopyKind::kHtoDPinned)].gbs, 20, 0.01);
+}
+
+TEST(CostModelTest, RetimingMovesKernelsAlongTheCurve) {
+  Built b = Make();
+  const CostModel m = BuildCostModel(b.g, b.devices).value();
+  const hardware::EfficiencyCurve& c = m.curve[static_cast<int>(depgraph::KernelClass::kGemm)];
+  const TaskId big = b.gemms.back(), small = b.gemms.front();
+  const double t_big = b.g.duration_ns(big), t_small = b.g.duration_ns(small);
+  const double r_big = 2.0 * 8192 * 1024 * 1024 / (kFp32Tflops * 1e3);
+  const double r_small = r_big / 128;
+  // Batch x2: FLOPs double (the weight, arg 1 of mm, does not grow).
+  ASSERT_TRUE(Retime(b.g, Of({small, big}), m, Spec(2)).ok());
+  EXPECT_NEAR(b.g.duration_ns(big), t_big * c.TimeNs(2 * r_big) / c.TimeNs(r_big), 2);
+  EXPECT_NEAR(b.g.duration_ns(small), t_small * c.TimeNs(2 * r_small) / c.TimeNs(r_small), 2);
+  // A bigger GEMM runs closer to peak: the small one grows less than the big one.
+  EXPECT_LT(b.g.duration_ns(small) / t_small, b.g.duration_ns(big) / t_big);
+  EXPECT_LT(b.g.duration_ns(small), 2 * t_small);
+  EXPECT_GT(b.g.duration_ns(big), 1.9 * t_big);
+
+  // fp16 on tensor cores: 312 TFLOP/s; bytes halve (still compute-bound).
+  b = Make();
+  ASSERT_TRUE(Retime(b.g, Of({big}), m, Spec(1, hardware::Math::kFp16)).ok());
+  EXPECT_NEAR(b.g.duration_ns(big), t_big * c.TimeNs(r_big * kFp32Tflops / 312) / c.TimeNs(r_big), 2);
+
+  // Another GPU: H100 SXM runs fp32 at 67 TFLOP/s.
+  b = Make();
+  const RetimeSpec h100 = Spec(1, std::nullopt, hardware::FindGpu("H100-SXM"));
+  ASSERT_TRUE(Retime(b.g, Of({big}), m, h100).ok());
+  EXPECT_NEAR(b.g.duration_ns(big), t_big * c.TimeNs(r_big * kFp32Tflops / 67) / c.TimeNs(r_big), 2);
+
+  // The same GPU and nothing changed: every kernel keeps its time.
+  b = Make();
+  ASSERT_TRUE(Retime(b.g, Of(b.gemms), m, Spec(1)).ok());
+  for (size_t i = 0; i < b.gemms.size(); ++i) {
+    EXPECT_EQ(b.g.duration_ns(b.gemms[i]), Make().g.duration_ns(b.gemms[i]));
+  }
+}
+
+TEST(CostModelTest, AKernelWithoutWorkSitsOnItsClassCurve) {
+  Built b = Make();
+  const CostModel m = BuildCostModel(b.g, b.devices).value();
+  const hardware::EfficiencyCurve& e = m.curve[static_cast<int>(depgraph::KernelClass::kElementwise)];
+  EXPECT_TRUE(e.slope_from_prior);  // no element-wise kernel has work here
+  const double t = b.g.duration_ns(b.orphan);
+  const double r0 = std::max(0.0, (t - e.fixed_ns) / e.slope);
+  // Memory-bound: half the bytes in fp16, 2039 -> 3350 GB/s on an H100.
+  ASSERT_TRUE(Retime(b.g, Of({b.orphan}), m,
+                     Spec(1, hardware::Math::kFp16, hardware::FindGpu("H100-SXM")))
+                  .ok());
+  EXPECT_NEAR(b.g.duration_ns(b.orphan), e.TimeNs(r0 * 0.5 * 2039 / 3350), 2);
+  EXPECT_LE(b.g.duration_ns(b.orphan), t);
+}
+
+TEST(CostModelTest, ErrorsNameTheProblem) {
+  Built b = Make();
+  EXPECT_EQ(BuildCostModel(b.g, {}).status().code(), absl::StatusCode::kFailedPrecondition);
+  std::vector<depgraph::DeviceInfo> unknown = b.devices;
+  unknown[0].name = "Imaginary GPU 9000";
+  unknown[0].sm_count = 7;
+  const absl::Status s = BuildCostModel(b.g, unknown).status();
+  EXPECT_EQ(s.code(), absl::StatusCode::kNotFound);
+  EXPECT_THAT(std::string(s.message()), HasSubstr("Imaginary GPU 9000"));
+  const CostModel m = BuildCostModel(b.g, b.devices).value();
+  EXPECT_FALSE(Retime(b.g, Of(b.gemms), m, Spec(0)).ok());
+  EXPECT_FALSE(Retime(b.g, Of(b.gemms), m, Spec(-1)).ok());
+  EXPECT_EQ(b.g.duration_ns(b.gemms[0]), Make().g.duration_ns(b.gemms[0]));
+}
+
+TEST(CostModelTest, GridUseQuantizesWaves) {
+  const hardware::GpuSpec& a100 = *hardware::FindGpu("A100-SXM4-80GB");
+  depgraph::KernelGeometry geo;
+  geo.blocks = 54;  // half the SMs
+  geo.threads_per_block = 256;
+  EXPECT_DOUBLE_EQ(internal::GridUse(geo, a100, 1), 0.5);
+  geo.blocks = 300;  // more than the SMs, within a wave of 8 x 108 blocks
+  EXPECT_DOUBLE_EQ(internal::GridUse(geo, a100, 1), 1.0);
+  geo.blocks = 865;  // one block into a second wave
+  EXPECT_DOUBLE_EQ(internal::GridUse(geo, a100, 1), 865.0 / 1728);
+  geo.blocks = 54;   // a batch x 2 (the tile kept) fills the SMs
+  EXPECT_DOUBLE_EQ(internal::GridUse(geo, a100, 2), 1.0);
+  EXPECT_DOUBLE_EQ(internal::GridUse(depgraph::KernelGeometry(), a100, 1), 1.0);
+}
+
+}  // namespace
+}  // namespace reverie::transforms

@@ -1,0 +1,207 @@
+// Retiming kernels and copies by the cost model (transforms/cost_model.h).
+#include <algorithm>
+#include <cmath>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+#include "base/checked_math.h"
+#include "transforms/cost_model.h"
+#include "transforms/cost_model_internal.h"
+#include "transforms/gpu_scaling.h"
+
+namespace reverie::transforms {
+namespace internal {
+
+double GridUse(const depgraph::KernelGeometry& geo, const hardware::GpuSpec& gpu, double block_factor) {
+  if (!geo.known() || gpu.sm_count <= 0) return 1;
+  GpuSpec occupancy;
+  occupancy.sm_count = gpu.sm_count;
+  occupancy.max_threads_per_sm = gpu.occupancy.max_threads_per_sm;
+  occupancy.max_blocks_per_sm = gpu.occupancy.max_blocks_per_sm;
+  occupancy.registers_per_sm = gpu.occupancy.registers_per_sm;
+  occupancy.shared_memory_per_sm_bytes = int64_t{gpu.occupancy.shared_memory_per_sm_kb} * 1024;
+  const double sms = gpu.sm_count;
+  const double wave = static_cast<double>(BlocksPerSm(occupancy, geo)) * sms;
+  // Fractional: a grid that grows 10% by the work does not jump a block.
+  const double blocks = std::max(1.0, static_cast<double>(geo.blocks) * block_factor);
+  if (blocks < sms) return blocks / sms;
+  if (blocks <= wave) return 1;
+  return blocks / (std::ceil(blocks / wave) * wave);
+}
+
+double PriorCeiling(depgraph::KernelClass c) {
+  return IsComputeClass(c) ? kComputeCeiling : kMemoryCeiling;
+}
+
+}  // namespace internal
+
+namespace {
+
+using depgraph::Graph;
+using depgraph::KernelClass;
+using depgraph::TaskId;
+using depgraph::TaskKind;
+using hardware::Math;
+using hardware::WorkKind;
+
+int32_t MathBytes(Math m) {
+  switch (m) {
+    case Math::kFp64: return 8;
+    case Math::kFp32:
+    case Math::kTf32: return 4;
+    case Math::kBf16:
+    case Math::kFp16: return 2;
+    case Math::kFp8: return 1;
+  }
+  return 4;
+}
+
+// Whether a kernel's name says its data are already half precision.
+bool NamedHalf(std::string_view name) {
+  const std::optional<Math> m = hardware::MathOfKernelName(name);
+  if (m == Math::kFp16 || m == Math::kBf16 || m == Math::kFp8) return true;
+  return name.find("c10::Half") != std::string_view::npos ||
+         name.find("BFloat16") != std::string_view::npos ||
+         name.find("__half") != std::string_view::npos;
+}
+
+double Peak(const hardware::GpuSpec& g, Math math, bool matrix) {
+  const Math m = hardware::EffectiveMath(g, math, &matrix);
+  return hardware::PeakTflops(g, m, matrix);
+}
+
+// The kernel's work with the batch `spec.work_factor` times larger: its
+// share of its op's work with non-parameter tensors grown (cached per op).
+KernelWork BatchScaled(const Graph& g, const CostModel& m, const KernelWork& w, double factor,
+                       absl::flat_hash_map<uint32_t, hardware::OpWork>& cache) {
+  if (factor == 1 || !w.op.valid() || w.op.value() >= g.op_count()) return w;
+  const hardware::OpArgs* in = g.op_inputs(w.op);
+  if (in == nullptr) return w;
+  auto [it, inserted] = cache.try_emplace(w.op.value());
+  if (inserted) {
+    const std::string_view name = g.op_name(w.op);
+    const hardware::OpWork base = hardware::WorkOfOp(name, *in, m.list_type);
+    it->second = hardware::ScaleWork(base, name, *in, factor,
+                                     [&m](std::string_view op, size_t arg, const std::vector<int64_t>& s) {
+                                       return m.IsParameter(op, arg, s);
+                                     },
+                                     m.list_type);
+  }
+  KernelWork x = w;
+  x.flops = it->second.flops * w.share;
+  x.bytes = it->second.bytes * w.share;
+  x.fp32_bytes = it->second.fp32_bytes * w.share;
+  return x;
+}
+
+// New roofline time of a kernel with work (already batch-scaled), after
+// the dtype and GPU change.
+double ChangedRoofline(const CostModel& m, const KernelWork& w, const RetimeSpec& spec,
+                       const hardware::GpuSpec& gpu) {
+  KernelWork x = w;
+  if (spec.dtype && *spec.dtype != Math::kFp32 && *spec.dtype != Math::kTf32) {
+    const double es = MathBytes(*spec.dtype);
+    x.bytes -= x.fp32_bytes * (1 - es / 4);
+  }
+  if (spec.dtype && w.kind != WorkKind::kMemory) {
+    const bool half_already = w.math == Math::kFp16 || w.math == Math::kBf16 || w.math == Math::kFp8;
+    if (!half_already || *spec.dtype == Math::kFp8) {
+      x.math = *spec.dtype;
+      x.matrix = *spec.dtype != Math::kFp32 && *spec.dtype != Math::kFp64;
+    }
+  }
+  return m.RooflineNs(x, gpu);
+}
+
+// New roofline of a kernel without work, placed on its class's curve at r0.
+double UnknownRoofline(const CostModel& m, std::string_view name, KernelClass cls, double r0,
+                       const RetimeSpec& spec, const hardware::GpuSpec& dest) {
+  const hardware::GpuSpec& origin = m.gpu.spec;
+  double r = r0 * spec.work_factor;
+  if (internal::IsComputeClass(cls)) {
+    const Math math = hardware::MathOfKernelName(name).value_or(Math::kFp32);
+    const bool matrix = hardware::UsesMatrixUnits(name, math);
+    Math to = math;
+    bool to_matrix = matrix;
+    const bool half_already = math == Math::kFp16 || math == Math::kBf16 || math == Math::kFp8;
+    if (spec.dtype && (!half_already || *spec.dtype == Math::kFp8)) {
+      to = *spec.dtype;
+      to_matrix = to != Math::kFp32 && to != Math::kFp64;
+    }
+    const double p0 = Peak(origin, math, matrix), p1 = Peak(dest, to, to_matrix);
+    if (p0 > 0 && p1 > 0) r *= p0 / p1;
+  } else {
+    if (spec.dtype && !NamedHalf(name)) r *= MathBytes(*spec.dtype) / 4.0;
+    r *= origin.memory_bandwidth_gbs / dest.memory_bandwidth_gbs;
+  }
+  return r;
+}
+
+}  // namespace
+
+absl::StatusOr<RetimeStats> Retime(Graph& g, const Selection& s, const CostModel& m,
+                                   const RetimeSpec& spec) {
+  if (!(spec.work_factor > 0) || !std::isfinite(spec.work_factor) || spec.work_factor > 1e9) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("retime: the work factor must be in (0, 1e9], got ", spec.work_factor));
+  }
+  const hardware::GpuSpec& origin = m.gpu.spec;
+  const hardware::GpuSpec& dest = spec.dest != nullptr ? *spec.dest : origin;
+  RetimeStats stats;
+  absl::flat_hash_map<uint32_t, hardware::OpWork> scaled;
+  for (TaskId t : s) {
+    if (g.removed(t)) continue;
+    if (g.kind(t) != TaskKind::kKernel) {
+      ++stats.skipped;
+      continue;
+    }
+    const KernelClass cls = depgraph::ClassifyKernelName(g.name(t));
+    if (cls == KernelClass::kCommunication) {
+      ++stats.skipped;
+      continue;
+    }
+    const hardware::EfficiencyCurve& c = m.curve[static_cast<int>(cls)];
+    const double before = static_cast<double>(g.duration_ns(t));
+    const depgraph::KernelGeometry& geo = g.geometry(t);
+    double r0 = 0, r1 = 0;
+    if (const KernelWork* w = m.WorkOf(t)) {
+      const double raw = m.RooflineNs(*w, origin);
+      r0 = raw / internal::GridUse(geo, origin, 1);
+      const KernelWork grown = BatchScaled(g, m, *w, spec.work_factor, scaled);
+      // The grid grows with the kernel's own work (the tile kept): a GEMM
+      // whose weight dominates its traffic gets few more blocks.
+      const double growth = raw > 0 ? m.RooflineNs(grown, origin) / raw : spec.work_factor;
+      r1 = ChangedRoofline(m, grown, spec, dest) / internal::GridUse(geo, dest, growth);
+      ++stats.with_work;
+    } else {
+      r0 = std::max(0.0, (before - c.fixed_ns) / c.slope);
+      r1 = UnknownRoofline(m, g.name(t), cls, r0, spec, dest);
+    }
+    const double t0 = c.TimeNs(r0), t1 = c.TimeNs(r1);
+    // Work from absurd recorded sizes (a hostile trace) can overflow to
+    // infinity: such a kernel keeps its time rather than becoming 0 or NaN.
+    const bool finite = std::isfinite(t0) && std::isfinite(t1);
+    const double scaled = finite && t0 > 0 ? std::nearbyint(before * t1 / t0) : before;
+    int64_t after = kMaxDurationNs;
+    if (!DoubleToInt64(scaled, kMaxDurationNs, &after)) after = scaled > 0 ? kMaxDurationNs : 0;
+    after = ClampTo(after, 0, kMaxDurationNs);
+    g.set_duration_ns(t, after);
+    ++stats.kernels;
+    stats.before_ns = SatAdd(stats.before_ns, static_cast<int64_t>(before));
+    stats.after_ns = SatAdd(stats.after_ns, after);
+  }
+  return stats;
+}
+
+double CopyNs(const CostModel& m, CopyKind k, double bytes, const hardware::GpuSpec* dest) {
+  const LinkRate& r = m.copy[static_cast<int>(k)];
+  double gbs = r.gbs;
+  if (dest != nullptr) {
+    const hardware::GpuSpec& o = m.gpu.spec;
+    gbs *= k == CopyKind::kDtoD ? dest->memory_bandwidth_gbs / o.memory_bandwidth_gbs
+                                : hardware::HostLinkGbs(*dest) / hardware::HostLinkGbs(o);
+  }
+  return gbs > 0 ? r.fixed_ns + std::max(0.0, bytes) / gbs : r.fixed_ns;
+}
+
+}  // namespace reverie::transforms
