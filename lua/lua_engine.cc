@@ -99,6 +99,7 @@ int Refuse(lua_State* L) {
   const char* reason = luaL_checkstring(L, 1);
   EngineState& S = State(L);
   S.outcome = ScriptOutcome::kRefused;
+  ChargeMemory(L, SatAdd(static_cast<int64_t>(std::strlen(reason)), kStringBytes));
   S.outcome_reason = reason;
   return luaL_error(L, "refused: %s", reason);
 }
@@ -447,6 +448,11 @@ absl::Status LuaEngine::Run(std::string_view source, const ScriptContext& ctx,
       status = S.outcome == ScriptOutcome::kRefused ? absl::FailedPreconditionError(std::move(msg))
                                                     : absl::InvalidArgumentError(std::move(msg));
     }
+  } else if (S.outcome == ScriptOutcome::kRefused) {
+    // A script that caught its own refusal (pcall) still refused: its
+    // edits are not a prediction.
+    status = absl::FailedPreconditionError(internal::CleanMessage(
+        absl::StrCat("refused: ", S.outcome_reason), S.display_name));
   } else if (!S.params_declared) {
     if (absl::Status used = internal::CheckOverridesUsed(S); !used.ok()) {
       status = absl::InvalidArgumentError(absl::StrCat(S.display_name, ": ", used.message()));
