@@ -92,6 +92,13 @@ absl::StatusOr<Prediction> Predict(const LoadedTrace& base, const ScriptSpec& sp
   options.sources = spec.sources;
   options.settings_for_several_runs = spec.settings_for_several_runs;
   lua::ScriptRunner runner(std::move(options));
+  // A step of 0 us has no speedup (issue 29, D27): refused before any
+  // script runs, whatever the scripts would say about such a trace.
+  if (!(base.baseline.mean_iteration_ns() > 0)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        base.path, ": every step of the baseline takes 0 us: there is no step time to predict "
+        "a change of"));
+  }
   Prediction p;
   const std::string scripts =
       spec.scripts.empty() ? base.path : absl::StrJoin(spec.scripts, ", ");
@@ -123,11 +130,6 @@ absl::StatusOr<Prediction> Predict(const LoadedTrace& base, const ScriptSpec& sp
   p.sim = std::move(*sim);
   // A step of 0 us has no speedup: refused rather than printed as "0.000x"
   // (issue 29, D27).
-  if (!(base.baseline.mean_iteration_ns() > 0)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        base.path, ": every step of the baseline takes 0 us: there is no step time to predict "
-        "a change of"));
-  }
   if (!(p.sim.mean_iteration_ns() > 0)) {
     return absl::InvalidArgumentError(absl::StrCat(
         scripts, ": after the scripts every step takes 0 us (they removed its work, or moved it "

@@ -371,6 +371,7 @@ TEST_P(MetamorphicTest, StretchingTimeStretchesEveryReportedTime) {
   o.stream_gap_cap_ns *= k;
   o.max_launch_latency_ns *= k;
   o.explain_tolerance_ns *= k;
+  o.cross_stream_window_ns *= k;
   o.sync_tolerance_ns *= k;
   o.inter_thread_gap_ns *= k;
   o.inter_thread_window_ns *= k;

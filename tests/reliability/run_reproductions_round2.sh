@@ -55,8 +55,10 @@ if command -v python3 >/dev/null; then
     else
       report D22 "deep_module_path $n" 0 "expected exit 0 and module_path_out_of_range counted"
     fi
+    # amp.lua with fixed factors: the file names no GPU for the cost model.
     expect_answer D22 "deep_module_path $n predict" \
-      "$reverie" predict "$work/dm$n.json" --json --script "$src/scripts/amp.lua"
+      "$reverie" predict "$work/dm$n.json" --json --script "$src/scripts/amp.lua" \
+      --set compute_speedup=3 --set memory_speedup=2
   done
 fi
 
