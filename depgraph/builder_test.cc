@@ -392,6 +392,30 @@ TEST(BuilderTest, InterThreadEdgeHandsTheGapToTheOtherThread) {
   EXPECT_EQ(r->start_ns[Find(g, "cudaLaunchKernel", 1).value()], 500);
 }
 
+// Issue 29, D22: layers of a module path are made iteratively, ancestors
+// first (the recursion went one level per dot).
+TEST(BuilderTest, DeepModulePathsMakeEveryAncestorOnce) {
+  T t;
+  std::string path = "m0";
+  for (int i = 1; i < 32; ++i) path += ".m" + std::to_string(i);
+  t.Range(1, 0, 500, path, proto::FORWARD);
+  t.Range(1, 600, 900, path.substr(0, path.rfind('.')) + ".other", proto::FORWARD);
+  t.Api("cudaLaunchKernel", 1, 50, 60, 1);
+  t.Api("cudaLaunchKernel", 1, 650, 660, 2);
+  t.Gpu("k1", 7, 70, 80, 1);
+  t.Gpu("k2", 7, 670, 680, 2);
+  const Graph g = t.Build();
+  EXPECT_EQ(g.layer_count(), 33u);
+  const LayerId leaf = g.FindLayer(path);
+  ASSERT_TRUE(leaf.valid());
+  EXPECT_EQ(g.layer_of(Find(g, "k1")), leaf);
+  int depth = 0;
+  for (LayerId l = leaf; l.valid(); l = g.layer(l).parent) ++depth;
+  EXPECT_EQ(depth, 32);
+  EXPECT_EQ(g.layer(g.FindLayer(path.substr(0, path.rfind('.')) + ".other")).parent,
+            g.layer(leaf).parent);
+}
+
 TEST(BuilderTest, LayersPhasesAndIterations) {
   T t;
   t.Step(1, 1, 0, 1000);

@@ -77,6 +77,8 @@ enum class CounterSeverity : uint8_t { kInfo, kAnomaly, kDataLoss };
   F(bytes_out_of_range, kAnomaly, "a byte or element count beyond 2^50: clamped")                   \
   F(device_property_out_of_range, kAnomaly, "a GPU property, rank or group size out of range")      \
   F(memory_index_out_of_range, kAnomaly, "a memory event's op or allocation index that points nowhere: none") \
+  F(module_path_out_of_range, kAnomaly,                                                            \
+    "an nn.Module path deeper than 32 levels or longer than 1,024 bytes: cut to its outer levels") \
   /* .pb reader (reverie import --salvage) */                                                      \
   F(missing_end_marker, kDataLoss, "a .pb file without its end marker (a producer that stopped)")  \
   F(truncated_chunk, kDataLoss, "a damaged or cut chunk of a .pb file (dropped)")                   \

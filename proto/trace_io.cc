@@ -10,6 +10,7 @@
 #include <memory>
 
 #include "absl/strings/str_cat.h"
+#include "base/printable.h"
 #include "base/atomic_file.h"
 #include "google/protobuf/io/coded_stream.h"
 #include "google/protobuf/io/zero_copy_stream_impl.h"
@@ -232,12 +233,18 @@ std::string Printable(std::string_view s) {
   return out;
 }
 
-// How to get a complete file again, for the messages below.
+// How to get a complete file again, for the messages below. The recorded
+// source path is the file's own text: pasted into the command quoted for a
+// shell, and only when it is printable and not too long (issue 29, D31: a
+// path holding "; curl ... | sh" became part of the suggested command).
 std::string Remedy(const proto::TraceHeader& h, bool salvaging) {
-  const std::string again = h.source_path().empty()
-                                ? std::string("record it again")
-                                : absl::StrCat("import it again (reverie import ",
-                                               Printable(h.source_path()), " -o OUT.pb)");
+  const std::string& src = h.source_path();
+  const bool pasteable = !src.empty() && src.size() <= 1024 && EscapeControl(src) == src;
+  const std::string again =
+      src.empty()  ? std::string("record it again")
+      : pasteable  ? absl::StrCat("import it again (reverie import ", ShellQuote(src), " -o OUT.pb)")
+                   : absl::StrCat("import its source again (recorded as ", Printable(src),
+                                  "; reverie import SOURCE -o OUT.pb)");
   if (salvaging) return absl::StrCat("nothing to salvage; ", again);
   return absl::StrCat(again, " or keep what it holds (reverie import --salvage)");
 }

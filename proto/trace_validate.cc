@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "base/checked_math.h"
 
 namespace reverie {
@@ -16,6 +17,7 @@ constexpr int64_t kMaxRegistersPerThread = 65536;
 constexpr int64_t kMaxSharedMemoryBytes = int64_t{1} << 40;
 
 struct Counts {
+  int64_t module_paths = 0;
   int64_t negative = 0;
   int64_t out_of_range = 0;
   int64_t geometry = 0;
@@ -200,7 +202,51 @@ void FixHeader(proto::TraceHeader* h, Counts* c) {
   }
 }
 
+// Every range's module path within kMaxModulePathDepth / kMaxModulePathBytes
+// (a .pb holds whatever its writer put there).
+void FixModulePaths(Trace* trace, Counts* c) {
+  absl::flat_hash_map<uint32_t, uint32_t> within;  // a path's id -> its capped path's
+  for (proto::Range& r : *trace->events().mutable_ranges()) {
+    const uint32_t sid = r.module_path_sid();
+    if (sid == 0) continue;
+    auto [it, fresh] = within.try_emplace(sid, sid);
+    if (fresh) {
+      const std::string_view path = trace->String(sid);
+      const std::string_view cut = CapModulePath(path);
+      if (cut.size() != path.size()) it->second = trace->Intern(std::string(cut));
+    }
+    if (it->second != sid) {
+      r.set_module_path_sid(it->second);
+      ++c->module_paths;
+    }
+  }
+}
+
 }  // namespace
+
+std::string_view CapModulePath(std::string_view path) {
+  size_t end = std::min(path.size(), kMaxModulePathBytes);
+  int dots = 0;
+  for (size_t i = 0; i < end; ++i) {
+    if (path[i] == '.' && ++dots == kMaxModulePathDepth) {
+      end = i;
+      break;
+    }
+  }
+  if (end == path.size()) return path;
+  if (path[end] != '.') {
+    // Cut inside a level: end at the level before it, or, for a first
+    // level too long by itself, between two UTF-8 characters (a .pb
+    // string must stay valid UTF-8).
+    const size_t dot = path.rfind('.', end);
+    if (dot != std::string_view::npos && dot > 0) {
+      end = dot;
+    } else {
+      while (end > 0 && (static_cast<unsigned char>(path[end]) & 0xC0) == 0x80) --end;
+    }
+  }
+  return path.substr(0, end);
+}
 
 void ValidateTrace(Trace* trace) {
   proto::TraceChunk& ev = trace->events();
@@ -228,6 +274,8 @@ void ValidateTrace(Trace* trace) {
   }
   FixMemoryEvents(&ev, w, &c);
   FixHeader(&trace->header(), &c);
+  FixModulePaths(trace, &c);
+  if (c.module_paths > 0) trace->AddCounter(TraceCounter::module_path_out_of_range, c.module_paths);
   if (c.negative > 0) trace->AddCounter(TraceCounter::negative_duration, c.negative);
   if (c.out_of_range > 0) trace->AddCounter(TraceCounter::time_out_of_range, c.out_of_range);
   if (c.geometry > 0) trace->AddCounter(TraceCounter::kernel_geometry_out_of_range, c.geometry);
