@@ -57,23 +57,31 @@ inline void AddLuaLimitFlags(CLI::App& app, ScriptArgs* out) {
                         "open Lua's standard libraries (trusted scripts only)");
 }
 
+// --set [SCRIPT.]KEY=VALUE, repeatable, into out->settings in order.
+inline CLI::Option* AddSetFlag(CLI::App& app, ScriptArgs* out,
+                               const std::string& help =
+                                   "set a parameter the scripts declare; repeatable") {
+  return app
+      .add_option_function<std::vector<std::string>>(
+          "--set",
+          [out](const std::vector<std::string>& values) {
+            for (const std::string& v : values) {
+              absl::StatusOr<std::pair<std::string, std::string>> kv = lua::ParseSetting(v);
+              if (!kv.ok()) throw CLI::ValidationError(std::string(kv.status().message()));
+              out->settings.push_back(std::move(*kv));
+            }
+          },
+          help)
+      ->type_name("[SCRIPT.]KEY=VALUE")
+      ->allow_extra_args(false)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+}
+
 // All five. A command that gives --set another meaning (sweep's value grids)
 // calls AddScriptFlag and AddLuaLimitFlags and declares its own --set.
 inline void AddScriptFlags(CLI::App& app, ScriptArgs* out) {
   AddScriptFlag(app, out);
-  app.add_option_function<std::vector<std::string>>(
-         "--set",
-         [out](const std::vector<std::string>& values) {
-           for (const std::string& v : values) {
-             absl::StatusOr<std::pair<std::string, std::string>> kv = lua::ParseSetting(v);
-             if (!kv.ok()) throw CLI::ValidationError(std::string(kv.status().message()));
-             out->settings.push_back(std::move(*kv));
-           }
-         },
-         "set a parameter the scripts declare; repeatable")
-      ->type_name("[SCRIPT.]KEY=VALUE")
-      ->allow_extra_args(false)
-      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  AddSetFlag(app, out);
   AddLuaLimitFlags(app, out);
 }
 

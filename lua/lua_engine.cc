@@ -396,6 +396,7 @@ absl::Status LuaEngine::Run(std::string_view source, const ScriptContext& ctx,
   S.only_script = ctx.only_script;
   S.include_dirs = ctx.include_dirs;
   S.log_sink = ctx.log_sink;
+  S.describe = ctx.describe;
   S.launch_model.reset();
   S.cost_models.clear();
   S.collective_kernels.reset();
@@ -415,8 +416,10 @@ absl::Status LuaEngine::Run(std::string_view source, const ScriptContext& ctx,
     rc = lua_pcall(L, 1, 0, 1);
   }
   absl::Status status;
-  if (rc != LUA_OK && S.exhausted.empty() && S.outcome == ScriptOutcome::kUnchanged) {
-    // reverie.nothing_to_change ended the run: not an error.
+  if (rc != LUA_OK && S.exhausted.empty() &&
+      (S.outcome == ScriptOutcome::kUnchanged || S.described)) {
+    // reverie.nothing_to_change, or reverie.params in describe mode, ended
+    // the run: not an error.
   } else if (rc != LUA_OK) {
     if (!S.exhausted.empty()) {
       // Whatever a handler or __close method raised on the way out, the
@@ -483,6 +486,7 @@ std::string_view ScriptOutcomeName(ScriptOutcome o) {
   return "applied";
 }
 int64_t LuaEngine::samples_per_step() const { return state_->samples_per_step; }
+bool LuaEngine::described() const { return state_->described; }
 int64_t LuaEngine::instructions_used() const { return state_->instructions; }
 size_t LuaEngine::peak_memory_bytes() const { return state_->alloc.peak; }
 

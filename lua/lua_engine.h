@@ -25,6 +25,7 @@
 #include <limits>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -59,6 +60,9 @@ struct ParamValue {
   std::string default_text;
   std::string value_text;
   bool overridden = false;
+  // The declared bounds (numbers only).
+  bool integer = false;
+  std::optional<double> min, max;
 };
 
 // What one script run needs besides its text.
@@ -75,6 +79,12 @@ struct ScriptContext {
   std::vector<std::string> include_dirs;
   // Where print / reverie.log lines go besides log() (may be empty).
   std::function<void(std::string_view)> log_sink;
+  // Describe mode (`reverie scripts`): reverie.params records the declared
+  // parameters with their defaults and ends the run cleanly, as
+  // reverie.nothing_to_change does; whatever the script does before that
+  // runs against the session's graph (an empty one, so it must not assume
+  // tasks). described() says whether params was reached.
+  bool describe = false;
 };
 
 namespace internal {
@@ -111,6 +121,8 @@ class LuaEngine {
   ScriptOutcome outcome() const;
   const std::string& outcome_reason() const;
   int64_t samples_per_step() const;
+  // In describe mode: whether the run ended at reverie.params.
+  bool described() const;
 
   // The first error a Lua schedule key function raised (OK when none); the
   // simulator cannot stop mid-run, so callers check this after simulating.

@@ -157,6 +157,7 @@ struct EngineState {
   std::string stem;          // "amp": the prefix of qualified --set keys
   const std::map<std::string, std::string>* overrides = nullptr;
   bool only_script = true;  // unqualified unknown --set keys fail at once
+  bool describe = false;     // ScriptContext::describe
   std::vector<std::string> include_dirs;
   std::function<void(std::string_view)> log_sink;
 
@@ -166,6 +167,7 @@ struct EngineState {
 
   // Results a run leaves behind.
   bool params_declared = false;
+  bool described = false;  // describe mode ended the run at reverie.params
   std::vector<ParamValue> params;
   std::set<std::string> used_keys;
   std::vector<std::string> log;

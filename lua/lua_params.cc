@@ -63,6 +63,11 @@ absl::Status Declare(EngineState& S, ParamSpec& p) {
                    : p.type == kBoolean ? (p.boolean ? "true" : "false")
                                         : std::string(p.str);
   v.value_text = v.default_text;
+  if (p.type == kNumber) {
+    v.integer = p.integer != 0;
+    if (p.has_min) v.min = p.min;
+    if (p.has_max) v.max = p.max;
+  }
   const std::string qualified = absl::StrCat(S.stem, ".", p.name);
   const std::string* text = nullptr;
   std::string key;
@@ -209,6 +214,13 @@ int Params(lua_State* L) {
   }
   SortParams(S);
   RaiseIfError(L, CheckOverridesUsed(S));
+  if (S.describe) {
+    // Describe mode: the declarations are all it asked for; LuaEngine::Run
+    // reads `described` and ends the run without an error.
+    S.described = true;
+    lua_pushliteral(L, "described");
+    return lua_error(L);
+  }
   return 1;
 }
 

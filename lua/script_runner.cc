@@ -88,6 +88,28 @@ absl::StatusOr<std::string> ReadText(const ResolvedScript& s) {
 
 }  // namespace
 
+absl::StatusOr<ScriptDescription> DescribeScript(const std::string& name_or_path,
+                                                 const EngineLimits& limits,
+                                                 const std::vector<std::string>& dirs) {
+  ScriptDescription d;
+  REVERIE_ASSIGN_OR_RETURN(d.script, ResolveScript(name_or_path, dirs));
+  REVERIE_ASSIGN_OR_RETURN(d.text, ReadText(d.script));
+  REVERIE_ASSIGN_OR_RETURN(std::unique_ptr<LuaEngine> engine, LuaEngine::Create(limits));
+  const depgraph::Graph empty;
+  const depgraph::ModelInfo no_model;
+  ScriptContext ctx;
+  ctx.display_name = d.script.display_name;
+  ctx.stem = d.script.stem;
+  ctx.model = &no_model;
+  ctx.include_dirs = dirs;
+  ctx.describe = true;
+  transforms::EditSession session(empty);
+  REVERIE_RETURN_IF_ERROR(engine->Run(d.text, ctx, &session));
+  d.params = engine->params();
+  d.described = engine->described();
+  return d;
+}
+
 ScriptRunner::ScriptRunner(RunnerOptions options) : options_(std::move(options)) {}
 
 // Policies refer into the engines: drop them first.

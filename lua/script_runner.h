@@ -61,6 +61,22 @@ struct ScriptReport {
   int64_t samples_per_step = 0;  // 0: unknown
 };
 
+// What a script declares, read without a trace: its text and its
+// parameters with their defaults and bounds, from a run in describe mode
+// (ScriptContext::describe) against an empty graph and empty model facts.
+// `described` is false when the script ended before reverie.params (it
+// declares none, or said nothing_to_change first); an error is the
+// script's, as a run would report it.
+struct ScriptDescription {
+  ResolvedScript script;
+  std::string text;
+  std::vector<ParamValue> params;
+  bool described = false;
+};
+absl::StatusOr<ScriptDescription> DescribeScript(const std::string& name_or_path,
+                                                 const EngineLimits& limits,
+                                                 const std::vector<std::string>& dirs);
+
 struct RunnerOptions {
   EngineLimits limits;
   std::vector<std::string> script_dirs = DefaultScriptDirs();

@@ -150,6 +150,87 @@ TEST_F(RunnerTest, ScriptsGivenAsTextRunUnderTheirName) {
   EXPECT_TRUE(transforms::Diff(before, g_).empty());
 }
 
+// Describe mode (`reverie scripts`): the declared parameters, their
+// defaults, docs and bounds, without a trace; the run ends at
+// reverie.params, so nothing after it runs.
+TEST_F(RunnerTest, DescribeReadsTheParametersAndStopsThere) {
+  Write("declare.lua",
+        "local P = reverie.params{\n"
+        "  workers = {default = 4, min = 1, max = 64, integer = true, doc = 'how many'},\n"
+        "  fast = {default = false, doc = 'go fast'},\n"
+        "  mode = {default = 'ring', doc = 'the algorithm'},\n"
+        "  scale = {default = 0.5, min = 0, doc = 'a factor'}}\n"
+        "error('describe mode must stop at reverie.params')\n");
+  absl::StatusOr<ScriptDescription> d = DescribeScript("declare", {}, {dir_.string()});
+  ASSERT_TRUE(d.ok()) << d.status();
+  EXPECT_TRUE(d->described);
+  EXPECT_EQ(d->script.display_name, "declare.lua");
+  EXPECT_THAT(d->text, HasSubstr("reverie.params"));
+  ASSERT_EQ(d->params.size(), 4u);  // sorted by name
+  const ParamValue& fast = d->params[0];
+  EXPECT_EQ(fast.name, "fast");
+  EXPECT_EQ(fast.type, "boolean");
+  EXPECT_EQ(fast.default_text, "false");
+  EXPECT_FALSE(fast.min.has_value());
+  const ParamValue& mode = d->params[1];
+  EXPECT_EQ(mode.type, "string");
+  EXPECT_EQ(mode.default_text, "ring");
+  EXPECT_EQ(mode.doc, "the algorithm");
+  const ParamValue& scale = d->params[2];
+  EXPECT_EQ(scale.min, 0.0);
+  EXPECT_FALSE(scale.max.has_value());
+  EXPECT_FALSE(scale.integer);
+  const ParamValue& workers = d->params[3];
+  EXPECT_EQ(workers.type, "number");
+  EXPECT_EQ(workers.default_text, "4");
+  EXPECT_EQ(workers.min, 1.0);
+  EXPECT_EQ(workers.max, 64.0);
+  EXPECT_TRUE(workers.integer);
+  EXPECT_FALSE(workers.overridden);
+}
+
+TEST_F(RunnerTest, DescribeRunsGraphWorkBeforeParamsOnAnEmptyGraph) {
+  // Graph work before the declaration sees no tasks and must not fail.
+  Write("early.lua",
+        "local training = not graph:select{kind = 'kernel', phase = 'backward'}:empty()\n"
+        "local n = #graph:all() + graph:task_count() + #graph:resources('stream')\n"
+        "local f = graph:facts()\n"
+        "local tl = graph:simulate()\n"
+        "local P = reverie.params{cast = {default = training, doc = 'depends on the trace'},\n"
+        "                         n = {default = n, doc = 'tasks'}}\n");
+  absl::StatusOr<ScriptDescription> d = DescribeScript("early.lua", {}, {dir_.string()});
+  ASSERT_TRUE(d.ok()) << d.status();
+  ASSERT_EQ(d->params.size(), 2u);
+  EXPECT_EQ(d->params[0].default_text, "false");
+  EXPECT_EQ(d->params[1].default_text, "0");
+  // A script without parameters runs to its end; one that fails before its
+  // declaration reports the script's own error.
+  absl::StatusOr<ScriptDescription> none = DescribeScript("uses_lib.lua", {}, {dir_.string()});
+  ASSERT_TRUE(none.ok()) << none.status();
+  EXPECT_FALSE(none->described);
+  EXPECT_TRUE(none->params.empty());
+  absl::StatusOr<ScriptDescription> broken = DescribeScript("broken", {}, {dir_.string()});
+  EXPECT_EQ(broken.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(broken.status().message()), HasSubstr("broken.lua:3:"));
+  EXPECT_EQ(DescribeScript("missing", {}, {dir_.string()}).status().code(),
+            absl::StatusCode::kNotFound);
+}
+
+TEST_F(RunnerTest, DescribeEveryLibraryScriptDeclaresDocumentedParameters) {
+  // The shipped library, as `reverie scripts` reads it.
+  const std::vector<std::string> dirs = {REVERIE_SOURCE_DIR "/scripts"};
+  for (const auto& entry : fs::directory_iterator(dirs[0])) {
+    if (entry.path().extension() != ".lua") continue;
+    const std::string name = entry.path().filename().string();
+    absl::StatusOr<ScriptDescription> d = DescribeScript(name, {}, dirs);
+    ASSERT_TRUE(d.ok()) << name << ": " << d.status();
+    if (name == "identity.lua") continue;
+    EXPECT_TRUE(d->described) << name;
+    EXPECT_FALSE(d->params.empty()) << name;
+    for (const ParamValue& p : d->params) EXPECT_FALSE(p.doc.empty()) << name << " " << p.name;
+  }
+}
+
 TEST_F(RunnerTest, MissingScriptIsReportedBeforeAnythingRuns) {
   ScriptRunner runner(Options());
   const absl::Status s = runner.Run({"halve.lua", "missing.lua"}, {}, &g_);

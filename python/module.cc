@@ -36,10 +36,12 @@
 #include "report/validate.h"
 #include "lua/lua_engine.h"
 #include "lua/script_runner.h"
+#include "whatif/advise.h"
 #include "whatif/info.h"
 #include "whatif/job.h"
 #include "whatif/pipeline.h"
 #include "whatif/prediction_report.h"
+#include "whatif/script_catalog.h"
 #include "whatif/sweep.h"
 #include "whatif/validate.h"
 
@@ -234,6 +236,52 @@ std::string Ranks(const std::vector<Trace>& traces, const whatif::ScriptSpec& sp
   return out.Get();
 }
 
+// `reverie advise --json`: the same whatif::Advise the CLI runs.
+std::string Advise(const Trace& t, const whatif::ScriptSpec& spec, int top, int threads) {
+  if (!spec.scripts.empty()) Raise("advise: takes no scripts (it tries the library's)");
+  if (top < 1) Raise(absl::StrCat("advise: top expects a positive integer, got '", top, "'"));
+  if (threads < 0) Raise(absl::StrCat("advise: threads expects 0 (every core) or more, got '",
+                                      threads, "'"));
+  Outcome out;
+  {
+    py::gil_scoped_release release;
+    whatif::AdviseOptions options;
+    options.spec = spec;
+    options.threads = threads;
+    absl::StatusOr<whatif::Advice> a = whatif::Advise(*t.loaded, options);
+    if (a.ok()) {
+      out.json = whatif::AdviceJson(*a, top);
+    } else {
+      out.status = a.status();
+    }
+  }
+  return out.Get();
+}
+
+// `reverie scripts [NAME] [--trace T] --json`.
+std::string Scripts(const std::string& name, const std::optional<Trace>& trace,
+                    const whatif::ScriptSpec& spec) {
+  Outcome out;
+  {
+    py::gil_scoped_release release;
+    std::vector<whatif::ScriptInfo> scripts;
+    if (name.empty()) {
+      scripts = whatif::DescribeLibrary(spec);
+    } else if (absl::StatusOr<whatif::ScriptInfo> one = whatif::DescribeScript(name, spec);
+               one.ok()) {
+      scripts.push_back(*std::move(one));
+    } else {
+      out.status = one.status();
+    }
+    if (out.status.ok()) {
+      std::vector<whatif::TrialResult> tried;
+      if (trace.has_value()) tried = whatif::TryEachScript(*trace->loaded, scripts, spec);
+      out.json = whatif::ScriptsJson(scripts, trace.has_value() ? trace->path() : "", tried);
+    }
+  }
+  return out.Get();
+}
+
 // The tasks on one step's critical path in the baseline simulation, in time
 // order (depgraph/critical_path.h), with the path's own summary: what a
 // reader follows to see what bounds the step. No CLI command lists them.
@@ -302,8 +350,10 @@ PYBIND11_MODULE(_reverie, m) {
       .def("predict_json", &Predict, py::arg("spec"), py::arg("top"))
       .def("sweep_json", &Sweep, py::arg("spec"), py::arg("grid"))
       .def("validate_json", &Validate, py::arg("after"), py::arg("spec"), py::arg("top"))
-      .def("critical_path_json", &CriticalPathTasks, py::arg("step"));
+      .def("critical_path_json", &CriticalPathTasks, py::arg("step"))
+      .def("advise_json", &Advise, py::arg("spec"), py::arg("top"), py::arg("threads"));
 
   m.def("load", &Load, py::arg("path"), py::arg("cpu_model"));
   m.def("ranks_json", &Ranks, py::arg("traces"), py::arg("spec"));
+  m.def("scripts_json", &Scripts, py::arg("name"), py::arg("trace"), py::arg("spec"));
 }

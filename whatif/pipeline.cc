@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "base/sv.h"
+#include "depgraph/kernel_class.h"
 #include "frameworks/trace_loader.h"
 
 namespace reverie::whatif {
@@ -55,6 +56,13 @@ absl::StatusOr<std::unique_ptr<LoadedTrace>> LoadAndSimulateUnchecked(const std:
   *stage = "reading the model's facts";
   out->model = depgraph::ModelInfoFromTrace(out->trace);
   out->model.facts = depgraph::DetectFacts(out->trace, out->graph);
+  // Predictions share the loaded trace read-only, from several threads at
+  // once (whatif/trials.h, the Python module): fill the graph's lazy caches
+  // (adjacency, kernel classes) now, so no const use writes to them later.
+  (void)out->graph.adjacency();
+  for (uint32_t t = 0; t < out->graph.task_count(); ++t) {
+    (void)depgraph::TaskClass(out->graph, depgraph::TaskId(t));
+  }
   return out;
 }
 

@@ -7,9 +7,10 @@
 // here, so a prediction is made one way.
 //
 // Invariants: a LoadedTrace is immutable once loaded (Predict works on a
-// copy of its graph); a Prediction owns everything it reports (no Lua state
-// outlives Predict: a script's schedule policy is only used while it
-// simulates). Errors are absl::Status with one line naming the file (trace)
+// copy of its graph, and the graph's lazy caches are filled at load, so
+// several threads may predict from one LoadedTrace at once); a Prediction
+// owns everything it reports (no Lua state outlives Predict: a script's
+// schedule policy is only used while it simulates). Errors are absl::Status with one line naming the file (trace)
 // or the script ("file.lua:LINE: ..."); a Lua traceback, when any, is handed
 // back separately.
 #ifndef REVERIE_WHATIF_PIPELINE_H_

@@ -8,6 +8,9 @@ iteration (Daydream-style), from Python.
     p = t.predict("amp.lua")                   # baseline vs predicted
     p.speedup, p.to_dict(), p.to_pandas()
     t.sweep("retarget_gpu.lua", {"to": ["T4", "H100-SXM"]})
+    a = t.advise()                             # what to try first, ranked
+    a.to_pandas()                              # one row per candidate
+    reverie.scripts(trace=t)                   # the library, and what applies
     reverie.ranks(["examples/ddp_rank0.json", "examples/ddp_rank1.json"])
 
 The same C++ as the ``reverie`` command does the work, and results carry the
@@ -20,13 +23,14 @@ import os
 from . import results
 from ._locate import native as _native
 from ._locate import script_dirs as _script_dirs
-from .results import (CriticalPath, Info, Job, Prediction, Record, Replay, Result, Sweep,
-                      Validation)
+from .results import (Advice, CriticalPath, Info, Job, Prediction, Record, Replay, Result,
+                      Scripts, Sweep, Validation)
 
 Error = _native.Error
 
-__all__ = ["Error", "Script", "Trace", "load", "ranks", "results", "Record", "Result", "Info",
-           "Replay", "Prediction", "Sweep", "Validation", "Job", "CriticalPath"]
+__all__ = ["Error", "Script", "Trace", "load", "ranks", "scripts", "results", "Record", "Result",
+           "Info", "Replay", "Prediction", "Sweep", "Validation", "Job", "CriticalPath", "Advice",
+           "Scripts"]
 
 
 class Script:
@@ -194,6 +198,18 @@ class Trace:
         spec = _spec(scripts, set, lua_budget, lua_memory_mb, sandbox)
         return Validation.from_json(self._t.validate_json(after._t, spec, _count(top, "top", 0)))
 
+    def advise(self, set=None, top=10, threads=0, lua_budget=None, lua_memory_mb=None,
+               sandbox=True):
+        """What limits the step and which optimization to try first:
+        ``reverie advise --json``. The diagnosis, every candidate (a library
+        script with the settings a user would try, predicted as predict
+        would) ranked by gain, the best two and three combined, and what
+        does not apply with why. ``set``: {"[SCRIPT.]KEY": value} overriding
+        the settings tried; ``top``: candidates listed; ``threads``:
+        predictions at once (0: every core; the answer is the same)."""
+        spec = _spec(None, set, lua_budget, lua_memory_mb, sandbox)
+        return Advice.from_json(self._t.advise_json(spec, int(top), int(threads)))
+
     def critical_path(self, step=0):
         """The tasks on step ``step``'s critical path in the baseline
         simulation (index into replay().steps), in time order."""
@@ -206,6 +222,18 @@ def load(path, cpu_model="ops"):
     CPU time apart from framework time, the default) or "gaps" (the older
     model: whole gaps between calls), as the CLI's --cpu-model."""
     return Trace(_native.load(_path(path, "a trace path"), cpu_model))
+
+
+def scripts(name=None, trace=None, lua_budget=None, lua_memory_mb=None, sandbox=True):
+    """The library's optimization scripts (or one, by name or path): summary,
+    preconditions, what each ignores and its parameters with defaults and
+    bounds; with ``trace`` (a path or a Trace), whether each applies to it,
+    run alone with its defaults: ``reverie scripts [NAME] [--trace T] --json``."""
+    if trace is not None and not isinstance(trace, Trace):
+        trace = load(trace)
+    spec = _spec(None, None, lua_budget, lua_memory_mb, sandbox)
+    return Scripts.from_json(_native.scripts_json(os.fspath(name) if name else "",
+                                                  trace._t if trace is not None else None, spec))
 
 
 def ranks(traces, scripts=None, set=None, lua_budget=None, lua_memory_mb=None, sandbox=True):

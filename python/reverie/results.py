@@ -149,3 +149,24 @@ class CriticalPath(Result):
     in us from the step's start). No CLI command lists them."""
 
     TABLE = "tasks"
+
+
+class Advice(Result):
+    """``reverie advise --json``: the diagnosis, ranked candidates, the best
+    combined, and what does not apply. ``to_pandas()`` has a row per
+    candidate; ``to_pandas("combined")`` and ``to_pandas("not_applicable")``
+    the others."""
+
+    TABLE = "candidates"
+
+    def __repr__(self):
+        d = self._data
+        best = d["candidates"][0]["label"] if d["candidates"] else "none"
+        return (f"Advice(step {d['baseline_us']:.1f} us, busy side: {d['diagnosis']['side']}; "
+                f"{d['candidates_total']} candidates, best: {best})")
+
+
+class Scripts(Result):
+    """``reverie scripts --json``: the script library, one row per script."""
+
+    TABLE = "scripts"

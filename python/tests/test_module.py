@@ -94,6 +94,50 @@ def test_ranks_is_the_clis(scripts):
     assert ("predicted" in job) == bool(scripts)
 
 
+def test_advise_is_the_clis(tiny):
+    a = tiny.advise(threads=2, top=3)
+    assert a.to_dict() == cli_json("advise", TINY, "--threads", "2", "--top", "3")
+    gains = [c.gain for c in a.candidates]
+    assert len(gains) == min(3, a.candidates_total) and gains == sorted(gains, reverse=True)
+    assert a.diagnosis.side in ("CPU", "GPU", "both", "neither")
+
+
+def test_advise_settings_are_the_clis(tiny):
+    a = tiny.advise(set={"dataloader.num_workers": 4}, threads=1)
+    assert a.to_dict() == cli_json("advise", TINY, "--set", "dataloader.num_workers=4",
+                                   "--threads", "1")
+    labels = [c.label for c in a.candidates] + [n.script + " " + n.settings
+                                                for n in a.not_applicable]
+    assert not any("num_workers=2" in l or "num_workers=8" in l for l in labels)
+    with pytest.raises(reverie.Error) as e:
+        tiny.advise(set={"no_such_key": 1})
+    assert str(e.value) == cli_error("advise", TINY, "--set", "no_such_key=1")
+
+
+def test_advise_to_pandas_has_a_row_per_candidate(tiny):
+    pandas = pytest.importorskip("pandas")
+    a = tiny.advise(top=1000)
+    frame = a.to_pandas()
+    assert isinstance(frame, pandas.DataFrame)
+    assert list(frame["label"]) == [c.label for c in a.candidates]
+    assert len(a.to_pandas("not_applicable")) == len(a.not_applicable)
+
+
+def test_scripts_lists_the_library_as_the_cli_does(tiny):
+    lib = reverie.scripts()
+    cli = cli_json("scripts")
+    # The paths differ where the CLI and the package find the library in
+    # different (equal) folders; everything else is the same.
+    strip = lambda d: [{k: v for k, v in s.items() if k != "path"} for s in d["scripts"]]
+    assert strip(lib.to_dict()) == strip(cli)
+    amp = reverie.scripts("amp.lua", trace=tiny)
+    assert [s.name for s in amp.scripts] == ["amp.lua"]
+    assert "dtype" in [p.name for p in amp.scripts[0].params]
+    assert amp.scripts[0].on_trace.outcome in ("applied", "unchanged", "refused", "failed")
+    with pytest.raises(reverie.Error):
+        reverie.scripts("no_such_script.lua")
+
+
 def test_results_read_by_attribute_key_and_dict(tiny):
     p = tiny.predict("amp.lua")
     d = p.to_dict()

@@ -86,3 +86,11 @@ def test_the_sweep_and_the_job(executed):
     assert "H200" in text(cell(executed, "sweep"))
     job = reverie.ranks([example("ddp_rank0.json"), example("ddp_rank1.json")])
     assert f"straggler: rank {job.baseline.straggler}" in text(cell(executed, "ranks"))
+
+
+def test_the_advice_is_the_modules(executed):
+    a = reverie.load(example("tiny_mlp_training.json")).advise()
+    shown = text(cell(executed, "advise"))
+    for line in a.diagnosis.lines:
+        assert line in shown
+    assert a.candidates[0].label in shown

@@ -1,0 +1,120 @@
+// `reverie advise` and `reverie scripts` from the command line, on the
+// example trace: each advise candidate's speedup is what `reverie predict`
+// prints for the same script and settings; the text has its sections; bad
+// input is one line naming the problem with exit status 2; `scripts`
+// lists the library with its parameters, and with --trace whether each
+// script applies.
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "simdjson.h"
+#include "tests/report/cli_runner.h"
+
+namespace reverie::testing {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
+
+const std::string kCli = REVERIE_CLI;
+const std::string kTrace = std::string(REVERIE_SOURCE_DIR) + "/examples/tiny_mlp_training.json";
+
+class AdviseCliTest : public ::testing::Test {
+ protected:
+  CliResult Run(const std::vector<std::string>& args) {
+    return RunCli(kCli, args, TempDir("advise_cli"));
+  }
+};
+
+TEST_F(AdviseCliTest, EachCandidateIsWhatPredictSays) {
+  const CliResult r = Run({"advise", kTrace, "--json", "--threads", "2"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc;
+  ASSERT_EQ(parser.parse(r.out).get(doc), simdjson::SUCCESS) << r.out;
+  int checked = 0;
+  for (simdjson::dom::element c : doc["candidates"].get_array()) {
+    std::vector<std::string> args{"predict", kTrace, "--json", "--script",
+                                  std::string(c["script"].get_string().value())};
+    for (auto field : c["settings"].get_object()) {
+      const std::string key(field.key);
+      args.push_back("--set");
+      args.push_back(key.substr(key.find('.') + 1) + "=" +
+                     std::string(field.value.get_string().value()));
+    }
+    const CliResult p = Run(args);
+    ASSERT_EQ(p.exit_code, 0) << p.err;
+    simdjson::dom::parser pp;
+    simdjson::dom::element pred;
+    ASSERT_EQ(pp.parse(p.out).get(pred), simdjson::SUCCESS);
+    const double advised = c["speedup"].get_double().value();
+    EXPECT_NEAR(advised, pred["speedup"].get_double().value(), 1e-3 * advised)
+        << c["label"].get_string().value();
+    ++checked;
+  }
+  EXPECT_GE(checked, 3);
+}
+
+TEST_F(AdviseCliTest, TextHasEverySection) {
+  const CliResult r = Run({"advise", kTrace, "--top", "2"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  for (const char* section : {"diagnosis\n", "candidates, ranked by predicted gain (2 of ",
+                              "\ncombined", "\nnot tried\n", "confidence"}) {
+    EXPECT_THAT(r.out, HasSubstr(section));
+  }
+  EXPECT_THAT(r.out, HasSubstr("   1  "));
+  EXPECT_THAT(r.out, HasSubstr("   2  "));
+  EXPECT_THAT(r.out, ::testing::Not(HasSubstr("   3  ")));
+}
+
+TEST_F(AdviseCliTest, BadInputIsOneLine) {
+  CliResult r = Run({"advise", kTrace, "--set", "no_such_key=1"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, StartsWith("reverie: "));
+  EXPECT_THAT(r.err, HasSubstr("no_such_key"));
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  r = Run({"advise", "/nonexistent/trace.json"});
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_THAT(r.err, HasSubstr("/nonexistent/trace.json"));
+  r = Run({"advise", kTrace, "--top", "0"});
+  EXPECT_EQ(r.exit_code, 2);
+}
+
+TEST_F(AdviseCliTest, ScriptsListsTheLibraryWithParameters) {
+  const CliResult r = Run({"scripts"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  for (const char* s : {"amp.lua: ", "dataloader.lua: ", "retarget_gpu.lua: ", "  preconditions: ",
+                        "num_workers"}) {
+    EXPECT_THAT(r.out, HasSubstr(s));
+  }
+  EXPECT_THAT(r.out, ::testing::Not(HasSubstr("\ncommon.lua: ")));  // lib/ holds helpers
+  // Every shipped script's parameters are read (describe mode).
+  EXPECT_THAT(r.out, ::testing::Not(HasSubstr("cannot be read")));
+}
+
+TEST_F(AdviseCliTest, ScriptsOnATraceSaysWhetherEachApplies) {
+  const CliResult r = Run({"scripts", "amp.lua", "--trace", kTrace, "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc;
+  ASSERT_EQ(parser.parse(r.out).get(doc), simdjson::SUCCESS) << r.out;
+  simdjson::dom::array scripts = doc["scripts"].get_array();
+  ASSERT_EQ(scripts.size(), 1u);
+  simdjson::dom::element amp = scripts.at(0);
+  EXPECT_EQ(std::string(amp["name"].get_string().value()), "amp.lua");
+  bool has_dtype = false;
+  for (simdjson::dom::element p : amp["params"].get_array()) {
+    has_dtype |= std::string(p["name"].get_string().value()) == "dtype";
+  }
+  EXPECT_TRUE(has_dtype);
+  EXPECT_THAT(std::string(amp["on_trace"]["verdict"].get_string().value()),
+              ::testing::AnyOf(StartsWith("applies: "), StartsWith("nothing to change: ")));
+  const CliResult missing = Run({"scripts", "no_such_script.lua"});
+  EXPECT_NE(missing.exit_code, 0);
+  EXPECT_THAT(missing.err, HasSubstr("no_such_script"));
+}
+
+}  // namespace
+}  // namespace reverie::testing

@@ -1,0 +1,143 @@
+// `reverie advise` (whatif/advise.h) on the example training trace, which
+// ships with the sources: the invariants of every answer
+// (tests/whatif/advise_checks.h), the answer independent of the thread
+// count, the user's --set overriding the settings tried, and a --set no
+// tried script declares refused as predict refuses it.
+#include <memory>
+#include <string>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/whatif/advise_checks.h"
+#include "whatif/advise.h"
+#include "whatif/pipeline.h"
+
+namespace reverie {
+namespace {
+
+using ::testing::HasSubstr;
+
+const whatif::LoadedTrace& Tiny() {
+  static const whatif::LoadedTrace* t = [] {
+    absl::StatusOr<std::unique_ptr<whatif::LoadedTrace>> l =
+        whatif::LoadAndSimulate(std::string(REVERIE_SOURCE_DIR) + "/examples/tiny_mlp_training.json");
+    EXPECT_TRUE(l.ok()) << l.status();
+    return l.ok() ? l->release() : nullptr;
+  }();
+  return *t;
+}
+
+absl::StatusOr<whatif::Advice> AdviseTiny(int threads, whatif::ScriptSpec spec = {}) {
+  whatif::AdviseOptions o;
+  o.spec = std::move(spec);
+  o.threads = threads;
+  return whatif::Advise(Tiny(), o);
+}
+
+TEST(AdviseTest, AnswerHoldsItsInvariants) {
+  absl::StatusOr<whatif::Advice> a = AdviseTiny(2);
+  ASSERT_TRUE(a.ok()) << a.status();
+  EXPECT_GE(a->candidates.size(), 3u);
+  EXPECT_EQ(a->diagnosis.lines.size(), 3u);
+  EXPECT_FALSE(a->not_tried.empty());  // identity.lua at least
+  testing::CheckAdvice(Tiny(), *a);
+}
+
+TEST(AdviseTest, SameAnswerOnOneThreadAndOnSeveral) {
+  absl::StatusOr<whatif::Advice> one = AdviseTiny(1), four = AdviseTiny(4);
+  ASSERT_TRUE(one.ok() && four.ok());
+  EXPECT_EQ(one->threads, 1);
+  four->threads = 1;
+  EXPECT_EQ(whatif::AdviceJson(*one, 1000), whatif::AdviceJson(*four, 1000));
+}
+
+TEST(AdviseTest, UserSettingOverridesTheTablesForTheScriptDeclaringIt) {
+  whatif::ScriptSpec spec;
+  spec.settings = {{"dataloader.num_workers", "4"}, {"dtype", "fp16"}};
+  absl::StatusOr<whatif::Advice> a = AdviseTiny(2, spec);
+  ASSERT_TRUE(a.ok()) << a.status();
+  int dataloader = 0;
+  for (const whatif::Candidate& c : a->candidates) {
+    if (c.script == "dataloader.lua") {
+      ++dataloader;
+      EXPECT_EQ(c.label, "dataloader.lua num_workers=4");
+      EXPECT_TRUE(c.same_gain.empty());
+    }
+    if (c.script == "amp.lua") {
+      EXPECT_EQ(c.label, "amp.lua dtype=fp16");
+    }
+  }
+  EXPECT_LE(dataloader, 1);
+  testing::CheckAdvice(Tiny(), *a, spec.settings);
+}
+
+TEST(AdviseTest, SettingNoTriedScriptDeclaresIsRefused) {
+  whatif::ScriptSpec spec;
+  spec.settings = {{"no_such_key", "1"}};
+  absl::StatusOr<whatif::Advice> a = AdviseTiny(2, spec);
+  ASSERT_FALSE(a.ok());
+  EXPECT_EQ(a.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(a.status().message(), HasSubstr("no_such_key"));
+  spec.settings = {{"vdnn.fraction", "1"}};
+  a = AdviseTiny(2, spec);
+  ASSERT_FALSE(a.ok());
+  EXPECT_THAT(a.status().message(), HasSubstr("vdnn"));
+}
+
+// The H100 training traces recorded for the validation corpus
+// (tests/data/validation/h100, in the repository).
+std::unique_ptr<whatif::LoadedTrace> LoadH100(const std::string& name) {
+  absl::StatusOr<std::unique_ptr<whatif::LoadedTrace>> l = whatif::LoadAndSimulate(
+      std::string(REVERIE_SOURCE_DIR) + "/tests/data/validation/h100/" + name);
+  EXPECT_TRUE(l.ok()) << l.status();
+  return l.ok() ? *std::move(l) : nullptr;
+}
+
+// FP32 ResNet-50 on an H100: bf16 (the GPU has it) is advised, backed by
+// the bf16 pairs; the same model recorded in bf16 is never advised AMP.
+TEST(AdviseTest, Bf16IsAdvisedOnFp32AndNeverOnBf16) {
+  std::unique_ptr<whatif::LoadedTrace> fp32 = LoadH100("resnet50_fp32_r1.json.gz");
+  std::unique_ptr<whatif::LoadedTrace> bf16 = LoadH100("resnet50_bf16_r1.json.gz");
+  ASSERT_TRUE(fp32 && bf16);
+  whatif::AdviseOptions o;
+  o.threads = 2;
+  absl::StatusOr<whatif::Advice> a = whatif::Advise(*fp32, o);
+  ASSERT_TRUE(a.ok()) << a.status();
+  testing::CheckAdvice(*fp32, *a);
+  ASSERT_FALSE(a->candidates.empty());
+  EXPECT_EQ(a->candidates[0].label, "amp.lua dtype=bf16");  // the GPU bounds this step
+  EXPECT_TRUE(a->candidates[0].backing.exact);
+  EXPECT_THAT(a->candidates[0].confidence, HasSubstr("A1"));
+  EXPECT_EQ(a->diagnosis.side, "GPU");
+  absl::StatusOr<whatif::Advice> b = whatif::Advise(*bf16, o);
+  ASSERT_TRUE(b.ok()) << b.status();
+  testing::CheckAdvice(*bf16, *b);
+  for (const whatif::Candidate& c : b->candidates) EXPECT_NE(c.script, "amp.lua");
+  bool said_why = false;
+  for (const whatif::NotApplicable& n : b->not_applicable) {
+    if (n.script == "amp.lua") {
+      said_why = n.outcome == "unchanged" && n.reason.find("bf16") != std::string::npos;
+    }
+  }
+  EXPECT_TRUE(said_why);
+}
+
+// A setting for a script that then refuses this trace (no DataLoader time
+// recorded) is accepted, and the refusal names it.
+TEST(AdviseTest, SettingForAScriptThatRefusesIsAccepted) {
+  std::unique_ptr<whatif::LoadedTrace> t = LoadH100("resnet50_fp32_r1.json.gz");
+  ASSERT_TRUE(t);
+  whatif::AdviseOptions o;
+  o.threads = 2;
+  o.spec.settings = {{"num_workers", "4"}};
+  absl::StatusOr<whatif::Advice> a = whatif::Advise(*t, o);
+  ASSERT_TRUE(a.ok()) << a.status();
+  bool named = false;
+  for (const whatif::NotApplicable& n : a->not_applicable) {
+    named |= n.script == "dataloader.lua" && n.label == "num_workers=4" && n.outcome == "refused";
+  }
+  EXPECT_TRUE(named);
+}
+
+}  // namespace
+}  // namespace reverie

@@ -1,0 +1,302 @@
+#include "whatif/advise.h"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <map>
+#include <set>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "whatif/candidates.h"
+#include "whatif/script_catalog.h"
+#include "whatif/validation_corpus.h"
+
+namespace reverie::whatif {
+namespace {
+
+using Settings = std::vector<std::pair<std::string, std::string>>;
+
+std::string Stem(const std::string& script) {
+  return std::filesystem::path(script).stem().string();
+}
+
+bool UserSets(const Settings& user, const std::string& stem, const std::string& key) {
+  for (const auto& [k, v] : user) {
+    if (k == key || k == absl::StrCat(stem, ".", key)) return true;
+  }
+  return false;
+}
+
+// A plan as a trial: its settings qualified with the script's stem (so
+// they reach it alone when several scripts run together), except those the
+// user's --set overrides.
+Trial MakeTrial(const CandidatePlan& p, const Settings& user) {
+  Trial t{{p.script}, {}};
+  const std::string stem = Stem(p.script);
+  for (const auto& [k, v] : p.settings) {
+    if (!UserSets(user, stem, k)) t.settings.emplace_back(absl::StrCat(stem, ".", k), v);
+  }
+  return t;
+}
+
+// The parameters a run changed from their defaults (the table's settings
+// and the user's), unqualified; else, when the run stopped before it
+// reported them (a refusal), the plan's with the user's in their place.
+Settings EffectiveSettings(const TrialResult& r, const CandidatePlan& plan, const Settings& user) {
+  Settings out;
+  for (const lua::ScriptReport& s : r.reports) {
+    for (const lua::ParamValue& p : s.params) {
+      if (p.overridden) out.emplace_back(p.name, p.value_text);
+    }
+  }
+  if (!r.reports.empty()) return out;
+  const std::string stem = Stem(plan.script);
+  for (const auto& [k, v] : plan.settings) {
+    std::string value = v;
+    for (const auto& [uk, uv] : user) {
+      if (uk == k || uk == absl::StrCat(stem, ".", k)) value = uv;
+    }
+    out.emplace_back(k, value);
+  }
+  return out;
+}
+
+// "num_workers=8, pin_memory=true".
+std::string SettingsText(const Settings& s) {
+  std::vector<std::string> parts;
+  for (const auto& [k, v] : s) parts.push_back(absl::StrCat(k, "=", v));
+  return absl::StrJoin(parts, ", ");
+}
+
+std::string Label(const std::string& script, const std::string& settings) {
+  return settings.empty() ? script : absl::StrCat(script, " ", settings);
+}
+
+// Every user setting names a parameter that a script advise tries
+// declares (read in describe mode, so a script that then refuses this
+// trace still counts); one that does not is refused before anything runs,
+// as predict refuses it.
+absl::Status CheckUserSettings(const Settings& user, const std::vector<CandidatePlan>& plans,
+                               const ScriptSpec& spec) {
+  if (user.empty()) return absl::OkStatus();
+  std::map<std::string, std::set<std::string>> declared;  // stem -> keys, tried scripts
+  std::set<std::string> skipped;
+  for (const CandidatePlan& p : plans) {
+    if (!p.skip.empty()) {
+      skipped.insert(Stem(p.script));
+      continue;
+    }
+    if (declared.count(Stem(p.script))) continue;
+    std::set<std::string>& keys = declared[Stem(p.script)];
+    if (absl::StatusOr<ScriptInfo> info = DescribeScript(p.script, spec); info.ok()) {
+      for (const lua::ParamValue& v : info->params) keys.insert(v.name);
+    }
+  }
+  for (const auto& [key, value] : user) {
+    const size_t dot = key.find('.');
+    if (dot != std::string::npos) {
+      const std::string stem = key.substr(0, dot), name = key.substr(dot + 1);
+      auto it = declared.find(stem);
+      if (it == declared.end()) {
+        return absl::InvalidArgumentError(
+            skipped.count(stem)
+                ? absl::StrCat("--set ", key, ": ", stem, ".lua is not tried on this trace")
+                : absl::StrCat("--set ", key, ": no script '", stem,
+                               "' among advise's candidates"));
+      }
+      if (!it->second.count(name)) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("--set ", key, ": ", stem, ".lua declares no parameter '", name, "'"));
+      }
+      continue;
+    }
+    const bool any = std::any_of(declared.begin(), declared.end(),
+                                 [&key](const auto& d) { return d.second.count(key) > 0; });
+    if (!any) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "unknown parameter '", key, "': not declared by any script advise tries"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+// One line per script, outcome and reason, naming the settings sharing it.
+void AddNotApplicable(const std::string& script, const std::string& settings,
+                      const std::string& outcome, const std::string& reason,
+                      std::vector<NotApplicable>* out) {
+  for (NotApplicable& n : *out) {
+    if (n.script == script && n.outcome == outcome && n.reason == reason) {
+      if (!settings.empty()) n.label = n.label.empty() ? settings : n.label + "; " + settings;
+      return;
+    }
+  }
+  out->push_back({script, settings, outcome, reason});
+}
+
+// Candidates of one script whose gains agree within 0.1% are one answer:
+// the first in table order (the cheapest setting: fewer workers) stays and
+// names the others. `c` is in table order.
+std::vector<Candidate> FoldSameGain(std::vector<Candidate> c) {
+  std::vector<Candidate> out;
+  for (Candidate& x : c) {
+    auto same = std::find_if(out.begin(), out.end(), [&x](const Candidate& k) {
+      return k.script == x.script && std::abs(x.gain() / k.gain() - 1) < 1e-3;
+    });
+    if (same == out.end()) {
+      out.push_back(std::move(x));
+    } else {
+      same->same_gain.push_back(x.label.substr(x.script.size() + 1));
+    }
+  }
+  return out;
+}
+
+// `parts` as one trial, composed in the table's order.
+Combination Compose(std::vector<const Candidate*> parts) {
+  std::stable_sort(parts.begin(), parts.end(),
+                   [](const Candidate* a, const Candidate* b) { return a->order < b->order; });
+  Combination c;
+  for (const Candidate* p : parts) {
+    c.labels.push_back(p->label);
+    c.trial.scripts.push_back(p->script);
+    c.trial.settings.insert(c.trial.settings.end(), p->trial.settings.begin(),
+                            p->trial.settings.end());
+    c.product *= p->gain();
+  }
+  return c;
+}
+
+std::string Joined(const std::vector<const Candidate*>& parts) {
+  std::vector<std::string> labels;
+  for (const Candidate* p : parts) labels.push_back(p->label);
+  return absl::StrJoin(labels, " + ");
+}
+
+// The best two, then three, candidates together, found greedily: the best
+// candidate, then whichever other script's best candidate adds most to it
+// (each pair predicted: a candidate that gains nothing alone may gain once
+// another removes what bounds the step), then likewise a third. A level at
+// which nothing adds is kept with a note saying so, and the search stops.
+std::vector<Combination> CombineGreedy(const LoadedTrace& base, const std::vector<Candidate>& ranked,
+                                       const AdviseOptions& options, int* tried) {
+  std::vector<const Candidate*> pool;  // each script's best candidate, best first
+  std::set<std::string> scripts;
+  for (const Candidate& c : ranked) {
+    if (scripts.insert(c.script).second) pool.push_back(&c);
+  }
+  std::vector<Combination> out;
+  if (pool.size() < 2) return out;
+  std::vector<const Candidate*> chosen{pool[0]};
+  double gain = pool[0]->gain();
+  for (size_t level = 2; level <= 3 && level <= pool.size(); ++level) {
+    std::vector<const Candidate*> added;
+    std::vector<Combination> options_here;
+    for (const Candidate* c : pool) {
+      if (std::find(chosen.begin(), chosen.end(), c) != chosen.end()) continue;
+      std::vector<const Candidate*> parts = chosen;
+      parts.push_back(c);
+      options_here.push_back(Compose(parts));
+      added.push_back(c);
+    }
+    std::vector<Trial> trials;
+    for (const Combination& c : options_here) trials.push_back(c.trial);
+    std::vector<TrialResult> results = RunTrials(base, trials, options.spec, options.threads);
+    *tried += static_cast<int>(trials.size());
+    int best = -1;
+    for (size_t i = 0; i < results.size(); ++i) {
+      options_here[i].result = std::move(results[i]);
+      if (options_here[i].result.outcome != TrialOutcome::kApplied) continue;
+      if (best < 0 || options_here[i].result.throughput_speedup >
+                          options_here[best].result.throughput_speedup) {
+        best = static_cast<int>(i);
+      }
+    }
+    if (best < 0) {
+      Combination none = options_here[0];
+      none.note = absl::StrCat("no candidate runs together with ", Joined(chosen), ": ",
+                               options_here[0].result.reason);
+      out.push_back(std::move(none));
+      break;
+    }
+    Combination c = std::move(options_here[best]);
+    if (c.result.throughput_speedup < gain) {
+      c.note = absl::StrFormat(
+          "nothing adds to %s (%.3fx): the best addition predicts %.3fx together, so the "
+          "changes interact (each shrinks what the other also shrinks, or one lengthens what "
+          "bounds the other's step); stop at %s",
+          Joined(chosen), gain, c.result.throughput_speedup, Joined(chosen));
+      out.push_back(std::move(c));
+      break;
+    }
+    gain = c.result.throughput_speedup;
+    chosen.push_back(added[best]);
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
+}  // namespace
+
+absl::StatusOr<Advice> Advise(const LoadedTrace& base, const AdviseOptions& options) {
+  Advice a;
+  a.trace_path = base.path;
+  a.facts = base.model.facts;
+  // Before the trials share `base`: the critical paths fill its caches.
+  a.diagnosis = Diagnose(base);
+  const Settings& user = options.spec.settings;
+  const std::vector<CandidatePlan> plans = PlanCandidates(base);
+  if (absl::Status s = CheckUserSettings(user, plans, options.spec); !s.ok()) return s;
+  std::vector<Trial> trials;
+  std::vector<const CandidatePlan*> owner;
+  for (const CandidatePlan& p : plans) {
+    if (!p.skip.empty()) {
+      AddNotApplicable(p.script, "", "skipped", p.skip, &a.not_applicable);
+      continue;
+    }
+    Trial t = MakeTrial(p, user);
+    const bool seen = std::any_of(trials.begin(), trials.end(), [&t](const Trial& o) {
+      return o.scripts == t.scripts && o.settings == t.settings;
+    });
+    if (seen) continue;  // the user's --set made two settings the same
+    trials.push_back(std::move(t));
+    owner.push_back(&p);
+  }
+  a.threads = TrialThreads(options.threads, trials.size());
+  const std::vector<TrialResult> results = RunTrials(base, trials, options.spec, options.threads);
+  std::map<std::string, ScriptHeader> headers;
+  for (size_t i = 0; i < trials.size(); ++i) {
+    const std::string& script = owner[i]->script;
+    const Settings effective = EffectiveSettings(results[i], *owner[i], user);
+    const std::string settings = SettingsText(effective);
+    if (results[i].outcome != TrialOutcome::kApplied) {
+      AddNotApplicable(script, settings, std::string(TrialOutcomeName(results[i].outcome)),
+                       results[i].reason, &a.not_applicable);
+      continue;
+    }
+    if (!headers.count(script)) {
+      headers[script] = ReadScriptHeader(script, options.spec.script_dirs);
+    }
+    Candidate c;
+    c.script = script;
+    c.label = Label(script, settings);
+    c.trial = trials[i];
+    c.result = results[i];
+    c.order = owner[i]->order;
+    c.backing = BackingOf(script, effective);
+    c.confidence = ConfidenceText(c.backing);
+    c.ignores = headers[script].ignores;
+    a.candidates.push_back(std::move(c));
+  }
+  a.candidates = FoldSameGain(std::move(a.candidates));
+  std::stable_sort(a.candidates.begin(), a.candidates.end(),
+                   [](const Candidate& x, const Candidate& y) { return x.gain() > y.gain(); });
+  a.combined = CombineGreedy(base, a.candidates, options, &a.combinations_tried);
+  for (const std::string& name : LibraryScriptNames(options.spec.script_dirs)) {
+    if (!IsCandidateScript(name)) a.not_tried.push_back({name, WhyNotTried(name)});
+  }
+  return a;
+}
+
+}  // namespace reverie::whatif

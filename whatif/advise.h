@@ -1,0 +1,108 @@
+// File: whatif/advise.h
+//
+// `reverie advise`: what limits this step, and which optimization to try
+// first. From one loaded trace:
+// - the diagnosis (whatif/diagnosis.h);
+// - candidates: every setting of the candidate table (whatif/candidates.h)
+//   whose script applies to the trace, each a prediction (whatif::Predict,
+//   the same as `reverie predict` with that script and those settings),
+//   ranked by gain (throughput speedup: the step speedup, times the work a
+//   step does where a script changes it), with its noise band, its
+//   confidence (the script's error on the validation corpus) and what its
+//   model ignores (the script's header);
+// - the best two and three candidates of different scripts combined, since
+//   optimizations interact: the best candidate, then whichever other
+//   script adds most to it (every pair predicted), then a third likewise;
+//   a level at which nothing adds says why and ends the search;
+// - settings of one script that predict the same gain are one candidate
+//   (the cheapest setting, naming the others);
+// - one line per setting that does not apply: the script found nothing to
+//   change, refused, failed, or the trace ruled it out; and the library's
+//   scripts advise does not try, with why.
+// Every prediction runs on its own copy of the baseline, all of them on all
+// cores (whatif/trials.h); the answer does not depend on the thread count.
+#ifndef REVERIE_WHATIF_ADVISE_H_
+#define REVERIE_WHATIF_ADVISE_H_
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "depgraph/facts.h"
+#include "whatif/diagnosis.h"
+#include "whatif/pipeline.h"
+#include "whatif/trials.h"
+#include "whatif/validation_corpus.h"
+
+namespace reverie::whatif {
+
+struct Candidate {
+  std::string script;  // "dataloader.lua"
+  // "dataloader.lua num_workers=8": the script and the settings it was
+  // given (the table's, or the user's --set where it overrides them).
+  std::string label;
+  Trial trial;  // what ran (settings qualified: "dataloader.num_workers")
+  TrialResult result;
+  int order = 0;           // the table's composition order
+  Backing backing;         // the validation pairs behind it (validation_corpus.h)
+  std::string confidence;  // ConfidenceText(backing)
+  std::string ignores;     // from the script's header ("" when it says nothing)
+  // Other settings of the same script that predict the same gain (within
+  // 0.1%), folded into this one: "num_workers=4".
+  std::vector<std::string> same_gain;
+  double gain() const { return result.throughput_speedup; }
+};
+
+struct Combination {
+  std::vector<std::string> labels;  // the candidates combined, in run order
+  Trial trial;
+  TrialResult result;
+  double product = 1;  // the candidates' gains multiplied: what no interaction would give
+  // Why this combination gains less than the one before it (or why none
+  // ran); "" when it gains at least as much.
+  std::string note;
+};
+
+struct NotApplicable {
+  std::string script;
+  std::string label;    // the settings that share this line ("num_workers=2, 4, 8")
+  std::string outcome;  // "skipped" (the trace rules it out), or a TrialOutcomeName
+  std::string reason;
+};
+
+struct NotTried {
+  std::string script;
+  std::string why;
+};
+
+struct Advice {
+  std::string trace_path;
+  depgraph::TraceFacts facts;
+  Diagnosis diagnosis;
+  std::vector<Candidate> candidates;  // ranked by gain, every one
+  std::vector<Combination> combined;  // best two, best three (greedy)
+  int combinations_tried = 0;         // trials the greedy search ran
+  std::vector<NotApplicable> not_applicable;
+  std::vector<NotTried> not_tried;
+  int threads = 1;  // how many ran at once
+};
+
+struct AdviseOptions {
+  // Limits, script folders and the user's --set: a setting overrides the
+  // table's for every script declaring it ([SCRIPT.]KEY); one no tried
+  // script declares is an error.
+  ScriptSpec spec;
+  int threads = 0;  // 0: every core
+};
+
+// Errors: kInvalidArgument for a --set that no tried script declared (or
+// that names a script advise did not try).
+absl::StatusOr<Advice> Advise(const LoadedTrace& base, const AdviseOptions& options);
+
+// `reverie advise --json` (the first `top` candidates).
+std::string AdviceJson(const Advice& a, int top);
+
+}  // namespace reverie::whatif
+
+#endif  // REVERIE_WHATIF_ADVISE_H_

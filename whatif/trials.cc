@@ -1,0 +1,113 @@
+#include "whatif/trials.h"
+
+#include <algorithm>
+#include <atomic>
+#include <exception>
+#include <thread>
+
+#include "base/sv.h"
+
+namespace reverie::whatif {
+
+std::string_view TrialOutcomeName(TrialOutcome o) {
+  switch (o) {
+    case TrialOutcome::kApplied: return "applied";
+    case TrialOutcome::kUnchanged: return "unchanged";
+    case TrialOutcome::kRefused: return "refused";
+    case TrialOutcome::kFailed: return "failed";
+  }
+  return "failed";
+}
+
+std::string RefusalReason(const absl::Status& s) {
+  // reverie.refuse raises "file.lua:LINE: refused: REASON" with this code
+  // (lua/lua_engine.cc); an invalid transformed graph shares the code but
+  // not the word.
+  if (s.code() != absl::StatusCode::kFailedPrecondition) return "";
+  const std::string_view msg = StdSv(s.message());
+  constexpr std::string_view kWord = "refused: ";
+  const size_t at = msg.find(kWord);
+  if (at == std::string_view::npos) return "";
+  return OneLine(msg.substr(at + kWord.size()));
+}
+
+namespace {
+
+TrialResult RunOne(const LoadedTrace& base, const Trial& trial, const ScriptSpec& common) {
+  ScriptSpec spec = common;
+  spec.scripts = trial.scripts;
+  spec.settings = trial.settings;
+  spec.settings.insert(spec.settings.end(), common.settings.begin(), common.settings.end());
+  spec.settings_for_several_runs = true;
+  TrialResult r;
+  r.baseline = depgraph::SummarizeSteps(base.baseline.iterations);
+  absl::StatusOr<Prediction> p = Predict(base, spec);
+  if (!p.ok()) {
+    r.reason = RefusalReason(p.status());
+    r.outcome = r.reason.empty() ? TrialOutcome::kFailed : TrialOutcome::kRefused;
+    if (r.reason.empty()) r.reason = OneLine(StdSv(p.status().message()));
+    return r;
+  }
+  r.predicted = depgraph::SummarizeSteps(p->sim.iterations);
+  r.speedup = r.predicted.mean_ns > 0 ? r.baseline.mean_ns / r.predicted.mean_ns : 0;
+  r.work_factor = p->work_factor;
+  r.throughput_speedup = r.work_factor * r.speedup;
+  r.samples_per_step = p->samples_per_step;
+  r.used_settings = p->used_settings;
+  r.reports = std::move(p->reports);
+  // Unchanged when no script changed anything because each said so.
+  const bool all_unchanged =
+      !r.reports.empty() &&
+      std::all_of(r.reports.begin(), r.reports.end(), [](const lua::ScriptReport& s) {
+        return s.outcome == lua::ScriptOutcome::kUnchanged;
+      });
+  r.outcome = all_unchanged ? TrialOutcome::kUnchanged : TrialOutcome::kApplied;
+  if (all_unchanged) {
+    for (const lua::ScriptReport& s : r.reports) {
+      if (!r.reason.empty()) r.reason += "; ";
+      r.reason += s.outcome_reason;
+    }
+  }
+  return r;
+}
+
+}  // namespace
+
+int TrialThreads(int threads, size_t trials) {
+  int n = threads > 0 ? threads : static_cast<int>(std::thread::hardware_concurrency());
+  n = std::max(1, n);
+  return static_cast<int>(std::min<size_t>(static_cast<size_t>(n), std::max<size_t>(1, trials)));
+}
+
+std::vector<TrialResult> RunTrials(const LoadedTrace& base, const std::vector<Trial>& trials,
+                                   const ScriptSpec& common, int threads) {
+  std::vector<TrialResult> out(trials.size());
+  const int n = TrialThreads(threads, trials.size());
+  // Each worker takes the next trial; each result has its own slot, so the
+  // order of completion does not matter.
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t i = next++; i < trials.size(); i = next++) {
+      // An exception must not leave a worker thread (std::terminate): what
+      // a library throws (std::bad_alloc) fails that trial alone.
+      try {
+        out[i] = RunOne(base, trials[i], common);
+      } catch (const std::exception& e) {
+        out[i] = TrialResult();
+        out[i].reason = OneLine(std::string("internal error: ") + e.what());
+      }
+    }
+  };
+  if (n <= 1) {
+    work();
+    return out;
+  }
+  std::vector<std::thread> pool;
+  pool.reserve(n - 1);
+  for (int i = 1; i < n; ++i) pool.emplace_back(work);
+  work();
+  for (std::thread& t : pool) t.join();
+  return out;
+}
+
+}  // namespace reverie::whatif
