@@ -147,7 +147,10 @@ std::vector<Candidate> FoldSameGain(std::vector<Candidate> c) {
     if (same == out.end()) {
       out.push_back(std::move(x));
     } else {
-      same->same_gain.push_back(x.label.substr(x.script.size() + 1));
+      // The settings part of the label ("num_workers=4"), or the defaults.
+      same->same_gain.push_back(x.label.size() > x.script.size() + 1
+                                    ? x.label.substr(x.script.size() + 1)
+                                    : "the defaults");
     }
   }
   return out;

@@ -28,9 +28,10 @@ const std::string kTrace = std::string(REVERIE_SOURCE_DIR) + "/examples/tiny_mlp
 
 // Every command the executable registers (cli/cmd_*.cc); the listing of
 // `reverie --help` must name exactly these.
-const std::vector<std::string> kCommands = {"collect", "compare", "export",  "import",
-                                            "info",    "predict", "ranks",   "replay",
-                                            "report",  "sweep",   "validate"};
+const std::vector<std::string> kCommands = {"advise", "collect", "compare", "export",
+                                            "import", "info",    "predict", "ranks",
+                                            "replay", "report",  "scripts", "sweep",
+                                            "validate"};
 
 bool OneLine(const std::string& s) {
   return !s.empty() && std::count(s.begin(), s.end(), '\n') == 1 && s.back() == '\n';
