@@ -19,14 +19,8 @@ namespace {
 
 using ::testing::HasSubstr;
 using testing::FirstLine;
+using testing::Limits;
 using testing::RunLua;
-
-EngineLimits Limits(int64_t budget, size_t mib = 2048) {
-  EngineLimits l;
-  l.instruction_budget = budget;
-  l.memory_limit_bytes = mib << 20;
-  return l;
-}
 
 class HostileModelTest : public ::testing::Test {
  protected:

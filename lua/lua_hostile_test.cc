@@ -19,14 +19,8 @@ using ::testing::HasSubstr;
 using ::testing::Not;
 using ::testing::StartsWith;
 using testing::FirstLine;
+using testing::Limits;
 using testing::RunLua;
-
-EngineLimits Limits(int64_t budget, size_t mib = 2048) {
-  EngineLimits l;
-  l.instruction_budget = budget;
-  l.memory_limit_bytes = mib << 20;
-  return l;
-}
 
 class HostileTest : public ::testing::Test {
  protected:

@@ -21,13 +21,6 @@ using testing::Prediction;
 constexpr char kMi300[] = "AMD-AGI__TraceLens/tests/traces/mi300/resnet_act_checkpoint.json.gz";
 constexpr char kNccl[] = "facebookresearch__HolisticTraceAnalysis/tests/data/nccl_parser_config/nccl_data.json.gz";
 
-const testing::RealGraph* Load(const std::string& path) {
-  std::string error;
-  const testing::RealGraph* g = testing::LoadRealGraph(path, &error);
-  EXPECT_NE(g, nullptr) << error;
-  return g;
-}
-
 std::string Log(const Prediction& p) {
   std::string all;
   for (const std::string& line : p.reports.front().log) all += line + "\n";
@@ -39,7 +32,7 @@ std::string Log(const Prediction& p) {
 // none.
 TEST(CommRecordsRealTest, GenericKernelsAreLinkedToTheirRecords) {
   REVERIE_REQUIRE_TRACE(path, kMi300);
-  const testing::RealGraph* g = Load(path);
+  const testing::RealGraph* g = testing::LoadOrFail(path);
   ASSERT_NE(g, nullptr);
   const auto& colls = g->model.collectives;
   const std::vector<depgraph::TaskId> kernels = transforms::KernelsOfCollectives(g->graph, colls);
@@ -65,7 +58,7 @@ TEST(CommRecordsRealTest, GenericKernelsAreLinkedToTheirRecords) {
 
 TEST(CommRecordsRealTest, DdpRetimesTheRecordedGenericAllReduces) {
   REVERIE_REQUIRE_TRACE(path, kMi300);
-  const testing::RealGraph* g = Load(path);
+  const testing::RealGraph* g = testing::LoadOrFail(path);
   ASSERT_NE(g, nullptr);
   Prediction p = Predict(*g, {"ddp.lua"}, {{"workers", "16"}, {"bandwidth_gbps", "400"}});
   ASSERT_TRUE(p.status.ok()) << p.status;
@@ -83,7 +76,7 @@ TEST(CommRecordsRealTest, DdpRetimesTheRecordedGenericAllReduces) {
 TEST(CommRecordsRealTest, CommunicationSchemesReplaceTheRecordedAllReduces) {
   for (const char* trace : {kMi300, kNccl}) {
     REVERIE_REQUIRE_TRACE(path, trace);
-    const testing::RealGraph* g = Load(path);
+    const testing::RealGraph* g = testing::LoadOrFail(path);
     ASSERT_NE(g, nullptr);
     for (const char* script : {"blueconnect.lua", "dgc.lua", "p3.lua"}) {
       const Prediction p = Predict(*g, {script});
