@@ -90,6 +90,26 @@ inline int64_t SatAdd(int64_t a, int64_t b) {
   return r;
 }
 
+// a * b on counters: saturates at INT64_MAX / INT64_MIN instead of wrapping.
+inline int64_t SatMul(int64_t a, int64_t b) {
+  int64_t r;
+  if (__builtin_mul_overflow(a, b, &r)) {
+    return (a < 0) == (b < 0) ? std::numeric_limits<int64_t>::max()
+                              : std::numeric_limits<int64_t>::min();
+  }
+  return r;
+}
+
+// How many integers [lo, hi] holds (0 when hi < lo), saturating at
+// INT64_MAX: hi - lo + 1 does not fit int64 for lo < 0 < hi far apart.
+inline int64_t RangeCount(int64_t lo, int64_t hi) {
+  if (hi < lo) return 0;
+  const uint64_t gap = static_cast<uint64_t>(hi) - static_cast<uint64_t>(lo);  // exact
+  return gap >= static_cast<uint64_t>(std::numeric_limits<int64_t>::max())
+             ? std::numeric_limits<int64_t>::max()
+             : static_cast<int64_t>(gap + 1);
+}
+
 // The double `v` as int64 when it is finite and |v| <= limit (rounded to
 // nearest); false otherwise. A double cast out of range is undefined.
 inline bool DoubleToInt64(double v, int64_t limit, int64_t* out) {

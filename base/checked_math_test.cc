@@ -61,5 +61,22 @@ TEST(CheckedMathTest, BoundsLeaveRoomForTheirSums) {
   EXPECT_TRUE(CheckedMul(kMaxGridBlocks, kMaxBlockThreads, &r));
 }
 
+// Issue 29, D21: a range's size as e - f + 1 wrapped to about -2^63.
+TEST(CheckedMathTest, RangeCountAndSatMulSaturate) {
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
+  EXPECT_EQ(RangeCount(1, 10), 10);
+  EXPECT_EQ(RangeCount(5, 4), 0);
+  EXPECT_EQ(RangeCount(-2, kMax), kMax);
+  EXPECT_EQ(RangeCount(kMin, kMax), kMax);
+  EXPECT_EQ(RangeCount(kMin, -1), kMax);
+  EXPECT_EQ(RangeCount(kMin + 1, -1), kMax);
+  EXPECT_EQ(RangeCount(kMin + 2, -1), kMax - 1);
+  EXPECT_EQ(SatMul(4, kMax / 2), kMax);
+  EXPECT_EQ(SatMul(-4, kMax / 2), kMin);
+  EXPECT_EQ(SatMul(kMin, -1), kMax);
+  EXPECT_EQ(SatMul(48, 1000), 48000);
+}
+
 }  // namespace
 }  // namespace reverie

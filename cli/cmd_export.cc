@@ -82,6 +82,15 @@ absl::Status CheckOptions(Options* o) {
     return UsageError("--chakra-comm applies to the lane export, not --chakra-detail kernels");
   }
   if (o->ranks == 0) o->ranks = static_cast<int>(o->traces.size());
+  // The files are PREFIX.<rank>.et: a folder as the prefix made hidden files
+  // (DIR/.0.et) (issue 29, round 1).
+  std::error_code ec;
+  if (o->prefix.empty() || o->prefix.back() == '/' || std::filesystem::is_directory(o->prefix, ec)) {
+    return UsageError(absl::StrCat("--chakra ", o->prefix,
+                                   ": is a folder; give a file prefix, e.g. ",
+                                   o->prefix.empty() || o->prefix.back() == '/' ? o->prefix : o->prefix + "/",
+                                   "trace (writes trace.0.et, ...)"));
+  }
   return absl::OkStatus();
 }
 

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "cli/command.h"
 #include "cli/flags.h"
 #include "cli/paths.h"
@@ -38,8 +39,9 @@ absl::Status RunImport(const Options& o) {
     std::fprintf(stderr, "reverie: %s: no end marker (an older schema); kept all it holds\n",
                  o.in.c_str());
   }
-  // The input was good: a write that fails is no bad input.
-  if (absl::Status s = WriteTrace(*trace, o.out); !s.ok()) return WithExitStatus(s, kExitFailure);
+  // A write that fails (a full disk, an output it cannot create) exits 2,
+  // as every other command's does (issue 29: it exited 1 here alone).
+  REVERIE_RETURN_IF_ERROR(WriteTrace(*trace, o.out));
   const proto::TraceChunk& ev = trace->events();
   std::printf("%s: %d API calls, %d GPU activities, %d syncs, %d ranges, %d iterations (from %s)\n",
               o.out.c_str(), ev.api_calls_size(), ev.gpu_activities_size(), ev.syncs_size(),

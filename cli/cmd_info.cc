@@ -19,6 +19,7 @@
 #include "frameworks/trace_summary.h"
 #include "whatif/facts_view.h"
 #include "whatif/info.h"
+#include "whatif/memory_view.h"
 
 namespace reverie::cli {
 namespace {
@@ -79,6 +80,7 @@ void PrintGraph(const GraphView& v) {
       std::printf("  %10.3f gpu %10.3f cpu  %s\n", Ms(g.gpu_ns), Ms(g.cpu_ns), g.name.c_str());
     }
   }
+  std::fputs(whatif::MemoryText(v.memory, v.step_names, v.steps).c_str(), stdout);
 }
 
 // Every counter once, by one rule (CounterSeverity): anomalies and data

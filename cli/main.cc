@@ -8,12 +8,14 @@
 #include <algorithm>
 #include <cstdio>
 #include <exception>
+#include <new>
 #include <string>
 #include <vector>
 
 #include "absl/strings/cord.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "base/printable.h"
 #include "cli/command.h"
 
 namespace reverie::cli {
@@ -72,12 +74,16 @@ int ExitStatusOf(const absl::Status& s) {
   return code;
 }
 
+// One line for the terminal: line breaks become spaces, and every other
+// control character of a message (a path, a trace's name or a script's text
+// quoted in it) is written \xHH, so no escape sequence reaches the terminal
+// (issue 29, D31).
 std::string OneLine(const std::string& message) {
   std::string line = message;
   for (char& c : line) {
     if (c == '\n' || c == '\r') c = ' ';
   }
-  return line;
+  return EscapeControl(line);
 }
 
 namespace {
@@ -161,9 +167,19 @@ int RunCommand(const Command& command, const std::vector<std::string>& args) {
   absl::Status status;
   try {
     status = run();
+  } catch (const std::bad_alloc&) {
+    // The pipeline names the trace or script that ran out of memory; this
+    // is what ran outside it (a report being written, say): name the inputs.
+    std::string inputs;
+    for (const std::string& a : args) {
+      if (!a.empty() && a[0] != '-') absl::StrAppend(&inputs, inputs.empty() ? "" : " ", a);
+    }
+    std::fprintf(stderr, "reverie: %s: out of memory (with %s)\n", command.name.c_str(),
+                 OneLine(inputs.empty() ? std::string("no input") : inputs).c_str());
+    return kExitBadInput;
   } catch (const std::exception& e) {
     // Our code reports errors with absl::Status; this only catches what a
-    // library threw (std::bad_alloc on a huge trace, say).
+    // library threw.
     std::fprintf(stderr, "reverie: internal error: %s\n", OneLine(e.what()).c_str());
     return kExitBadInput;
   }
@@ -173,7 +189,7 @@ int RunCommand(const Command& command, const std::vector<std::string>& args) {
     std::fprintf(stderr, "reverie: %s\n", OneLine(std::string(status.message())).c_str());
   }
   if (const std::string detail = DetailOf(status); !detail.empty()) {
-    std::fprintf(stderr, "%s\n", detail.c_str());
+    std::fprintf(stderr, "%s\n", EscapeControl(detail, /*keep_newlines=*/true).c_str());
   }
   return ExitStatusOf(status);
 }

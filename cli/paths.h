@@ -39,14 +39,32 @@ inline std::string OverwritesInput(const std::string& output,
   return "";
 }
 
+// Whether `path` is (or, once written, will be) a regular file: a device
+// such as /dev/null may take several outputs.
+inline bool RegularOrNew(const std::string& path) {
+  std::error_code ec;
+  const auto st = std::filesystem::status(path, ec);
+  return ec || !std::filesystem::exists(st) || std::filesystem::is_regular_file(st);
+}
+
 // InvalidArgument naming the first of `outputs` (empty ones skipped) that is
-// one of `inputs`, checked before anything is read or written.
+// one of `inputs`, or that another output names too (issue 29, D30: the
+// second write replaced the first), checked before anything is read or
+// written.
 inline absl::Status CheckOutputs(const std::vector<std::string>& outputs,
                                  const std::vector<std::string>& inputs) {
-  for (const std::string& out : outputs) {
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const std::string& out = outputs[i];
     if (out.empty()) continue;
     if (std::string why = OverwritesInput(out, inputs); !why.empty()) {
       return absl::InvalidArgumentError(why);
+    }
+    for (size_t j = 0; j < i; ++j) {
+      if (!outputs[j].empty() && RegularOrNew(out) && SameFile(out, outputs[j])) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            out, ": two outputs would be written to this file (", outputs[j], " and ", out,
+            "); give each its own"));
+      }
     }
   }
   return absl::OkStatus();

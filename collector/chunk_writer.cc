@@ -95,8 +95,11 @@ uint32_t ChunkWriter::AddRange(const RangeRecord& r) {
 }
 
 void ChunkWriter::AddCounter(TraceCounter counter, int64_t delta) {
-  const std::string name(Spec(counter).name);
-  if (delta != 0) pending_counters_[name] += delta;
+  // Per record for some counters (records outside the window, filtered
+  // calls): an array add, no string.
+  if (delta == 0) return;
+  pending_counters_[static_cast<size_t>(counter)] += delta;
+  counters_pending_ = true;
 }
 
 bool ChunkWriter::UpdateHeader(const HeaderInfo& header) {
@@ -115,13 +118,15 @@ void ChunkWriter::MaybeFlush() {
 
 bool ChunkWriter::FlushChunk(bool sync) {
   if (fd_ < 0 || failed_) return false;
-  if (!pending_counters_.empty()) {
-    for (const auto& [name, value] : pending_counters_) {
+  if (counters_pending_) {
+    for (size_t c = 0; c < kTraceCounterCount; ++c) {
+      if (pending_counters_[c] == 0) continue;
       const size_t at = chunk_.BeginMessage(kChunkCounters);
-      EncodeCounter(name, value, &chunk_);
+      EncodeCounter(std::string(kTraceCounterSpecs[c].name), pending_counters_[c], &chunk_);
       chunk_.EndMessage(at);
+      pending_counters_[c] = 0;
     }
-    pending_counters_.clear();
+    counters_pending_ = false;
   }
   if (!chunk_.empty() || chunks_written_ == 0) {
     // One write per chunk (length + body) so a crash never leaves a length

@@ -32,7 +32,7 @@
 #include <cstdint>
 #include <sys/uio.h>
 
-#include <map>
+#include <array>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -122,7 +122,8 @@ class ChunkWriter {
   Options options_;
   WireBuffer chunk_;
   std::unordered_map<std::string, uint32_t> strings_;
-  std::map<std::string, int64_t> pending_counters_;
+  std::array<int64_t, kTraceCounterCount> pending_counters_{};  // by TraceCounter
+  bool counters_pending_ = false;
   uint32_t next_range_ = 0;
   int64_t offset_ = 0;  // end of the data written so far
   int64_t chunks_written_ = 0;

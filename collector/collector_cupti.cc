@@ -149,6 +149,7 @@ bool Collector::StartCupti(std::string* error) {
     if (!unavailable_kinds_.empty()) unavailable_kinds_ += ',';
     unavailable_kinds_ += k.name;
   }
+  ApplyApiFilter();
   // Flush points: what the CUPTI trace-injection sample does, so that
   // bounded regions (cudaProfilerStop) and device resets lose nothing.
   api_.EnableCallback(1, subscriber_, CUPTI_CB_DOMAIN_RUNTIME_API,
@@ -167,6 +168,34 @@ bool Collector::StartCupti(std::string* error) {
     }
   }
   return true;
+}
+
+void Collector::ApplyApiFilter() {
+  switch (config_.api_filter) {
+    case ApiFilter::kNone:
+      api_filter_description_ = "none";
+      return;
+    case ApiFilter::kQueries:
+      api_filter_description_ = "queries (dropped when decoded, counted as api_calls_filtered)";
+      return;
+    case ApiFilter::kCupti:
+      break;
+  }
+  // After the RUNTIME/DRIVER kinds were enabled: enabling a kind resets
+  // these per-call settings. Whatever CUPTI still records is dropped by
+  // the decoder, so a failure here only costs overhead.
+  bool ok = api_.ActivityEnableRuntimeApi != nullptr && api_.ActivityEnableDriverApi != nullptr;
+  for (const uint32_t domain : {kRuntimeDomain, kDriverDomain}) {
+    size_t n = 0;
+    const uint32_t* ids = FilteredApis(domain, &n);
+    for (size_t i = 0; ok && i < n; ++i) {
+      const CUptiResult r = domain == kRuntimeDomain ? api_.ActivityEnableRuntimeApi(ids[i], 0)
+                                                     : api_.ActivityEnableDriverApi(ids[i], 0);
+      ok = r == CUPTI_SUCCESS;
+    }
+  }
+  api_filter_description_ = ok ? "queries (not recorded by CUPTI, not counted)"
+                               : "queries (CUPTI cannot skip them: dropped when decoded, counted)";
 }
 
 void Collector::DetachBufferCallbacks() {

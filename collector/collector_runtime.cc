@@ -43,7 +43,8 @@ void WarnLine(const std::string& message) {
   }
 }
 
-Collector::Collector(const CuptiApi* fake_api) : fake_api_(fake_api) {
+Collector::Collector(const CuptiApi* fake_api, const DriverApi* fake_driver)
+    : fake_api_(fake_api), fake_driver_(fake_driver) {
   const std::vector<std::string> errors = config_.LoadFromEnvironment();
   if (!errors.empty()) WarnLine("warning: ignoring " + errors.front());
 }
@@ -110,6 +111,9 @@ int Collector::Start(Mode mode) {
     return REVERIE_NOT_COLLECTING;
   }
   pid_ = static_cast<int64_t>(::getpid());
+  // Injection runs inside cuInit, where the driver must not be re-entered;
+  // there CUPTI's DEVICE records come with the first context anyway.
+  if (mode != Mode::kInjection) QueryDevicesFromDriver();
 
   const size_t buffer_bytes = static_cast<size_t>(config_.buffer_kb) * 1024;
   size_t count = static_cast<size_t>(config_.buffer_mb) * 1024 * 1024 / buffer_bytes;
@@ -144,6 +148,17 @@ int Collector::Start(Mode mode) {
   }
   state_.store(State::kCollecting, std::memory_order_release);
   return REVERIE_OK;
+}
+
+void Collector::QueryDevicesFromDriver() {
+  // Before CUPTI is subscribed, so these queries are not traced.
+  DriverApi driver;
+  if (fake_driver_ != nullptr) {
+    driver = *fake_driver_;
+  } else if (fake_api_ != nullptr || !LoadLoadedDriver(&driver)) {
+    return;
+  }
+  devices_ = QueryDevices(driver);
 }
 
 int Collector::Stop() {

@@ -40,6 +40,7 @@
 #include "collector/buffer_pool.h"
 #include "collector/config.h"
 #include "collector/cupti_api.h"
+#include "collector/device_query.h"
 #include "collector/host_events.h"
 #include "collector/mpmc_queue.h"
 #include "collector/nvtx_decode.h"
@@ -67,7 +68,9 @@ class Collector {
   enum class State { kIdle, kCollecting, kHostOnly, kFailed, kStopped };
 
   // `fake_api`: use this CUPTI table instead of loading libcupti (tests).
-  explicit Collector(const CuptiApi* fake_api = nullptr);
+  // `fake_driver`: the driver table for the device properties (tests); with
+  // a fake CUPTI and no fake driver, no device is queried.
+  explicit Collector(const CuptiApi* fake_api = nullptr, const DriverApi* fake_driver = nullptr);
   ~Collector();
   Collector(const Collector&) = delete;
   Collector& operator=(const Collector&) = delete;
@@ -107,6 +110,7 @@ class Collector {
   // collector_cupti.cc
   bool StartCupti(std::string* error);
   void EnableActivities(bool enable);
+  void ApplyApiFilter();  // REVERIE_API_FILTER=cupti: tell CUPTI to skip the queries
   void StopCuptiCollection();  // flush + disable, for the window end
   void DetachBufferCallbacks();  // CUPTI's buffer callbacks stop reaching this
   // collector_writer.cc
@@ -122,6 +126,7 @@ class Collector {
   void PushRange(RangeKind kind, const char* name, int phase);
   void NvtxStartEnd(bool start, uint64_t id, const std::string& name);
 
+  void QueryDevicesFromDriver();
   bool InOwnerProcess() const;
   bool Recording() const;  // collecting, in the owner process, window still open
   int64_t Tid();
@@ -130,11 +135,16 @@ class Collector {
   void Enqueue(HostEvent&& e);
 
   const CuptiApi* fake_api_;
+  const DriverApi* fake_driver_;
   CuptiApi api_;
+  // The GPUs as the driver reports them at Start (device_query.h), for the
+  // header; CUPTI's DEVICE records, when they come, refine them.
+  std::vector<DeviceRecord> devices_;
   bool cupti_active_ = false;
   bool use_cupti_clock_ = false;
   CUpti_SubscriberHandle subscriber_ = nullptr;
   std::string unavailable_kinds_;  // activity kinds CUPTI refused, for the header
+  std::string api_filter_description_ = "none";  // for the header
   NvtxStrings nvtx_strings_;
 
   Config config_;

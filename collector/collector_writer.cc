@@ -55,6 +55,11 @@ bool Collector::StartWriter(std::string* error) {
   header.metadata.emplace_back("collector.iterations",
                                std::to_string(static_cast<long long>(config_.iterations)));
   header.metadata.emplace_back("collector.clock", use_cupti_clock_ ? "cupti" : "CLOCK_MONOTONIC");
+  header.metadata.emplace_back("collector.api_filter", api_filter_description_);
+  if (!devices_.empty()) {
+    header.devices = devices_;
+    header.metadata.emplace_back("collector.device_properties", "driver");
+  }
 
   ChunkWriter::Options options;
   options.chunk_bytes = static_cast<size_t>(config_.chunk_kb) * 1024;
@@ -63,7 +68,8 @@ bool Collector::StartWriter(std::string* error) {
   if (!file_->Open(config_.OutputPath(pid_), header, options, error)) return false;
   output_path_ = file_->path();
   sink_ = std::make_unique<TraceSink>(file_.get(), window_.get(), header);
-  decoder_ = std::make_unique<CuptiDecoder>(sink_.get(), &ApiName, &api_, pid_);
+  decoder_ = std::make_unique<CuptiDecoder>(sink_.get(), &ApiName, &api_, pid_,
+                                            config_.api_filter != ApiFilter::kNone);
   processor_ = std::make_unique<HostEventProcessor>(sink_.get());
   if (!cupti_active_) sink_->Count(TraceCounter::cupti_unavailable, 1);
   last_write_ns_ = MonotonicNowNs();
@@ -107,6 +113,9 @@ void Collector::ProcessPending(std::vector<HostEvent>* host) {
     for (size_t i = 0; i < n; ++i) {
       DecodeBuffer(taken[i]);
       pool_->Release(taken[i].data);
+      // A kernel's record precedes its launch's in a thread's buffer: most
+      // records held by the window are placed by the end of their buffer.
+      sink_->ResolveHeld(/*final=*/false);
     }
     if (n < kBuffersPerRound) break;
   }
@@ -183,6 +192,7 @@ void Collector::WriterLoopImpl() {
   // Final round: Stop() flushed CUPTI before asking us to stop.
   ProcessPending(&host);
   decoder_->ResolvePending(/*final=*/true);
+  sink_->ResolveHeld(/*final=*/true);
   processor_->Finish(Now());
   if (file_->failed()) WarnLine("warning: writing " + file_->path() + " failed; the trace is truncated");
   file_->Close();

@@ -10,7 +10,7 @@ const char* const kConfigKeys[] = {
     "REVERIE_BUFFER_MB", "REVERIE_BUFFER_KB",  "REVERIE_CHUNK_KB",
     "REVERIE_FLUSH_INTERVAL_MS", "REVERIE_CUPTI_FLUSH_PERIOD_MS", "REVERIE_FSYNC",
     "REVERIE_DRIVER_API", "REVERIE_NVTX",      "REVERIE_DISABLE",
-    "REVERIE_VERBOSE",   "REVERIE_CUPTI_LIB",  nullptr,
+    "REVERIE_VERBOSE",   "REVERIE_CUPTI_LIB",  "REVERIE_API_FILTER", nullptr,
 };
 
 namespace {
@@ -81,6 +81,19 @@ bool Config::Set(std::string_view key, std::string_view value, std::string* erro
       return false;
     }
     output = std::string(value);
+    return true;
+  }
+  if (key == "REVERIE_API_FILTER") {
+    if (value == "none") {
+      api_filter = ApiFilter::kNone;
+    } else if (value == "queries") {
+      api_filter = ApiFilter::kQueries;
+    } else if (value == "cupti") {
+      api_filter = ApiFilter::kCupti;
+    } else {
+      *error = "REVERIE_API_FILTER=" + std::string(value) + ": expected none, queries or cupti";
+      return false;
+    }
     return true;
   }
   if (key == "REVERIE_CUPTI_LIB") {

@@ -14,6 +14,8 @@
 #include <string_view>
 #include <vector>
 
+#include "collector/api_filter.h"
+
 namespace reverie::collector {
 
 struct Config {
@@ -28,6 +30,7 @@ struct Config {
   bool fsync_each_chunk = false;            // REVERIE_FSYNC
   bool driver_api = true;                   // REVERIE_DRIVER_API: record driver API calls
   bool nvtx = true;                         // REVERIE_NVTX: capture NVTX ranges
+  ApiFilter api_filter = ApiFilter::kQueries;  // REVERIE_API_FILTER: none|queries|cupti
   bool disable = false;                     // REVERIE_DISABLE
   bool verbose = false;                     // REVERIE_VERBOSE: summary line at stop
   std::string cupti_lib;                    // REVERIE_CUPTI_LIB: path of libcupti to load

@@ -51,7 +51,11 @@ bool BindAll(void* handle, CuptiApi* api, std::string* missing) {
          Bind(handle, "cuptiActivityRegisterTimestampCallback",
               &api->ActivityRegisterTimestampCallback, false, missing) &&
          Bind(handle, "cuptiGetTimestamp", &api->GetTimestamp, true, missing) &&
-         Bind(handle, "cuptiSetThreadIdType", &api->SetThreadIdType, false, missing);
+         Bind(handle, "cuptiSetThreadIdType", &api->SetThreadIdType, false, missing) &&
+         Bind(handle, "cuptiActivityEnableRuntimeApi", &api->ActivityEnableRuntimeApi, false,
+              missing) &&
+         Bind(handle, "cuptiActivityEnableDriverApi", &api->ActivityEnableDriverApi, false,
+              missing);
 }
 
 }  // namespace

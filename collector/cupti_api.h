@@ -52,6 +52,9 @@ struct CuptiApi {
   CUptiResult (*ActivityRegisterTimestampCallback)(CUpti_TimestampCallbackFunc fn) = nullptr;
   CUptiResult (*GetTimestamp)(uint64_t* timestamp) = nullptr;
   CUptiResult (*SetThreadIdType)(CUpti_ActivityThreadIdType type) = nullptr;
+  // Optional (CUDA 12.6+): per-call control of RUNTIME/DRIVER records.
+  CUptiResult (*ActivityEnableRuntimeApi)(CUpti_CallbackId cbid, uint8_t enable) = nullptr;
+  CUptiResult (*ActivityEnableDriverApi)(CUpti_CallbackId cbid, uint8_t enable) = nullptr;
 
   // Path of the library the table came from ("" for fakes).
   std::string library_path;

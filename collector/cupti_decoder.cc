@@ -1,10 +1,14 @@
 #include "collector/cupti_decoder.h"
 
+#include "collector/api_filter.h"
+
 #include <cupti_runtime_cbid.h>
 #include <cxxabi.h>
 
 #include <cstdlib>
 #include <cstring>
+#include <iterator>
+#include <vector>
 
 namespace reverie::collector {
 namespace {
@@ -64,11 +68,12 @@ SyncKind FoldSyncKind(CUpti_ActivitySynchronizationType type) {
 }  // namespace
 
 CuptiDecoder::CuptiDecoder(TraceSink* sink, CallbackNameFn callback_name, void* name_context,
-                           int64_t pid)
+                           int64_t pid, bool filter_queries)
     : sink_(sink),
       callback_name_(callback_name),
       name_context_(name_context),
       pid_(pid),
+      filter_queries_(filter_queries),
       api_(kApiSlots),
       external_(kExternalSlots),
       events_(kEventSlots) {}
@@ -156,9 +161,14 @@ void CuptiDecoder::DecodeExternal(const CUpti_ActivityExternalCorrelation& r) {
 }
 
 void CuptiDecoder::DecodeApi(const CUpti_ActivityAPI& r, ApiKind kind) {
+  const uint32_t domain = kind == ApiKind::kRuntime ? kRuntimeDomain : kDriverDomain;
+  if (filter_queries_ && IsFilteredApi(domain, r.cbid)) {
+    // No GPU work, sync or event refers to a query: nothing to join.
+    return sink_->FilteredApiCall(r.correlationId, static_cast<int64_t>(r.start),
+                                  static_cast<int64_t>(r.end));
+  }
   ApiCallRecord a;
   a.kind = kind;
-  const uint32_t domain = kind == ApiKind::kRuntime ? 2 : 1;
   a.name_sid = ApiNameSid(domain, r.cbid);
   a.pid = r.processId;
   a.tid = r.threadId;
@@ -175,12 +185,19 @@ void CuptiDecoder::DecodeApi(const CUpti_ActivityAPI& r, ApiKind kind) {
   slot.tid = a.tid;
   (kind == ApiKind::kRuntime ? slot.runtime_cbid : slot.driver_cbid) = r.cbid;
   sink_->ApiCall(a);
+  if (!waiting_api_.empty()) OnApiDecoded(slot);
 }
 
 // Where and when a GPU activity ran, and what launched it: the fields that
 // kernel, memcpy and memset records share under the same names.
+void CuptiDecoder::NoteContext(uint32_t context, uint32_t device) {
+  if (context == kInvalid32 || device == kInvalid32) return;
+  if (context_device_.size() < 4096) context_device_.emplace(context, static_cast<int32_t>(device));
+}
+
 template <typename Record>
-void CuptiDecoder::FillPlacement(const Record& r, GpuActivityRecord* g) const {
+void CuptiDecoder::FillPlacement(const Record& r, GpuActivityRecord* g) {
+  NoteContext(r.contextId, r.deviceId);
   g->device = static_cast<int32_t>(r.deviceId);
   g->stream = Id32(r.streamId);
   g->start_ns = static_cast<int64_t>(r.start);
@@ -240,12 +257,14 @@ void CuptiDecoder::DecodeCudaEvent(const CUpti_ActivityCudaEvent2& r) {
   e.device = static_cast<int32_t>(r.deviceId);
   e.stream = Id32(r.streamId);
   e.context = Id32(r.contextId);
+  NoteContext(r.contextId, r.deviceId);
   if (ValidSyncId(r.cudaEventSyncId)) {
     EventSlot& slot = events_[r.cudaEventSyncId & (kEventSlots - 1)];
     slot.sync_id = r.cudaEventSyncId;
     slot.correlation_id = r.correlationId;
     slot.stream = e.stream;
     slot.device = e.device;
+    if (!waiting_event_.empty()) OnEventDecoded(slot);
   }
   sink_->EventRecord(e);
 }
@@ -286,43 +305,111 @@ void CuptiDecoder::DecodeSync(const CUpti_ActivitySynchronization2& r) {
   p.record.correlation_id = r.correlationId;
   p.record.stream = Id32(r.streamId);
   p.record.event_id = Id32(r.cudaEventId);
-  auto ctx = context_device_.find(r.contextId);
-  if (ctx != context_device_.end()) p.record.device = ctx->second;
+  p.context = r.contextId;
   if ((p.record.kind == SyncKind::kEvent || p.record.kind == SyncKind::kStreamWaitEvent) &&
       ValidSyncId(r.cudaEventSyncId)) {
     p.event_sync_id = r.cudaEventSyncId;
   }
   if (TryResolve(&p)) return EmitSync(&p, false);
   pending_.push_back(p);
+  const PendingList::iterator it = std::prev(pending_.end());
+  if (!it->have_thread && it->record.correlation_id != 0) waiting_api_.emplace(it->record.correlation_id, it);
+  if (it->event_sync_id != 0 && !it->have_event) waiting_event_.emplace(it->event_sync_id, it);
   if (pending_.size() > kMaxPendingSyncs) {
-    EmitSync(&pending_.front(), true);
-    pending_.pop_front();
+    const PendingList::iterator oldest = pending_.begin();
+    Unindex(oldest);
+    EmitSync(&*oldest, true);
+    pending_.erase(oldest);
   }
 }
 
+void CuptiDecoder::FillThread(const ApiSlot& api, PendingSync* p) const {
+  p->record.pid = api.pid;
+  p->record.tid = api.tid;
+  if (p->record.kind == SyncKind::kContext &&
+      api.runtime_cbid == CUPTI_RUNTIME_TRACE_CBID_cudaDeviceSynchronize_v3020) {
+    p->record.kind = SyncKind::kDevice;
+  }
+  p->have_thread = true;
+}
+
+void CuptiDecoder::FillEvent(const EventSlot& ev, PendingSync* p) const {
+  p->record.wait_on_stream = ev.stream;
+  p->record.event_record_correlation_id = ev.correlation_id;
+  if (!p->have_device) {
+    // The recording stream's device: a stream waits on events of its own
+    // device in practice, and CUDA 13 gives no other when the context is
+    // unknown.
+    p->record.device = ev.device;
+  }
+  p->have_event = true;
+}
+
 bool CuptiDecoder::TryResolve(PendingSync* p) {
-  if (!p->have_thread) {
-    const ApiSlot& api = api_[p->record.correlation_id & (kApiSlots - 1)];
-    if (api.correlation_id == p->record.correlation_id && p->record.correlation_id != 0) {
-      p->record.pid = api.pid;
-      p->record.tid = api.tid;
-      if (p->record.kind == SyncKind::kContext &&
-          api.runtime_cbid == CUPTI_RUNTIME_TRACE_CBID_cudaDeviceSynchronize_v3020) {
-        p->record.kind = SyncKind::kDevice;
-      }
-      p->have_thread = true;
+  if (!p->have_device) {
+    auto ctx = context_device_.find(p->context);
+    if (ctx != context_device_.end()) {
+      p->record.device = ctx->second;
+      p->have_device = true;
     }
+  }
+  if (!p->have_thread && p->record.correlation_id != 0) {
+    const ApiSlot& api = api_[p->record.correlation_id & (kApiSlots - 1)];
+    if (api.correlation_id == p->record.correlation_id) FillThread(api, p);
   }
   if (p->event_sync_id != 0 && !p->have_event) {
     const EventSlot& ev = events_[p->event_sync_id & (kEventSlots - 1)];
-    if (ev.sync_id == p->event_sync_id) {
-      p->record.wait_on_stream = ev.stream;
-      p->record.event_record_correlation_id = ev.correlation_id;
-      if (p->record.device == 0) p->record.device = ev.device;
-      p->have_event = true;
-    }
+    if (ev.sync_id == p->event_sync_id) FillEvent(ev, p);
   }
-  return p->have_thread && (p->event_sync_id == 0 || p->have_event);
+  return p->Complete();
+}
+
+void CuptiDecoder::OnApiDecoded(const ApiSlot& api) {
+  auto [lo, hi] = waiting_api_.equal_range(api.correlation_id);
+  if (lo == hi) return;
+  std::vector<PendingList::iterator> ready;
+  for (auto w = lo; w != hi; ++w) {
+    FillThread(api, &*w->second);
+    ready.push_back(w->second);
+  }
+  waiting_api_.erase(lo, hi);
+  EmitResolved(ready);
+}
+
+void CuptiDecoder::OnEventDecoded(const EventSlot& ev) {
+  auto [lo, hi] = waiting_event_.equal_range(ev.sync_id);
+  if (lo == hi) return;
+  std::vector<PendingList::iterator> ready;
+  for (auto w = lo; w != hi; ++w) {
+    FillEvent(ev, &*w->second);
+    ready.push_back(w->second);
+  }
+  waiting_event_.erase(lo, hi);
+  EmitResolved(ready);
+}
+
+void CuptiDecoder::EmitResolved(const std::vector<PendingList::iterator>& filled) {
+  for (const PendingList::iterator it : filled) {
+    if (!TryResolve(&*it)) continue;
+    Unindex(it);
+    EmitSync(&*it, false);
+    pending_.erase(it);
+  }
+}
+
+void CuptiDecoder::Unindex(PendingList::iterator it) {
+  const auto erase = [&](std::unordered_multimap<uint64_t, PendingList::iterator>* index,
+                         uint64_t key) {
+    auto [lo, hi] = index->equal_range(key);
+    for (auto e = lo; e != hi; ++e) {
+      if (e->second == it) {
+        index->erase(e);
+        return;
+      }
+    }
+  };
+  if (it->record.correlation_id != 0) erase(&waiting_api_, it->record.correlation_id);
+  if (it->event_sync_id != 0) erase(&waiting_event_, it->event_sync_id);
 }
 
 void CuptiDecoder::EmitSync(PendingSync* p, bool final) {
@@ -336,6 +423,7 @@ void CuptiDecoder::EmitSync(PendingSync* p, bool final) {
 void CuptiDecoder::ResolvePending(bool final) {
   for (auto it = pending_.begin(); it != pending_.end();) {
     if (TryResolve(&*it) || final) {
+      Unindex(it);
       EmitSync(&*it, final);
       it = pending_.erase(it);
     } else {

@@ -18,13 +18,20 @@
 //   CUDA_EVENT record and the sync record with `cudaEventSyncId`; the event
 //   record gives the recording stream and correlation id.
 // - Context -> device, from CONTEXT records, for syncs.
+// - Context -> device also from kernel, memcpy, memset and CUDA event
+//   records: a collector started after the context exists gets no CONTEXT
+//   record.
 // A sync whose partner records have not arrived yet waits in a bounded
-// pending list; ResolvePending(final=true) writes the rest as they are and
-// counts `sync_thread_unknown` / `sync_event_unresolved`.
+// pending list, indexed by the correlation id and event sync id it waits
+// for, and is completed the moment the partner is decoded: CUDA 13 writes
+// a thread's records into that thread's buffer, and one buffer spans more
+// API calls than the join tables hold, so a partner decoded later in the
+// same buffer may already have left its slot by the end of the buffer.
+// ResolvePending(final=true) writes the rest as they are and counts
+// `sync_thread_unknown` / `sync_event_unresolved`.
 //
-// The join tables are direct-mapped on the id (newest wins): correlation ids
-// grow monotonically, so a slot is only reused 64K API calls later, long
-// after its GPU work was decoded.
+// The join tables are direct-mapped on the id (newest wins) for partners
+// decoded *before* the sync: a slot is reused 64K API calls later.
 //
 // Not thread-safe: owned by the writer thread.
 #ifndef REVERIE_COLLECTOR_CUPTI_DECODER_H_
@@ -33,7 +40,7 @@
 #include <cupti_activity.h>
 
 #include <cstdint>
-#include <deque>
+#include <list>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -51,7 +58,9 @@ class CuptiDecoder {
  public:
   static constexpr size_t kMaxPendingSyncs = 4096;
 
-  CuptiDecoder(TraceSink* sink, CallbackNameFn callback_name, void* name_context, int64_t pid);
+  // `filter_queries`: drop the calls of api_filter.h (counted by the sink).
+  CuptiDecoder(TraceSink* sink, CallbackNameFn callback_name, void* name_context, int64_t pid,
+               bool filter_queries = false);
 
   void Decode(const CUpti_Activity* record);
   // Retries waiting syncs; `final` writes every one still waiting.
@@ -79,10 +88,14 @@ class CuptiDecoder {
   };
   struct PendingSync {
     SyncRecord record;
+    uint32_t context = 0;
     uint64_t event_sync_id = 0;  // 0 = not an event sync
     bool have_thread = false;
     bool have_event = false;
+    bool have_device = false;
+    bool Complete() const { return have_thread && (event_sync_id == 0 || have_event); }
   };
+  using PendingList = std::list<PendingSync>;
   struct KernelName {
     std::string mangled;
     uint32_t sid = 0;
@@ -103,21 +116,32 @@ class CuptiDecoder {
   uint32_t KernelNameSid(const char* name);
   uint64_t ExternalIdOf(uint64_t correlation_id) const;
   template <typename Record>
-  void FillPlacement(const Record& r, GpuActivityRecord* g) const;
+  void FillPlacement(const Record& r, GpuActivityRecord* g);
+  void NoteContext(uint32_t context, uint32_t device);
   bool TryResolve(PendingSync* p);
+  void FillThread(const ApiSlot& api, PendingSync* p) const;
+  void FillEvent(const EventSlot& ev, PendingSync* p) const;
+  // A partner of waiting syncs was just decoded.
+  void OnApiDecoded(const ApiSlot& api);
+  void OnEventDecoded(const EventSlot& ev);
+  void EmitResolved(const std::vector<PendingList::iterator>& filled);
+  void Unindex(PendingList::iterator it);
   void EmitSync(PendingSync* p, bool final);
 
   TraceSink* sink_;
   CallbackNameFn callback_name_;
   void* name_context_;
   int64_t pid_;
+  bool filter_queries_;
   std::vector<ApiSlot> api_;
   std::vector<ExternalSlot> external_;
   std::vector<EventSlot> events_;
   std::unordered_map<uint32_t, int32_t> context_device_;
   std::vector<uint32_t> api_name_sid_[3];  // by domain, then cbid
   std::unordered_map<const char*, KernelName> kernel_names_;
-  std::deque<PendingSync> pending_;
+  PendingList pending_;
+  std::unordered_multimap<uint64_t, PendingList::iterator> waiting_api_;    // by correlation id
+  std::unordered_multimap<uint64_t, PendingList::iterator> waiting_event_;  // by event sync id
 };
 
 }  // namespace reverie::collector

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <type_traits>
 #include <utility>
 
 namespace reverie::collector {
@@ -49,9 +50,19 @@ void TraceSink::ApiCall(const ApiCallRecord& r) {
   writer_->AddApiCall(r);
 }
 
+void TraceSink::FilteredApiCall(uint64_t correlation_id, int64_t start_ns, int64_t end_ns) {
+  if (window_->KeepApiCall(correlation_id, start_ns, end_ns)) Count(TraceCounter::api_calls_filtered, 1);
+}
+
 void TraceSink::GpuActivity(const GpuActivityRecord& r) {
-  if (!window_->KeepCorrelated(r.correlation_id, r.start_ns)) return Dropped();
-  writer_->AddGpuActivity(r);
+  switch (window_->Judge(r.correlation_id, r.start_ns)) {
+    case IterationWindow::Decision::kKeep: return writer_->AddGpuActivity(r);
+    case IterationWindow::Decision::kDrop: return Dropped();
+    case IterationWindow::Decision::kUndecided: break;
+  }
+  Held h;
+  h.gpu = r;
+  Hold(std::move(h));
 }
 
 void TraceSink::Sync(const SyncRecord& r) {
@@ -61,8 +72,64 @@ void TraceSink::Sync(const SyncRecord& r) {
 }
 
 void TraceSink::EventRecord(const EventRecordRecord& r) {
-  if (!window_->KeepCorrelated(r.correlation_id, 0)) return Dropped();
-  writer_->AddEventRecord(r);
+  switch (window_->Judge(r.correlation_id, 0)) {
+    case IterationWindow::Decision::kKeep: return writer_->AddEventRecord(r);
+    case IterationWindow::Decision::kDrop: return Dropped();
+    case IterationWindow::Decision::kUndecided: break;
+  }
+  Held h;
+  h.is_event = true;
+  h.event = r;
+  Hold(std::move(h));
+}
+
+void TraceSink::Write(const Held& h) {
+  if (h.is_event) {
+    writer_->AddEventRecord(h.event);
+  } else {
+    writer_->AddGpuActivity(h.gpu);
+  }
+}
+
+void TraceSink::Hold(Held h) {
+  if (held_.size() >= kMaxHeld) {
+    // Bounded memory: the oldest is judged with what is known now.
+    const Held& oldest = held_.front();
+    Count(TraceCounter::window_hold_overflow, 1);
+    if (window_->KeepAtEnd(CorrelationOf(oldest), TimeOf(oldest))) {
+      Write(oldest);
+    } else {
+      Dropped();
+    }
+    held_.pop_front();
+  }
+  held_.push_back(std::move(h));
+}
+
+void TraceSink::ResolveHeld(bool final) {
+  if (held_.empty()) return;
+  std::deque<Held> still;
+  for (Held& h : held_) {
+    const uint64_t corr = CorrelationOf(h);
+    const int64_t t = TimeOf(h);
+    bool keep = false;
+    if (final) {
+      keep = window_->KeepAtEnd(corr, t);
+    } else {
+      const IterationWindow::Decision d = window_->Judge(corr, t);
+      if (d == IterationWindow::Decision::kUndecided) {
+        still.push_back(std::move(h));
+        continue;
+      }
+      keep = d == IterationWindow::Decision::kKeep;
+    }
+    if (keep) {
+      Write(h);
+    } else {
+      Dropped();
+    }
+  }
+  held_.swap(still);
 }
 
 uint32_t TraceSink::Range(const RangeRecord& r) {
@@ -77,12 +144,29 @@ void TraceSink::Iteration(const IterationRecord& r) {
 }
 
 void TraceSink::Device(const DeviceRecord& d) {
-  for (DeviceRecord& existing : header_.devices) {
-    if (existing.id == d.id) {
-      existing = d;
-      writer_->UpdateHeader(header_);
-      return;
-    }
+  for (DeviceRecord& e : header_.devices) {
+    if (e.id != d.id) continue;
+    // CUPTI's record after the driver's: what CUPTI reports wins, what it
+    // leaves out (memory clock, bus width) stays.
+    const auto take = [](auto& field, const auto& value) {
+      if (value != std::decay_t<decltype(value)>{}) field = value;
+    };
+    take(e.name, d.name);
+    take(e.vendor, d.vendor);
+    take(e.sm_count, d.sm_count);
+    take(e.compute_major, d.compute_major);
+    take(e.compute_minor, d.compute_minor);
+    take(e.total_memory_bytes, d.total_memory_bytes);
+    take(e.sm_clock_khz, d.sm_clock_khz);
+    take(e.memory_clock_khz, d.memory_clock_khz);
+    take(e.memory_bus_width_bits, d.memory_bus_width_bits);
+    take(e.memory_bandwidth_gbps, d.memory_bandwidth_gbps);
+    take(e.max_threads_per_sm, d.max_threads_per_sm);
+    take(e.registers_per_sm, d.registers_per_sm);
+    take(e.shared_memory_per_sm_bytes, d.shared_memory_per_sm_bytes);
+    take(e.warp_size, d.warp_size);
+    writer_->UpdateHeader(header_);
+    return;
   }
   header_.devices.push_back(d);
   writer_->UpdateHeader(header_);

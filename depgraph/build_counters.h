@@ -61,6 +61,8 @@ namespace reverie::depgraph {
   F(sync_without_call, kAnomaly, "synchronizations with no CPU call: dropped")                     \
   F(event_edge_rejected, kAnomaly, "event edges the recorded times contradict: dropped")           \
   F(event_wait_unresolved, kAnomaly, "event waits whose recording was not found: dropped")         \
+  F(event_wait_idle_stream, kInfo,                                                                 \
+    "event waits by or through a stream that runs no GPU work (a library's fork/join): followed")  \
   F(op_inputs_inconsistent, kAnomaly, "op input shapes whose list ranks contradict their sizes: ignored") \
   F(blocking_copy_unrouted, kAnomaly, "blocking copies with no stream to wait on")                 \
   F(cross_stream_wait_inferred, kInfo,                                                             \

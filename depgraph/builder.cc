@@ -72,10 +72,15 @@ void Context::AddSyncEdge(uint32_t o, uint32_t c) {
   wait_end[c] = std::max(wait_end[c], ops[o].end);
 }
 
+// Calls (and GPU activities) of equal times are ordered by correlation id,
+// the order the runtime issued them, then by their place in the file: the
+// graph does not depend on the order the profiler wrote its events in
+// (issue 29, metamorphic tests: two calls of one instant swapped names).
 void BuildCpuTasks(Context& ctx) {
   const auto& api = ctx.trace.events().api_calls();
   struct Key {
     int64_t pid, tid, start, neg_end;
+    uint64_t corr;
     uint32_t idx;
   };
   std::vector<Key> keys;
@@ -86,11 +91,11 @@ void BuildCpuTasks(Context& ctx) {
       ctx.stats.Add(BuildCounter::negative_duration_api_call);
     }
     keys.push_back({a.pid(), a.tid(), a.start_ns(), -std::max(a.end_ns(), a.start_ns()),
-                    static_cast<uint32_t>(i)});
+                    a.correlation_id(), static_cast<uint32_t>(i)});
   }
   std::sort(keys.begin(), keys.end(), [](const Key& x, const Key& y) {
-    return std::tie(x.pid, x.tid, x.start, x.neg_end, x.idx) <
-           std::tie(y.pid, y.tid, y.start, y.neg_end, y.idx);
+    return std::tie(x.pid, x.tid, x.start, x.neg_end, x.corr, x.idx) <
+           std::tie(y.pid, y.tid, y.start, y.neg_end, y.corr, y.idx);
   });
   ctx.calls.reserve(keys.size());
   for (size_t i = 0; i < keys.size();) {
@@ -154,6 +159,7 @@ void BuildGpuTasks(Context& ctx) {
   struct Key {
     int32_t device;
     int64_t stream, start, end;
+    uint64_t corr;
     uint32_t idx;
   };
   std::vector<Key> keys;
@@ -162,11 +168,11 @@ void BuildGpuTasks(Context& ctx) {
     const proto::GpuActivity& a = acts[i];
     if (a.end_ns() < a.start_ns()) ctx.stats.Add(BuildCounter::negative_duration_gpu_op);
     keys.push_back({a.device(), a.stream(), a.start_ns(), std::max(a.end_ns(), a.start_ns()),
-                    static_cast<uint32_t>(i)});
+                    a.correlation_id(), static_cast<uint32_t>(i)});
   }
   std::sort(keys.begin(), keys.end(), [](const Key& x, const Key& y) {
-    return std::tie(x.device, x.stream, x.start, x.end, x.idx) <
-           std::tie(y.device, y.stream, y.start, y.end, y.idx);
+    return std::tie(x.device, x.stream, x.start, x.end, x.corr, x.idx) <
+           std::tie(y.device, y.stream, y.start, y.end, y.corr, y.idx);
   });
   ctx.ops.reserve(keys.size());
   for (size_t i = 0; i < keys.size();) {
@@ -476,6 +482,7 @@ absl::StatusOr<Graph> BuildGraph(const Trace& trace, const BuildOptions& opts,
   internal::AnchorRoots(ctx);
   internal::FinishLaunchDelays(ctx);
   internal::Annotate(ctx);
+  internal::AddMemory(ctx);
   st.Add(BuildCounter::cpu_tasks, static_cast<int64_t>(ctx.calls.size()));
   st.Add(BuildCounter::gpu_tasks, static_cast<int64_t>(ctx.ops.size()));
   st.Add(BuildCounter::threads, static_cast<int64_t>(ctx.threads.size()));

@@ -20,15 +20,32 @@ namespace {
 
 using ThreadKey = std::pair<int64_t, int64_t>;
 
+}  // namespace
+
 // Layer for a dotted module path, creating its ancestors ("a", "a.b") first.
+// Iterative: the longest known ancestor is found from the path's end, then
+// the missing ones are made outward in. Paths are within the bounds of
+// proto/trace_validate.h (kMaxModulePathDepth levels, kMaxModulePathBytes),
+// so this hashes at most depth x bytes of text (issue 29, D22: recursion
+// on a path of 100,000 levels).
 LayerId LayerFor(Graph& g, std::string_view path) {
-  const LayerId known = g.FindLayer(path);
-  if (known.valid()) return known;
-  const size_t dot = path.rfind('.');
-  const LayerId parent = dot == std::string_view::npos ? LayerId::Invalid()
-                                                       : LayerFor(g, path.substr(0, dot));
-  return g.AddLayer(path, parent);
+  std::vector<size_t> ends;  // prefix lengths still to make, longest first
+  LayerId parent;
+  for (size_t end = path.size();;) {
+    if (const LayerId known = g.FindLayer(path.substr(0, end)); known.valid()) {
+      parent = known;
+      break;
+    }
+    ends.push_back(end);
+    const size_t dot = end == 0 ? std::string_view::npos : path.rfind('.', end - 1);
+    if (dot == std::string_view::npos) break;
+    end = dot;
+  }
+  for (auto it = ends.rbegin(); it != ends.rend(); ++it) parent = g.AddLayer(path.substr(0, *it), parent);
+  return parent;
 }
+
+namespace {
 
 struct Open {
   int64_t end;

@@ -139,6 +139,11 @@ void AddInterThreadEdges(Context& ctx);
 void AddSteps(Context& ctx);
 void SplitCpuTime(Context& ctx);
 void Annotate(Context& ctx);
+// The trace's memory events, with the layer and phase of their ops
+// (builder_memory.cc).
+void AddMemory(Context& ctx);
+// Layer for a dotted module path, creating its ancestors first.
+LayerId LayerFor(Graph& g, std::string_view path);
 
 }  // namespace reverie::depgraph::internal
 

@@ -210,6 +210,39 @@ TEST(BuilderTest, RecordedStreamWaitEventMakesAGpuToGpuEdge) {
   EXPECT_EQ(r->start_ns[Find(g, "consumer").value()], 12 + 1000 + 2);
 }
 
+// cuDNN's fork/join over a stream pool, as an H100 ResNet-50 trace recorded
+// it: stream 7 records an event, streams 8 (busy) and 9 (runs nothing) wait
+// on it, record their own, and stream 7 waits on those. The waits by and on
+// the empty stream add no edge and are no anomaly; a chain through it
+// (producer on 8 -> empty 9 -> consumer on 10) keeps its dependency.
+TEST(BuilderTest, StreamWaitsThroughAStreamThatRunsNothingAreFollowed) {
+  T t;
+  t.Api("cudaLaunchKernel", 1, 0, 10, 1);      // producer on 8
+  t.Api("cudaEventRecord", 1, 12, 14, 2);      // E1 on 8
+  t.Api("cudaStreamWaitEvent", 1, 15, 16, 3);  // 9 waits E1
+  t.Api("cudaEventRecord", 1, 17, 18, 4);      // E2 on 9 (empty)
+  t.Api("cudaStreamWaitEvent", 1, 19, 20, 5);  // 10 waits E2
+  t.Api("cudaLaunchKernel", 1, 21, 25, 6);     // consumer on 10
+  t.Gpu("producer", 8, 12, 300, 1);
+  t.Gpu("consumer", 10, 302, 400, 6);
+  proto::Sync* fork = t.Sync(proto::Sync::STREAM_WAIT_EVENT, 3, 9);
+  fork->set_wait_on_stream(8);
+  fork->set_event_record_correlation_id(2);
+  proto::Sync* join = t.Sync(proto::Sync::STREAM_WAIT_EVENT, 5, 10);
+  join->set_wait_on_stream(9);
+  join->set_event_record_correlation_id(4);
+  BuildStats stats;
+  Graph g = t.Build(&stats);
+  const std::vector<Edge> ev = EdgesOfKind(g, EdgeKind::kEvent);
+  ASSERT_EQ(ev.size(), 1u);
+  EXPECT_EQ(ev[0].src, Find(g, "producer"));
+  EXPECT_EQ(ev[0].dst, Find(g, "consumer"));
+  EXPECT_EQ(stats.Get(BuildCounter::event_wait_unresolved), 0);
+  EXPECT_EQ(stats.Get(BuildCounter::event_wait_idle_stream), 2);  // the fork and the join
+  EXPECT_EQ(stats.Get(BuildCounter::event_edge_recorded), 1);
+  ExpectFaithful(g);
+}
+
 TEST(BuilderTest, InferredStreamWaitEventWithoutRecords) {
   T t;
   t.Api("cudaLaunchKernel", 1, 0, 10, 1);
@@ -357,6 +390,30 @@ TEST(BuilderTest, InterThreadEdgeHandsTheGapToTheOtherThread) {
   absl::StatusOr<SimResult> r = Simulate(g);
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(r->start_ns[Find(g, "cudaLaunchKernel", 1).value()], 500);
+}
+
+// Issue 29, D22: layers of a module path are made iteratively, ancestors
+// first (the recursion went one level per dot).
+TEST(BuilderTest, DeepModulePathsMakeEveryAncestorOnce) {
+  T t;
+  std::string path = "m0";
+  for (int i = 1; i < 32; ++i) path += ".m" + std::to_string(i);
+  t.Range(1, 0, 500, path, proto::FORWARD);
+  t.Range(1, 600, 900, path.substr(0, path.rfind('.')) + ".other", proto::FORWARD);
+  t.Api("cudaLaunchKernel", 1, 50, 60, 1);
+  t.Api("cudaLaunchKernel", 1, 650, 660, 2);
+  t.Gpu("k1", 7, 70, 80, 1);
+  t.Gpu("k2", 7, 670, 680, 2);
+  const Graph g = t.Build();
+  EXPECT_EQ(g.layer_count(), 33u);
+  const LayerId leaf = g.FindLayer(path);
+  ASSERT_TRUE(leaf.valid());
+  EXPECT_EQ(g.layer_of(Find(g, "k1")), leaf);
+  int depth = 0;
+  for (LayerId l = leaf; l.valid(); l = g.layer(l).parent) ++depth;
+  EXPECT_EQ(depth, 32);
+  EXPECT_EQ(g.layer(g.FindLayer(path.substr(0, path.rfind('.')) + ".other")).parent,
+            g.layer(leaf).parent);
 }
 
 TEST(BuilderTest, LayersPhasesAndIterations) {

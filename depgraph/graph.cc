@@ -58,6 +58,13 @@ Graph::Graph() {
   InternGeometry(KernelGeometry{});
 }
 
+void Graph::AddMemoryEvent(const MemoryEvent& m) {
+  REVERIE_CHECK(memory_.empty() || memory_.back().measured_ns <= m.measured_ns);
+  REVERIE_CHECK(m.alloc == 0 || (m.alloc <= memory_.size() && memory_[m.alloc - 1].bytes > 0));
+  REVERIE_CHECK(!m.layer.valid() || m.layer.value() < layer_count());
+  memory_.push_back(m);
+}
+
 uint32_t Graph::InternName(std::string_view s) {
   auto it = name_index_.find(absl::string_view(s.data(), s.size()));
   if (it != name_index_.end()) return it->second;
@@ -345,7 +352,7 @@ absl::Status Graph::Validate() const {
 
 size_t Graph::MemoryBytes() const {
   auto cap = [](const auto& v) { return v.capacity() * sizeof(v[0]); };
-  size_t b = cap(edges_) + cap(ops_);
+  size_t b = cap(edges_) + cap(ops_) + cap(memory_);
   col_.ForEach([&](const auto& v) { b += cap(v); });
   if (const Adjacency* a = adjacency_.ptr()) {
     b += cap(a->out_offsets) + cap(a->out_edges) + cap(a->in_offsets) + cap(a->in_edges);

@@ -183,6 +183,22 @@ struct KernelGeometry {
   }
 };
 
+// One allocation or free the trace recorded (trace.proto MemoryEvent), with
+// the layer and phase of the op that made it. Kept in time order; what
+// depgraph/memory.h reads a step's memory from.
+struct MemoryEvent {
+  int64_t measured_ns = 0;
+  int64_t bytes = 0;             // > 0 an allocation, < 0 a free
+  int64_t total_allocated = -1;  // the allocator's total on the device after it; -1 unknown
+  int64_t total_reserved = -1;
+  int32_t device = -1;           // GPU ordinal; -1 the host
+  Phase phase = Phase::kUnknown;
+  LayerId layer;
+  uint32_t op_name = 0;  // interned name of the enclosing op; 0 = none
+  uint32_t alloc = 0;    // for a free: 1 + index of the allocation it frees; 0 = none
+  bool has_addr = false;  // recorded with an address (the 2021 schema has none)
+};
+
 // measured_start_ns of a task that is not from the trace (a script inserted
 // it). Not -1: a trace's clock may be negative.
 inline constexpr int64_t kNotMeasured = INT64_MIN;
@@ -310,6 +326,11 @@ class Graph {
   const Iteration& iteration_info(int32_t i) const { return iterations_[i]; }
   void set_iteration_counted(int32_t i, bool counted) { iterations_[i].counted = counted; }
   size_t iteration_count() const { return iterations_.size(); }
+
+  // ---- memory ----
+  // Appends in time order; `alloc` must index an earlier allocation.
+  void AddMemoryEvent(const MemoryEvent& m);
+  std::span<const MemoryEvent> memory_events() const { return memory_; }
 
   // ---- framework ops ----
   // `parent` must be an existing op (or invalid): ops form a forest.
@@ -481,6 +502,7 @@ class Graph {
   std::vector<Layer> layers_;
   absl::flat_hash_map<std::string, LayerId> layer_index_;
   std::vector<Iteration> iterations_;
+  std::vector<MemoryEvent> memory_;
   std::vector<CpuOp> ops_;
   std::vector<hardware::OpArgs> op_inputs_;
   absl::flat_hash_map<std::string, uint32_t> op_inputs_index_;

@@ -35,8 +35,8 @@ ModelInfo ModelInfoFromTrace(const Trace& trace) {
       ++info.skipped;
       continue;
     }
-    info.collectives.push_back(
-        {std::string(trace.String(c.name_sid())), c.bytes(), c.group_size(), c.start_ns()});
+    info.collectives.push_back({std::string(trace.String(c.name_sid())), c.bytes(),
+                                c.group_size(), c.start_ns(), c.end_ns(), c.pid(), c.tid()});
   }
   std::stable_sort(info.collectives.begin(), info.collectives.end(),
                    [](const CollectiveInfo& a, const CollectiveInfo& b) { return a.start_ns < b.start_ns; });

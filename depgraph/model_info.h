@@ -41,6 +41,9 @@ struct CollectiveInfo {
   int64_t bytes = 0;       // payload (in_nelems x element size); 0 = unknown
   int32_t group_size = 0;  // 0 = not recorded
   int64_t start_ns = 0;    // measured CPU start: for ordering only
+  int64_t end_ns = 0;      // measured CPU end (0 = not recorded)
+  int64_t pid = 0;         // the thread that made the call
+  int64_t tid = 0;
 };
 
 // A GPU the trace describes (proto Device): the origin of a cross-GPU

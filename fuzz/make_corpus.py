@@ -9,6 +9,10 @@ thousands of times faster than the 200 KB example) and reproducible:
   fuzz_gzip/         the same windows gzipped (one member, max compression)
   fuzz_pb_reader/    the same windows through `reverie import` (.pb)
 
+plus deep_module_path, the small window with its first launch inside an
+nn.Module whose name has 200 dots and 40 nested modules (issue 29, D22: the
+importer cuts such paths to 32 levels).
+
 Usage: fuzz/make_corpus.py path/to/reverie   (run from the source root)
 The Lua target's seeds (fuzz/corpus/fuzz_lua_script/) are written by hand.
 """
@@ -56,6 +60,25 @@ def window(trace, launches):
     return out
 
 
+def with_deep_modules(trace):
+    """`trace` with an nn.Module of 200 dots and 40 nested modules around its
+    first runtime call (Python ids and parents set, as the profiler writes
+    them)."""
+    out = json.loads(json.dumps(trace))
+    events = out["traceEvents"]
+    call = min((e for e in events if e.get("cat") == "cuda_runtime"), key=lambda e: e["ts"])
+    lo, hi = call["ts"] - 0.5, call["ts"] + call.get("dur", 0) + 0.5
+    events.append({"ph": "X", "cat": "python_function", "name": "nn.Module: " + "a." * 200 + "b",
+                   "pid": call["pid"], "tid": call["tid"], "ts": lo - 1, "dur": hi - lo + 2,
+                   "args": {"Python id": 900, "Python parent id": 0}})
+    for i in range(40):
+        events.append({"ph": "X", "cat": "python_function", "name": "nn.Module: m%d" % i,
+                       "pid": call["pid"], "tid": call["tid"], "ts": lo - 0.9 + i * 0.01,
+                       "dur": hi - lo + 1.8 - i * 0.02,
+                       "args": {"Python id": 1000 + i, "Python parent id": 999 + i if i else 900}})
+    return out
+
+
 def write(path, data):
     with open(path, "wb") as f:
         f.write(data)
@@ -75,6 +98,7 @@ def main():
     for e in old["traceEvents"]:
         e["cat"] = SCHEMA_2021.get(e.get("cat"), e.get("cat"))
     seeds["tiny_mlp_schema2021"] = old
+    seeds["deep_module_path"] = with_deep_modules(seeds["tiny_mlp_small"])
 
     for sub in ("fuzz_json_import", "fuzz_gzip", "fuzz_pb_reader"):
         os.makedirs(os.path.join(CORPUS, sub), exist_ok=True)

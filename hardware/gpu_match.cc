@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -106,7 +107,8 @@ double PcieGbs(int32_t gen, int32_t lanes) {
 
 const GpuSpec* FindGpu(std::string_view key) {
   for (const GpuSpec& g : GpuTable()) {
-    if (text::Lower(g.key) == text::Lower(key)) return &g;
+    // No copy per row: a script's key may be megabytes long.
+    if (absl::EqualsIgnoreCase(Sv(g.key), Sv(key))) return &g;
   }
   return nullptr;
 }

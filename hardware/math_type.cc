@@ -23,6 +23,7 @@ bool HasAny(std::string_view lower, std::initializer_list<std::string_view> word
 std::string_view MathName(Math m) { return kNames[static_cast<int>(m)]; }
 
 std::optional<Math> ParseMath(std::string_view name) {
+  if (name.size() > 8) return std::nullopt;  // the longest name is "bfloat16"
   const std::string lower = text::Lower(name);
   for (int i = 0; i < kMathCount; ++i) {
     if (lower == kNames[i]) return static_cast<Math>(i);

@@ -184,11 +184,16 @@ OpWork Conv(std::string_view name, const OpArgs& args, const Shape& x, const Sha
     const int64_t in = x[2 + i], k = w[2 + i];
     const int64_t s = std::max<int64_t>(1, pick(stride, i, 1)), p = pick(pad, i, 0),
                   d = std::max<int64_t>(1, pick(dil, i, 1));
-    int64_t out = grad_out != nullptr && grad_out->size() == x.size() ? (*grad_out)[2 + i]
-                                                                      : (in + 2 * p - d * (k - 1) - 1) / s + 1;
-    if (transposed && grad_out == nullptr) out = (in - 1) * s - 2 * p + d * (k - 1) + 1;
+    // In doubles: a trace's concrete padding, stride or dilation may be any
+    // int64, and the integer formula would overflow (issue 29).
+    const double din = static_cast<double>(in), dk = static_cast<double>(k),
+                 ds = static_cast<double>(s), dp = static_cast<double>(p), dd = static_cast<double>(d);
+    double out = grad_out != nullptr && grad_out->size() == x.size()
+                     ? static_cast<double>((*grad_out)[2 + i])
+                     : std::trunc((din + 2 * dp - dd * (dk - 1) - 1) / ds) + 1;
+    if (transposed && grad_out == nullptr) out = (din - 1) * ds - 2 * dp + dd * (dk - 1) + 1;
     spatial_in *= static_cast<double>(std::max<int64_t>(in, 0));
-    spatial_out *= static_cast<double>(std::max<int64_t>(out, 0));
+    spatial_out *= std::max(out, 0.0);
     kernel *= static_cast<double>(std::max<int64_t>(k, 0));
   }
   // Transposed: w is [C_in, C_out/g, kernel...]; the work is the forward

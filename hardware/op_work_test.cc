@@ -2,6 +2,8 @@
 // real traces record (Kineto "Input Dims" / "Input type" / "Concrete Inputs").
 #include "hardware/op_work.h"
 
+#include <cmath>
+
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -73,6 +75,24 @@ TEST(OpWorkTest, ConvolutionWithStrideAndPadding) {
   const OpWork guess = WorkOfOp("aten::conv2d", {T("float", {1, 3, 10, 10}), T("float", {4, 3, 3, 3})});
   EXPECT_DOUBLE_EQ(guess.flops, 2.0 * 1 * 4 * 8 * 8 * 3 * 9);
   EXPECT_THAT(guess.formula, HasSubstr("not recorded"));
+}
+
+// A trace's concrete padding, stride and dilation may be any int64 (issue
+// 29): the output size is computed without overflow (UBSan would report
+// one), never negative, and the work stays finite.
+TEST(OpWorkTest, ConvolutionWithHostileConcreteInputsStaysFinite) {
+  for (const char* pad : {"[9223372036854775807, 1]", "[-9223372036854775807, 1]"}) {
+    for (const char* transposed : {"False", "True"}) {
+      const OpWork w = WorkOfOp(
+          "aten::convolution",
+          {T("float", {8, 32, int64_t{1} << 40, 56}), T("float", {32, 32, int64_t{1} << 40, 3}), None(),
+           S("[9223372036854775807, 1]"), S(pad), S("[9223372036854775807, 1]"), S(transposed),
+           S("[0, 0]"), S("1")});
+      EXPECT_EQ(w.kind, WorkKind::kConv) << pad << " " << transposed;
+      EXPECT_TRUE(std::isfinite(w.flops) && w.flops >= 0) << w.flops;
+      EXPECT_TRUE(std::isfinite(w.bytes) && w.bytes >= 0) << w.bytes;
+    }
+  }
 }
 
 TEST(OpWorkTest, ConvolutionBackwardComputesTheMaskedGradients) {
@@ -210,6 +230,7 @@ TEST(MathTypeTest, ElementTypesAndKernelNames) {
   EXPECT_TRUE(UsesMatrixUnits("nvjet_hsh_128x256_64x4_1x2_h_bz_coopA_NTT", Math::kFp16));
   EXPECT_EQ(ParseMath("BF16"), Math::kBf16);
   EXPECT_EQ(ParseMath("int8"), std::nullopt);
+  EXPECT_EQ(ParseMath(std::string(1 << 20, 'f')), std::nullopt);
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "base/text.h"
 #include "hardware/gpu_spec.h"
 #include "lua/lua_internal.h"
 #include "transforms/cost_model.h"
@@ -71,17 +72,39 @@ void PushGpu(lua_State* L, const GpuSpec& g) {
   SetString(L, "note", g.note);
 }
 
-const GpuSpec& CheckGpuKey(lua_State* L, const char* key, const char* what) {
+// A name the script gave, as a message quotes it: shortened, so that a
+// caught error on a 16 MiB name copies no 16 MiB.
+std::string Quoted(std::string_view s) { return Abbreviate(s, 100); }
+
+// The string at `idx` (a string or a number, as luaL_checklstring), its
+// bytes charged: strings read from an options table are not charged by the
+// binding's wrapper (SetBindings), and every use below is by length.
+std::string_view CheckView(lua_State* L, int idx) {
+  size_t n = 0;
+  const char* s = luaL_checklstring(L, idx, &n);
+  ChargeWork(L, static_cast<int64_t>(n / kBytesPerUnit));
+  return {s, n};
+}
+
+// A table key as an unknown-field message names it ("?" when not a string).
+std::string_view KeyView(lua_State* L, int idx) {
+  if (lua_type(L, idx) != LUA_TSTRING) return "?";
+  size_t n = 0;
+  const char* s = lua_tolstring(L, idx, &n);
+  return {s, n};
+}
+
+const GpuSpec& CheckGpuKey(lua_State* L, std::string_view key, const char* what) {
   const GpuSpec* g = hardware::FindGpu(key);
   if (g == nullptr) {
-    Raise(L, absl::StrCat(what, ": unknown GPU '", key, "' (known: ", hardware::GpuKeys(), ")"));
+    Raise(L, absl::StrCat(what, ": unknown GPU '", Quoted(key), "' (known: ", hardware::GpuKeys(), ")"));
   }
   return *g;
 }
 
 // reverie.gpu(key) -> GPU table, or nil when the table has no such key.
 int ReverieGpu(lua_State* L) {
-  const GpuSpec* g = hardware::FindGpu(luaL_checkstring(L, 1));
+  const GpuSpec* g = hardware::FindGpu(CheckView(L, 1));
   if (g == nullptr) return 0;
   PushGpu(L, *g);
   return 1;
@@ -102,7 +125,7 @@ int ReverieGpus(lua_State* L) {
 int ReverieMatchGpu(lua_State* L) {
   size_t n = 0;
   const char* name = luaL_checklstring(L, 1, &n);
-  ChargeWork(L, static_cast<int64_t>(n) * 4);
+  ChargeWork(L, SatMul(4, static_cast<int64_t>(n)));
   hardware::DeviceFacts d;
   d.name = std::string_view(name, n);
   const hardware::GpuMatch m = hardware::MatchGpu(d);
@@ -113,10 +136,13 @@ int ReverieMatchGpu(lua_State* L) {
 
 // The model calibrated on the session's graph as the script received it,
 // built on first use (per origin GPU key; "" = the trace's own GPU).
-const transforms::CostModel& ModelOrRaise(lua_State* L, const char* origin_key) {
+const transforms::CostModel& ModelOrRaise(lua_State* L, std::string_view origin_key) {
   EngineState& S = State(L);
   if (S.session == nullptr || S.read_only) Raise(L, "the cost model needs a script's graph");
-  const std::string key = origin_key == nullptr ? "" : origin_key;
+  // A key is checked before it becomes a map key: at most one model per
+  // row of the GPU table.
+  if (!origin_key.empty()) origin_key = CheckGpuKey(L, origin_key, "cost model").key;
+  const std::string key(origin_key);
   auto it = S.cost_models.find(key);
   if (it == S.cost_models.end()) {
     const depgraph::Graph& base = S.session->base();
@@ -125,7 +151,7 @@ const transforms::CostModel& ModelOrRaise(lua_State* L, const char* origin_key) 
     std::vector<depgraph::DeviceInfo> devices;
     if (S.model != nullptr) devices = S.model->devices;
     if (!key.empty()) {
-      const GpuSpec& g = CheckGpuKey(L, key.c_str(), "cost model");
+      const GpuSpec& g = CheckGpuKey(L, key, "cost model");
       devices.assign(1, depgraph::DeviceInfo());
       devices[0].name = std::string(g.name);
       devices[0].sm_count = g.sm_count;
@@ -141,13 +167,31 @@ const transforms::CostModel& ModelOrRaise(lua_State* L, const char* origin_key) 
   return **it->second;
 }
 
-// The optional origin key of a call's options table at `idx`.
-const char* OriginKey(lua_State* L, int idx) {
-  if (lua_type(L, idx) != LUA_TTABLE) return nullptr;
-  const char* key = nullptr;
-  if (lua_getfield(L, idx, "gpu") == LUA_TSTRING) key = lua_tostring(L, -1);
+// The optional string field `field` of the options table at `idx` (empty
+// when absent); any other type raises, naming the call.
+std::string_view KeyField(lua_State* L, int idx, const char* field, const char* what) {
+  if (lua_type(L, idx) != LUA_TTABLE) return {};
+  std::string_view key;
+  const int type = lua_getfield(L, idx, field);
+  if (type == LUA_TSTRING) {
+    key = CheckView(L, -1);
+  } else if (type != LUA_TNIL) {
+    luaL_error(L, "%s: '%s' must be a GPU key (a string), got %s", what, field, luaL_typename(L, -1));
+  }
   lua_pop(L, 1);  // the string stays alive in the options table
-  return key != nullptr && *key != '\0' ? key : nullptr;
+  return key;
+}
+
+// The optional origin key of a call's options table at `idx`.
+std::string_view OriginKey(lua_State* L, int idx, const char* what) {
+  return KeyField(L, idx, "gpu", what);
+}
+
+// An options argument at `idx`: none, nil or a table.
+void CheckOptions(lua_State* L, int idx, const char* what) {
+  if (!lua_isnoneornil(L, idx) && lua_type(L, idx) != LUA_TTABLE) {
+    luaL_error(L, "%s: the options must be a table, got %s", what, luaL_typename(L, idx));
+  }
 }
 
 void PushCurve(lua_State* L, const hardware::EfficiencyCurve& c) {
@@ -161,7 +205,8 @@ void PushCurve(lua_State* L, const hardware::EfficiencyCurve& c) {
 // graph:gpu([{gpu = KEY}]) -> the trace's GPU (table row with its figures
 // from the trace), with `matched_by` and `from_trace`.
 int GraphGpu(lua_State* L) {
-  const transforms::CostModel& m = ModelOrRaise(L, OriginKey(L, 2));
+  CheckOptions(L, 2, "gpu");
+  const transforms::CostModel& m = ModelOrRaise(L, OriginKey(L, 2, "gpu"));
   PushGpu(L, m.gpu.spec);
   SetString(L, "matched_by", m.gpu.matched_by);
   SetString(L, "device_name", m.gpu.device_name);
@@ -176,7 +221,8 @@ int GraphGpu(lua_State* L) {
 
 // graph:cost_model([{gpu = KEY}]) -> what the model calibrated.
 int GraphCostModel(lua_State* L) {
-  const transforms::CostModel& m = ModelOrRaise(L, OriginKey(L, 2));
+  CheckOptions(L, 2, "cost_model");
+  const transforms::CostModel& m = ModelOrRaise(L, OriginKey(L, 2, "cost_model"));
   lua_createtable(L, 0, 10);
   SetString(L, "gpu", m.gpu.spec.key);
   SetIntField(L, "kernels", m.kernels);
@@ -205,7 +251,7 @@ int GraphCostModel(lua_State* L) {
   return 1;
 }
 
-std::optional<transforms::CopyKind> ParseCopyKind(const char* s) {
+std::optional<transforms::CopyKind> ParseCopyKind(std::string_view s) {
   for (int k = 0; k < transforms::kCopyKindCount; ++k) {
     if (transforms::CopyKindName(static_cast<transforms::CopyKind>(k)) == s) {
       return static_cast<transforms::CopyKind>(k);
@@ -216,20 +262,23 @@ std::optional<transforms::CopyKind> ParseCopyKind(const char* s) {
 
 // graph:copy_ns(kind, bytes [, {to = KEY, gpu = KEY}]) -> ns by the model.
 int GraphCopyNs(lua_State* L) {
-  const char* kind = luaL_checkstring(L, 2);
-  const double bytes = luaL_checknumber(L, 3);
+  const std::string_view kind = CheckView(L, 2);
+  if (lua_type(L, 3) != LUA_TNUMBER) {
+    return luaL_error(L, "copy_ns: bytes must be a number, got %s", luaL_typename(L, 3));
+  }
+  const double bytes = lua_tonumber(L, 3);
   const std::optional<transforms::CopyKind> k = ParseCopyKind(kind);
   if (!k) {
-    Raise(L, absl::StrCat("copy_ns: unknown copy kind '", kind,
+    Raise(L, absl::StrCat("copy_ns: unknown copy kind '", Quoted(kind),
                           "' (htod_pageable, dtoh_pageable, htod_pinned, dtoh_pinned, dtod)"));
   }
   if (!(bytes >= 0) || bytes > 1e18) Raise(L, "copy_ns: bytes must be in [0, 1e18]");
+  CheckOptions(L, 4, "copy_ns");
   const GpuSpec* dest = nullptr;
-  if (lua_type(L, 4) == LUA_TTABLE) {
-    if (lua_getfield(L, 4, "to") == LUA_TSTRING) dest = &CheckGpuKey(L, lua_tostring(L, -1), "copy_ns");
-    lua_pop(L, 1);
+  if (const std::string_view to = KeyField(L, 4, "to", "copy_ns"); !to.empty()) {
+    dest = &CheckGpuKey(L, to, "copy_ns");
   }
-  const transforms::CostModel& m = ModelOrRaise(L, OriginKey(L, 4));
+  const transforms::CostModel& m = ModelOrRaise(L, OriginKey(L, 4, "copy_ns"));
   lua_pushnumber(L, transforms::CopyNs(m, *k, bytes, dest));
   return 1;
 }
@@ -240,10 +289,9 @@ int SelRetime(lua_State* L) {
   luaL_checktype(L, 2, LUA_TTABLE);
   lua_pushnil(L);
   while (lua_next(L, 2) != 0) {
-    const char* k = lua_type(L, -2) == LUA_TSTRING ? lua_tostring(L, -2) : "?";
-    if (std::strcmp(k, "work") != 0 && std::strcmp(k, "dtype") != 0 && std::strcmp(k, "to") != 0 &&
-        std::strcmp(k, "gpu") != 0) {
-      return luaL_error(L, "retime: unknown field '%s' (work, dtype, to, gpu)", k);
+    const std::string_view k = KeyView(L, -2);
+    if (k != "work" && k != "dtype" && k != "to" && k != "gpu") {
+      Raise(L, absl::StrCat("retime: unknown field '", Quoted(k), "' (work, dtype, to, gpu)"));
     }
     lua_pop(L, 1);
   }
@@ -256,16 +304,17 @@ int SelRetime(lua_State* L) {
   }
   lua_pop(L, 1);
   if (lua_getfield(L, 2, "dtype") != LUA_TNIL) {
-    const char* d = luaL_checkstring(L, -1);
+    const std::string_view d = CheckView(L, -1);
     spec.dtype = hardware::ParseMath(d);
-    if (!spec.dtype) Raise(L, absl::StrCat("retime: unknown dtype '", d, "' (fp32, tf32, bf16, fp16, fp8, fp64)"));
+    if (!spec.dtype) Raise(L, absl::StrCat("retime: unknown dtype '", Quoted(d), "' (fp32, tf32, bf16, fp16, fp8, fp64)"));
   }
   lua_pop(L, 1);
-  if (lua_getfield(L, 2, "to") != LUA_TNIL) spec.dest = &CheckGpuKey(L, luaL_checkstring(L, -1), "retime");
-  lua_pop(L, 1);
-  const transforms::CostModel& m = ModelOrRaise(L, OriginKey(L, 2));
+  if (const std::string_view to = KeyField(L, 2, "to", "retime"); !to.empty()) {
+    spec.dest = &CheckGpuKey(L, to, "retime");
+  }
+  const transforms::CostModel& m = ModelOrRaise(L, OriginKey(L, 2, "retime"));
   depgraph::Graph& g = MutableGraphOrRaise(L);
-  ChargeWork(L, 16 * static_cast<int64_t>(sel->count));
+  ChargeWork(L, SatMul(16, static_cast<int64_t>(sel->count)));
   absl::StatusOr<transforms::RetimeStats> r = transforms::Retime(g, ToSelection(sel), m, spec);
   RaiseIfError(L, r.status());
   lua_createtable(L, 0, 5);
@@ -280,18 +329,18 @@ int SelRetime(lua_State* L) {
 // graph:op_inputs(id) -> {{type, concrete, list, shapes = {{2, 3}, ...}}, ...}
 // as the profiler recorded them, or nil (no shapes recorded).
 int GraphOpInputs(lua_State* L) {
-  const lua_Integer id = luaL_checkinteger(L, 2);
+  const lua_Integer id = CheckInteger(L, 2, "op_inputs: id");
   const depgraph::Graph& g = GraphOrRaise(L);
   if (id < 0 || static_cast<uint64_t>(id) >= g.op_count()) return 0;
   const hardware::OpArgs* in = g.op_inputs(depgraph::OpId(static_cast<uint32_t>(id)));
   if (in == nullptr) return 0;
   int64_t work = 0;
   for (const hardware::OpArg& a : *in) {
-    work += 4;
-    for (const auto& s : a.shapes) work += 1 + static_cast<int64_t>(s.size());
+    work = SatAdd(work, 4);
+    for (const auto& s : a.shapes) work = SatAdd(work, 1 + static_cast<int64_t>(s.size()));
   }
   ChargeWork(L, work);
-  ChargeMemory(L, 64 * work);
+  ChargeMemory(L, SatMul(64, work));
   lua_createtable(L, static_cast<int>(in->size()), 0);
   for (size_t i = 0; i < in->size(); ++i) {
     const hardware::OpArg& a = (*in)[i];
@@ -335,16 +384,16 @@ int GraphKernelNs(lua_State* L) {
   luaL_checktype(L, 2, LUA_TTABLE);
   lua_pushnil(L);
   while (lua_next(L, 2) != 0) {
-    const char* k = lua_type(L, -2) == LUA_TSTRING ? lua_tostring(L, -2) : "?";
-    if (std::strcmp(k, "class") != 0 && std::strcmp(k, "flops") != 0 && std::strcmp(k, "bytes") != 0 &&
-        std::strcmp(k, "math") != 0 && std::strcmp(k, "matrix") != 0 && std::strcmp(k, "gpu") != 0) {
-      return luaL_error(L, "kernel_ns: unknown field '%s' (class, flops, bytes, math, matrix, gpu)", k);
+    const std::string_view k = KeyView(L, -2);
+    if (k != "class" && k != "flops" && k != "bytes" && k != "math" && k != "matrix" && k != "gpu") {
+      Raise(L, absl::StrCat("kernel_ns: unknown field '", Quoted(k),
+                            "' (class, flops, bytes, math, matrix, gpu)"));
     }
     lua_pop(L, 1);
   }
   depgraph::KernelClass cls = depgraph::KernelClass::kElementwise;
   if (lua_getfield(L, 2, "class") != LUA_TNIL) {
-    const char* name = luaL_checkstring(L, -1);
+    const std::string_view name = CheckView(L, -1);
     bool found = false;
     for (int c = 0; c < depgraph::kKernelClassCount; ++c) {
       if (depgraph::KernelClassName(static_cast<depgraph::KernelClass>(c)) == name) {
@@ -352,23 +401,23 @@ int GraphKernelNs(lua_State* L) {
         found = true;
       }
     }
-    if (!found) Raise(L, absl::StrCat("kernel_ns: unknown kernel class '", name, "'"));
+    if (!found) Raise(L, absl::StrCat("kernel_ns: unknown kernel class '", Quoted(name), "'"));
   }
   lua_pop(L, 1);
   const double flops = NumberFieldOr(L, 2, "flops", 0, "kernel_ns");
   const double bytes = NumberFieldOr(L, 2, "bytes", 0, "kernel_ns");
   Math math = Math::kFp32;
   if (lua_getfield(L, 2, "math") != LUA_TNIL) {
-    const char* d = luaL_checkstring(L, -1);
+    const std::string_view d = CheckView(L, -1);
     const std::optional<Math> m = hardware::ParseMath(d);
-    if (!m) Raise(L, absl::StrCat("kernel_ns: unknown math '", d, "'"));
+    if (!m) Raise(L, absl::StrCat("kernel_ns: unknown math '", Quoted(d), "'"));
     math = *m;
   }
   lua_pop(L, 1);
   lua_getfield(L, 2, "matrix");
   const bool matrix = lua_toboolean(L, -1);
   lua_pop(L, 1);
-  const transforms::CostModel& m = ModelOrRaise(L, OriginKey(L, 2));
+  const transforms::CostModel& m = ModelOrRaise(L, OriginKey(L, 2, "kernel_ns"));
   const double r = hardware::RooflineNs(m.gpu.spec, flops, bytes, math, matrix);
   lua_pushnumber(L, m.curve[static_cast<int>(cls)].TimeNs(r));
   return 1;
@@ -394,7 +443,7 @@ void PushKernelWork(lua_State* L, depgraph::TaskId t) {
       lua_pushnil(L);
       return;
     }
-    found = &ModelOrRaise(L, nullptr);
+    found = &ModelOrRaise(L, {});
   }
   const transforms::CostModel& m = *found;
   const transforms::KernelWork* w = m.WorkOf(t);
@@ -419,7 +468,7 @@ void RegisterCostFunctions(lua_State* L) {
   // On the `reverie` table at the top of the stack.
   static const luaL_Reg kFns[] = {
       {"gpu", ReverieGpu}, {"gpus", ReverieGpus}, {"match_gpu", ReverieMatchGpu}, {nullptr, nullptr}};
-  luaL_setfuncs(L, kFns, 0);
+  SetBindings(L, kFns);
 }
 
 void RegisterCostGraphMethods(lua_State* L) {
@@ -431,11 +480,11 @@ void RegisterCostGraphMethods(lua_State* L) {
       {"kernel_ns", GraphKernelNs},
       {"op_inputs", GraphOpInputs},
       {nullptr, nullptr}};
-  luaL_setfuncs(L, kFns, 0);
+  SetBindings(L, kFns);
 }
 
 void RegisterCostSelectionMethods(lua_State* L) {
-  lua_pushcfunction(L, SelRetime);
+  PushBinding(L, SelRetime, 0);
   lua_setfield(L, -2, "retime");
 }
 

@@ -6,9 +6,10 @@
 #include <sstream>
 
 #include "absl/strings/str_cat.h"
-#include "base/text.h"
 #include "absl/strings/str_join.h"
+#include "base/printable.h"
 #include "base/sv.h"
+#include "base/text.h"
 #include "lua/lua_internal.h"
 
 namespace reverie::lua {
@@ -60,11 +61,6 @@ int SafeLoad(lua_State* L) {
   return lua_gettop(L) - n;
 }
 
-void EmitLog(EngineState& S, const char* line, size_t size) {
-  S.log.emplace_back(line, size);
-  if (S.log_sink) S.log_sink(S.log.back());
-}
-
 int Print(lua_State* L) {
   const int n = lua_gettop(L);
   luaL_Buffer b;
@@ -77,9 +73,7 @@ int Print(lua_State* L) {
   luaL_pushresult(&b);
   size_t size = 0;
   const char* line = lua_tolstring(L, -1, &size);
-  // The engine's log and the script's report each keep a copy.
-  ChargeMemory(L, 2 * static_cast<int64_t>(size) + kStringBytes);
-  EmitLog(State(L), line, size);
+  internal::LogLine(L, std::string_view(line, size));
   return 0;
 }
 
@@ -93,9 +87,7 @@ int NothingToChange(lua_State* L) {
   EngineState& S = State(L);
   S.outcome = ScriptOutcome::kUnchanged;
   S.outcome_reason = reason;
-  const std::string line = absl::StrCat("nothing to change: ", reason);
-  ChargeMemory(L, 2 * static_cast<int64_t>(line.size()) + kStringBytes);
-  EmitLog(S, line.data(), line.size());
+  internal::LogLine(L, absl::StrCat("nothing to change: ", reason));
   lua_pushliteral(L, "nothing to change");
   return lua_error(L);  // LuaEngine::Run reads the outcome: a clean end
 }
@@ -107,6 +99,7 @@ int Refuse(lua_State* L) {
   const char* reason = luaL_checkstring(L, 1);
   EngineState& S = State(L);
   S.outcome = ScriptOutcome::kRefused;
+  ChargeMemory(L, SatAdd(static_cast<int64_t>(std::strlen(reason)), kStringBytes));
   S.outcome_reason = reason;
   return luaL_error(L, "refused: %s", reason);
 }
@@ -140,7 +133,7 @@ void WarnIfEmpty(lua_State* L, size_t count, const char* method) {
   const std::string line = absl::StrCat("warning: ", lua_tostring(L, -1), method,
                                         " on an empty selection changed nothing");
   lua_pop(L, 1);
-  EmitLog(S, line.data(), line.size());
+  LogLine(L, line);
 }
 }  // namespace internal
 
@@ -227,7 +220,7 @@ int Setup(lua_State* L) {
   } else {
     luaL_openlibs(L);
   }
-  lua_pushcfunction(L, Print);
+  internal::PushBinding(L, Print, 0);
   lua_setglobal(L, "print");
   internal::GuardFinalizers(L);
   internal::InstallCountedPatterns(L);
@@ -238,7 +231,8 @@ int Setup(lua_State* L) {
       {"params", internal::Params}, {"log", Log}, {"include", Include},
       {"work_per_step", WorkPerStep}, {"nothing_to_change", NothingToChange},
       {"refuse", Refuse}, {nullptr, nullptr}};
-  luaL_newlib(L, kReverie);
+  lua_createtable(L, 0, 16);
+  internal::SetBindings(L, kReverie);
   internal::RegisterCostFunctions(L);
   lua_pushliteral(L, "0.1.0");
   lua_setfield(L, -2, "version");
@@ -283,6 +277,15 @@ int RunChunk(lua_State* L) {
 
 namespace internal {
 
+void LogLine(lua_State* L, std::string_view line) {
+  // The engine's log and the script's report each keep a copy (escaped:
+  // at most four bytes for one).
+  ChargeMemory(L, SatAdd(SatMul(8, static_cast<int64_t>(line.size())), kStringBytes));
+  EngineState& S = State(L);
+  S.log.push_back(EscapeControl(line, /*keep_newlines=*/true));
+  if (S.log_sink) S.log_sink(S.log.back());
+}
+
 // The message of a failed run: its first line (shortened to kMaxMessageBytes,
 // naming the script), then only the traceback lines that point into Lua code
 // ("[C]: in ?" frames of our trampolines say nothing to a user). Lines of a
@@ -299,9 +302,8 @@ std::string CleanMessage(std::string_view msg, const std::string& script) {
   // that names a long kernel ("... would create a cycle").
   first = Abbreviate(first, kMaxMessageBytes);
   if (extra_lines > 0) absl::StrAppend(&first, " (", extra_lines, " more lines)");
-  for (char& c : first) {
-    if (c == '\r') c = ' ';
-  }
+  // A script's message may hold escape sequences (issue 29, D31).
+  first = EscapeControl(first);
   // error(msg, 0) or an included library's error: say whose run failed.
   if (first.compare(0, script.size(), script) != 0) first = absl::StrCat(script, ": ", first);
   std::istringstream in{std::string(trace)};
@@ -313,7 +315,7 @@ std::string CleanMessage(std::string_view msg, const std::string& script) {
       continue;
     }
     if (++frames > 20) continue;  // a deep recursion's thousands of frames say nothing more
-    absl::StrAppend(&kept, "\n", line.substr(0, kMaxMessageBytes));
+    absl::StrAppend(&kept, "\n", EscapeControl(line.substr(0, kMaxMessageBytes)));
   }
   if (frames > 20) absl::StrAppend(&kept, "\n\t(", frames - 20, " more frames)");
   return kept.empty() ? first : absl::StrCat(first, "\nstack traceback:", kept);
@@ -397,6 +399,7 @@ absl::Status LuaEngine::Run(std::string_view source, const ScriptContext& ctx,
   S.describe = ctx.describe;
   S.launch_model.reset();
   S.cost_models.clear();
+  S.collective_kernels.reset();
   S.sized_graph = nullptr;
   S.adjacency_dirty = true;
   S.numbering = transforms::ResourceNumbering();
@@ -406,7 +409,12 @@ absl::Status LuaEngine::Run(std::string_view source, const ScriptContext& ctx,
   lua_pushcfunction(L, RunChunk);
   RunArgs args{source.data(), source.size()};
   lua_pushlightuserdata(L, &args);
-  const int rc = lua_pcall(L, 1, 0, 1);
+  S.alloc.refused_string = 0;
+  int rc = LUA_OK;
+  {
+    internal::CpuSpan cpu(S);
+    rc = lua_pcall(L, 1, 0, 1);
+  }
   absl::Status status;
   if (rc != LUA_OK && S.exhausted.empty() &&
       (S.outcome == ScriptOutcome::kUnchanged || S.described)) {
@@ -417,6 +425,20 @@ absl::Status LuaEngine::Run(std::string_view source, const ScriptContext& ctx,
       // Whatever a handler or __close method raised on the way out, the
       // limit is the reason.
       status = absl::ResourceExhaustedError(internal::CleanMessage(S.exhausted, S.display_name));
+    } else if (S.instructions > S.limits.instruction_budget) {
+      // Spent by the allocator just before the error that ended the run.
+      status = absl::ResourceExhaustedError(absl::StrCat(
+          S.display_name, ": instruction budget of ", S.limits.instruction_budget,
+          " VM instructions exceeded"));
+    } else if (rc == LUA_ERRMEM && S.alloc.refused_string > 0) {
+      status = absl::ResourceExhaustedError(absl::StrCat(
+          S.display_name, ": a string of ", S.alloc.refused_string >> 20,
+          " MiB is longer than the ", internal::kMaxStringBytes >> 20,
+          " MiB a script's string may hold"));
+    } else if (rc != LUA_ERRRUN && rc != LUA_ERRMEM && rc != LUA_ERRERR) {
+      // Lua's C++ build turns any other exception into this status.
+      status = absl::InternalError(
+          absl::StrCat(S.display_name, ": stopped by an unexpected C++ exception in a binding"));
     } else if (rc == LUA_ERRMEM) {
       status = absl::ResourceExhaustedError(absl::StrCat(
           S.display_name, ": memory limit of ", S.limits.memory_limit_bytes >> 20,
@@ -430,6 +452,11 @@ absl::Status LuaEngine::Run(std::string_view source, const ScriptContext& ctx,
       status = S.outcome == ScriptOutcome::kRefused ? absl::FailedPreconditionError(std::move(msg))
                                                     : absl::InvalidArgumentError(std::move(msg));
     }
+  } else if (S.outcome == ScriptOutcome::kRefused) {
+    // A script that caught its own refusal (pcall) still refused: its
+    // edits are not a prediction.
+    status = absl::FailedPreconditionError(internal::CleanMessage(
+        absl::StrCat("refused: ", S.outcome_reason), S.display_name));
   } else if (!S.params_declared) {
     if (absl::Status used = internal::CheckOverridesUsed(S); !used.ok()) {
       status = absl::InvalidArgumentError(absl::StrCat(S.display_name, ": ", used.message()));

@@ -189,9 +189,9 @@ void PushGeometry(lua_State* L, const depgraph::KernelGeometry& g) {
 }
 
 void RegisterGpuSelectionMethods(lua_State* L) {
-  lua_pushcfunction(L, SelRetargetGpu);
+  PushBinding(L, SelRetargetGpu, 0);
   lua_setfield(L, -2, "retarget_gpu");
-  lua_pushcfunction(L, SelScaleWork);
+  PushBinding(L, SelScaleWork, 0);
   lua_setfield(L, -2, "scale_work");
 }
 

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "base/sv.h"
 #include "lua/lua_internal.h"
 #include "transforms/ops.h"
 #include "transforms/remove.h"
@@ -39,8 +40,9 @@ int GraphNone(lua_State* L) {
 int GraphFromTasks(lua_State* L) {
   luaL_checktype(L, 2, LUA_TTABLE);
   GraphOrRaise(L);
-  const lua_Integer n = luaL_len(L, 2);
-  ChargeWork(L, 4 * n);  // read, then sort
+  // Raw: a __len metamethod could claim any length (issue 29, D21).
+  const auto n = static_cast<lua_Integer>(lua_rawlen(L, 2));
+  ChargeWork(L, SatMul(4, n));  // read, then sort
   std::vector<TaskId> ids;
   for (lua_Integer i = 1; i <= n; ++i) {
     lua_rawgeti(L, 2, i);
@@ -145,24 +147,48 @@ absl::Status DoAddEdge(EngineState& S, TaskId src, TaskId dst, const char* kind,
       .status();
 }
 
+// graph:add_edge(src, dst [, {kind =, delay_ns | delay_us =, on_cycle =}]):
+// true once added. on_cycle = "skip" makes an edge that would close a cycle
+// (the trace orders the two tasks the other way) a logged no-op returning
+// false, as the graph builder skips a sync it cannot order (issue 29, D33);
+// the default, "error", raises.
 int GraphAddEdge(lua_State* L) {
-  MutableGraphOrRaise(L);
+  const Graph& g = MutableGraphOrRaise(L);
   const TaskId src = CheckTask(L, 2);
   const TaskId dst = CheckTask(L, 3);
   const char* kind = nullptr;
   int64_t delay = 0;
+  bool skip_cycle = false;
   if (!lua_isnoneornil(L, 4)) {
     luaL_checktype(L, 4, LUA_TTABLE);
     if (lua_getfield(L, 4, "kind") != LUA_TNIL) kind = luaL_checkstring(L, -1);
     delay = FieldNs(L, 4, "delay_ns", "delay_us", 0);
+    if (lua_getfield(L, 4, "on_cycle") != LUA_TNIL) {
+      const char* v = lua_tostring(L, -1);
+      skip_cycle = v != nullptr && std::strcmp(v, "skip") == 0;
+      if (!skip_cycle && (v == nullptr || std::strcmp(v, "error") != 0)) {
+        return luaL_error(L, "add_edge: on_cycle must be 'error' or 'skip', got '%s'",
+                          v != nullptr ? v : luaL_typename(L, -1));
+      }
+    }
   }
   // The cycle check walks what `dst` reaches: up to the whole graph.
   ChargeAdjacency(L);
-  ChargeWork(L, GraphWork(*State(L).graph()));
+  ChargeWork(L, GraphWork(g));
   ChargeMemory(L, kEdgeBytes);
+  if (skip_cycle && src != dst && transforms::Reaches(g, dst, src)) {
+    luaL_where(L, 1);
+    LogLine(L, absl::StrCat(lua_tostring(L, -1), "add_edge: skipped ", kind != nullptr ? kind : "user",
+                            " dependency ", src.value(), " (", Sv(g.name(src)), ") -> ", dst.value(),
+                            " (", Sv(g.name(dst)), "): it would create a cycle (", dst.value(),
+                            " already leads to ", src.value(), ")"));
+    lua_pushboolean(L, 0);
+    return 1;
+  }
   RaiseIfError(L, DoAddEdge(State(L), src, dst, kind, delay));
   StructureChanged(State(L));
-  return 0;
+  lua_pushboolean(L, 1);
+  return 1;
 }
 
 // graph:add_edges{{src, dst [, kind = ..., delay_ns = ...]}, ...}: one cycle
@@ -172,10 +198,10 @@ int GraphAddEdges(lua_State* L) {
   Graph& g = MutableGraphOrRaise(L);
   EngineState& S = State(L);
   std::vector<transforms::Dependency> deps;
-  const lua_Integer n = luaL_len(L, 2);
+  const auto n = static_cast<lua_Integer>(lua_rawlen(L, 2));
   // The batch's edges, then one validation pass over the whole graph.
-  ChargeWork(L, 4 * n + GraphWork(*S.graph()));
-  ChargeMemory(L, n * kEdgeBytes);
+  ChargeWork(L, SatAdd(SatMul(4, n), GraphWork(*S.graph())));
+  ChargeMemory(L, SatMul(n, kEdgeBytes));
   for (lua_Integer i = 1; i <= n; ++i) {
     lua_rawgeti(L, 2, i);  // the pair
     const int e = lua_gettop(L);
@@ -341,12 +367,13 @@ const transforms::LaunchModel& SessionLaunchModel(EngineState& S) {
 void RegisterGraph(lua_State* L) {
   luaL_newmetatable(L, kGraphMt);
   lua_newtable(L);
-  luaL_setfuncs(L, kGraphMethods, 0);
+  SetBindings(L, kGraphMethods);
   RegisterCostGraphMethods(L);
-  lua_pushcclosure(L, GraphIndex, 1);
+  PushBinding(L, GraphIndex, 1);
   lua_setfield(L, -2, "__index");
-  lua_pushcfunction(L, GraphToString);
+  PushBinding(L, GraphToString, 0);
   lua_setfield(L, -2, "__tostring");
+  LockMetatable(L, "the graph");
   lua_pop(L, 1);
 }
 

@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "depgraph/kernel_class.h"
 #include "lua/lua_internal.h"
+#include "transforms/collectives.h"
 
 namespace reverie::lua::internal {
 using depgraph::Graph;
@@ -151,14 +152,29 @@ int GraphGradientBuckets(lua_State* L) {
   return 1;
 }
 
+const std::vector<depgraph::TaskId>& CollectiveKernels(lua_State* L) {
+  static const std::vector<depgraph::TaskId> kNone;
+  EngineState& S = State(L);
+  if (S.collective_kernels.has_value()) return *S.collective_kernels;
+  if (S.model == nullptr || S.session == nullptr) return kNone;
+  // Linking reads every task once (and sorts the records).
+  const depgraph::Graph& g = S.session->graph();
+  ChargeWork(L, static_cast<int64_t>(g.task_count()) +
+                    8 * static_cast<int64_t>(S.model->collectives.size()));
+  S.collective_kernels = transforms::KernelsOfCollectives(g, S.model->collectives);
+  return *S.collective_kernels;
+}
+
 int GraphCollectives(lua_State* L) {
   EngineState& S = State(L);
   lua_newtable(L);
   if (S.model == nullptr) return 1;
   ChargeWork(L, 8 * static_cast<int64_t>(S.model->collectives.size()));
+  const std::vector<depgraph::TaskId>& kernels = CollectiveKernels(L);
   int n = 0;
-  for (const depgraph::CollectiveInfo& c : S.model->collectives) {
-    lua_createtable(L, 0, 5);
+  for (size_t i = 0; i < S.model->collectives.size(); ++i) {
+    const depgraph::CollectiveInfo& c = S.model->collectives[i];
+    lua_createtable(L, 0, 7);
     lua_pushstring(L, c.name.c_str());
     lua_setfield(L, -2, "name");
     const std::string_view kind = depgraph::CollectiveName(depgraph::CollectiveOfName(c.name));
@@ -167,6 +183,11 @@ int GraphCollectives(lua_State* L) {
     SetIntField(L, "bytes", c.bytes);
     SetIntField(L, "group_size", c.group_size);
     SetIntField(L, "measured_start_ns", c.start_ns);
+    SetIntField(L, "measured_end_ns", c.end_ns);
+    if (i < kernels.size() && kernels[i].valid()) {
+      PushTask(L, kernels[i]);
+      lua_setfield(L, -2, "kernel");
+    }
     lua_rawseti(L, -2, ++n);
   }
   return 1;

@@ -162,7 +162,10 @@ int GraphInsert(lua_State* L) {
   if (lua_getfield(L, 2, "phase") != LUA_TNIL) a.phase = luaL_checkstring(L, -1);
   if (lua_getfield(L, 2, "layer") != LUA_TNIL) {
     a.has_layer = true;
-    a.layer = luaL_checkstring(L, -1);
+    size_t n = 0;
+    const char* layer = luaL_checklstring(L, -1, &n);
+    a.layer.assign(layer, n);
+    CheckLayerPath(L, a.layer);
   }
   if (lua_getfield(L, 2, "iteration") != LUA_TNIL) {
     a.has_iteration = true;

@@ -20,6 +20,10 @@
 // per task, edge or name visited) and every binding that makes C++ memory
 // grow (names, layers, tasks, edges, resources, log lines) charges it to the
 // memory cap (ChargeMemory), before doing the work, as step 1 above.
+// Bindings are registered with SetBindings / PushBinding, which charge the
+// bytes of their string arguments and turn a std::bad_alloc into a Lua
+// error; the allocator charges the bytes it hands out (lua_limits.cc).
+// Amounts never wrap: compute them with SatAdd / SatMul / RangeCount.
 #ifndef REVERIE_LUA_LUA_INTERNAL_H_
 #define REVERIE_LUA_LUA_INTERNAL_H_
 
@@ -32,8 +36,10 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
 #include "absl/types/span.h"
+#include "base/checked_math.h"
 #include "base/sv.h"
 #include "depgraph/graph.h"
 #include "depgraph/simulator.h"
@@ -80,11 +86,20 @@ inline size_t TimelineBytes(size_t tasks, size_t iterations) {
   return offsetof(TimelineUd, data) + (2 * tasks + 2 * iterations) * sizeof(int64_t);
 }
 
+struct EngineState;
+
 struct AllocState {
   size_t used = 0;     // Lua heap
   size_t charged = 0;  // C++ memory the script caused (ChargeMemory)
   size_t limit = 0;    // for used + charged together
   size_t peak = 0;     // of used + charged
+  // Set once the limits start (StartLimits): from then on every byte the
+  // allocator hands out is charged to the budget (LimitedAlloc).
+  EngineState* owner = nullptr;
+  // The live strings of at least kBigStringBytes (by address): while any
+  // lives, the count hook checks the CPU time at every firing.
+  absl::flat_hash_set<const void*> big_strings;
+  size_t refused_string = 0;  // bytes of the last string refused (kMaxStringBytes)
 };
 
 // Estimated C++ bytes per object a script adds to the graph (structure of
@@ -94,6 +109,18 @@ inline constexpr int64_t kEdgeBytes = 48;
 inline constexpr int64_t kResourceBytes = 128;
 inline constexpr int64_t kStringBytes = 64;  // plus twice the text (table + index)
 
+// String work is charged a unit per this many bytes (copied, compared,
+// hashed, converted): about a VM instruction's time.
+inline constexpr int64_t kBytesPerUnit = 16;
+// The longest string a script may make: Lua compares two strings (`<`,
+// `==`, a table key) inside one VM instruction that no hook sees, so this
+// bounds the work of one instruction (about a millisecond); see THE LIMITS
+// in lua_limits.cc.
+inline constexpr size_t kMaxStringBytes = size_t{16} << 20;
+// Strings from this size on make the count hook check the CPU time at every
+// firing instead of every kCpuCheckEvery firings.
+inline constexpr size_t kBigStringBytes = size_t{64} << 10;
+
 // Everything the bindings share; owned by LuaEngine, reachable from the
 // lua_State's extra space.
 struct EngineState {
@@ -101,6 +128,12 @@ struct EngineState {
   EngineLimits limits;
   AllocState alloc;
   int64_t instructions = 0;
+  // CPU time the script's Lua code and bindings used (Run and every
+  // schedule key call), the backstop for work no count sees (lua_limits.cc).
+  int64_t cpu_ns = 0;
+  int64_t cpu_entered_ns = 0;
+  int cpu_depth = 0;
+  int hooks_since_cpu_check = 0;
   // Non-empty once the budget or the cap was hit: the one-line message that
   // every later hook firing and charge raises again, with the count hook
   // firing before every instruction, so that no pcall, xpcall, coroutine or
@@ -151,6 +184,9 @@ struct EngineState {
   // Cost models calibrated on the session's original graph this run, by
   // origin GPU key ("" = the trace's own GPU); an error is kept too.
   std::map<std::string, std::unique_ptr<absl::StatusOr<transforms::CostModel>>> cost_models;
+  // model->collectives[i]'s recorded GPU task (transforms/collectives.h),
+  // linked on first use on the session's graph this run.
+  std::optional<std::vector<depgraph::TaskId>> collective_kernels;
 
   // The graph handles refer to (nullptr when none is attached).
   const depgraph::Graph* graph() const {
@@ -162,6 +198,10 @@ struct EngineState {
 inline EngineState& State(lua_State* L) {
   return **static_cast<EngineState**>(lua_getextraspace(L));
 }
+
+// S.collective_kernels, linked (and charged) on first use; empty without a
+// model or a graph.
+const std::vector<depgraph::TaskId>& CollectiveKernels(lua_State* L);
 
 // Raises `message` (one line, as the script sees it) as a Lua error at the
 // caller's line; RaiseIfError does so for a failed status.
@@ -176,6 +216,30 @@ inline void RaiseIfError(lua_State* L, const absl::Status& s) {
 void* LimitedAlloc(void* ud, void* ptr, size_t osize, size_t nsize);
 void GuardFinalizers(lua_State* L);
 void StartLimits(lua_State* L);
+// Measures the CPU time of one entry into Lua (a script run, a schedule key
+// call); nested entries count once.
+class CpuSpan {
+ public:
+  explicit CpuSpan(EngineState& S);
+  ~CpuSpan();
+  CpuSpan(const CpuSpan&) = delete;
+  CpuSpan& operator=(const CpuSpan&) = delete;
+
+ private:
+  EngineState& S_;
+};
+// Replaces the metatable on top of the stack's __metatable by a locked
+// proxy: getmetatable(handle) never hands a script the metatable itself
+// (issue 29, D20: a __gc added there made every later handle finalizable,
+// and __index / __newindex could be replaced). `what` names the handles.
+void LockMetatable(lua_State* L, const char* what);
+// luaL_setfuncs(L, l, 0) and lua_pushcclosure(L, f, nup) (nup 0 or 1) for
+// bindings: each function is wrapped so that it first charges the bytes of
+// its string arguments (converting, hashing or copying them is work Lua
+// does not count) and turns a std::bad_alloc of the C++ it runs into a Lua
+// error naming the script's line.
+void SetBindings(lua_State* L, const luaL_Reg* l);
+void PushBinding(lua_State* L, lua_CFunction f, int nup);
 // Replaces string.find/match/gmatch/gsub by versions that charge every
 // matching step to the budget (lua_strings.cc; Lua's run with no hook).
 void InstallCountedPatterns(lua_State* L);
@@ -185,9 +249,14 @@ void ChargeStandardLibraries(lua_State* L);
 
 // THE LIMITS (see the file comment). Both raise (a sticky error, see
 // EngineState::exhausted) when the budget / cap is spent; call them while
-// nothing is half-done.
+// nothing is half-done. A negative amount charges nothing (it never
+// refunds: issue 29, D21); compute amounts with the saturating helpers of
+// base/checked_math.h so that none wraps.
 void ChargeWork(lua_State* L, int64_t units);
 void ChargeMemory(lua_State* L, int64_t bytes);
+// What is left of the budget / the cap (0 when spent).
+int64_t WorkLeft(const EngineState& S);
+int64_t MemoryLeft(const EngineState& S);
 // A pass over the whole graph, in units of about a VM instruction (a
 // quarter per task and edge).
 int64_t GraphWork(const depgraph::Graph& g);
@@ -255,8 +324,15 @@ int32_t CheckIteration(lua_State* L, int idx, const char* what);
 int64_t CheckBytes(lua_State* L, int idx, const char* what);
 
 // Resolves (creating when new) a layer path; its parent is the longest known
-// dotted prefix.
+// dotted prefix. Check the path first: CheckLayerPath raises for one beyond
+// the bounds of a module path (proto/trace_validate.h) and charges the
+// lookups.
+void CheckLayerPath(lua_State* L, std::string_view path);
 depgraph::LayerId LayerFor(depgraph::Graph& g, std::string_view path);
+
+// A line of the script's log (print, reverie.log, a binding's note):
+// charged to the cap, its control characters escaped, handed to the sink.
+void LogLine(lua_State* L, std::string_view line);
 
 // lua_pcall message handler: appends a traceback to the error message.
 int MessageHandler(lua_State* L);

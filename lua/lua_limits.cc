@@ -1,22 +1,39 @@
 // The limits that bound a script (docs/LUA_API.md#errors-and-limits): one
 // instruction budget for all the CPU a script causes, one memory cap for all
-// the memory, and the sandbox rule that keeps finalizers out.
+// the memory, and the sandbox rules that keep finalizers out.
 //
 // - Budget: Lua's count hook adds VM instructions; bindings add their C++
-//   work (ChargeWork). Once spent, the error is sticky: the hook then fires
-//   before every instruction and raises again, so `pcall` in a loop, an
-//   `xpcall` handler, a coroutine or a `__close` method can catch it but
-//   cannot run on (issue 17, D1).
+//   work (ChargeWork); the allocator adds a unit per kBytesPerUnit bytes of
+//   every block over kChargedAllocBytes it hands out (building a string,
+//   `s .. x` included, copies every byte: issue 29, D23). Once spent, the
+//   error is sticky: the hook then fires before every instruction and
+//   raises again, so `pcall` in a loop, an `xpcall` handler, a coroutine or
+//   a `__close` method can catch it but cannot run on (issue 17, D1).
+// - What no count sees: Lua compares two strings (`<`, `==`, a table key
+//   that collides) inside one VM instruction, in C, where neither the hook
+//   nor the allocator is called. Two bounds hold instead: no string is
+//   longer than kMaxStringBytes (the allocator refuses it), so one such
+//   instruction does at most about a millisecond of work; and the CPU time
+//   of the script's Lua code and bindings may not pass kCpuNsPerUnit per
+//   unit of budget plus a floor (CpuCeilingNs: several times what counted
+//   work takes), checked every kCpuCheckEvery hook firings, or at every
+//   firing while a string of kBigStringBytes or more is alive.
 // - Cap: the allocator counts the Lua heap; bindings add the C++ memory they
 //   make the graph, the log and the reports hold (ChargeMemory). Both count
 //   against one limit, and a C++ charge over it is sticky too (D4).
 // - Finalizers: Lua 5.4 runs __gc metamethods with hooks off, outside any
-//   budget, so setmetatable refuses a metatable with __gc (D2).
+//   budget, so setmetatable refuses a metatable with __gc (D2), and the
+//   handles' own metatables are locked (getmetatable returns a proxy that
+//   refuses writes: issue 29, D20).
 // - Message handlers: an error raised by the hook reaches xpcall's handler
 //   while hooks are still off, so once a limit is hit xpcall hands the error
 //   up without calling the script's handler.
+#include <time.h>
+
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <new>
 
 #include "base/checked_math.h"
 #include "lua/lua_internal.h"
@@ -25,6 +42,43 @@ namespace reverie::lua::internal {
 namespace {
 
 constexpr int kHookEvery = 1000;  // instructions between budget checks
+// Hook firings between two reads of the thread's CPU clock (a system call
+// of about a microsecond: 1% of 64,000 instructions).
+constexpr int kCpuCheckEvery = 64;
+// Blocks up to this size are not charged: an instruction allocates a few of
+// them at most, and its count covers them.
+constexpr size_t kChargedAllocBytes = 256;
+// The CPU time a script may use: kCpuNsPerUnit per unit of budget, plus a
+// floor for fixed costs of kCpuFloorNs or kCpuFloorNsPerUnit per unit, the
+// less (small budgets, as the fuzzer's, stop within seconds). Counted work
+// runs at 2 to 12 ns a unit (docs/RELIABILITY.md), so only work that no
+// count sees reaches it; sanitized builds run several times slower.
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+constexpr int64_t kCpuSlowdown = 10;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+constexpr int64_t kCpuSlowdown = 10;
+#else
+constexpr int64_t kCpuSlowdown = 1;
+#endif
+#else
+constexpr int64_t kCpuSlowdown = 1;
+#endif
+constexpr int64_t kCpuFloorNs = 2'000'000'000 * kCpuSlowdown;
+constexpr int64_t kCpuFloorNsPerUnit = 200 * kCpuSlowdown;
+constexpr int64_t kCpuNsPerUnit = 50 * kCpuSlowdown;
+
+int64_t ThreadCpuNs() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
+
+int64_t CpuCeilingNs(const EngineLimits& l) {
+  const int64_t budget = std::max<int64_t>(l.instruction_budget, 0);
+  const int64_t floor = std::min(kCpuFloorNs, SatMul(budget, kCpuFloorNsPerUnit));
+  return SatAdd(floor, SatMul(budget, kCpuNsPerUnit));
+}
 
 [[noreturn]] void RaiseExhausted(lua_State* L) {
   lua_pushstring(L, State(L).exhausted.c_str());
@@ -45,24 +99,51 @@ void MarkExhausted(lua_State* L, const char* message) {
   if (S.L != L) lua_sethook(S.L, CountHook, LUA_MASKCOUNT, 1);
 }
 
-void BudgetExceeded(lua_State* L, const char* where) {
+void BudgetExceeded(lua_State* L, const char* where, int64_t cpu_ns = -1) {
   char buf[512];
-  std::snprintf(buf, sizeof(buf), "%s: instruction budget of %lld VM instructions exceeded", where,
-                static_cast<long long>(State(L).limits.instruction_budget));
+  const int n = std::snprintf(buf, sizeof(buf), "%s: instruction budget of %lld VM instructions exceeded",
+                              where, static_cast<long long>(State(L).limits.instruction_budget));
+  if (cpu_ns >= 0 && n > 0 && static_cast<size_t>(n) < sizeof(buf)) {
+    std::snprintf(buf + n, sizeof(buf) - static_cast<size_t>(n),
+                  " (%.1f s of CPU, more than the budget allows: work that no count sees, such as "
+                  "comparing long strings)",
+                  static_cast<double>(cpu_ns) / 1e9);
+  }
   MarkExhausted(L, buf);
   RaiseExhausted(L);
+}
+
+// The CPU time used so far by the script's entries into Lua.
+int64_t CpuUsed(const EngineState& S) {
+  return S.cpu_depth > 0 ? S.cpu_ns + (ThreadCpuNs() - S.cpu_entered_ns) : S.cpu_ns;
 }
 
 void CountHook(lua_State* L, lua_Debug* ar) {
   EngineState& S = State(L);
   if (!S.exhausted.empty()) RaiseExhausted(L);
   S.instructions = SatAdd(S.instructions, kHookEvery);
-  if (S.instructions <= S.limits.instruction_budget) return;
+  int64_t cpu = -1;
+  if (++S.hooks_since_cpu_check >= (S.alloc.big_strings.empty() ? kCpuCheckEvery : 1)) {
+    S.hooks_since_cpu_check = 0;
+    if (const int64_t used = CpuUsed(S); used > CpuCeilingNs(S.limits)) cpu = used;
+  }
+  if (S.instructions <= S.limits.instruction_budget && cpu < 0) return;
   // Name the running line, not the caller's.
   lua_getinfo(L, "Sl", ar);
   char where[256];
   std::snprintf(where, sizeof(where), "%s:%d", ar->short_src, ar->currentline);
-  BudgetExceeded(L, where);
+  BudgetExceeded(L, where, cpu);
+}
+
+// The allocator spent the budget: make the main thread's hook fire at its
+// next instruction, where it raises with the line. (A coroutine's hook
+// fires within kHookEvery instructions; until then the allocator refuses
+// it every block of kBigStringBytes or more, so it cannot go on building
+// long strings.)
+// The allocator knows no other thread: it must not keep a pointer to a
+// coroutine, which the collector may free.
+void FireHookNow(EngineState& S) {
+  if (S.L != nullptr) lua_sethook(S.L, CountHook, LUA_MASKCOUNT, 1);
 }
 
 // "file.lua:12" of the innermost Lua function on the stack, else the script.
@@ -148,18 +229,52 @@ void* LimitedAlloc(void* ud, void* ptr, size_t osize, size_t nsize) {
   auto* a = static_cast<AllocState*>(ud);
   const size_t old = ptr != nullptr ? osize : 0;
   if (nsize == 0) {
+    if (ptr != nullptr && old >= kBigStringBytes) a->big_strings.erase(ptr);
     std::free(ptr);
     a->used -= old;
     return nullptr;
   }
-  // Returning nullptr makes Lua collect garbage and retry, then raise
-  // "not enough memory".
+  // A new object's osize is its type; a string's block is its header (a
+  // few dozen bytes) and its text. Returning nullptr makes Lua collect
+  // garbage and retry, then raise "not enough memory".
+  const bool new_string = ptr == nullptr && osize == LUA_TSTRING;
+  if (new_string && nsize > kMaxStringBytes + 64) {
+    a->refused_string = nsize;
+    return nullptr;
+  }
   if (nsize > old && a->used - old + nsize + a->charged > a->limit) return nullptr;
+  const bool charged = a->owner != nullptr && nsize > kChargedAllocBytes && nsize > old;
+  // Past the budget, no big block (see FireHookNow); small ones still
+  // serve the error's message and traceback.
+  if (charged && nsize >= kBigStringBytes &&
+      a->owner->instructions > a->owner->limits.instruction_budget) {
+    return nullptr;
+  }
   void* p = std::realloc(ptr, nsize);
   if (p == nullptr) return nullptr;
   a->used = a->used - old + nsize;
   if (a->used + a->charged > a->peak) a->peak = a->used + a->charged;
+  if (new_string && nsize >= kBigStringBytes) {
+    try {
+      a->big_strings.insert(p);
+    } catch (const std::bad_alloc&) {
+      // Only how often the CPU time is read depends on it.
+    }
+  }
+  if (charged) {
+    EngineState& S = *a->owner;
+    S.instructions = SatAdd(S.instructions, static_cast<int64_t>(nsize - old) / kBytesPerUnit);
+    if (S.instructions > S.limits.instruction_budget) FireHookNow(S);
+  }
   return p;
+}
+
+CpuSpan::CpuSpan(EngineState& S) : S_(S) {
+  if (S_.cpu_depth++ == 0) S_.cpu_entered_ns = ThreadCpuNs();
+}
+
+CpuSpan::~CpuSpan() {
+  if (--S_.cpu_depth == 0) S_.cpu_ns = SatAdd(S_.cpu_ns, ThreadCpuNs() - S_.cpu_entered_ns);
 }
 
 void GuardFinalizers(lua_State* L) {
@@ -168,12 +283,26 @@ void GuardFinalizers(lua_State* L) {
   Wrap(L, nullptr, "xpcall", GuardedXpcall);
 }
 
-void StartLimits(lua_State* L) { lua_sethook(L, CountHook, LUA_MASKCOUNT, kHookEvery); }
+void StartLimits(lua_State* L) {
+  EngineState& S = State(L);
+  S.alloc.owner = &S;
+  lua_sethook(L, CountHook, LUA_MASKCOUNT, kHookEvery);
+}
+
+int64_t WorkLeft(const EngineState& S) {
+  return std::max<int64_t>(0, S.limits.instruction_budget - std::max<int64_t>(S.instructions, 0));
+}
+
+int64_t MemoryLeft(const EngineState& S) {
+  const size_t held = S.alloc.used + S.alloc.charged;
+  return held >= S.alloc.limit ? 0
+                               : static_cast<int64_t>(std::min<size_t>(S.alloc.limit - held, INT64_MAX));
+}
 
 void ChargeWork(lua_State* L, int64_t units) {
   EngineState& S = State(L);
   if (!S.exhausted.empty()) RaiseExhausted(L);
-  S.instructions = SatAdd(S.instructions, units);
+  S.instructions = SatAdd(S.instructions, std::max<int64_t>(units, 0));
   if (S.instructions <= S.limits.instruction_budget) return;
   char where[256];
   Where(L, where, sizeof(where));
@@ -185,7 +314,8 @@ void ChargeMemory(lua_State* L, int64_t bytes) {
   if (!S.exhausted.empty()) RaiseExhausted(L);
   AllocState& a = S.alloc;
   const size_t b = bytes < 0 ? 0 : static_cast<size_t>(bytes);
-  if (a.used + a.charged + b <= a.limit) {
+  // In this order, so that no sum wraps (b may be up to INT64_MAX).
+  if (a.used + a.charged <= a.limit && b <= a.limit - a.used - a.charged) {
     a.charged += b;
     if (a.used + a.charged > a.peak) a.peak = a.used + a.charged;
     return;
@@ -199,6 +329,62 @@ void ChargeMemory(lua_State* L, int64_t bytes) {
                 where, a.limit >> 20, a.used >> 20, a.charged >> 20, b >> 20);
   MarkExhausted(L, buf);
   RaiseExhausted(L);
+}
+
+namespace {
+
+int LockedNewIndex(lua_State* L) {
+  return luaL_error(L, "the metatable of %s is locked (reverie handles cannot be changed)",
+                    lua_tostring(L, lua_upvalueindex(1)));
+}
+
+// A binding's wrapper (SetBindings): upvalues 1..kUp are the binding's own,
+// upvalue kUp + 1 the binding.
+template <int kUp>
+int Binding(lua_State* L) {
+  int64_t bytes = 0;
+  for (int i = 1, n = lua_gettop(L); i <= n; ++i) {
+    if (lua_type(L, i) == LUA_TSTRING) bytes = SatAdd(bytes, static_cast<int64_t>(lua_rawlen(L, i)));
+  }
+  if (bytes >= kBytesPerUnit) ChargeWork(L, bytes / kBytesPerUnit);
+  const auto f = reinterpret_cast<lua_CFunction>(lua_touserdata(L, lua_upvalueindex(kUp + 1)));
+  try {
+    return f(L);
+  } catch (const std::bad_alloc&) {
+    // A Lua error is not a std::bad_alloc: this only catches the C++ heap
+    // running out under a graph change (the cap is an estimate).
+    Raise(L, "out of memory: the machine had no memory left for this graph change");
+  }
+}
+
+}  // namespace
+
+void LockMetatable(lua_State* L, const char* what) {
+  lua_createtable(L, 0, 0);  // the proxy getmetatable returns
+  lua_createtable(L, 0, 2);  // its own metatable
+  lua_pushstring(L, what);
+  lua_pushcclosure(L, LockedNewIndex, 1);
+  lua_setfield(L, -2, "__newindex");
+  lua_pushliteral(L, "locked");
+  lua_setfield(L, -2, "__metatable");
+  lua_setmetatable(L, -2);
+  lua_setfield(L, -2, "__metatable");
+}
+
+void PushBinding(lua_State* L, lua_CFunction f, int nup) {
+  lua_pushlightuserdata(L, reinterpret_cast<void*>(f));
+  if (nup == 0) {
+    lua_pushcclosure(L, Binding<0>, 1);
+  } else {
+    lua_pushcclosure(L, Binding<1>, 2);
+  }
+}
+
+void SetBindings(lua_State* L, const luaL_Reg* l) {
+  for (; l->name != nullptr; ++l) {
+    PushBinding(L, l->func, 0);
+    lua_setfield(L, -2, l->name);
+  }
 }
 
 int64_t GraphWork(const depgraph::Graph& g) {

@@ -50,32 +50,48 @@ void AddLayer(transforms::TaskQuery* q, const char* v) { q->layers.emplace_back(
 // A pattern longer than this is refused: RE2 compiles patterns within a
 // bounded memory, and no name needs a longer one.
 constexpr size_t kMaxPatternBytes = 64 << 10;
+// The patterns of one query together (names, name_regex, layers, ops): each
+// set is compiled into one RE2 program, whose size, memory and the work of
+// RE2's own passes grow with it (issue 29, D24: a list of 1,000 patterns of
+// 64 KiB ran for minutes in 1.1 GB; D28: past about a million regexp nodes
+// RE2 logs a line per node to stderr).
+constexpr size_t kMaxQueryPatternBytes = 256 << 10;
+// Compiling a pattern, charged per byte: RE2 parses, simplifies and
+// compiles it into a program (about 1.5 us a byte for "a*a*...").
+constexpr int64_t kUnitsPerPatternByte = 64;
 
-const char* CheckPattern(lua_State* L, int idx, const char* field) {
+// A string of a query (a pattern or a name), its bytes counted in
+// *query_bytes against kMaxQueryPatternBytes.
+const char* CheckPattern(lua_State* L, int idx, const char* field, size_t* query_bytes) {
   size_t n = 0;
   const char* v = lua_tolstring(L, idx, &n);
   if (n > kMaxPatternBytes) {
     luaL_error(L, "select: a '%s' pattern of %I bytes is longer than the %I allowed", field,
                static_cast<lua_Integer>(n), static_cast<lua_Integer>(kMaxPatternBytes));
   }
+  *query_bytes += n;
+  if (*query_bytes > kMaxQueryPatternBytes) {
+    luaL_error(L, "select: the patterns of one query hold more than the %I bytes allowed",
+               static_cast<lua_Integer>(kMaxQueryPatternBytes));
+  }
   return v;
 }
 
 // Calls `add` for the string or each string of the array at `idx`.
 template <typename F>
-void ForEachString(lua_State* L, int idx, const char* field, F add) {
+void ForEachString(lua_State* L, int idx, const char* field, size_t* query_bytes, F add) {
   if (lua_type(L, idx) == LUA_TSTRING) {
-    add(CheckPattern(L, idx, field));
+    add(CheckPattern(L, idx, field, query_bytes));
     return;
   }
   if (!lua_istable(L, idx)) luaL_error(L, "select: '%s' must be a string or a list of strings", field);
-  const lua_Integer n = luaL_len(L, idx);
+  const auto n = static_cast<lua_Integer>(lua_rawlen(L, idx));  // raw: see D21
   ChargeWork(L, n);
   for (lua_Integer i = 1; i <= n; ++i) {
     if (lua_rawgeti(L, idx, i) != LUA_TSTRING) {
       luaL_error(L, "select: '%s' must be a string or a list of strings", field);
     }
-    add(CheckPattern(L, -1, field));
+    add(CheckPattern(L, -1, field, query_bytes));
     lua_pop(L, 1);
   }
 }
@@ -101,34 +117,35 @@ int ReadQuery(lua_State* L, int idx, const char* what, transforms::TaskQuery* q)
     lua_pop(L, 1);
   }
   const int top = lua_gettop(L);
+  size_t bytes = 0;  // of the query's strings, against kMaxQueryPatternBytes
   if (lua_getfield(L, idx, "kind") != LUA_TNIL) {
-    ForEachString(L, -1, "kind", [&](const char* v) { RaiseIfError(L, AddKind(q, v)); });
+    ForEachString(L, -1, "kind", &bytes, [&](const char* v) { RaiseIfError(L, AddKind(q, v)); });
   }
   if (lua_getfield(L, idx, "name") != LUA_TNIL) {
-    ForEachString(L, -1, "name", [&](const char* v) { AddName(q, v); });
+    ForEachString(L, -1, "name", &bytes, [&](const char* v) { AddName(q, v); });
   }
   if (lua_getfield(L, idx, "name_regex") != LUA_TNIL) {
     luaL_checkstring(L, -1);
-    q->name_regex = CheckPattern(L, -1, "name_regex");
+    q->name_regex = CheckPattern(L, -1, "name_regex", &bytes);
   }
   if (lua_getfield(L, idx, "layer") != LUA_TNIL) {
-    ForEachString(L, -1, "layer", [&](const char* v) { AddLayer(q, v); });
+    ForEachString(L, -1, "layer", &bytes, [&](const char* v) { AddLayer(q, v); });
   }
   if (lua_getfield(L, idx, "no_layer") != LUA_TNIL) q->no_layer = lua_toboolean(L, -1);
   if (lua_getfield(L, idx, "op") != LUA_TNIL) {
-    ForEachString(L, -1, "op", [&](const char* v) { q->ops.emplace_back(v); });
+    ForEachString(L, -1, "op", &bytes, [&](const char* v) { q->ops.emplace_back(v); });
   }
   if (lua_getfield(L, idx, "class") != LUA_TNIL) {
-    ForEachString(L, -1, "class", [&](const char* v) { RaiseIfError(L, AddClass(q, v)); });
+    ForEachString(L, -1, "class", &bytes, [&](const char* v) { RaiseIfError(L, AddClass(q, v)); });
   }
   if (lua_getfield(L, idx, "cpu_time") != LUA_TNIL) {
-    ForEachString(L, -1, "cpu_time", [&](const char* v) { RaiseIfError(L, AddCpuTime(q, v)); });
+    ForEachString(L, -1, "cpu_time", &bytes, [&](const char* v) { RaiseIfError(L, AddCpuTime(q, v)); });
   }
   if (lua_getfield(L, idx, "phase") != LUA_TNIL) {
-    ForEachString(L, -1, "phase", [&](const char* v) { RaiseIfError(L, AddPhase(q, v)); });
+    ForEachString(L, -1, "phase", &bytes, [&](const char* v) { RaiseIfError(L, AddPhase(q, v)); });
   }
   if (lua_getfield(L, idx, "resource_kind") != LUA_TNIL) {
-    ForEachString(L, -1, "resource_kind",
+    ForEachString(L, -1, "resource_kind", &bytes,
                   [&](const char* v) { RaiseIfError(L, AddResourceKind(q, v)); });
   }
   if (lua_getfield(L, idx, "resource") != LUA_TNIL) {
@@ -139,7 +156,8 @@ int ReadQuery(lua_State* L, int idx, const char* what, transforms::TaskQuery* q)
         luaL_error(L, "select: 'resource' must be a resource or a list of resources, got %s",
                    luaL_typename(L, -1));
       }
-      const lua_Integer n = luaL_len(L, -1);
+      const auto n = static_cast<lua_Integer>(lua_rawlen(L, -1));
+      ChargeWork(L, n);
       for (lua_Integer i = 1; i <= n; ++i) {
         lua_rawgeti(L, -1, i);
         q->resources.push_back(CheckResource(L, -1));
@@ -151,7 +169,7 @@ int ReadQuery(lua_State* L, int idx, const char* what, transforms::TaskQuery* q)
     if (lua_type(L, -1) != LUA_TTABLE) {
       q->iterations.push_back(CheckInt32(L, -1, "select: iteration"));
     } else {
-      const lua_Integer n = luaL_len(L, -1);
+      const auto n = static_cast<lua_Integer>(lua_rawlen(L, -1));
       ChargeWork(L, n);
       for (lua_Integer i = 1; i <= n; ++i) {
         lua_rawgeti(L, -1, i);
@@ -161,6 +179,7 @@ int ReadQuery(lua_State* L, int idx, const char* what, transforms::TaskQuery* q)
     }
   }
   lua_settop(L, top);
+  ChargeWork(L, SatMul(static_cast<int64_t>(bytes), kUnitsPerPatternByte));
   if (lua_getfield(L, idx, "where") == LUA_TNIL) {
     lua_pop(L, 1);
     return 0;

@@ -363,10 +363,29 @@ SelectionUd* NewSelection(lua_State* L, size_t n) {
 
 int RemoveAndCount(lua_State* L, const SelectionUd* s) {
   ChargeWork(L, GraphWork(MutableGraphOrRaise(L)));  // one pass over the edges
+  EngineState& S = State(L);
+  // The rewiring's work and the ancestors it holds meanwhile (16 bytes
+  // each) within what is left of the budget and the cap, its new edges
+  // within the cap (issue 29, D25).
+  transforms::RemoveLimits limits;
+  limits.max_work = std::min(WorkLeft(S), MemoryLeft(S) / 16);
+  limits.max_new_edges = MemoryLeft(S) / kEdgeBytes;
+  transforms::RemoveLimitHit hit = transforms::RemoveLimitHit::kNone;
   absl::StatusOr<transforms::RemoveResult> r =
-      transforms::RemoveTasks(State(L).session->graph(), ToSelection(s));
+      transforms::RemoveTasks(S.session->graph(), ToSelection(s), limits, &hit);
+  // Past a bound the graph is unchanged: spend the limit that was hit, so
+  // that the error is the usual sticky one.
+  if (hit == transforms::RemoveLimitHit::kNewEdges) {
+    ChargeMemory(L, SatMul(SatAdd(limits.max_new_edges, 1), kEdgeBytes));
+  }
+  if (hit == transforms::RemoveLimitHit::kWork) {
+    if (WorkLeft(S) <= MemoryLeft(S) / 16) ChargeWork(L, SatAdd(WorkLeft(S), 1));
+    ChargeMemory(L, SatAdd(MemoryLeft(S), 1));  // the ancestors it would hold
+  }
   RaiseIfError(L, r.status());
-  StructureChanged(State(L));
+  StructureChanged(S);
+  ChargeWork(L, r->work);
+  ChargeMemory(L, SatMul(r->edges_added, kEdgeBytes));
   lua_pushinteger(L, r->removed);
   lua_pushinteger(L, r->edges_added);
   return 2;
@@ -386,15 +405,16 @@ transforms::Selection ToSelection(const SelectionUd* s) {
 void RegisterSelection(lua_State* L) {
   luaL_newmetatable(L, kSelectionMt);
   lua_newtable(L);
-  luaL_setfuncs(L, kSelMethods, 0);
+  SetBindings(L, kSelMethods);
   RegisterGpuSelectionMethods(L);
   RegisterCostSelectionMethods(L);
-  lua_pushcclosure(L, SelIndex, 1);
+  PushBinding(L, SelIndex, 1);
   lua_setfield(L, -2, "__index");
   static const luaL_Reg kMeta[] = {{"__len", SelLen},       {"__bor", SelUnion},
                                    {"__band", SelIntersect}, {"__sub", SelMinus},
                                    {"__tostring", SelToString}, {nullptr, nullptr}};
-  luaL_setfuncs(L, kMeta, 0);
+  SetBindings(L, kMeta);
+  LockMetatable(L, "selections");
   lua_pop(L, 1);
 }
 

@@ -161,8 +161,12 @@ int KeyTrampoline(lua_State* L) {
   int is_number = 0;
   const lua_Number v = lua_tonumberx(L, -1, &is_number);
   if (!is_number || !std::isfinite(v)) {
+    const char* got = !is_number       ? luaL_typename(L, -1)
+                      : std::isnan(v)  ? "NaN"
+                      : v > 0          ? "inf"
+                                       : "-inf";
     lua_pushfstring(L, "%s:%d: schedule key function must return a finite number, got %s",
-                    ar.short_src, ar.linedefined, luaL_typename(L, -1));
+                    ar.short_src, ar.linedefined, got);
     return lua_error(L);
   }
   c->result = v >= 9.0e18 ? static_cast<int64_t>(9.0e18)
@@ -192,7 +196,11 @@ class LuaSchedulePolicy : public depgraph::SchedulePolicy {
     lua_pushcfunction(L, MessageHandler);
     lua_pushcfunction(L, KeyTrampoline);
     lua_pushlightuserdata(L, &call);
-    const int rc = lua_pcall(L, 1, 0, top + 1);
+    int rc = LUA_OK;
+    {
+      CpuSpan cpu(S);
+      rc = lua_pcall(L, 1, 0, top + 1);
+    }
     if (rc != LUA_OK) {
       const char* m = lua_tostring(L, -1);
       // A limit hit inside the key is the reason, whatever the key raised.
@@ -241,9 +249,10 @@ std::shared_ptr<const depgraph::SchedulePolicy> MakeLuaPolicy(lua_State* L, int 
 void RegisterTimeline(lua_State* L) {
   luaL_newmetatable(L, kTimelineMt);
   lua_newtable(L);
-  luaL_setfuncs(L, kTlMethods, 0);
-  lua_pushcclosure(L, TlIndex, 1);
+  SetBindings(L, kTlMethods);
+  PushBinding(L, TlIndex, 1);
   lua_setfield(L, -2, "__index");
+  LockMetatable(L, "timelines");
   lua_pop(L, 1);
 }
 

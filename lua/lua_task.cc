@@ -1,4 +1,5 @@
 // Lua bindings: shared handle helpers, Task and Resource handles.
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -6,6 +7,7 @@
 #include "base/checked_math.h"
 #include "depgraph/kernel_class.h"
 #include "lua/lua_internal.h"
+#include "proto/trace_validate.h"
 #include "transforms/structure.h"
 
 namespace reverie::lua::internal {
@@ -182,9 +184,22 @@ int TaskIndex(lua_State* L) {
     PushView(L, depgraph::KernelClassName(depgraph::TaskClass(g, t)));
   } else if (std::strcmp(k, "collective") == 0) {
     // What a communication task does, from its name ("AllReduce", ...;
-    // "other" when the name does not say, as RCCL's ncclDevKernel_Generic).
+    // "other" when the name does not say, as RCCL's ncclDevKernel_Generic,
+    // unless the framework's record of the call that launched it says:
+    // transforms/collectives.h).
     if (depgraph::TaskClass(g, t) != depgraph::KernelClass::kCommunication) return 0;
-    PushView(L, depgraph::CollectiveName(depgraph::CollectiveOfName(g.name(t))));
+    depgraph::Collective kind = depgraph::CollectiveOfName(g.name(t));
+    if (kind == depgraph::Collective::kOther) {
+      const std::vector<TaskId>& kernels = CollectiveKernels(L);
+      ChargeWork(L, static_cast<int64_t>(kernels.size()));
+      for (size_t i = 0; i < kernels.size(); ++i) {
+        if (kernels[i] == t) {
+          kind = depgraph::CollectiveOfName(State(L).model->collectives[i].name);
+          break;
+        }
+      }
+    }
+    PushView(L, depgraph::CollectiveName(kind));
   } else if (std::strcmp(k, "op") == 0) {
     if (!g.op_of(t).valid()) return 0;
     PushOp(L, g, g.op_of(t));
@@ -245,6 +260,7 @@ int TaskNewIndex(lua_State* L) {
     } else {
       size_t n = 0;
       const char* s = luaL_checklstring(L, 3, &n);
+      CheckLayerPath(L, std::string_view(s, n));
       const size_t layers = g.layer_count();
       g.set_layer(t, LayerFor(g, std::string_view(s, n)));
       if (g.layer_count() > layers) ChargeMemory(L, 2 * static_cast<int64_t>(n) + kStringBytes);
@@ -333,21 +349,23 @@ int ResourceIndex(lua_State* L) {
   return 1;
 }
 
-void NewClass(lua_State* L, const char* mt, const luaL_Reg* methods, lua_CFunction index,
-              lua_CFunction newindex, lua_CFunction eq, lua_CFunction tostring) {
+void NewClass(lua_State* L, const char* mt, const char* what, const luaL_Reg* methods,
+              lua_CFunction index, lua_CFunction newindex, lua_CFunction eq,
+              lua_CFunction tostring) {
   luaL_newmetatable(L, mt);
   lua_newtable(L);
-  luaL_setfuncs(L, methods, 0);
-  lua_pushcclosure(L, index, 1);
+  SetBindings(L, methods);
+  PushBinding(L, index, 1);
   lua_setfield(L, -2, "__index");
   if (newindex != nullptr) {
-    lua_pushcfunction(L, newindex);
+    PushBinding(L, newindex, 0);
     lua_setfield(L, -2, "__newindex");
   }
-  lua_pushcfunction(L, eq);
+  PushBinding(L, eq, 0);
   lua_setfield(L, -2, "__eq");
-  lua_pushcfunction(L, tostring);
+  PushBinding(L, tostring, 0);
   lua_setfield(L, -2, "__tostring");
+  LockMetatable(L, what);
   lua_pop(L, 1);
 }
 
@@ -366,6 +384,19 @@ void PushOp(lua_State* L, const depgraph::Graph& g, depgraph::OpId op) {
   if (o.parent.valid()) {
     SetIntField(L, "parent", o.parent.value());
   }
+}
+
+void CheckLayerPath(lua_State* L, std::string_view path) {
+  if (CapModulePath(path).size() != path.size()) {
+    luaL_error(L,
+               "a layer path of %I bytes is beyond what a layer path may be (%d levels, %I "
+               "bytes)",
+               static_cast<lua_Integer>(path.size()), kMaxModulePathDepth,
+               static_cast<lua_Integer>(kMaxModulePathBytes));
+  }
+  // LayerFor hashes the path and each dotted prefix until one is known.
+  const int64_t levels = 1 + static_cast<int64_t>(std::count(path.begin(), path.end(), '.'));
+  ChargeWork(L, SatMul(levels, static_cast<int64_t>(path.size())) / kBytesPerUnit);
 }
 
 depgraph::LayerId LayerFor(Graph& g, std::string_view path) {
@@ -487,8 +518,8 @@ int64_t CheckBytes(lua_State* L, int idx, const char* what) {
 }
 
 void RegisterTask(lua_State* L) {
-  NewClass(L, kTaskMt, kTaskMethods, TaskIndex, TaskNewIndex, TaskEq, TaskToString);
-  NewClass(L, kResourceMt, kResourceMethods, ResourceIndex, nullptr, ResourceEq,
+  NewClass(L, kTaskMt, "tasks", kTaskMethods, TaskIndex, TaskNewIndex, TaskEq, TaskToString);
+  NewClass(L, kResourceMt, "resources", kResourceMethods, ResourceIndex, nullptr, ResourceEq,
            ResourceToString);
 }
 

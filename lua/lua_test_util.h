@@ -56,6 +56,14 @@ inline std::string FirstLine(const absl::Status& s) {
   return m.substr(0, m.find('\n'));
 }
 
+// Limits with `budget` instructions and `mib` MiB of Lua memory.
+inline EngineLimits Limits(int64_t budget, size_t mib = 2048) {
+  EngineLimits l;
+  l.instruction_budget = budget;
+  l.memory_limit_bytes = mib << 20;
+  return l;
+}
+
 }  // namespace reverie::lua::testing
 
 #endif  // REVERIE_LUA_LUA_TEST_UTIL_H_

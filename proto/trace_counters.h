@@ -60,18 +60,35 @@ enum class CounterSeverity : uint8_t { kInfo, kAnomaly, kDataLoss };
   F(op_inputs_truncated, kInfo,                                                                    \
     "an op's recorded input shapes beyond reverie's limits (64 inputs, 16 dims a tensor, 4096 tensors a list, 65536 dims an op): cut") \
   F(duplicate_profiler_step, kAnomaly, "two ProfilerStep#N spans with one N (the first is used)")   \
+  F(memory_free_without_allocation, kInfo,                                                         \
+    "a free of memory whose allocation the trace does not hold (made before the trace began)")     \
+  F(memory_never_freed, kInfo, "an allocation still live when the trace ends")                     \
+  F(memory_free_size_mismatch, kAnomaly,                                                           \
+    "a free whose size differs from its allocation's (matched by address anyway)")                 \
+  F(memory_double_allocation, kAnomaly,                                                            \
+    "an allocation at an address already live (the earlier one is taken as freed)")               \
+  F(memory_without_address, kInfo,                                                                 \
+    "a [memory] event without an address (2021 schema): in the totals, not matched")              \
+  F(memory_unknown_device, kAnomaly, "a [memory] event on a device type other than CPU/CUDA: dropped") \
   F(json_number_out_of_range, kAnomaly, "a number beyond the bounds of base/checked_math.h: clamped") \
   /* validation of every loaded trace (proto/trace_validate.h) */                                  \
   F(time_out_of_range, kAnomaly, "a timestamp beyond 2^62 ns or 2^50 ns from the rest: clamped")    \
   F(kernel_geometry_out_of_range, kAnomaly, "kernel launch geometry beyond bounds: unknown")        \
   F(bytes_out_of_range, kAnomaly, "a byte or element count beyond 2^50: clamped")                   \
   F(device_property_out_of_range, kAnomaly, "a GPU property, rank or group size out of range")      \
+  F(memory_index_out_of_range, kAnomaly, "a memory event's op or allocation index that points nowhere: none") \
+  F(module_path_out_of_range, kAnomaly,                                                            \
+    "an nn.Module path deeper than 32 levels or longer than 1,024 bytes: cut to its outer levels") \
   /* .pb reader (reverie import --salvage) */                                                      \
   F(missing_end_marker, kDataLoss, "a .pb file without its end marker (a producer that stopped)")  \
   F(truncated_chunk, kDataLoss, "a damaged or cut chunk of a .pb file (dropped)")                   \
   /* CUPTI collector */                                                                            \
   F(records_outside_window, kInfo, "records outside the iterations the collector was told to keep")  \
+  F(window_hold_overflow, kDataLoss,                                                               \
+    "GPU records judged before their API call was decoded (the collector's hold list was full): some may be missing") \
   F(header_overflow, kDataLoss, "the header did not fit the space reserved for it")                 \
+  F(api_calls_filtered, kInfo,                                                                     \
+    "CUDA calls that only query or set state (cudaGetDevice, ...), left out by REVERIE_API_FILTER")  \
   F(cupti_unavailable, kDataLoss, "CUPTI could not be enabled: no GPU activity recorded")           \
   F(cupti_buffer_parse_error, kDataLoss, "a CUPTI activity buffer that could not be read")          \
   F(cupti_record_unhandled_kind, kInfo, "a CUPTI activity record of a kind reverie does not read")  \

@@ -10,6 +10,7 @@
 #include <memory>
 
 #include "absl/strings/str_cat.h"
+#include "base/printable.h"
 #include "base/atomic_file.h"
 #include "google/protobuf/io/coded_stream.h"
 #include "google/protobuf/io/zero_copy_stream_impl.h"
@@ -47,7 +48,7 @@ uint64_t CountRecords(const proto::TraceChunk& c) {
   return static_cast<uint64_t>(c.processes_size()) + c.threads_size() + c.api_calls_size() +
          c.gpu_activities_size() + c.syncs_size() + c.event_records_size() + c.ranges_size() +
          c.iterations_size() + c.collectives_size() + c.gradient_buckets_size() +
-         c.parameters_size() + c.flows_size();
+         c.parameters_size() + c.flows_size() + c.memory_events_size();
 }
 
 // Collects what libprotobuf would print on stderr ("[libprotobuf ERROR ...]
@@ -112,7 +113,7 @@ absl::Status WriteTrace(const Trace& trace, const std::string& path,
     *chunk.mutable_gradient_buckets() = all.gradient_buckets();
     *chunk.mutable_parameters() = all.parameters();
 
-    int api = 0, gpu = 0, sync = 0, ev = 0, range = 0, iter = 0, coll = 0, flow = 0;
+    int api = 0, gpu = 0, sync = 0, ev = 0, range = 0, iter = 0, coll = 0, flow = 0, mem = 0;
     const size_t per_chunk = options.events_per_chunk == 0 ? 1 : options.events_per_chunk;
     bool first = true;
     uint64_t chunks = 0, records = 0;
@@ -126,6 +127,7 @@ absl::Status WriteTrace(const Trace& trace, const std::string& path,
       TakeSome(all.event_records(), &ev, chunk.mutable_event_records(), &budget);
       TakeSome(all.collectives(), &coll, chunk.mutable_collectives(), &budget);
       TakeSome(all.flows(), &flow, chunk.mutable_flows(), &budget);
+      TakeSome(all.memory_events(), &mem, chunk.mutable_memory_events(), &budget);
       if (budget == per_chunk && !first) break;  // nothing left
       ok = WriteDelimited(chunk, &out);
       ++chunks;
@@ -231,12 +233,18 @@ std::string Printable(std::string_view s) {
   return out;
 }
 
-// How to get a complete file again, for the messages below.
+// How to get a complete file again, for the messages below. The recorded
+// source path is the file's own text: pasted into the command quoted for a
+// shell, and only when it is printable and not too long (issue 29, D31: a
+// path holding "; curl ... | sh" became part of the suggested command).
 std::string Remedy(const proto::TraceHeader& h, bool salvaging) {
-  const std::string again = h.source_path().empty()
-                                ? std::string("record it again")
-                                : absl::StrCat("import it again (reverie import ",
-                                               Printable(h.source_path()), " -o OUT.pb)");
+  const std::string& src = h.source_path();
+  const bool pasteable = !src.empty() && src.size() <= 1024 && EscapeControl(src) == src;
+  const std::string again =
+      src.empty()  ? std::string("record it again")
+      : pasteable  ? absl::StrCat("import it again (reverie import ", ShellQuote(src), " -o OUT.pb)")
+                   : absl::StrCat("import its source again (recorded as ", Printable(src),
+                                  "; reverie import SOURCE -o OUT.pb)");
   if (salvaging) return absl::StrCat("nothing to salvage; ", again);
   return absl::StrCat(again, " or keep what it holds (reverie import --salvage)");
 }

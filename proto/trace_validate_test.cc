@@ -2,8 +2,10 @@
 // D12) and numbers bounded before any arithmetic (D7).
 #include "proto/trace_validate.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
+#include <string>
 
 #include "base/checked_math.h"
 #include "gtest/gtest.h"
@@ -121,6 +123,50 @@ TEST(TraceValidateTest, CountersFromAFileSaturate) {
   t.AddCounter(TraceCounter::negative_duration, kMax);
   t.AddCounter(TraceCounter::negative_duration, kMax);
   EXPECT_EQ(t.GetCounter(TraceCounter::negative_duration), kMax);
+}
+
+// Issue 29, D22: module paths within kMaxModulePathDepth levels and
+// kMaxModulePathBytes, cut between two levels.
+TEST(TraceValidateTest, CapModulePathKeepsTheOuterLevels) {
+  EXPECT_EQ(CapModulePath("encoder.layers.11.attention"), "encoder.layers.11.attention");
+  std::string deep;
+  for (int i = 0; i < 100; ++i) deep += (i ? ".m" : "m") + std::to_string(i);
+  const std::string_view cut = CapModulePath(deep);
+  EXPECT_EQ(std::count(cut.begin(), cut.end(), '.'), kMaxModulePathDepth - 1);
+  EXPECT_EQ(deep.compare(0, cut.size(), cut), 0);
+  EXPECT_EQ(deep[cut.size()], '.');
+  // Too long in bytes: cut before the level that crosses the bound.
+  const std::string wide = "a." + std::string(600, 'b') + "." + std::string(600, 'c');
+  EXPECT_EQ(CapModulePath(wide), "a." + std::string(600, 'b'));
+  // One level too long by itself: cut between UTF-8 characters.
+  std::string euros;
+  for (int i = 0; i < 400; ++i) euros += "\xe2\x82\xac";  // U+20AC, 3 bytes
+  const std::string_view e = CapModulePath(euros);
+  EXPECT_LE(e.size(), kMaxModulePathBytes);
+  EXPECT_EQ(e.size() % 3, 0u);
+  EXPECT_EQ(CapModulePath(CapModulePath(deep)), CapModulePath(deep));
+}
+
+TEST(TraceValidateTest, DeepModulePathsFromAFileAreCut) {
+  Trace t;
+  std::string deep = "a";
+  for (int i = 0; i < 100000; ++i) deep += ".a";
+  const uint32_t sid = t.Intern(deep);
+  for (int i = 0; i < 3; ++i) {
+    proto::Range* r = t.events().add_ranges();
+    r->set_kind(proto::Range::LAYER);
+    r->set_module_path_sid(sid);
+    r->set_start_ns(kEpoch);
+    r->set_end_ns(kEpoch + 10);
+  }
+  ValidateTrace(&t);
+  EXPECT_EQ(t.GetCounter(TraceCounter::module_path_out_of_range), 3);
+  const std::string_view path = t.String(t.events().ranges(0).module_path_sid());
+  EXPECT_EQ(std::count(path.begin(), path.end(), '.'), kMaxModulePathDepth - 1);
+  EXPECT_EQ(t.events().ranges(2).module_path_sid(), t.events().ranges(0).module_path_sid());
+  // Idempotent.
+  ValidateTrace(&t);
+  EXPECT_EQ(t.GetCounter(TraceCounter::module_path_out_of_range), 3);
 }
 
 }  // namespace

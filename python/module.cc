@@ -25,6 +25,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "base/json_writer.h"
+#include "base/printable.h"
 #include "base/sv.h"
 #include "depgraph/breakdown.h"
 #include "depgraph/critical_path.h"
@@ -57,8 +58,10 @@ PyObject* g_error = nullptr;
 // Raises reverie.Error(message); `traceback` is the Lua traceback or None.
 [[noreturn]] void Raise(std::string_view message, const std::string& traceback = "") {
   py::object type = py::reinterpret_borrow<py::object>(g_error);
-  py::object e = type(std::string(message));
-  e.attr("traceback") = traceback.empty() ? py::object(py::none()) : py::object(py::str(traceback));
+  // Text from a trace or script, escaped as the CLI's (issue 29, D31).
+  py::object e = type(EscapeControl(message));
+  e.attr("traceback") = traceback.empty() ? py::object(py::none())
+                                          : py::object(py::str(EscapeControl(traceback, true)));
   PyErr_SetObject(g_error, e.ptr());
   throw py::error_already_set();
 }
@@ -155,8 +158,13 @@ std::string Replay(const Trace& t, bool critical_path) {
   return out.Get();
 }
 
+void NeedTop(int top) {
+  if (top < 0) Raise(absl::StrCat("top expects a number of layers >= 0, got ", top));
+}
+
 std::string Predict(const Trace& t, const whatif::ScriptSpec& spec, int top) {
   NeedScripts(spec, "predict");
+  NeedTop(top);
   Outcome out;
   {
     py::gil_scoped_release release;
@@ -195,6 +203,7 @@ std::string Sweep(const Trace& t, const whatif::ScriptSpec& spec,
 std::string Validate(const Trace& before, const Trace& after, const whatif::ScriptSpec& spec,
                      int top) {
   NeedScripts(spec, "validate");
+  NeedTop(top);
   Outcome out;
   {
     py::gil_scoped_release release;
@@ -326,8 +335,10 @@ PYBIND11_MODULE(_reverie, m) {
 
   py::class_<reverie::whatif::ScriptSpec>(m, "ScriptSpec")
       .def(py::init(&MakeSpec), py::arg("scripts"), py::arg("sources"), py::arg("settings"),
-           py::arg("lua_budget"), py::arg("lua_memory_mb"), py::arg("sandbox"),
-           py::arg("script_dirs"))
+           py::arg("lua_budget"), py::arg("lua_memory_mb"),
+           // Only True or False: pybind11 would take None or 0 as False,
+           // which opens the sandbox (issue 29, D26).
+           py::arg("sandbox").noconvert(), py::arg("script_dirs"))
       .def_readonly("scripts", &reverie::whatif::ScriptSpec::scripts)
       .def_readonly("settings", &reverie::whatif::ScriptSpec::settings);
 

@@ -16,6 +16,11 @@
 -- the weight update waits for every bucket's all-gather.
 -- Assumptions: identical nodes; each stage is bandwidth-bound plus
 -- `latency_us`; no contention between the intra-node stages and compute.
+-- Preconditions: a training trace (backward and update phases). A trace
+-- that already ran data-parallel has its all-reduce kernels linked to their
+-- Collective records, which size the buckets (lib/gradients.lua, source
+-- "records"); this scheme replaces them: they take no time any more (their
+-- recorded time includes waiting for the slowest rank, not modelled here).
 local C = reverie.include("lib/common.lua")
 local G = reverie.include("lib/gradients.lua")
 
@@ -46,6 +51,10 @@ local steps = C.steps(graph)
 local source = G.source(graph)
 local total, how = nil, nil
 if source == "estimate" then total, how = G.estimate_total(graph, P, steps) end
+-- A trace that already ran data-parallel: this scheme replaces its recorded
+-- all-reduces (lib/gradients.lua, source "records").
+local replaced = source == "records" and G.replace_recorded(graph) or {n = 0}
+local function replaced_note() return G.replaced_note(replaced) end
 
 local rs_ch = graph:add_channel("intra-node reduce-scatter")
 local ag_ch = graph:add_channel("intra-node all-gather")
@@ -76,4 +85,5 @@ end
 graph:add_edges(edges)
 reverie.log(string.format("%d buckets x (reduce-scatter, %d shard all-reduces, all-gather); %d workers; " ..
                           "intra-node %.0f Gbit/s (%s); gradients from %s%s", buckets, g, n * g,
-                          intra_gbps, intra_note, source, how and (" (" .. how .. ")") or ""))
+                          intra_gbps, intra_note, source, how and (" (" .. how .. ")") or "") ..
+            replaced_note())

@@ -40,7 +40,9 @@
 -- (d0 - t_fixed) * [2(N-1)/N] / [2(N0-1)/N0]: bytes are not needed and
 -- workers = N0 reproduces the trace. With a bandwidth given, bytes come from
 -- the trace's sized all-reduce Collective records (in_nelems x element
--- size), matched to the kernels in measured order when both counts agree; else they
+-- size) of the call that launched each kernel (graph:collectives(), c.kernel:
+-- RCCL's and NCCL 2.19's ncclDevKernel_Generic say nothing by name), else
+-- matched to the kernels in measured order when both counts agree; else they
 -- are inferred from the kernel as (d0 - t_fixed) * measured_bandwidth_gbps /
 -- [2(N0-1)/N0]. Bandwidths are NCCL bus bandwidths in Gbit/s. Other
 -- collectives (broadcast, all-gather, ...) keep their measured time.
@@ -73,11 +75,15 @@ end
 -- Re-times the recorded all-reduce kernels for P.workers (header: model).
 local function retime_recorded(comm)
   local colls, n0 = {}, P.measured_workers
+  -- Bytes of each recorded all-reduce kernel from the framework's record of
+  -- the call that launched it (c.kernel; transforms/collectives.h).
+  local bytes_of = {}
   if n0 == 0 then n0 = graph:world_size() end
   for _, c in ipairs(graph:collectives()) do
     -- Unsized records (the NCCL annotation beside a sized call) say nothing.
     if c.collective == "AllReduce" and c.bytes > 0 then
       colls[#colls + 1] = c
+      if c.kernel then bytes_of[c.kernel.id] = c.bytes end
       if n0 == 0 and c.group_size > 1 then n0 = c.group_size end
     end
   end
@@ -105,7 +111,7 @@ local function retime_recorded(comm)
     elseif P.bandwidth_gbps == 0 then
       transfer = (d0 - fixed) * f / f0
     else
-      local bytes = matched and colls[i].bytes or nil
+      local bytes = bytes_of[k.id] or (matched and colls[i].bytes or nil)
       if bytes then sized = sized + 1 end
       bytes = bytes or (d0 - fixed) * 1e-9 * measured_gbps() * 1e9 / 8 / f0
       transfer = f * bytes * 8 / (P.bandwidth_gbps * 1e9) * 1e9

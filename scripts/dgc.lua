@@ -18,6 +18,11 @@
 -- trace's own kernels achieve (the GPU table's bandwidth x their efficiency,
 -- graph:cost_model().memory_gbs, or gpu_memory_gbs when given), not from a
 -- DGC implementation; warm-up epochs with lower sparsity are not modelled.
+-- Preconditions: a training trace (backward and update phases). A trace
+-- that already ran data-parallel has its all-reduce kernels linked to their
+-- Collective records, which size the buckets (lib/gradients.lua, source
+-- "records"); this scheme replaces them: they take no time any more (their
+-- recorded time includes waiting for the slowest rank, not modelled here).
 local C = reverie.include("lib/common.lua")
 local G = reverie.include("lib/gradients.lua")
 
@@ -34,6 +39,10 @@ local steps = C.steps(graph)
 local source = G.source(graph)
 local total, how = nil, nil
 if source == "estimate" then total, how = G.estimate_total(graph, P, steps) end
+-- A trace that already ran data-parallel: this scheme replaces its recorded
+-- all-reduces (lib/gradients.lua, source "records").
+local replaced = source == "records" and G.replace_recorded(graph) or {n = 0}
+local function replaced_note() return G.replaced_note(replaced) end
 local mem_bps = G.memory_gbs(graph, P) * 1e9
 
 local channel = graph:add_channel("sparse all-gather")
@@ -62,4 +71,5 @@ for s, step in ipairs(steps) do
 end
 graph:add_edges(edges)
 reverie.log(string.format("%d buckets compressed to %.3g%% density; %d workers; gradients from %s%s",
-                          buckets, P.density * 100, P.workers, source, how and (" (" .. how .. ")") or ""))
+                          buckets, P.density * 100, P.workers, source, how and (" (" .. how .. ")") or "") ..
+            replaced_note())

@@ -22,7 +22,11 @@
 -- with the update gone from the worker, a worker's step can be shorter than
 -- the single-GPU step, and the log says by how much it could be.
 -- Preconditions: a training trace (backward and update phases). It models
--- a parameter server in place of any data parallelism the trace recorded.
+-- a parameter server in place of any data parallelism the trace recorded:
+-- a trace that ran data-parallel has its all-reduce kernels linked to their
+-- Collective records, which size the slices (lib/gradients.lua, source
+-- "records"), and those kernels take no time any more (their recorded time
+-- includes waiting for the slowest rank, which is not modelled).
 local C = reverie.include("lib/common.lua")
 local G = reverie.include("lib/gradients.lua")
 
@@ -42,6 +46,10 @@ local steps = C.steps(graph)
 local source = G.source(graph)
 local total, how = nil, nil
 if source == "estimate" then total, how = G.estimate_total(graph, P, steps) end
+-- A trace that already ran data-parallel: this scheme replaces its recorded
+-- all-reduces (lib/gradients.lua, source "records").
+local replaced = source == "records" and G.replace_recorded(graph) or {n = 0}
+local function replaced_note() return G.replaced_note(replaced) end
 
 local push = graph:add_channel("ps push (send)")
 local pull = graph:add_channel("ps pull (receive)")
@@ -85,7 +93,7 @@ if P.priority then graph:set_policy("priority") end
 local n = math.max(1, #steps)
 reverie.log(string.format("%d slices pushed and pulled over %d steps (gradients from %s%s); %s scheduling",
                           slices, #steps, source, how and (" (" .. how .. ")") or "",
-                          P.priority and "priority" or "FIFO"))
+                          P.priority and "priority" or "FIFO") .. replaced_note())
 if removed > 0 then
   -- Why a worker's step can beat the single-GPU step: its optimizer runs
   -- on the servers (the worker only pushes and pulls).

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_cat.h"
 #include "transforms/ops.h"
 
 namespace reverie::transforms {
@@ -50,7 +51,9 @@ EdgeKind KindForEnds(End s, End d) {
 
 class Rewirer {
  public:
-  explicit Rewirer(Graph& g) : g_(g), adj_(g.adjacency()) {}
+  Rewirer(Graph& g, const RemoveLimits& limits) : g_(g), adj_(g.adjacency()), limits_(limits) {}
+
+  RemoveLimitHit hit() const { return hit_; }
 
   absl::StatusOr<RemoveResult> Run(const Selection& sel) {
     const size_t n = g_.task_count();
@@ -74,11 +77,23 @@ class Rewirer {
     for (size_t i = 0; i < order_.size(); ++i) {
       Gather(order_[i], &sets_[i]);
       Emit(order_[i], sets_[i]);
+      // Checked before the graph changes, so that a refusal leaves it whole.
+      if (work_ > limits_.max_work) {
+        hit_ = RemoveLimitHit::kWork;
+        return absl::ResourceExhaustedError(
+            absl::StrCat("remove: rewiring needs more than ", limits_.max_work, " steps"));
+      }
+      if (static_cast<int64_t>(new_edges_.size()) > limits_.max_new_edges) {
+        hit_ = RemoveLimitHit::kNewEdges;
+        return absl::ResourceExhaustedError(absl::StrCat(
+            "remove: rewiring would add more than ", limits_.max_new_edges, " edges"));
+      }
     }
     g_.RemoveTasks(removed_);
     for (const NewEdge& e : new_edges_) g_.AddEdge(e.src, e.dst, e.kind, e.delay);
     result.removed = static_cast<int64_t>(removed_.size());
     result.edges_added = static_cast<int64_t>(new_edges_.size());
+    result.work = work_;
     return result;
   }
 
@@ -137,14 +152,16 @@ class Rewirer {
   }
 
   void Gather(TaskId r, std::vector<Entry>* out) {
+    work_ += static_cast<int64_t>(adj_.in(r).size());
     for (const auto edge : adj_.in(r)) {
       const depgraph::Edge& e = g_.edge(edge);
       if (!InR(e.src)) {
         out->push_back({e.src, static_cast<int>(e.kind), e.delay_ns});
       } else {
-        for (const Entry& x : sets_[slot_[e.src.value()]]) {
-          out->push_back({x.src, static_cast<int>(e.kind), e.delay_ns});
-        }
+        const std::vector<Entry>& from = sets_[slot_[e.src.value()]];
+        work_ += static_cast<int64_t>(from.size());
+        if (work_ > limits_.max_work) return;  // Run reports it
+        for (const Entry& x : from) out->push_back({x.src, static_cast<int>(e.kind), e.delay_ns});
       }
     }
     const TaskId p = g_.prev_on_resource(r);
@@ -152,7 +169,10 @@ class Rewirer {
       if (!InR(p)) {
         out->push_back({p, kOrderOnly, 0});
       } else {
-        for (const Entry& x : sets_[slot_[p.value()]]) out->push_back(x);
+        const std::vector<Entry>& from = sets_[slot_[p.value()]];
+        work_ += static_cast<int64_t>(from.size());
+        if (work_ > limits_.max_work) return;
+        for (const Entry& x : from) out->push_back(x);
       }
     }
     Prune(out);
@@ -206,7 +226,13 @@ class Rewirer {
     for (const auto edge : adj_.out(r)) {
       const depgraph::Edge& e = g_.edge(edge);
       if (InR(e.dst)) continue;
-      for (const Entry& x : set) Add(x.src, e.dst, e.kind, e.delay_ns);
+      for (const Entry& x : set) {
+        Add(x.src, e.dst, e.kind, e.delay_ns);
+        if (work_ > limits_.max_work ||
+            static_cast<int64_t>(new_edges_.size()) > limits_.max_new_edges) {
+          return;  // Run reports it
+        }
+      }
     }
     const TaskId nx = g_.next_on_resource(r);
     if (Ordered(r) && nx.valid() && !InR(nx)) {
@@ -218,6 +244,7 @@ class Rewirer {
   }
 
   void Add(TaskId s, TaskId c, EdgeKind kind, int32_t delay) {
+    work_ += 1 + static_cast<int64_t>(adj_.in(c).size());  // Implied's scan
     if (s == c || Implied(s, c)) return;
     if (!added_.insert((static_cast<uint64_t>(s.value()) << 32) | c.value()).second) return;
     const End se = EndOf(g_.kind(s)), de = EndOf(g_.kind(c));
@@ -238,6 +265,9 @@ class Rewirer {
 
   Graph& g_;
   const depgraph::Adjacency& adj_;
+  const RemoveLimits limits_;
+  RemoveLimitHit hit_ = RemoveLimitHit::kNone;
+  int64_t work_ = 0;
   std::vector<uint8_t> in_r_;
   std::vector<uint32_t> rank_;
   std::vector<TaskId> removed_;
@@ -251,9 +281,12 @@ class Rewirer {
 
 }  // namespace
 
-absl::StatusOr<RemoveResult> RemoveTasks(Graph& g, const Selection& s) {
-  Rewirer w(g);
-  return w.Run(WithOrphanedOpTime(g, s));
+absl::StatusOr<RemoveResult> RemoveTasks(Graph& g, const Selection& s, const RemoveLimits& limits,
+                                         RemoveLimitHit* hit) {
+  Rewirer w(g, limits);
+  absl::StatusOr<RemoveResult> r = w.Run(WithOrphanedOpTime(g, s));
+  if (hit != nullptr) *hit = w.hit();
+  return r;
 }
 
 }  // namespace reverie::transforms

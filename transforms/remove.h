@@ -34,12 +34,26 @@ namespace reverie::transforms {
 struct RemoveResult {
   int64_t removed = 0;      // live tasks removed
   int64_t edges_added = 0;  // rewiring edges
+  int64_t work = 0;         // ancestors gathered and edges considered
 };
+
+// Bounds on one removal (a script's budget and memory cap: lua/). Rewiring
+// a task with n surviving parents and m surviving children adds up to n * m
+// edges (issue 29, D25: a hub between 6,000 producers and 6,000 consumers
+// made 36 million); past a bound RemoveTasks fails with kResourceExhausted,
+// names the bound in *hit, and changes nothing.
+struct RemoveLimits {
+  int64_t max_work = INT64_MAX;
+  int64_t max_new_edges = INT64_MAX;
+};
+enum class RemoveLimitHit { kNone, kWork, kNewEdges };
 
 // Removes the live members of `s` (removed ones are ignored), and the own CPU
 // time of every op left without calls (transforms/ops.h). The graph stays
 // acyclic: every new edge stands for a path that existed.
-absl::StatusOr<RemoveResult> RemoveTasks(depgraph::Graph& g, const Selection& s);
+absl::StatusOr<RemoveResult> RemoveTasks(depgraph::Graph& g, const Selection& s,
+                                         const RemoveLimits& limits = {},
+                                         RemoveLimitHit* hit = nullptr);
 
 }  // namespace reverie::transforms
 

@@ -139,5 +139,49 @@ TEST_F(RemoveTest, EverythingCanGo) {
   EXPECT_TRUE(g_.Validate().ok());
 }
 
+// Issue 29, D25: a hub between n producers and n consumers rewires into
+// n * n edges. Past a bound RemoveTasks refuses, says which bound, and
+// leaves the graph as it was.
+TEST_F(RemoveTest, RewiringIsBoundedAndCounted) {
+  const depgraph::ResourceId p = AddCommChannel(g_, "p"), h = AddCommChannel(g_, "h"),
+                             c = AddCommChannel(g_, "c");
+  auto comm = [this](depgraph::ResourceId r, const char* name) {
+    depgraph::TaskSpec spec;
+    spec.kind = TaskKind::kComm;
+    spec.name = name;
+    spec.duration_ns = 1;
+    return *InsertTask(g_, Where::OnResource(r), spec);
+  };
+  const TaskId hub = comm(h, "hub");
+  constexpr int kN = 50;
+  std::vector<Dependency> deps;
+  for (int i = 0; i < kN; ++i) {
+    deps.push_back({comm(p, "a"), hub, EdgeKind::kComm});
+    deps.push_back({hub, comm(c, "b"), EdgeKind::kComm});
+  }
+  ASSERT_TRUE(AddDependencies(g_, deps).ok());
+  const size_t edges = g_.live_edge_count();
+  RemoveLimitHit hit = RemoveLimitHit::kNone;
+  RemoveLimits few_edges;
+  few_edges.max_new_edges = kN * kN - 1;
+  absl::StatusOr<RemoveResult> r = RemoveTasks(g_, Selection::Of(hub), few_edges, &hit);
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kResourceExhausted) << r.status();
+  EXPECT_EQ(hit, RemoveLimitHit::kNewEdges);
+  EXPECT_FALSE(g_.removed(hub));
+  EXPECT_EQ(g_.live_edge_count(), edges);
+  RemoveLimits little_work;
+  little_work.max_work = kN * kN / 2;
+  r = RemoveTasks(g_, Selection::Of(hub), little_work, &hit);
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kResourceExhausted) << r.status();
+  EXPECT_EQ(hit, RemoveLimitHit::kWork);
+  EXPECT_FALSE(g_.removed(hub));
+  r = RemoveTasks(g_, Selection::Of(hub), {}, &hit);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(hit, RemoveLimitHit::kNone);
+  EXPECT_EQ(r->edges_added, kN * kN);
+  EXPECT_GE(r->work, kN * kN);
+  EXPECT_TRUE(g_.removed(hub));
+}
+
 }  // namespace
 }  // namespace reverie::transforms

@@ -8,6 +8,7 @@
 #include "depgraph/model_info.h"
 #include "report/step_report.h"
 #include "whatif/facts_view.h"
+#include "whatif/memory_view.h"
 
 namespace reverie::whatif {
 namespace {
@@ -64,6 +65,10 @@ void WriteGraphJson(JsonWriter& w, const GraphView& v) {
     w.Field("gpu_us", Us(g.gpu_ns)).EndObject();
   }
   w.EndArray();
+  if (!v.memory.empty()) {
+    w.Key("memory");
+    WriteMemoryJson(w, v.memory, v.step_names, v.steps);
+  }
   w.EndObject();
 }
 
@@ -103,6 +108,7 @@ GraphView ViewOf(const Trace& trace, const depgraph::Graph& graph, const depgrap
   const depgraph::TaskTimes m = depgraph::MeasuredTimes(graph);
   v.cpu = depgraph::ComputeCpuTime(graph, m.start, m.end);
   v.hardware = AnalyzeHardware(graph, depgraph::ModelInfoFromTrace(trace).devices);
+  v.memory = depgraph::ComputeMemory(graph, v.steps);
   return v;
 }
 

@@ -17,6 +17,7 @@
 #include "depgraph/builder.h"
 #include "depgraph/cpu_time.h"
 #include "depgraph/graph.h"
+#include "depgraph/memory.h"
 #include "depgraph/simulator.h"
 #include "depgraph/step_time.h"
 #include "frameworks/trace_summary.h"
@@ -40,6 +41,7 @@ struct GraphView {
   depgraph::CpuTimeReport cpu;  // measured
   HardwareView hardware;        // the GPU model and the cost model calibrated on the trace
   depgraph::TraceFacts facts;   // what the run already does (depgraph/facts.h)
+  depgraph::MemoryReport memory;  // per step, from the trace's [memory] events (depgraph/memory.h)
 };
 
 // Builds (default options) and simulates `trace` for its view.

@@ -1,6 +1,8 @@
 #include "whatif/job.h"
 
 #include <algorithm>
+#include <filesystem>
+#include <system_error>
 #include <string>
 #include <utility>
 
@@ -91,8 +93,40 @@ void WriteRanksJson(JsonWriter& w, const JobRun& run) {
 
 }  // namespace
 
+namespace {
+
+// One trace per rank (issue 29, D29): the same trace given twice, or two
+// traces that record the same rank of the job, would be coupled with
+// themselves and reported as a job of more ranks than ran, with no sign of
+// it. Refused rather than warned: every figure of such a job is wrong.
+absl::Status CheckDistinctRanks(const std::vector<const LoadedTrace*>& ranks) {
+  for (size_t j = 1; j < ranks.size(); ++j) {
+    for (size_t i = 0; i < j; ++i) {
+      const LoadedTrace& a = *ranks[i];
+      const LoadedTrace& b = *ranks[j];
+      std::error_code ec;
+      if (ranks[i] == ranks[j] || a.path == b.path || std::filesystem::equivalent(a.path, b.path, ec)) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            b.path, ": given for ranks ", i, " and ", j, "; a job needs a different trace for each rank"));
+      }
+      const auto& da = a.trace.header().distributed();
+      const auto& db = b.trace.header().distributed();
+      if (a.trace.header().has_distributed() && b.trace.header().has_distributed() &&
+          da.world_size() > 1 && da.world_size() == db.world_size() && da.rank() == db.rank()) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            a.path, " and ", b.path, " both record rank ", da.rank(), " of ", da.world_size(),
+            "; a job needs one trace per rank"));
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 absl::StatusOr<JobReport> SimulateJob(const std::vector<const LoadedTrace*>& ranks,
                                       const ScriptSpec& spec) {
+  REVERIE_RETURN_IF_ERROR(CheckDistinctRanks(ranks));
   JobReport r;
   r.scripts = spec.scripts;
   std::vector<depgraph::RankInput> inputs;

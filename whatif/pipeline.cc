@@ -1,6 +1,9 @@
 #include "whatif/pipeline.h"
 
+#include <new>
+
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "base/sv.h"
 #include "depgraph/kernel_class.h"
 #include "frameworks/trace_loader.h"
@@ -15,8 +18,19 @@ absl::Status Named(const std::string& path, const absl::Status& s) {
   return absl::Status(s.code(), msg);
 }
 
-absl::StatusOr<std::unique_ptr<LoadedTrace>> LoadAndSimulate(const std::string& path,
-                                                            const LoadOptions& options) {
+namespace {
+
+// What ran out of memory, naming the input (issue 29, D22: "internal error:
+// std::bad_alloc" named neither the trace nor the script).
+absl::Status OutOfMemory(const std::string& input, std::string_view while_doing) {
+  return absl::ResourceExhaustedError(absl::StrCat(
+      input, ": out of memory while ", Sv(while_doing),
+      " (it needs more memory than is available to reverie)"));
+}
+
+absl::StatusOr<std::unique_ptr<LoadedTrace>> LoadAndSimulateUnchecked(const std::string& path,
+                                                                     const LoadOptions& options,
+                                                                     std::string* stage) {
   auto progress = [&](int stage, std::string_view what) {
     if (options.progress) options.progress(stage, what);
   };
@@ -26,10 +40,12 @@ absl::StatusOr<std::unique_ptr<LoadedTrace>> LoadAndSimulate(const std::string& 
   absl::StatusOr<Trace> trace = LoadTraceFile(path);
   if (!trace.ok()) return Named(path, trace.status());
   out->trace = std::move(*trace);
+  *stage = "building the graph";
   progress(1, "building the graph");
   absl::StatusOr<depgraph::Graph> g = depgraph::BuildGraph(out->trace, options.build, &out->stats);
   if (!g.ok()) return Named(path, g.status());
   out->graph = std::move(*g);
+  *stage = "simulating the baseline";
   progress(2, "simulating the baseline");
   absl::StatusOr<depgraph::SimResult> sim = depgraph::Simulate(out->graph);
   if (!sim.ok()) {
@@ -37,6 +53,7 @@ absl::StatusOr<std::unique_ptr<LoadedTrace>> LoadAndSimulate(const std::string& 
                                     absl::StrCat("cannot simulate: ", sim.status().message())));
   }
   out->baseline = std::move(*sim);
+  *stage = "reading the model's facts";
   out->model = depgraph::ModelInfoFromTrace(out->trace);
   out->model.facts = depgraph::DetectFacts(out->trace, out->graph);
   // Predictions share the loaded trace read-only, from several threads at
@@ -47,6 +64,21 @@ absl::StatusOr<std::unique_ptr<LoadedTrace>> LoadAndSimulate(const std::string& 
     (void)depgraph::TaskClass(out->graph, depgraph::TaskId(t));
   }
   return out;
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<LoadedTrace>> LoadAndSimulate(const std::string& path,
+                                                            const LoadOptions& options) {
+  if (path.find('\0') != std::string::npos) {
+    return absl::InvalidArgumentError("a trace path holds a NUL byte");
+  }
+  std::string stage = "loading the trace";
+  try {
+    return LoadAndSimulateUnchecked(path, options, &stage);
+  } catch (const std::bad_alloc&) {
+    return OutOfMemory(path, stage);
+  }
 }
 
 absl::StatusOr<Prediction> Predict(const LoadedTrace& base, const ScriptSpec& spec,
@@ -68,15 +100,33 @@ absl::StatusOr<Prediction> Predict(const LoadedTrace& base, const ScriptSpec& sp
   options.sources = spec.sources;
   options.settings_for_several_runs = spec.settings_for_several_runs;
   lua::ScriptRunner runner(std::move(options));
+  // A step of 0 us has no speedup (issue 29, D27): refused before any
+  // script runs, whatever the scripts would say about such a trace.
+  if (!(base.baseline.mean_iteration_ns() > 0)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        base.path, ": every step of the baseline takes 0 us: there is no step time to predict "
+        "a change of"));
+  }
   Prediction p;
-  p.graph = base.graph;
-  if (absl::Status s = runner.Run(spec.scripts, base.model, &p.graph); !s.ok()) {
-    return script_error(s);
+  const std::string scripts =
+      spec.scripts.empty() ? base.path : absl::StrJoin(spec.scripts, ", ");
+  try {
+    p.graph = base.graph;
+    if (absl::Status s = runner.Run(spec.scripts, base.model, &p.graph); !s.ok()) {
+      return script_error(s);
+    }
+  } catch (const std::bad_alloc&) {
+    return OutOfMemory(scripts, "running the scripts");
   }
   depgraph::SimOptions opts;
   opts.policy = runner.schedule().policy();
   opts.step_frame = &base.baseline.iterations;  // never a longer step for less work
-  absl::StatusOr<depgraph::SimResult> sim = depgraph::Simulate(p.graph, opts);
+  absl::StatusOr<depgraph::SimResult> sim = absl::InternalError("not simulated");
+  try {
+    sim = depgraph::Simulate(p.graph, opts);
+  } catch (const std::bad_alloc&) {
+    return OutOfMemory(scripts, "simulating the transformed graph");
+  }
   // A Lua schedule key that failed explains a failed simulation best.
   if (absl::Status s = runner.policy_status(); !s.ok()) return script_error(s);
   if (!sim.ok()) {
@@ -86,6 +136,13 @@ absl::StatusOr<Prediction> Predict(const LoadedTrace& base, const ScriptSpec& sp
                                            sim.status().message())));
   }
   p.sim = std::move(*sim);
+  // A step of 0 us has no speedup: refused rather than printed as "0.000x"
+  // (issue 29, D27).
+  if (!(p.sim.mean_iteration_ns() > 0)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        scripts, ": after the scripts every step takes 0 us (they removed its work, or moved it "
+                 "out of every step): there is no step time to compare"));
+  }
   p.changes = runner.total_changes();
   p.reports = runner.reports();
   p.used_settings = runner.used_settings();

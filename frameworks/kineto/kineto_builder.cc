@@ -6,6 +6,7 @@
 
 #include "absl/strings/match.h"
 #include "base/sv.h"
+#include "frameworks/kineto/kineto_memory.h"
 
 namespace reverie::kineto {
 namespace {
@@ -159,6 +160,10 @@ void KinetoTraceBuilder::AddEvent(const RawEvent& e) {
       return;
     case 'i':
     case 'I':
+      if (e.name == "[memory]" && (e.cat == Category::kCpuInstantEvent || e.cat == Category::kNone)) {
+        AddMemory(e);
+        return;
+      }
       trace_.AddCounter(e.cat == Category::kCpuInstantEvent ? TraceCounter::skipped_cpu_instant_event
                                                              : TraceCounter::skipped_instant_event);
       return;
@@ -405,6 +410,28 @@ void KinetoTraceBuilder::AddCollectiveFromArgs(const RawEvent& e, int64_t end_ns
   c->set_seq(e.seq);
 }
 
+void KinetoTraceBuilder::AddMemory(const RawEvent& e) {
+  if (!e.has_ts || !e.has_mem_bytes || !e.has_device_type || e.bad_number) {
+    trace_.AddCounter(TraceCounter::missing_field);
+    return;
+  }
+  // c10::DeviceType: 0 CPU, 1 CUDA (ROCm builds report CUDA as well).
+  if (e.device_type != 0 && e.device_type != 1) {
+    trace_.AddCounter(TraceCounter::memory_unknown_device);
+    return;
+  }
+  proto::MemoryEvent* m = trace_.events().add_memory_events();
+  m->set_time_ns(e.ts_ns);
+  m->set_pid(e.pid);
+  m->set_tid(e.tid);
+  m->set_device_type(static_cast<int32_t>(e.device_type));
+  m->set_device(e.device_type == 0 ? -1 : static_cast<int32_t>(e.device_id));
+  m->set_addr(static_cast<uint64_t>(e.mem_addr));
+  m->set_bytes(e.mem_bytes);
+  if (e.has_total_allocated) m->set_total_allocated(e.total_allocated);
+  if (e.has_total_reserved) m->set_total_reserved(e.total_reserved);
+}
+
 void KinetoTraceBuilder::AddMetadata(const RawEvent& e) {
   if (e.pid_is_text || e.tid_is_text) return;  // the profiler's own rows ("Spans")
   if (e.name == "process_name") {
@@ -432,6 +459,7 @@ Trace KinetoTraceBuilder::Finish() {
   std::vector<FwdBwdLink> links = BuildFlows();
   EmitRanges(std::move(ranges_), links, &trace_, &op_inputs_);
   op_inputs_ = OpInputStore();
+  LinkMemoryEvents(&trace_);
   BuildCollectivesFromAnnotations();
   BuildThreadsAndProcesses();
   BuildDevices();

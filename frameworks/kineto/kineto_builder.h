@@ -62,6 +62,7 @@ class KinetoTraceBuilder {
   void KeepInputs(const OpInputsScratch& in, RangeRec* r);
   void AddCollectiveFromArgs(const RawEvent& e, int64_t end_ns);
   void AddMetadata(const RawEvent& e);
+  void AddMemory(const RawEvent& e);  // a [memory] instant event
   void AddFlowEnd(const RawEvent& e);
   void NoteCpuThread(int64_t pid, int64_t tid);
   // `e` with its strings copied into kept_strings_.

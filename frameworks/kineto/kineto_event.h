@@ -151,6 +151,18 @@ struct RawEvent {
   std::string_view dtype;
   std::string_view process_group_name;
   int64_t seq = 0;
+  // [memory] events (profile_memory=True): args Addr, Bytes, Total
+  // Allocated, Total Reserved, Device Type, Device Id.
+  int64_t mem_addr = 0;
+  int64_t mem_bytes = 0;
+  bool has_mem_bytes = false;
+  int64_t total_allocated = 0;
+  bool has_total_allocated = false;
+  int64_t total_reserved = 0;
+  bool has_total_reserved = false;
+  int64_t device_type = 0;
+  bool has_device_type = false;
+  int64_t device_id = 0;
   // cpu_op input shapes (record_shapes), or nullptr.
   const OpInputsScratch* inputs = nullptr;
   // Metadata events ("ph":"M"): args.name / args.labels.

@@ -12,6 +12,10 @@ bool Clamp(int64_t* v, int64_t lo, int64_t hi) {
   return true;
 }
 
+// c10::DeviceType values stay small; an ordinal beyond this is no GPU.
+constexpr int64_t kMaxDeviceType = 255;
+constexpr int64_t kMaxDeviceId = 1 << 20;
+
 }  // namespace
 
 void ClampEventNumbers(RawEvent* e, Trace* trace) {
@@ -20,7 +24,10 @@ void ClampEventNumbers(RawEvent* e, Trace* trace) {
   // Below 2^50: times an element size of at most 16 bytes fits.
   if (Clamp(&e->ts_ns, -kT, kT) | Clamp(&e->dur_ns, -kT, kT) |
       Clamp(&e->in_nelems, 0, kMaxBytes) | Clamp(&e->out_nelems, 0, kMaxBytes) |
-      Clamp(&e->bytes, 0, kMaxBytes) | Clamp(&e->shared_memory, 0, kMaxBytes)) {
+      Clamp(&e->bytes, 0, kMaxBytes) | Clamp(&e->shared_memory, 0, kMaxBytes) |
+      Clamp(&e->mem_bytes, -kMaxBytes, kMaxBytes) | Clamp(&e->total_allocated, 0, kMaxBytes) |
+      Clamp(&e->total_reserved, 0, kMaxBytes) | Clamp(&e->device_id, -1, kMaxDeviceId) |
+      Clamp(&e->device_type, -1, kMaxDeviceType)) {
     trace->AddCounter(TraceCounter::json_number_out_of_range);
   }
 }

@@ -175,6 +175,18 @@ simdjson::error_code EventWalker::ParseArgs(od::value& v, RawEvent* e) {
     } else if (k == "Concrete Inputs") {
       ReadInputStrings(x, &OpInputsScratch::Input::concrete, &inputs_, &state_);
       e->inputs = &inputs_;
+    } else if (k == "Addr") {
+      Int(x, &e->mem_addr);
+    } else if (k == "Bytes") {
+      e->has_mem_bytes = Int(x, &e->mem_bytes);
+    } else if (k == "Total Allocated") {
+      e->has_total_allocated = Int(x, &e->total_allocated);
+    } else if (k == "Total Reserved") {
+      e->has_total_reserved = Int(x, &e->total_reserved);
+    } else if (k == "Device Type") {
+      e->has_device_type = Int(x, &e->device_type);
+    } else if (k == "Device Id") {
+      Int(x, &e->device_id);
     } else if (k == "name") {
       Str(x, &e->meta_name);
     } else if (k == "labels") {
@@ -241,11 +253,11 @@ simdjson::error_code EventWalker::ParseEvent(od::object& obj, RawEvent* e) {
         break;
     }
     // Launch flows (ac2g: the same link as args.correlation) and instant
-    // events are only counted by their phase and category: once both are
-    // known the rest is left to simdjson to skip (a third of the events of a
-    // current trace).
+    // events other than the CPU ones ([memory]) are only counted by their
+    // phase and category: once both are known the rest is left to simdjson
+    // to skip (a third of the events of a current trace).
     if (e->cat != Category::kNone &&
-        (e->ph == 'i' || e->ph == 'I' ||
+        (((e->ph == 'i' || e->ph == 'I') && e->cat != Category::kCpuInstantEvent) ||
          (e->cat == Category::kAc2g && (e->ph == 's' || e->ph == 'f' || e->ph == 't')))) {
       break;
     }

@@ -12,6 +12,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "base/sv.h"
+#include "proto/trace_validate.h"
 
 namespace reverie::kineto {
 namespace {
@@ -118,23 +119,29 @@ class RangeInference {
 
  private:
   // order_ = indexes of recs_ by (CPU before GPU, pid, tid, start, longer
-  // first, NestingRank, file order). The keys are copied out first: sorting
-  // indexes that compare through recs_ misses the cache on every compare.
+  // first, NestingRank, external id, file order). Of two ops with the same
+  // span the one that started first (the lower external id: the outer op)
+  // comes first whatever the file's order (issue 29, metamorphic tests:
+  // aten::contiguous and the aten::clone inside it swapped). The keys are
+  // copied out first: sorting indexes that compare through recs_ misses the
+  // cache on every compare.
   void SortInOrder() {
     struct Key {
       bool is_gpu;
       int64_t pid, tid, start_ns, neg_end_ns;
       int rank;
+      uint64_t external_id;
       uint32_t order, index;
       bool operator<(const Key& o) const {
-        return std::tie(is_gpu, pid, tid, start_ns, neg_end_ns, rank, order) <
-               std::tie(o.is_gpu, o.pid, o.tid, o.start_ns, o.neg_end_ns, o.rank, o.order);
+        return std::tie(is_gpu, pid, tid, start_ns, neg_end_ns, rank, external_id, order) <
+               std::tie(o.is_gpu, o.pid, o.tid, o.start_ns, o.neg_end_ns, o.rank, o.external_id,
+                        o.order);
       }
     };
     std::vector<Key, HugePageAllocator<Key>> keys(recs_.size());
     for (uint32_t i = 0; i < recs_.size(); ++i) {
       const RangeRec& r = recs_[i];
-      keys[i] = Key{r.is_gpu, r.pid, r.tid, r.start_ns, -r.end_ns, NestingRank(r), r.order, i};
+      keys[i] = Key{r.is_gpu, r.pid, r.tid, r.start_ns, -r.end_ns, NestingRank(r), r.external_id, r.order, i};
     }
     std::sort(keys.begin(), keys.end());
     order_.resize(keys.size());
@@ -286,10 +293,15 @@ class RangeInference {
       if (r.kind == proto::Range::LAYER) {
         any_layer_ = true;
         const std::string_view segment = n.substr(std::min(n.size(), kModulePrefix.size()));
-        r.module_path_sid =
-            outer_module == 0
-                ? trace_->Intern(segment)
-                : trace_->Intern(absl::StrCat(Sv(trace_->String(outer_module)), ".", Sv(segment)));
+        // Within the bounds here already: each nesting level interns its
+        // whole path, so unbounded nesting took memory with the square of
+        // the depth (issue 29, D22).
+        const std::string path = outer_module == 0
+                                     ? std::string(segment)
+                                     : absl::StrCat(Sv(trace_->String(outer_module)), ".", Sv(segment));
+        const std::string_view within = CapModulePath(path);
+        if (within.size() != path.size()) trace_->AddCounter(TraceCounter::module_path_out_of_range);
+        r.module_path_sid = trace_->Intern(within);
       } else {
         r.module_path_sid = outer_module;
       }

@@ -40,6 +40,13 @@ class Script:
     def __init__(self, code, name="inline.lua"):
         if not isinstance(code, str):
             raise TypeError("Script code must be a str of Lua source")
+        if not isinstance(name, str):
+            raise TypeError(f"Script name must be a str, not {type(name).__name__}")
+        if not name or any(ord(c) < 0x20 or ord(c) == 0x7f for c in name):
+            # Messages name the script on one line: a newline in the name
+            # would split them (issue 29, D32).
+            raise ValueError(f"Script name {name!r} must be a non-empty file name without "
+                             "control characters")
         if not name.endswith(".lua"):
             name += ".lua"
         if "/" in name:
@@ -61,6 +68,11 @@ def _scripts(scripts):
         return [], []
     if isinstance(scripts, (str, os.PathLike, Script)):
         scripts = [scripts]
+    if not isinstance(scripts, (list, tuple)):
+        # A dict would give its keys and drop its values, a set its order
+        # (issue 29, D32); settings go in set={...}.
+        raise TypeError(f"scripts is a path, a library name, Lua source, a reverie.Script or a "
+                        f"list of them (settings go in set={{...}}), not {type(scripts).__name__}")
     names, sources = [], []
     for s in scripts:
         if isinstance(s, str) and "\n" in s:
@@ -72,7 +84,7 @@ def _scripts(scripts):
             sources.append((s.name, s.code))
             names.append(s.name)
         elif isinstance(s, (str, os.PathLike)):
-            names.append(os.fspath(s))
+            names.append(_path(s, "a script path"))
         else:
             raise TypeError(f"a script is a path, a library name, Lua source or a "
                             f"reverie.Script, not {type(s).__name__}")
@@ -88,10 +100,39 @@ def _text(value):
     raise TypeError(f"a setting's value is a number, a bool or a str, not {type(value).__name__}")
 
 
+def _path(path, what="path"):
+    """os.fspath(path), refusing a NUL byte as open() does (the C++ side
+    would stop reading the path there: issue 29, D32)."""
+    p = os.fspath(path)
+    if "\0" in (p if isinstance(p, str) else p.decode("latin-1")):
+        raise ValueError(f"{what} holds a NUL byte: {p!r}")
+    return p
+
+
+def _count(value, name, minimum=None):
+    """An int argument (not a bool), at least `minimum` when given, or None."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{name} must be an int, not {type(value).__name__}")
+    if minimum is not None and value < minimum:
+        raise ValueError(f"{name} must be >= {minimum}, got {value}")
+    return value
+
+
 def _spec(scripts, settings, lua_budget, lua_memory_mb, sandbox):
+    # Only True or False: None, 0, [] or "" used to open the sandbox (issue
+    # 29, D26), and a script without it can do anything the user can.
+    if not isinstance(sandbox, bool):
+        raise TypeError(f"sandbox must be True or False, not {sandbox!r}")
+    if settings is not None and not isinstance(settings, dict):
+        raise TypeError(f"set must be a dict {{\"[SCRIPT.]KEY\": value}}, not "
+                        f"{type(settings).__name__}")
+    lua_budget = _count(lua_budget, "lua_budget")
+    lua_memory_mb = _count(lua_memory_mb, "lua_memory_mb")
     names, sources = _scripts(scripts)
     pairs = [(str(k), _text(v)) for k, v in (settings or {}).items()]
-    return _native.ScriptSpec(names, sources, pairs, lua_budget, lua_memory_mb, bool(sandbox),
+    return _native.ScriptSpec(names, sources, pairs, lua_budget, lua_memory_mb, sandbox,
                               _script_dirs())
 
 
@@ -133,7 +174,7 @@ class Trace:
         reverie.Script; ``set``: {"[SCRIPT.]KEY": value} (--set); ``top``:
         how many layers to list."""
         spec = _spec(scripts, set, lua_budget, lua_memory_mb, sandbox)
-        return Prediction.from_json(self._t.predict_json(spec, int(top)))
+        return Prediction.from_json(self._t.predict_json(spec, _count(top, "top", 0)))
 
     def sweep(self, scripts, grid, set=None, lua_budget=None, lua_memory_mb=None, sandbox=True):
         """A prediction at every point of the grid {"[SCRIPT.]KEY": [v1, v2, ...]}
@@ -155,7 +196,7 @@ class Trace:
         if not isinstance(after, Trace):
             after = load(after, cpu_model=self.cpu_model)
         spec = _spec(scripts, set, lua_budget, lua_memory_mb, sandbox)
-        return Validation.from_json(self._t.validate_json(after._t, spec, int(top)))
+        return Validation.from_json(self._t.validate_json(after._t, spec, _count(top, "top", 0)))
 
     def advise(self, set=None, top=10, threads=0, lua_budget=None, lua_memory_mb=None,
                sandbox=True):
@@ -180,7 +221,7 @@ def load(path, cpu_model="ops"):
     its dependency graph and simulates it. ``cpu_model``: "ops" (an op's own
     CPU time apart from framework time, the default) or "gaps" (the older
     model: whole gaps between calls), as the CLI's --cpu-model."""
-    return Trace(_native.load(os.fspath(path), cpu_model))
+    return Trace(_native.load(_path(path, "a trace path"), cpu_model))
 
 
 def scripts(name=None, trace=None, lua_budget=None, lua_memory_mb=None, sandbox=True):
@@ -199,6 +240,10 @@ def ranks(traces, scripts=None, set=None, lua_budget=None, lua_memory_mb=None, s
     """The ranks of one distributed job simulated together, one trace (path
     or Trace) per rank, in rank order; with scripts, each rank transformed
     and the job simulated again: ``reverie ranks --json``."""
+    if not isinstance(traces, (list, tuple)):
+        # A str would be taken character by character (issue 29, D29).
+        raise TypeError(f"traces is a list of traces (paths or reverie.Trace), one per rank, "
+                        f"not {type(traces).__name__}")
     loaded = [t if isinstance(t, Trace) else load(t) for t in traces]
     spec = _spec(scripts, set, lua_budget, lua_memory_mb, sandbox)
     return Job.from_json(_native.ranks_json([t._t for t in loaded], spec))

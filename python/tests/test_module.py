@@ -221,6 +221,46 @@ def test_bad_arguments_raise(tiny):
         tiny.predict(42)
 
 
+def test_the_sandbox_opens_only_for_false(tiny, tmp_path):
+    # Issue 29, D26: None, 0, [] or "" used to open the sandbox.
+    escape = ("io.open(" + repr(str(tmp_path / "escaped")) + ", 'w'):write('x')\n")
+    for value in (None, 0, 1, [], "", "no", 0.0):
+        with pytest.raises(TypeError, match="sandbox must be True or False"):
+            tiny.predict(escape, sandbox=value)
+    assert not (tmp_path / "escaped").exists()
+    with pytest.raises(reverie.Error, match="'io' is not available"):
+        tiny.predict(escape, sandbox=True)
+    # The native layer takes only a bool as well.
+    with pytest.raises(TypeError):
+        reverie._native.ScriptSpec(["amp.lua"], [], [], None, None, None, [])
+
+
+def test_arguments_are_checked_before_they_reach_cpp(tiny):
+    # Issue 29, D32: each raised a C++ message, an AttributeError, or was
+    # silently taken another way.
+    with pytest.raises(ValueError, match="top must be >= 0"):
+        tiny.predict("amp.lua", top=-1)
+    with pytest.raises(TypeError, match="top must be an int"):
+        tiny.predict("amp.lua", top=2.5)
+    with pytest.raises(ValueError, match="NUL byte"):
+        reverie.load(TINY + "\0/other")
+    with pytest.raises(ValueError, match="NUL byte"):
+        tiny.predict("amp.lua\0x")
+    with pytest.raises(TypeError, match="Script name must be a str"):
+        reverie.Script("print(1)\n", name=5)
+    with pytest.raises(ValueError, match="control characters"):
+        reverie.Script("error('boom')\n", name="a\nb")
+    with pytest.raises(TypeError, match="set=\\{"):
+        tiny.predict({"amp": {"compute_speedup": 9}})
+    with pytest.raises(TypeError, match="set must be a dict"):
+        tiny.predict("amp.lua", set=[("amp.compute_speedup", 9)])
+    with pytest.raises(TypeError, match="list of traces"):
+        reverie.ranks(RANK0)
+    # Issue 29, D29: one trace per rank.
+    with pytest.raises(reverie.Error, match="given for ranks 0 and 1"):
+        reverie.ranks([RANK0, RANK0])
+
+
 def test_a_script_given_as_text_runs_as_the_same_file_would(tiny, tmp_path):
     as_file = tmp_path / "halve.lua"
     as_file.write_text(HALVE_KERNELS)

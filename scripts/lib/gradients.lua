@@ -2,7 +2,14 @@
 -- the communication scripts (ddp, dgc, blueconnect, p3).
 -- Load with `local G = reverie.include("lib/gradients.lua")`.
 --
--- Three sources, best first:
+-- Four sources, best first:
+--   "records":    the trace already ran data-parallel: its all-reduce
+--                 kernels are linked to the framework's records of the calls
+--                 that launched them (graph:collectives(), c.kernel), which
+--                 give each bucket's exact bytes; a bucket is ready when its
+--                 recorded all-reduce was (the kernel is the anchor). Scripts
+--                 that replace the all-reduce (blueconnect, dgc, p3) first
+--                 take the recorded kernels' time away (G.replace_recorded).
 --   "buckets":    GradientBucket records in the trace (frameworks/pytorch
 --                 records DDP's real buckets): sizes and layers are exact.
 --   "parameters": Parameter records (gradient bytes per layer): buckets are
@@ -112,8 +119,46 @@ function G.estimate_total(graph, P, steps)
                               P.update_passes)
 end
 
+-- The recorded all-reduces with a size and a kernel: {[kernel id] = bytes}
+-- and their count.
+function G.recorded_allreduces(graph)
+  local bytes_of, n = {}, 0
+  for _, c in ipairs(graph:collectives()) do
+    if c.collective == "AllReduce" and c.bytes > 0 and c.kernel and not c.kernel.removed then
+      bytes_of[c.kernel.id] = c.bytes
+      n = n + 1
+    end
+  end
+  return bytes_of, n
+end
+
+-- For scripts that replace data parallelism's all-reduce by their own
+-- communication: the recorded all-reduce kernels take no time any more (they
+-- stay as the points where gradients are ready, with their dependencies).
+-- Returns {n = how many, ns = the time taken away over the run}.
+function G.replace_recorded(graph)
+  local bytes_of = G.recorded_allreduces(graph)
+  local out = {n = 0, ns = 0}
+  for id in pairs(bytes_of) do
+    local k = graph:task(id)
+    out.n, out.ns = out.n + 1, out.ns + k.duration_ns
+    k.duration_ns = 0
+  end
+  return out
+end
+
+-- The log's clause for G.replace_recorded's result ("" when nothing was).
+function G.replaced_note(r)
+  if r.n == 0 then return "" end
+  return string.format("; replaces the trace's %d recorded all-reduces (%.1f ms of kernels, " ..
+                       "which include waiting for the slowest rank: that wait is not modelled)",
+                       r.n, r.ns / 1e6)
+end
+
 -- The source the graph supports and, for "parameters", bytes per layer.
 function G.source(graph)
+  local _, recorded = G.recorded_allreduces(graph)
+  if recorded > 0 then return "records" end
   local has_layers = #graph:layers() > 0
   if has_layers and #graph:gradient_buckets() > 0 then return "buckets" end
   if has_layers and #graph:parameters() > 0 then return "parameters" end
@@ -127,7 +172,15 @@ function G.step_buckets(graph, P, step, source, total_bytes)
   local bwd = step.backward
   if #bwd == 0 then return nil end
   local out = {}
-  if source == "buckets" then
+  if source == "records" then
+    local bytes_of = G.recorded_allreduces(graph)
+    for _, phase in ipairs({"forward", "backward", "update"}) do
+      for _, t in ipairs(step[phase]) do
+        if bytes_of[t.id] then out[#out + 1] = {bytes = bytes_of[t.id], ready = t, order = step.pos[t.id]} end
+      end
+    end
+    table.sort(out, function(a, b) return a.order < b.order end)
+  elseif source == "buckets" then
     for _, b in ipairs(graph:gradient_buckets()) do
       local i = last_index_for(step, b.layers)
       if i then out[#out + 1] = {bytes = b.bytes, ready = bwd[i], order = i} end

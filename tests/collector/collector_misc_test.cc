@@ -8,6 +8,10 @@
 #include "collector/config.h"
 #include "collector/cuda_detect.h"
 #include "collector/iteration_window.h"
+#include "collector/api_filter.h"
+
+#include <cupti_driver_cbid.h>
+#include <cupti_runtime_cbid.h>
 #include "collector/nvtx_decode.h"
 #include "gtest/gtest.h"
 
@@ -34,6 +38,50 @@ TEST(ConfigTest, KeysValuesAndErrors) {
   EXPECT_NE(error.find("unknown"), std::string::npos);
   EXPECT_TRUE(c.Set("REVERIE_OUTPUT", "/tmp/t.%p.pb", &error));
   EXPECT_EQ(c.OutputPath(123), "/tmp/t.123.pb");
+  EXPECT_EQ(c.api_filter, ApiFilter::kQueries);  // the default
+  EXPECT_TRUE(c.Set("REVERIE_API_FILTER", "cupti", &error));
+  EXPECT_EQ(c.api_filter, ApiFilter::kCupti);
+  EXPECT_TRUE(c.Set("REVERIE_API_FILTER", "none", &error));
+  EXPECT_EQ(c.api_filter, ApiFilter::kNone);
+  EXPECT_FALSE(c.Set("REVERIE_API_FILTER", "all", &error));
+  EXPECT_NE(error.find("none, queries or cupti"), std::string::npos);
+}
+
+TEST(ApiFilterTest, KinetosRuntimeListAndDriverQueriesOnly) {
+  // Kineto's blocklist, so runtime calls per step match a torch.profiler trace.
+  for (uint32_t cbid : {CUPTI_RUNTIME_TRACE_CBID_cudaGetDevice_v3020,
+                        CUPTI_RUNTIME_TRACE_CBID_cudaSetDevice_v3020,
+                        CUPTI_RUNTIME_TRACE_CBID_cudaGetLastError_v3020,
+                        CUPTI_RUNTIME_TRACE_CBID_cudaEventCreate_v3020,
+                        CUPTI_RUNTIME_TRACE_CBID_cudaEventCreateWithFlags_v3020,
+                        CUPTI_RUNTIME_TRACE_CBID_cudaEventDestroy_v3020}) {
+    EXPECT_TRUE(IsFilteredApi(kRuntimeDomain, cbid)) << cbid;
+  }
+  size_t n = 0;
+  FilteredApis(kRuntimeDomain, &n);
+  EXPECT_EQ(n, 6u);
+  // Kept: what Kineto keeps (error strings, peeks, attribute queries), and
+  // everything that launches, copies, waits or orders.
+  for (uint32_t cbid : {CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000,
+                        CUPTI_RUNTIME_TRACE_CBID_cudaPeekAtLastError_v3020,
+                        CUPTI_RUNTIME_TRACE_CBID_cudaGetErrorString_v3020,
+                        CUPTI_RUNTIME_TRACE_CBID_cudaStreamWaitEvent_v3020,
+                        CUPTI_RUNTIME_TRACE_CBID_cudaEventRecord_v3020,
+                        CUPTI_RUNTIME_TRACE_CBID_cudaMemsetAsync_v3020,
+                        CUPTI_RUNTIME_TRACE_CBID_cudaDeviceSynchronize_v3020}) {
+    EXPECT_FALSE(IsFilteredApi(kRuntimeDomain, cbid)) << cbid;
+  }
+  for (uint32_t cbid : {CUPTI_DRIVER_TRACE_CBID_cuDevicePrimaryCtxGetState,
+                        CUPTI_DRIVER_TRACE_CBID_cuKernelGetName, CUPTI_DRIVER_TRACE_CBID_cuCtxGetCurrent,
+                        CUPTI_DRIVER_TRACE_CBID_cuFuncGetAttribute}) {
+    EXPECT_TRUE(IsFilteredApi(kDriverDomain, cbid)) << cbid;
+  }
+  for (uint32_t cbid : {CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx,
+                        CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoD_v2, CUPTI_DRIVER_TRACE_CBID_cuStreamSynchronize,
+                        CUPTI_DRIVER_TRACE_CBID_cuEventRecord, CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2}) {
+    EXPECT_FALSE(IsFilteredApi(kDriverDomain, cbid)) << cbid;
+  }
+  EXPECT_FALSE(IsFilteredApi(3, CUPTI_RUNTIME_TRACE_CBID_cudaGetDevice_v3020));
 }
 
 TEST(ConfigTest, EnvironmentIsRead) {
@@ -122,7 +170,7 @@ TEST(IterationWindowTest, InactiveKeepsEverything) {
   IterationWindow w(0, 0);
   EXPECT_FALSE(w.active());
   EXPECT_TRUE(w.KeepTime(5));
-  EXPECT_TRUE(w.KeepCorrelated(1, 0));
+  EXPECT_EQ(w.Judge(1, 0), IterationWindow::Decision::kKeep);
   EXPECT_TRUE(w.WantIteration(100));
 }
 
@@ -150,9 +198,36 @@ TEST(IterationWindowTest, SpansOverlappingTheWindowAreKept) {
   EXPECT_FALSE(w.KeepSpan(10, 90));
   EXPECT_FALSE(w.KeepSpan(201, 300));
   EXPECT_TRUE(w.KeepApiCall(10, 120, 130));
-  EXPECT_TRUE(w.KeepCorrelated(10, 999));  // GPU tail of a kept call
-  EXPECT_FALSE(w.KeepCorrelated(11, 150));
-  EXPECT_FALSE(w.KeepCorrelated(9, 150));
+  EXPECT_EQ(w.Judge(10, 999), IterationWindow::Decision::kKeep);  // GPU tail of a kept call
+  // 9 and 11 may belong to calls not decoded yet (another thread's buffer).
+  EXPECT_EQ(w.Judge(11, 150), IterationWindow::Decision::kUndecided);
+  EXPECT_EQ(w.Judge(9, 150), IterationWindow::Decision::kUndecided);
+  EXPECT_FALSE(w.KeepAtEnd(11, 150));
+  EXPECT_FALSE(w.KeepAtEnd(9, 150));
+}
+
+TEST(IterationWindowTest, DroppedCallsBoundWhatCanStillBeKept) {
+  IterationWindow w(1, 1);
+  EXPECT_FALSE(w.KeepApiCall(3, 10, 20));  // before the window began
+  w.OnIterationBegin(0, 0);
+  w.OnIterationBegin(1, 100);
+  EXPECT_FALSE(w.KeepApiCall(5, 60, 70));  // warmup iteration
+  EXPECT_TRUE(w.KeepApiCall(8, 110, 120));
+  // Open window: later ids were launched inside it.
+  EXPECT_EQ(w.Judge(9, 0), IterationWindow::Decision::kKeep);
+  EXPECT_EQ(w.Judge(6, 0), IterationWindow::Decision::kUndecided);
+  EXPECT_EQ(w.Judge(5, 0), IterationWindow::Decision::kDrop);
+  w.OnIterationEnd(1, 200);
+  EXPECT_EQ(w.Judge(9, 0), IterationWindow::Decision::kUndecided);
+  EXPECT_TRUE(w.KeepApiCall(9, 190, 210));  // straddles the end: kept
+  EXPECT_FALSE(w.KeepApiCall(12, 220, 230));
+  EXPECT_EQ(w.Judge(9, 0), IterationWindow::Decision::kKeep);
+  EXPECT_EQ(w.Judge(11, 0), IterationWindow::Decision::kUndecided);
+  EXPECT_EQ(w.Judge(12, 0), IterationWindow::Decision::kDrop);
+  EXPECT_EQ(w.Judge(0, 150), IterationWindow::Decision::kKeep);  // no id: by time
+  EXPECT_EQ(w.Judge(0, 250), IterationWindow::Decision::kDrop);
+  EXPECT_FALSE(w.KeepAtEnd(11, 0));
+  EXPECT_TRUE(w.KeepAtEnd(8, 0));
 }
 
 }  // namespace

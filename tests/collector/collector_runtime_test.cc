@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -289,6 +290,199 @@ TEST_F(CollectorRuntimeTest, WindowEndStopsCuptiAndMarkers) {
   ASSERT_EQ(t.events().iterations_size(), 1);
   EXPECT_EQ(t.events().iterations(0).index(), 1);
   EXPECT_EQ(t.events().ranges_size(), 1);
+}
+
+// CUDA 13's order inside a thread's buffer: each kernel's record before its
+// launch's. The buffer reaches the writer only at Stop, after the window
+// closed (what the ResNet-50 and CUDA MLP runs on an H100 did, issue 32):
+// the kernels of the window's launches must all be in the trace.
+TEST_F(CollectorRuntimeTest, WindowKeepsKernelsWhoseRecordsPrecedeTheirLaunch) {
+  auto c = MakeCollector("kernel_first");
+  ASSERT_EQ(c->Configure("REVERIE_ITERATIONS", "1"), REVERIE_OK);
+  ASSERT_EQ(c->Start(Collector::Mode::kApi), REVERIE_OK);
+  c->IterationBegin();
+  const uint64_t t0 = MonotonicNowNs();
+  std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  c->IterationEnd();
+  const uint64_t t1 = MonotonicNowNs();
+  c->IterationBegin();  // after the window: CUPTI flushed and disabled
+  fake::FakeState* s = state_.get();
+  uint8_t* buffer = nullptr;
+  size_t size = 0, max_records = 0;
+  s->request(&buffer, &size, &max_records);
+  ASSERT_NE(buffer, nullptr);
+  fake::RecordWriter w(buffer, size);
+  for (uint32_t corr = 10; corr < 14; ++corr) {
+    const bool inside = corr < 13;  // launch 13 came after the window
+    auto k = Zeroed<CUpti_ActivityKernel10>();
+    k.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+    k.start = t1 + 1000 * corr;  // the GPU tail runs after the iteration
+    k.end = k.start + 500;
+    k.correlationId = corr;
+    k.streamId = 7;
+    k.name = "fake_kernel";
+    ASSERT_TRUE(w.Add(k));
+    auto api = Zeroed<CUpti_ActivityAPI>();
+    api.kind = CUPTI_ACTIVITY_KIND_RUNTIME;
+    api.cbid = 211;
+    api.start = inside ? t0 + 100 * corr : t1 + 100 * corr;
+    api.end = api.start + 50;
+    api.processId = static_cast<uint32_t>(::getpid());
+    api.threadId = 5;
+    api.correlationId = corr;
+    ASSERT_TRUE(w.Add(api));
+  }
+  {
+    std::lock_guard<std::mutex> lock(s->held_mu);
+    s->held.emplace_back(buffer, w.used());  // completed by Stop's forced flush
+  }
+  ASSERT_EQ(c->Stop(), REVERIE_OK);
+  Trace t = Read();
+  EXPECT_EQ(t.events().api_calls_size(), 3);
+  ASSERT_EQ(t.events().gpu_activities_size(), 3);
+  for (const proto::GpuActivity& g : t.events().gpu_activities()) EXPECT_LT(g.correlation_id(), 13u);
+  EXPECT_EQ(t.GetCounter(TraceCounter::records_outside_window), 2);
+  EXPECT_EQ(t.GetCounter(TraceCounter::window_hold_overflow), 0);
+}
+
+// A fake CUDA driver: one H100 when initialized.
+bool g_driver_initialized = true;
+CUresult FakeDeviceGetCount(int* n) {
+  if (!g_driver_initialized) return CUDA_ERROR_NOT_INITIALIZED;
+  *n = 1;
+  return CUDA_SUCCESS;
+}
+CUresult FakeDeviceGet(CUdevice* d, int ordinal) {
+  *d = ordinal;
+  return CUDA_SUCCESS;
+}
+CUresult FakeDeviceGetName(char* name, int len, CUdevice) {
+  std::snprintf(name, static_cast<size_t>(len), "%s", "NVIDIA H100 80GB HBM3");
+  return CUDA_SUCCESS;
+}
+CUresult FakeDeviceTotalMem(size_t* bytes, CUdevice) {
+  *bytes = size_t{85017493504};
+  return CUDA_SUCCESS;
+}
+CUresult FakeDeviceGetAttribute(int* v, CUdevice_attribute a, CUdevice) {
+  switch (a) {
+    case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: *v = 132; break;
+    case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: *v = 9; break;
+    case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR: *v = 0; break;
+    case CU_DEVICE_ATTRIBUTE_CLOCK_RATE: *v = 1980000; break;
+    case CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE: *v = 2619000; break;
+    case CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH: *v = 5120; break;
+    case CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR: *v = 2048; break;
+    case CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR: *v = 65536; break;
+    case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR: *v = 233472; break;
+    case CU_DEVICE_ATTRIBUTE_WARP_SIZE: *v = 32; break;
+    default: return CUDA_ERROR_INVALID_VALUE;
+  }
+  return CUDA_SUCCESS;
+}
+DriverApi FakeDriver() {
+  DriverApi d;
+  d.DeviceGetCount = &FakeDeviceGetCount;
+  d.DeviceGet = &FakeDeviceGet;
+  d.DeviceGetName = &FakeDeviceGetName;
+  d.DeviceTotalMem = &FakeDeviceTotalMem;
+  d.DeviceGetAttribute = &FakeDeviceGetAttribute;
+  return d;
+}
+
+// reverie_torch starts the collector after PyTorch created its context, so
+// CUPTI sends no DEVICE record: the H100 traces of issue 32 said "gpu
+// unknown". The driver's properties must be in the header anyway, and a
+// DEVICE record that does come later refines them without erasing what it
+// lacks (memory clock, bus width).
+TEST_F(CollectorRuntimeTest, DevicePropertiesComeFromTheDriverWhenCuptiSendsNone) {
+  const DriverApi driver = FakeDriver();
+  g_driver_initialized = true;
+  auto c = std::make_unique<Collector>(&api_, &driver);
+  path_ = TempTracePath("driver_devices");
+  ASSERT_EQ(c->Configure("REVERIE_OUTPUT", path_.c_str()), REVERIE_OK);
+  ASSERT_EQ(c->Configure("REVERIE_BUFFER_KB", "64"), REVERIE_OK);
+  ASSERT_EQ(c->Configure("REVERIE_BUFFER_MB", "1"), REVERIE_OK);
+  ASSERT_EQ(c->Start(Collector::Mode::kApi), REVERIE_OK);
+  uint8_t* buffer = nullptr;
+  size_t size = 0, max_records = 0;
+  state_->request(&buffer, &size, &max_records);
+  ASSERT_NE(buffer, nullptr);
+  fake::RecordWriter w(buffer, size);
+  auto d = Zeroed<CUpti_ActivityDevice5>();
+  d.kind = CUPTI_ACTIVITY_KIND_DEVICE;
+  d.id = 0;
+  d.name = "NVIDIA H100 80GB HBM3";
+  d.numMultiprocessors = 132;
+  d.globalMemoryBandwidth = 3'352'320'000;  // KB/s
+  ASSERT_TRUE(w.Add(d));
+  state_->complete(nullptr, 0, buffer, size, w.used());
+  ASSERT_EQ(c->Stop(), REVERIE_OK);
+  Trace t = Read();
+  ASSERT_EQ(t.header().devices_size(), 1);
+  const proto::Device& g = t.header().devices(0);
+  EXPECT_EQ(g.id(), 0);
+  EXPECT_EQ(g.name(), "NVIDIA H100 80GB HBM3");
+  EXPECT_EQ(g.vendor(), "nvidia");
+  EXPECT_EQ(g.sm_count(), 132);
+  EXPECT_EQ(g.compute_major(), 9);
+  EXPECT_EQ(g.compute_minor(), 0);
+  EXPECT_EQ(g.total_memory_bytes(), int64_t{85017493504});
+  EXPECT_EQ(g.sm_clock_khz(), 1980000);
+  EXPECT_EQ(g.memory_clock_khz(), 2619000);
+  EXPECT_EQ(g.memory_bus_width_bits(), 5120);
+  EXPECT_DOUBLE_EQ(g.memory_bandwidth_gbps(), 3352.32);  // CUPTI's, same as 2 x clock x width
+  EXPECT_EQ(g.max_threads_per_sm(), 2048);
+  EXPECT_EQ(g.registers_per_sm(), 65536);
+  EXPECT_EQ(g.shared_memory_per_sm_bytes(), 233472);
+  EXPECT_EQ(g.warp_size(), 32);
+  EXPECT_EQ(t.header().metadata().at("collector.device_properties"), "driver");
+}
+
+// Before cuInit the queries fail: nothing is recorded (CUPTI's DEVICE
+// records come with the context), and injection never queries at all.
+TEST_F(CollectorRuntimeTest, UninitializedDriverRecordsNoDevice) {
+  const DriverApi driver = FakeDriver();
+  g_driver_initialized = false;
+  auto c = std::make_unique<Collector>(&api_, &driver);
+  path_ = TempTracePath("driver_uninitialized");
+  ASSERT_EQ(c->Configure("REVERIE_OUTPUT", path_.c_str()), REVERIE_OK);
+  ASSERT_EQ(c->Start(Collector::Mode::kApi), REVERIE_OK);
+  ASSERT_EQ(c->Stop(), REVERIE_OK);
+  g_driver_initialized = true;
+  Trace t = Read();
+  EXPECT_EQ(t.header().devices_size(), 0);
+  EXPECT_FALSE(t.header().metadata().contains("collector.device_properties"));
+}
+
+// REVERIE_API_FILTER: by default the queries are dropped when decoded (and
+// counted); `cupti` asks CUPTI not to record them at all (no per-call cost,
+// no count); `none` keeps everything. The header says which.
+TEST_F(CollectorRuntimeTest, ApiFilterModesAreAppliedAndNamedInTheHeader) {
+  struct Mode {
+    const char* value;
+    int runtime_disabled;
+    const char* metadata;
+  };
+  size_t driver_n = 0;
+  FilteredApis(kDriverDomain, &driver_n);
+  for (const Mode& m : {Mode{nullptr, 0, "queries (dropped when decoded"},
+                        Mode{"cupti", 6, "queries (not recorded by CUPTI"},
+                        Mode{"none", 0, "none"}}) {
+    state_ = std::make_unique<fake::FakeState>();
+    fake::State() = state_.get();
+    auto c = MakeCollector("api_filter");
+    if (m.value != nullptr) {
+      ASSERT_EQ(c->Configure("REVERIE_API_FILTER", m.value), REVERIE_OK);
+    }
+    ASSERT_EQ(c->Start(Collector::Mode::kApi), REVERIE_OK);
+    EXPECT_EQ(state_->runtime_apis_disabled.load(), m.runtime_disabled);
+    EXPECT_EQ(state_->driver_apis_disabled.load(),
+              m.runtime_disabled > 0 ? static_cast<int>(driver_n) : 0);
+    ASSERT_EQ(c->Stop(), REVERIE_OK);
+    const std::string got = Read().header().metadata().at("collector.api_filter");
+    EXPECT_EQ(got.rfind(m.metadata, 0), 0u) << got;
+  }
 }
 
 TEST_F(CollectorRuntimeTest, ProfilerStopCallbackFlushesToDisk) {

@@ -37,6 +37,8 @@ struct FakeState {
   std::atomic<int> nvtx_domain_enabled{0};
   std::atomic<int> timestamp_callbacks{0};
   std::atomic<size_t> dropped_to_report{0};
+  std::atomic<int> runtime_apis_disabled{0};
+  std::atomic<int> driver_apis_disabled{0};
 
   // A buffer requested but not completed: FlushAll completes it, as CUPTI
   // hands over partially filled buffers on a flush.
@@ -141,6 +143,14 @@ inline CUptiResult GetTimestamp(uint64_t* t) {
   return CUPTI_SUCCESS;
 }
 inline CUptiResult SetThreadIdType(CUpti_ActivityThreadIdType) { return CUPTI_SUCCESS; }
+inline CUptiResult EnableRuntimeApi(CUpti_CallbackId, uint8_t enable) {
+  if (!enable) State()->runtime_apis_disabled++;
+  return CUPTI_SUCCESS;
+}
+inline CUptiResult EnableDriverApi(CUpti_CallbackId, uint8_t enable) {
+  if (!enable) State()->driver_apis_disabled++;
+  return CUPTI_SUCCESS;
+}
 
 inline CuptiApi MakeFakeApi() {
   CuptiApi api;
@@ -162,6 +172,8 @@ inline CuptiApi MakeFakeApi() {
   api.ActivityRegisterTimestampCallback = &RegisterTimestamp;
   api.GetTimestamp = &GetTimestamp;
   api.SetThreadIdType = &SetThreadIdType;
+  api.ActivityEnableRuntimeApi = &EnableRuntimeApi;
+  api.ActivityEnableDriverApi = &EnableDriverApi;
   return api;
 }
 

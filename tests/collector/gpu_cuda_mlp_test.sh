@@ -43,6 +43,18 @@ if t.get("event_record", 0) <= 0:
     problems.append("no CUDA event records")
 if info.get("devices", 0) <= 0:
     problems.append("no device in the header")
+# Every GPU record of the window with its launch, and the window's GPU work
+# in every phase (issue 32: kernels decoded before their launch after the
+# window closed were dropped, warmup kernels kept).
+g = info.get("graph", {})
+for key in ("kernel_without_launch", "unmatched_correlation", "sync_without_call"):
+    if g.get("counters", {}).get(key, 0) > 0:
+        problems.append(f"{key} = {g['counters'][key]}")
+if name != "preload":
+    gpu = {p["phase"]: p["gpu_us"] for p in g.get("phases", [])}
+    for phase in ("forward", "backward", "update"):
+        if gpu.get(phase, 0) <= 0:
+            problems.append(f"no GPU time in {phase}")
 print(f"{name}: kernels={t['kernel']} memcpy={t['memcpy']} sync={t['sync']} "
       f"events={t.get('event_record')} layers={info['ranges'].get('layer')} "
       f"iterations={len(info['iterations'])}")

@@ -309,7 +309,7 @@ class ModuleHooksTest(unittest.TestCase):
 
 class FakeOptimizer:
     def __init__(self, with_hooks=True):
-        self.pre, self.post, self.steps = [], [], 0
+        self.pre, self.post, self.steps, self.zeroed = [], [], 0, 0
         if with_hooks:
             self.register_step_pre_hook = lambda fn: (self.pre.append(fn), Handle(self.pre, fn))[1]
             self.register_step_post_hook = lambda fn: (self.post.append(fn), Handle(self.post, fn))[1]
@@ -321,20 +321,32 @@ class FakeOptimizer:
         for fn in list(self.post):
             fn(self, (), {})
 
+    def zero_grad(self, set_to_none=True):
+        self.zeroed += 1
+
 
 class TrainingTest(unittest.TestCase):
     def test_optimizer_step_hooks_and_fallback_wrapper(self):
+        # Named as PyTorch's profiler names them, so that reverie detects the
+        # optimizer in a collector trace as in a Kineto trace (issue 32).
+        step = "Optimizer.step#FakeOptimizer.step"
+        zero = "Optimizer.zero_grad#FakeOptimizer.zero_grad"
         for with_hooks in (True, False):
             lib = FakeLib()
             opt = FakeOptimizer(with_hooks)
             hooks = _training.OptimizerHooks(opt, _layers.LayerTracker(lib))
             opt.step()
-            self.assertEqual(lib.marks(), [("+", "optimizer.step", U), ("-", "optimizer.step", U)])
+            opt.zero_grad(set_to_none=False)
+            self.assertEqual(lib.marks(), [("+", step, U), ("-", step, U),
+                                           ("+", zero, U), ("-", zero, U)])
             self.assertEqual(lib.calls[0][-1], "annotation")  # not a model layer
+            self.assertEqual(opt.zeroed, 1)
             hooks.remove()
+            self.assertNotIn("zero_grad", vars(opt))  # the class's method again
             opt.step()
-            self.assertEqual(opt.steps, 2)
-            self.assertEqual(len(lib.marks()), 2, "hooks removed")
+            opt.zero_grad()
+            self.assertEqual((opt.steps, opt.zeroed), (2, 2))
+            self.assertEqual(len(lib.marks()), 4, "hooks removed")
 
     def test_parameters_named_by_module_path(self):
         _, model = make_model()
@@ -526,7 +538,8 @@ class LibraryTest(unittest.TestCase):
             with open(out, "rb") as f:
                 data = f.read()
             self.assertIn(b"reverie.trace", data[:32])
-            for name in (b"fc1.weight", b"optimizer.step", b"Iteration#1", b"Iteration#2"):
+            for name in (b"fc1.weight", b"Optimizer.step#FakeOptimizer.step", b"Iteration#1",
+                         b"Iteration#2"):
                 self.assertIn(name, data)
             self.assertNotIn(b"Iteration#0", data)  # warmup
             self.assertNotIn(b"Iteration#3", data)

@@ -89,7 +89,7 @@ TEST(ImportAnomalies, UnknownCategoryAndSkippedEvents) {
   Trace t = ImportEvents(
       R"J({"ph":"X","cat":"my_custom_cat","name":"x","pid":1,"tid":1,"ts":1,"dur":1},)J"
       R"J({"ph":"X","cat":"python_function","name":"train.py(10): step","pid":1,"tid":1,"ts":1,"dur":1},)J"
-      R"J({"ph":"i","cat":"cpu_instant_event","name":"[memory]","pid":1,"tid":1,"ts":1,"s":"t"},)J"
+      R"J({"ph":"i","cat":"cpu_instant_event","name":"[note]","pid":1,"tid":1,"ts":1,"s":"t"},)J"
       R"J({"ph":"X","cat":"overhead","name":"Instrumentation","pid":0,"tid":0,"ts":1,"dur":1},)J"
       R"J({"ph":"C","name":"counter","pid":1,"ts":1,"args":{"v":1}})J");
   EXPECT_EQ(t.GetCounter(TraceCounter::unknown_category), 1);

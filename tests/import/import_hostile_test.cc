@@ -2,12 +2,14 @@
 // the JSON value, NUL bytes and malformed numbers, bytes after the gzip
 // stream (issue 17: D8, D13). Each is refused with one line naming the file;
 // none is silently accepted. Non-regular files (D15) are in import_cli_test.
+#include <algorithm>
 #include <cstring>
 #include <string>
 
 #include "frameworks/kineto/json_input.h"
 #include "frameworks/kineto/kineto_importer.h"
 #include "gtest/gtest.h"
+#include "proto/trace_validate.h"
 #include "tests/import/import_test_util.h"
 
 namespace reverie {
@@ -116,6 +118,38 @@ TEST(Hostile, GzipBombIsRefusedBeforeItFillsMemory) {
   ASSERT_LT(big.size() * kineto::kMaxInflateRatio, kineto::kMinInflateLimit);
   ExpectRefused(big, absl::StatusCode::kInvalidArgument, "refused as a likely gzip bomb",
                 ".json.gz");
+}
+
+// Issue 29, D22: an nn.Module name of 100,000 dots, or 10,000 nested
+// modules, took memory with the square of the depth (every level's whole
+// path interned, then every ancestor made a layer). Paths are cut to their
+// outer kMaxModulePathDepth levels on import, and counted.
+TEST(Hostile, DeepModulePathsAreCutOnImport) {
+  std::string dots = "nn.Module: ";
+  for (int i = 0; i < 100000; ++i) dots += "a.";
+  dots += "b";
+  std::string doc = R"({"traceEvents":[{"ph":"X","cat":"python_function","name":")" + dots +
+                    R"(","pid":1,"tid":1,"ts":1,"dur":50,"args":{"Python id":1,"Python parent id":0}},)";
+  // 2,000 nested modules of one level each.
+  for (int i = 0; i < 2000; ++i) {
+    doc += R"({"ph":"X","cat":"python_function","name":"nn.Module: m","pid":1,"tid":2,"ts":)" +
+           std::to_string(100 + i) + R"(,"dur":)" + std::to_string(10000 - 2 * i) +
+           R"(,"args":{"Python id":)" + std::to_string(10 + i) + R"(,"Python parent id":)" +
+           std::to_string(i == 0 ? 0 : 9 + i) + "}},";
+  }
+  doc += R"({"ph":"X","cat":"cpu_op","name":"aten::relu","pid":1,"tid":1,"ts":2,"dur":20}]})";
+  absl::StatusOr<Trace> t = ImportKinetoJson(testing::WriteTempFile(doc));
+  ASSERT_TRUE(t.ok()) << t.status();
+  EXPECT_GE(t->GetCounter(TraceCounter::module_path_out_of_range), 1 + 2000 - kMaxModulePathDepth);
+  size_t bytes = 0;
+  for (const proto::Range& r : t->events().ranges()) {
+    if (r.module_path_sid() == 0) continue;
+    const std::string_view p = t->String(r.module_path_sid());
+    EXPECT_LE(p.size(), kMaxModulePathBytes);
+    EXPECT_LT(std::count(p.begin(), p.end(), '.'), kMaxModulePathDepth);
+    bytes += p.size();
+  }
+  EXPECT_LT(bytes, size_t{4} << 20);
 }
 
 }  // namespace

@@ -27,18 +27,11 @@ constexpr char kD1After[] =
     "JonathanHourany__pytorch-sandbox/profiling/data-bottleneck/profiler-output/"
     "num-workers-8-batch-size-16/trace-num-workers-8-batch-size-16.json";
 
-const testing::RealGraph* Load(const std::string& path) {
-  std::string error;
-  const testing::RealGraph* g = testing::LoadRealGraph(path, &error);
-  EXPECT_NE(g, nullptr) << error;
-  return g;
-}
-
 const lua::ScriptReport& Report(const Prediction& p) { return p.reports.front(); }
 
 TEST(FactsRealTest, Mi300DdpTraceIsBf16OnEightRanksWithCheckpointing) {
   REVERIE_REQUIRE_TRACE(path, kMi300);
-  const testing::RealGraph* g = Load(path);
+  const testing::RealGraph* g = testing::LoadOrFail(path);
   ASSERT_NE(g, nullptr);
   const depgraph::TraceFacts& f = g->model.facts;
   EXPECT_EQ(f.precision.compute, "bf16");
@@ -52,7 +45,7 @@ TEST(FactsRealTest, Mi300DdpTraceIsBf16OnEightRanksWithCheckpointing) {
 
 TEST(FactsRealTest, ResnetSampleIsAForLoopSgdWithZeroGradAndMainThreadLoading) {
   REVERIE_REQUIRE_TRACE(path, kResnet);
-  const testing::RealGraph* g = Load(path);
+  const testing::RealGraph* g = testing::LoadOrFail(path);
   ASSERT_NE(g, nullptr);
   const depgraph::TraceFacts& f = g->model.facts;
   EXPECT_EQ(f.optimizer.name, "SGD");
@@ -89,7 +82,7 @@ TEST(FactsRealTest, InfoJsonHasFactsOnEveryTrace) {
 
 TEST(FactsRealTest, ScriptsSayNothingToChangeWhereTheRunAlreadyDoesIt) {
   REVERIE_REQUIRE_TRACE(mi300, kMi300);
-  const testing::RealGraph* g = Load(mi300);
+  const testing::RealGraph* g = testing::LoadOrFail(mi300);
   ASSERT_NE(g, nullptr);
   Prediction p = Predict(*g, {"activation_checkpointing.lua"});
   ASSERT_TRUE(p.status.ok()) << p.status;
@@ -105,7 +98,7 @@ TEST(FactsRealTest, ScriptsSayNothingToChangeWhereTheRunAlreadyDoesIt) {
   EXPECT_THAT(Report(p).outcome_reason, HasSubstr("already run in bf16"));
   EXPECT_DOUBLE_EQ(p.speedup(), 1.0);
   REVERIE_REQUIRE_TRACE(owl, kOwl);
-  const testing::RealGraph* o = Load(owl);
+  const testing::RealGraph* o = testing::LoadOrFail(owl);
   ASSERT_NE(o, nullptr);
   p = Predict(*o, {"amp.lua"});
   ASSERT_TRUE(p.status.ok()) << p.status;
@@ -119,7 +112,7 @@ TEST(FactsRealTest, ScriptsSayNothingToChangeWhereTheRunAlreadyDoesIt) {
   // A trace whose DataLoader already uses workers: num_workers is refused,
   // naming why and what still applies.
   REVERIE_REQUIRE_TRACE(d1, kD1After);
-  const testing::RealGraph* w = Load(d1);
+  const testing::RealGraph* w = testing::LoadOrFail(d1);
   ASSERT_NE(w, nullptr);
   p = Predict(*w, {"dataloader.lua"}, {{"num_workers", "4"}});
   EXPECT_EQ(p.status.code(), absl::StatusCode::kFailedPrecondition) << p.status;
@@ -130,7 +123,7 @@ TEST(FactsRealTest, ScriptsSayNothingToChangeWhereTheRunAlreadyDoesIt) {
 // SGD), not zero_grad: its saving is bounded by the Optimizer.step span.
 TEST(FactsRealTest, FusedOptimizerSavesNoMoreThanTheOptimizerStep) {
   REVERIE_REQUIRE_TRACE(path, kResnet);
-  const testing::RealGraph* g = Load(path);
+  const testing::RealGraph* g = testing::LoadOrFail(path);
   ASSERT_NE(g, nullptr);
   const Prediction p = Predict(*g, {"fused_adam.lua"});
   ASSERT_TRUE(p.status.ok()) << p.status;

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "depgraph/simulator.h"
+#include "gtest/gtest.h"
 #include "tests/common/real_traces.h"
 #include "whatif/pipeline.h"
 
@@ -33,6 +34,14 @@ inline const RealGraph* LoadRealGraph(const std::string& path, std::string* erro
   const RealGraph* raw = g->get();
   (*cache)[path] = std::move(*g);
   return raw;
+}
+
+// LoadRealGraph, failing the calling test (with the reason) when it cannot.
+inline const RealGraph* LoadOrFail(const std::string& path) {
+  std::string error;
+  const RealGraph* g = LoadRealGraph(path, &error);
+  EXPECT_NE(g, nullptr) << error;
+  return g;
 }
 
 // The step time as every command reports it (depgraph/step_time.h).

@@ -95,13 +95,20 @@ TEST(RanksCliTest, TimelineReimports) {
 
 TEST(RanksCliTest, BadInputIsOneLineAndExitTwo) {
   const std::string dir = TempDir("ranks_bad");
+  // Two traces without collectives (a copy: the same file twice is refused
+  // first, as the duplicate it is).
+  const std::string tiny_copy = dir + "/tiny_copy.json";
+  std::filesystem::copy_file(kTiny, tiny_copy);
   struct Case {
     std::vector<std::string> args;
     std::string says;
   };
   const std::vector<Case> cases = {
       {{"ranks", kRank0}, "at least two ranks"},
-      {{"ranks", kTiny, kTiny}, "nothing couples the ranks"},
+      {{"ranks", kTiny, tiny_copy}, "nothing couples the ranks"},
+      // Issue 29, D29: one trace per rank.
+      {{"ranks", kRank0, kRank1, kRank0}, "given for ranks 0 and 2; a job needs a different trace"},
+      {{"ranks", kRank0, kExamples + "./ddp_rank0.json"}, "given for ranks 0 and 1"},
       {{"ranks", kRank0, kTiny}, "do not cover the same steps"},
       {{"ranks", kRank0, dir + "/missing.json"}, "missing.json"},
       {{"ranks", kRank0, kRank1, "--script", dir + "/none.lua"}, "none.lua"},

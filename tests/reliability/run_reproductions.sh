@@ -23,57 +23,8 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 before=$(cd "$repro" && sha256sum ./* | sha256sum)
 
-failures=0
-# Seconds per run: generous for the sanitizer build, far below "forever".
-limit=${REVERIE_REPRO_TIMEOUT:-120}
-
-# run ID NAME COMMAND...: runs one reproduction with the timeout (and the
-# memory limit in release builds), leaving $rc, $out and $err.
-run() {
-  shift 2  # ID and NAME: for the reader of the calls
-  (
-    cd "$repro" || exit 99
-    if [ -z "$sanitized" ] && [ -n "${vlimit_kb:-}" ]; then ulimit -v "$vlimit_kb"; fi
-    exec timeout "$limit" "$@"
-  ) >"$work/out" 2>"$work/err"
-  rc=$?
-  out=$(cat "$work/out")
-  err=$(cat "$work/err")
-}
-
-report() {  # report ID NAME OK? WHY
-  local id=$1 name=$2 ok=$3 why=$4
-  if [ "$ok" = 1 ]; then
-    echo "PASS  $id $name"
-  else
-    echo "FAIL  $id $name: $why"
-    echo "      rc=$rc stderr: $(head -c 300 "$work/err")"
-    failures=$((failures + 1))
-  fi
-}
-
-# A refusal: exit 2 and exactly one line on stderr that contains $1.
-one_line() {
-  [ "$rc" -eq 2 ] && [ "$(printf '%s\n' "$err" | wc -l)" -eq 1 ] && [[ "$err" == *"$1"* ]]
-}
-
-# expect_refusal ID NAME WORDS COMMAND...
-expect_refusal() {
-  local id=$1 name=$2 words=$3
-  shift 3
-  run "$id" "$name" "$@"
-  if one_line "$words"; then report "$id" "$name" 1 ""; else
-    report "$id" "$name" 0 "expected one line with '$words' and exit 2"
-  fi
-}
-
-# expect_answer ID NAME COMMAND...: exit 0 (and no crash, no hang).
-expect_answer() {
-  local id=$1 name=$2
-  shift 2
-  run "$id" "$name" "$@"
-  if [ "$rc" -eq 0 ]; then report "$id" "$name" 1 ""; else report "$id" "$name" 0 "expected exit 0"; fi
-}
+# shellcheck source=repro_lib.sh
+source "$(dirname "$0")/repro_lib.sh"
 
 predict() { echo "$reverie" predict "$example" --json --script "$@"; }
 

@@ -50,22 +50,30 @@ def record_parameters(model, lib):
 
 
 class OptimizerHooks:
-    """Marks optimizer.step() as an UPDATE range.
+    """Marks optimizer.step() and optimizer.zero_grad() as UPDATE ranges.
 
-    Uses the public step hooks (torch >= 2.0:
+    The ranges carry the names PyTorch's own profiler gives them
+    (``Optimizer.step#Adam.step``, ``Optimizer.zero_grad#Adam.zero_grad``),
+    so reverie reads a collector trace's optimizer exactly as it reads a
+    Kineto trace's: one name, one detection (depgraph/facts.cc and the
+    optimizer-step flag of depgraph/builder_annotate.cc).
+
+    step: the public step hooks (torch >= 2.0:
     Optimizer.register_step_pre_hook / register_step_post_hook); on older
-    optimizers it wraps the instance's ``step``.
+    optimizers a wrapper on the instance's ``step``. zero_grad has no hook:
+    a wrapper on the instance's ``zero_grad``, removed by remove().
     """
-
-    NAME = "optimizer.step"
 
     def __init__(self, optimizer, tracker, enabled=lambda: True):
         self._tracker = tracker
         self._enabled = enabled
         self._handles = []
         self._optimizer = optimizer
-        self._wrapped = False
+        self._wrapped = []  # (attribute, the instance's own value or None)
         self._active = threading.local()
+        cls = type(optimizer).__name__
+        self.step_name = "Optimizer.step#%s.step" % cls
+        self.zero_grad_name = "Optimizer.zero_grad#%s.zero_grad" % cls
         if hasattr(optimizer, "register_step_pre_hook") and hasattr(
                 optimizer, "register_step_post_hook"):
             self._handles.append(optimizer.register_step_pre_hook(self._pre))
@@ -80,26 +88,46 @@ class OptimizerHooks:
                 finally:
                     self._post(optimizer, args, kwargs)
 
-            optimizer.step = step
-            self._wrapped = True
+            self._wrap("step", step)
+        original_zero_grad = getattr(optimizer, "zero_grad", None)
+        if callable(original_zero_grad):
+
+            def zero_grad(*args, **kwargs):
+                if not self._enabled():
+                    return original_zero_grad(*args, **kwargs)
+                self._tracker.push(self.zero_grad_name, _lib.PHASE_UPDATE, layer=False)
+                try:
+                    return original_zero_grad(*args, **kwargs)
+                finally:
+                    self._tracker.pop(self.zero_grad_name, _lib.PHASE_UPDATE)
+
+            self._wrap("zero_grad", zero_grad)
+
+    def _wrap(self, attribute, fn):
+        own = vars(self._optimizer).get(attribute) if hasattr(self._optimizer, "__dict__") else None
+        setattr(self._optimizer, attribute, fn)
+        self._wrapped.append((attribute, own))
 
     def _pre(self, optimizer, args, kwargs):
         if self._enabled():
             self._active.on = True
-            self._tracker.push(self.NAME, _lib.PHASE_UPDATE, layer=False)
+            self._tracker.push(self.step_name, _lib.PHASE_UPDATE, layer=False)
 
     def _post(self, optimizer, args, kwargs):
         if getattr(self._active, "on", False):
             self._active.on = False
-            self._tracker.pop(self.NAME, _lib.PHASE_UPDATE)
+            self._tracker.pop(self.step_name, _lib.PHASE_UPDATE)
 
     def remove(self):
         for h in self._handles:
             h.remove()
         self._handles = []
-        if self._wrapped:
-            del self._optimizer.step  # back to the class's method
-            self._wrapped = False
+        for attribute, own in reversed(self._wrapped):
+            if own is None:
+                delattr(self._optimizer, attribute)  # back to the class's method
+            else:
+                setattr(self._optimizer, attribute, own)
+        self._wrapped = []
 
 
 class DdpBuckets:

@@ -1,0 +1,16 @@
+-- issue 29, D21: ranges at the integer limits and lengths from __len
+print(pcall(table.move, {}, -2, math.maxinteger, 1))
+print(pcall(table.unpack, {}, -2, math.maxinteger))
+print(pcall(string.byte, "abc", math.mininteger, math.maxinteger))
+print(pcall(utf8.codepoint, "abc", -2, math.maxinteger))
+local bad = setmetatable({}, {__len = function() return math.mininteger end})
+print(pcall(graph.select, graph, {name = bad}))
+print(pcall(graph.from_tasks, graph, bad))
+local big = setmetatable({}, {__len = function() return 1e9 end})
+print(pcall(table.insert, big, 1, "x"))
+print(pcall(table.remove, big, 1))
+print(pcall(table.concat, setmetatable({}, {__len = function() return 3 end, __index = function() return "x" end})))
+local t = {3, 1, 2}
+table.sort(t)
+table.insert(t, 1, 0)
+print(table.concat(t, ","), table.remove(t, 2))
