@@ -5,6 +5,7 @@
 #include <exception>
 #include <thread>
 
+#include "absl/strings/str_cat.h"
 #include "base/sv.h"
 
 namespace reverie::whatif {
@@ -49,6 +50,20 @@ TrialResult RunOne(const LoadedTrace& base, const Trial& trial, const ScriptSpec
     return r;
   }
   r.predicted = depgraph::SummarizeSteps(p->sim.iterations);
+  // A counted step that had work and is predicted empty is no answer to
+  // rank (its mean would be a step that does nothing): a fault of the
+  // scripts' model together, reported instead of ranked.
+  for (size_t i = 0; i < p->sim.iterations.size() && i < base.baseline.iterations.size(); ++i) {
+    const depgraph::IterationTime& before = base.baseline.iterations[i];
+    const depgraph::IterationTime& after = p->sim.iterations[i];
+    if (before.counted && before.duration_ns() > 0 && after.duration_ns() <= 0) {
+      r.outcome = TrialOutcome::kFailed;
+      r.reason = absl::StrCat("the prediction empties step ", i, " (",
+                              before.duration_ns() / 1000, " us before, none after): not ranked; "
+                              "`reverie predict` with the same scripts shows it");
+      return r;
+    }
+  }
   r.speedup = r.predicted.mean_ns > 0 ? r.baseline.mean_ns / r.predicted.mean_ns : 0;
   r.work_factor = p->work_factor;
   r.throughput_speedup = r.work_factor * r.speedup;

@@ -10,7 +10,8 @@
 // A trial's outcome is what a user reads first: the scripts changed the
 // graph (applied: a predicted step), found nothing to change in this trace
 // (reverie.nothing_to_change: the prediction is the baseline), refused
-// (reverie.refuse), or failed (any other error, one line).
+// (reverie.refuse), or failed (any other error, one line; or a prediction
+// that empties a counted step which had work, which is no answer to rank).
 #ifndef REVERIE_WHATIF_TRIALS_H_
 #define REVERIE_WHATIF_TRIALS_H_
 

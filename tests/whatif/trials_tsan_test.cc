@@ -57,5 +57,17 @@ TEST(TrialsTest, ManyAtOnceEqualOneAtATime) {
   EXPECT_EQ(four[1].reason, "no");
 }
 
+// A prediction that empties a counted step is not an answer to rank.
+TEST(TrialsTest, EmptiedStepFailsTheTrial) {
+  static const whatif::LoadedTrace* const base = Synthetic().release();  // see above
+  whatif::ScriptSpec common;
+  common.sources = {{"empty.lua", "graph:select{iteration = 0}:remove()\n"}};
+  const std::vector<whatif::TrialResult> r =
+      whatif::RunTrials(*base, {{{"empty.lua"}, {}}}, common, 1);
+  ASSERT_EQ(r.size(), 1u);
+  EXPECT_EQ(r[0].outcome, whatif::TrialOutcome::kFailed);
+  EXPECT_NE(r[0].reason.find("empties step 0"), std::string::npos) << r[0].reason;
+}
+
 }  // namespace
 }  // namespace reverie
