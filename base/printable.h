@@ -60,6 +60,18 @@ inline std::string EscapeControl(std::string_view s, bool keep_newlines = false)
   return out;
 }
 
+// One line for the terminal: every line of `s` kept, line breaks written as
+// spaces, every other control character as \xHH (EscapeControl), so no
+// escape sequence in a path, a trace's name or a script's text quoted in a
+// message reaches the terminal (issue 29, D31).
+inline std::string TerminalLine(std::string_view s) {
+  std::string line(s);
+  for (char& c : line) {
+    if (c == '\n' || c == '\r') c = ' ';
+  }
+  return EscapeControl(line);
+}
+
 // `s` quoted for a POSIX shell: as is when it holds only characters no shell
 // reads specially, else in single quotes (a quote inside as '\'').
 inline std::string ShellQuote(std::string_view s) {

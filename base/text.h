@@ -12,6 +12,10 @@
 
 namespace reverie {
 
+// The first line of `s`: a status message's detail lines (a Lua traceback,
+// a parser's context) dropped, for a message that must fit one line.
+inline std::string FirstLine(std::string_view s) { return std::string(s.substr(0, s.find('\n'))); }
+
 // `s` when it has at most `max` bytes, else its first and last parts with
 // " ... (N bytes) ... " between them, about `max` bytes in all. Never
 // splits a UTF-8 sequence.

@@ -33,6 +33,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "base/text.h"
 #include "base/status_macros.h"
 #include "base/sv.h"
 #include "cli/command.h"
@@ -96,7 +97,7 @@ absl::Status CheckOptions(Options* o) {
 
 // The first line of a status whose message explains more below it.
 absl::Status FirstLine(const absl::Status& s) {
-  return absl::Status(s.code(), whatif::OneLine(StdSv(s.message())));
+  return absl::Status(s.code(), reverie::FirstLine(StdSv(s.message())));
 }
 
 void Note(const char* what, int64_t count, const std::string& text) {

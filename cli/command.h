@@ -82,10 +82,6 @@ int ExitStatusOf(const absl::Status& s);
 // Whether `s` came from UsageError.
 bool IsUsageError(const absl::Status& s);
 
-// "<message>" as one line: newlines and carriage returns become spaces (a
-// path or a name from a hostile file may hold one).
-std::string OneLine(const std::string& message);
-
 }  // namespace reverie::cli
 
 #endif  // REVERIE_CLI_COMMAND_H_

@@ -74,18 +74,6 @@ int ExitStatusOf(const absl::Status& s) {
   return code;
 }
 
-// One line for the terminal: line breaks become spaces, and every other
-// control character of a message (a path, a trace's name or a script's text
-// quoted in it) is written \xHH, so no escape sequence reaches the terminal
-// (issue 29, D31).
-std::string OneLine(const std::string& message) {
-  std::string line = message;
-  for (char& c : line) {
-    if (c == '\n' || c == '\r') c = ' ';
-  }
-  return EscapeControl(line);
-}
-
 namespace {
 
 void PrintUsage() {
@@ -146,7 +134,7 @@ int RunCommand(const Command& command, const std::vector<std::string>& args) {
   app.get_formatter()->column_width(34);
   const RunFn run = command.setup(app);
   auto fail = [&](const std::string& problem) {
-    std::fprintf(stderr, "reverie: %s: %s\n", command.name.c_str(), OneLine(problem).c_str());
+    std::fprintf(stderr, "reverie: %s: %s\n", command.name.c_str(), TerminalLine(problem).c_str());
     return kExitBadInput;
   };
   try {
@@ -175,18 +163,18 @@ int RunCommand(const Command& command, const std::vector<std::string>& args) {
       if (!a.empty() && a[0] != '-') absl::StrAppend(&inputs, inputs.empty() ? "" : " ", a);
     }
     std::fprintf(stderr, "reverie: %s: out of memory (with %s)\n", command.name.c_str(),
-                 OneLine(inputs.empty() ? std::string("no input") : inputs).c_str());
+                 TerminalLine(inputs.empty() ? std::string("no input") : inputs).c_str());
     return kExitBadInput;
   } catch (const std::exception& e) {
     // Our code reports errors with absl::Status; this only catches what a
     // library threw.
-    std::fprintf(stderr, "reverie: internal error: %s\n", OneLine(e.what()).c_str());
+    std::fprintf(stderr, "reverie: internal error: %s\n", TerminalLine(e.what()).c_str());
     return kExitBadInput;
   }
   if (status.ok()) return kExitOk;
   if (IsUsageError(status)) return fail(std::string(status.message()));
   if (!status.message().empty()) {
-    std::fprintf(stderr, "reverie: %s\n", OneLine(std::string(status.message())).c_str());
+    std::fprintf(stderr, "reverie: %s\n", TerminalLine(std::string(status.message())).c_str());
   }
   if (const std::string detail = DetailOf(status); !detail.empty()) {
     std::fprintf(stderr, "%s\n", EscapeControl(detail, /*keep_newlines=*/true).c_str());
@@ -225,6 +213,6 @@ int main(int argc, char** argv) {
     return RunCommand(*c, std::vector<std::string>(argv + 2, argv + argc));
   }
   std::fprintf(stderr, "reverie: unknown command '%s'; see 'reverie --help'\n",
-               OneLine(name).c_str());
+               reverie::TerminalLine(name).c_str());
   return kExitBadInput;
 }

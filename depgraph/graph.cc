@@ -126,6 +126,7 @@ void Graph::set_op_inputs(OpId id, hardware::OpArgs inputs) {
 }
 
 TaskId Graph::NewTask(const TaskSpec& spec, ResourceId resource) {
+  REVERIE_CHECK(resource.valid() && resource.value() < resource_count());
   const TaskId id(static_cast<uint32_t>(col_.kind.size()));
   uint8_t flags = 0;
   if (spec.step_mark == StepMark::kBegin) flags |= kFlagStepBegin;
@@ -198,12 +199,14 @@ TaskId Graph::AppendTask(const TaskSpec& spec) {
 }
 
 TaskId Graph::InsertTaskAfter(TaskId anchor, const TaskSpec& spec) {
+  REVERIE_CHECK(live(anchor));  // a removed task is on no resource's list
   const TaskId t = NewTask(spec, col_.resource[anchor.value()]);
   LinkAfter(anchor, t);
   return t;
 }
 
 TaskId Graph::InsertTaskBefore(TaskId anchor, const TaskSpec& spec) {
+  REVERIE_CHECK(live(anchor));
   const TaskId t = NewTask(spec, col_.resource[anchor.value()]);
   LinkAfter(col_.prev[anchor.value()], t);
   return t;
@@ -246,13 +249,10 @@ void Graph::RemoveTasks(const std::vector<TaskId>& tasks) {
   Touch();
 }
 
-void Graph::MoveTaskToResource(TaskId t, ResourceId r) {
-  Unlink(t);
-  col_.resource[t.value()] = r;
-  LinkAfter(res_last_[r.value()], t);
-}
-
 EdgeId Graph::AddEdge(TaskId src, TaskId dst, EdgeKind kind, int32_t delay_ns) {
+  // An edge joins two live tasks: one to a removed task would never be
+  // simulated yet would hold its neighbour back in Validate and in exports.
+  REVERIE_CHECK(live(src) && live(dst) && src != dst);
   edges_.push_back({src, dst, delay_ns, kind, false, false});
   ++live_edges_;
   Touch();
@@ -260,6 +260,7 @@ EdgeId Graph::AddEdge(TaskId src, TaskId dst, EdgeKind kind, int32_t delay_ns) {
 }
 
 void Graph::RemoveEdge(EdgeId e) {
+  REVERIE_CHECK(e.value() < edges_.size());
   Edge& edge = edges_[e.value()];
   if (edge.removed) return;
   edge.removed = true;

@@ -27,9 +27,10 @@
 //   the simulator and the adjacency.
 // - prev/next_on_resource link exactly the live tasks of one resource, in
 //   order; first_on_resource/last_on_resource are their ends.
-// - Edges never point at removed tasks once a mutation is complete:
-//   RemoveTask() removes the task's edges (callers that must keep order
-//   rewire first; transforms/ does).
+// - Edges join two live tasks, never a task to itself: AddEdge checks it
+//   (REVERIE_CHECK) and RemoveTask()/RemoveTasks() remove the task's edges
+//   (callers that must keep order rewire first; transforms/ does), so the
+//   adjacency's in-degree is a task's count of live parents.
 // - measured_start_ns is what the trace recorded (kNotMeasured for inserted
 //   tasks); it is for reports and validation only and the simulator never
 //   reads it.
@@ -361,8 +362,6 @@ class Graph {
   // the edge list (O(V+E) however many), where RemoveTask costs an adjacency
   // rebuild each. Same rewiring caveat as RemoveTask.
   void RemoveTasks(const std::vector<TaskId>& tasks);
-  // Moves a live task to the end of another resource.
-  void MoveTaskToResource(TaskId t, ResourceId r);
 
   // Pre-sizes the task and edge arrays (builders and copies that know their
   // size avoid the growth slack of push_back).
@@ -371,6 +370,8 @@ class Graph {
   size_t task_count() const { return col_.kind.size(); }
   size_t live_task_count() const { return live_tasks_; }
   bool removed(TaskId t) const { return col_.flags[t.value()] & kFlagRemoved; }
+  // A task of this graph that was not removed.
+  bool live(TaskId t) const { return t.valid() && t.value() < task_count() && !removed(t); }
 
   TaskKind kind(TaskId t) const { return col_.kind[t.value()]; }
   uint32_t name_id(TaskId t) const { return col_.name[t.value()]; }

@@ -127,6 +127,29 @@ TEST(GraphDeathTest, SettersCheckTheInvariants) {
   EXPECT_EQ(g.duration_ns(t), 5);
 }
 
+// The structural mutators refuse what would corrupt the structure: an edge
+// to a removed task (never simulated, yet holding its neighbour back), a
+// self-edge, a task inserted next to a removed one (on no resource's list),
+// a task on a resource that does not exist.
+TEST(GraphDeathTest, StructuralMutatorsCheckTheStructure) {
+  Graph g;
+  const ResourceId r = g.AddResource({ResourceKind::kCpuThread, 1, 1, -1, "t", true});
+  const TaskId a = g.AppendTask(Spec(r, 5));
+  const TaskId b = g.AppendTask(Spec(r, 5));
+  const TaskId gone = g.AppendTask(Spec(r, 5));
+  g.RemoveTask(gone);
+  EXPECT_DEATH(g.AddEdge(a, gone, EdgeKind::kUser), "check failed");
+  EXPECT_DEATH(g.AddEdge(gone, a, EdgeKind::kUser), "check failed");
+  EXPECT_DEATH(g.AddEdge(a, a, EdgeKind::kUser), "check failed");
+  EXPECT_DEATH(g.AddEdge(a, TaskId(99), EdgeKind::kUser), "check failed");
+  EXPECT_DEATH(g.InsertTaskAfter(gone, Spec(r, 1)), "check failed");
+  EXPECT_DEATH(g.InsertTaskBefore(gone, Spec(r, 1)), "check failed");
+  EXPECT_DEATH(g.AppendTask(Spec(ResourceId(7), 1)), "check failed");
+  EXPECT_DEATH(g.RemoveEdge(EdgeId(3)), "check failed");
+  g.AddEdge(a, b, EdgeKind::kUser);  // live to live stays allowed
+  EXPECT_TRUE(g.Validate().ok());
+}
+
 TEST(GraphTest, EveryTaskCarriesItsColumns) {
   Graph g;
   const ResourceId r = g.AddResource({ResourceKind::kCpuThread, 1, 1, -1, "t", true});

@@ -85,15 +85,18 @@ class Run {
 
   absl::Status Execute() {
     const uint32_t n = static_cast<uint32_t>(g_.task_count());
-    start_.assign(n, 0);
-    end_.assign(n, kPending);
+    // Sized, not filled: the loop below writes every entry once (a reused
+    // result buffer costs no extra pass over 16 bytes a task).
+    start_.resize(n);
+    end_.resize(n);
     ordered_.resize(g_.resource_count());
     channels_.resize(g_.resource_count());
     for (uint32_t r = 0; r < g_.resource_count(); ++r) {
       ordered_[r] = g_.resource(ResourceId(r)).ordered;
     }
-    const std::vector<Edge>& edges = edges_;
-    // Count parents: live edges between live tasks, plus the resource predecessor.
+    // Count parents: the live edges into the task (the adjacency holds only
+    // edges between live tasks: Graph removes a task's edges with it and
+    // refuses an edge to a removed task), plus the resource predecessor.
     for (uint32_t t = 0; t < n; ++t) {
       const TaskId id(t);
       if (g_.removed(id)) {
@@ -102,13 +105,13 @@ class Run {
         continue;
       }
       ++live_;
-      if (ordered_[g_.resource_of(id).value()] && g_.prev_on_resource(id).valid()) ++end_[t];
-      for (const auto edge : adj_.out(TaskId(t))) {
-        const uint32_t c = edges[edge.value()].dst.value();
-        if (!g_.removed(TaskId(c))) ++end_[c];
-      }
-    }
-    for (uint32_t t = 0; t < n; ++t) {
+      int64_t parents = adj_.in_offsets[t + 1] - adj_.in_offsets[t];
+      if (ordered_[g_.resource_of(id).value()] && g_.prev_on_resource(id).valid()) ++parents;
+      start_[t] = 0;
+      end_[t] = kPending + parents;
+      // The count is complete (it is local to t): a source is ready now.
+      // The order sources are found in changes no time (the stack's order
+      // is free on ordered resources; channels choose in event order).
       if (end_[t] == kPending) BecomeReady(t);
     }
     Drain();
@@ -128,10 +131,15 @@ class Run {
     return absl::OkStatus();
   }
 
+  // The latest end and earliest start of the live tasks (0 and 0 when none).
+  int64_t makespan() const { return makespan_; }
+  int64_t first_start() const { return started_ == 0 ? 0 : first_start_; }
+
  private:
     static int64_t NonNegative(int64_t v) { return v < 0 ? 0 : v; }
 
-  void BecomeReady(uint32_t t) {
+  // Inlined: called once per task on the hot path (docs/PERFORMANCE.md).
+  [[gnu::always_inline]] void BecomeReady(uint32_t t) {
     if (ordered_[g_.resource_of(TaskId(t)).value()]) {
       stack_.push_back(t);
     } else {
@@ -161,6 +169,9 @@ class Run {
     const int64_t end = SatAddNs(at, NonNegative(g_.duration_ns(id)));
     end_[t] = end;
     ++started_;
+    // The run's span, kept here rather than in a second pass over the tasks.
+    if (end > makespan_) makespan_ = end;
+    if (at < first_start_) first_start_ = at;
     const std::vector<Edge>& edges = edges_;
     for (const auto edge : adj_.out(TaskId(t))) {
       const Edge& e = edges[edge.value()];
@@ -179,8 +190,9 @@ class Run {
     }
   }
 
-  void Release(uint32_t c, int64_t ready) {
-    if (g_.removed(TaskId(c))) return;
+  // `c` is live: edges join live tasks, and a live task's neighbours on its
+  // resource are live (removal unlinks).
+  [[gnu::always_inline]] void Release(uint32_t c, int64_t ready) {
     if (ready > start_[c]) start_[c] = ready;
     if (--end_[c] == kPending) BecomeReady(c);
   }
@@ -250,6 +262,8 @@ class Run {
   std::vector<uint32_t> stack_;
   std::vector<Event> events_;
   int64_t now_ = 0;
+  int64_t makespan_ = 0;
+  int64_t first_start_ = std::numeric_limits<int64_t>::max();
   size_t live_ = 0;
   size_t started_ = 0;
 };
@@ -261,13 +275,6 @@ double SimResult::mean_iteration_ns() const { return SummarizeSteps(iterations).
 namespace {
 
 void FillIterations(const Graph& g, const std::vector<IterationTime>* frame, SimResult* r) {
-  r->makespan_ns = 0;
-  r->first_start_ns = std::numeric_limits<int64_t>::max();
-  for (size_t i = 0; i < r->end_ns.size(); ++i) {
-    if (g.removed(TaskId(static_cast<uint32_t>(i)))) continue;
-    r->makespan_ns = std::max(r->makespan_ns, r->end_ns[i]);
-    r->first_start_ns = std::min(r->first_start_ns, r->start_ns[i]);
-  }
   if (r->first_start_ns > r->makespan_ns) r->first_start_ns = r->makespan_ns;  // no live task
   r->iterations = frame != nullptr ? StepSpansInFrame(g, r->start_ns, r->end_ns, *frame)
                                    : std::move(StepSpans(g, r->start_ns, r->end_ns, {}, 1)[0]);
@@ -290,6 +297,8 @@ absl::Status SimulateInto(const Graph& graph, const SimOptions& options, SimResu
   const SchedulePolicy& policy = options.policy ? *options.policy : kDefaultPolicy;
   Run run(graph, policy, result);
   REVERIE_RETURN_IF_ERROR(run.Execute());
+  result->makespan_ns = run.makespan();
+  result->first_start_ns = run.first_start();
   FillIterations(graph, options.step_frame, result);
   return absl::OkStatus();
 }

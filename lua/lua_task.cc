@@ -2,12 +2,15 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <string>
 
 #include "absl/strings/str_cat.h"
 #include "base/checked_math.h"
 #include "depgraph/kernel_class.h"
 #include "lua/lua_internal.h"
 #include "proto/trace_validate.h"
+#include "transforms/edit.h"
+#include "transforms/select.h"
 #include "transforms/structure.h"
 
 namespace reverie::lua::internal {
@@ -76,12 +79,10 @@ int PushNeighbours(lua_State* L, TaskId t, bool parents, int kind_filter) {
 
 int OptEdgeKind(lua_State* L, int idx) {
   if (lua_isnoneornil(L, idx)) return -1;
-  const char* name = luaL_checkstring(L, idx);
-  for (int k = 0; k < depgraph::kEdgeKindCount; ++k) {
-    if (depgraph::EdgeKindName(static_cast<depgraph::EdgeKind>(k)) == name) return k;
-  }
-  return luaL_error(L, "unknown edge kind '%s' (launch, sync, event, inter_thread, comm, user)",
-                    name);
+  // One parser for edge kinds (transforms/select.h), raised as a Lua error.
+  absl::StatusOr<depgraph::EdgeKind> k = transforms::ParseEdgeKind(luaL_checkstring(L, idx));
+  if (!k.ok()) return luaL_error(L, "%s", std::string(k.status().message()).c_str());
+  return static_cast<int>(*k);
 }
 
 int TaskNext(lua_State* L) {
@@ -229,14 +230,9 @@ int TaskNewIndex(lua_State* L) {
   Graph& g = MutableGraphOrRaise(L);
   const TaskId t = CheckTask(L, 1);
   if (std::strcmp(k, "duration_ns") == 0) {
-    const int64_t v = CheckNs(L, 3);
-    if (v < 0) return luaL_error(L, "duration_ns must be >= 0");
-    if (v != 0 && g.is_step_mark(t)) return luaL_error(L, "a step marker has no duration");
-    g.set_duration_ns(t, v);
+    RaiseIfError(L, transforms::SetTaskDuration(g, t, CheckNs(L, 3)));
   } else if (std::strcmp(k, "gap_ns") == 0) {
-    const int64_t v = CheckNs(L, 3);
-    if (v < 0) return luaL_error(L, "gap_ns must be >= 0");
-    g.set_gap_ns(t, v);
+    RaiseIfError(L, transforms::SetTaskGap(g, t, CheckNs(L, 3)));
   } else if (std::strcmp(k, "priority") == 0) {
     g.set_priority(t, CheckInt32(L, 3, "priority"));
   } else if (std::strcmp(k, "bytes") == 0) {

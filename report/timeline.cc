@@ -421,27 +421,6 @@ absl::Status WriteTimeline(const std::string& path, const std::vector<TimelineRu
   return WriteFileAtomically(path, RenderTimeline(runs, stats));
 }
 
-absl::Status ExtractTimelineFlag(std::vector<std::string>& args, std::string* path) {
-  path->clear();
-  for (size_t i = 0; i < args.size(); ++i) {
-    if (args[i] == "--timeline") {
-      if (i + 1 >= args.size() || args[i + 1].empty()) {
-        return absl::InvalidArgumentError("--timeline needs an output path");
-      }
-      *path = args[i + 1];
-      args.erase(args.begin() + i, args.begin() + i + 2);
-      return absl::OkStatus();
-    }
-    if (args[i].rfind("--timeline=", 0) == 0) {
-      *path = args[i].substr(11);
-      args.erase(args.begin() + i);
-      if (path->empty()) return absl::InvalidArgumentError("--timeline needs an output path");
-      return absl::OkStatus();
-    }
-  }
-  return absl::OkStatus();
-}
-
 absl::Status MaybeWriteTimeline(const std::string& path, const depgraph::Graph& graph,
                                 const depgraph::SimResult& baseline,
                                 const depgraph::Graph* predicted,

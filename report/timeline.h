@@ -62,11 +62,6 @@ absl::Status WriteTimeline(const std::string& path, const std::vector<TimelineRu
 // Checks the runs without writing (what WriteTimeline validates first).
 absl::Status ValidateRuns(const std::vector<TimelineRun>& runs);
 
-// The `--timeline OUT.json` flag for commands that simulate (replay, predict).
-// Removes "--timeline PATH" / "--timeline=PATH" from `args` and returns the
-// path ("" when absent); kInvalidArgument when the flag has no value.
-absl::Status ExtractTimelineFlag(std::vector<std::string>& args, std::string* path);
-
 // One call for a command: when `path` is non-empty writes measured (from
 // `graph`'s measured times), baseline (`baseline` simulated on `graph`) and,
 // when given, the predicted run (`predicted_sim` of `predicted`), then prints

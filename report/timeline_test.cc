@@ -160,22 +160,5 @@ TEST(TimelineTest, ValidatesRunsAndWritesFile) {
   EXPECT_FALSE(WriteTimeline("/nonexistent-dir/x.json", {{"m", &g, nullptr}}).ok());
 }
 
-TEST(TimelineTest, ExtractsFlag) {
-  std::vector<std::string> args = {"t.json", "--timeline", "out.json", "--json"};
-  std::string path;
-  ASSERT_TRUE(ExtractTimelineFlag(args, &path).ok());
-  EXPECT_EQ(path, "out.json");
-  EXPECT_EQ(args, (std::vector<std::string>{"t.json", "--json"}));
-  args = {"--timeline=o.json"};
-  ASSERT_TRUE(ExtractTimelineFlag(args, &path).ok());
-  EXPECT_EQ(path, "o.json");
-  EXPECT_TRUE(args.empty());
-  args = {"t", "--timeline"};
-  EXPECT_FALSE(ExtractTimelineFlag(args, &path).ok());
-  args = {"t"};
-  ASSERT_TRUE(ExtractTimelineFlag(args, &path).ok());
-  EXPECT_EQ(path, "");
-}
-
 }  // namespace
 }  // namespace reverie::report

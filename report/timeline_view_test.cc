@@ -9,7 +9,7 @@
 #include "gtest/gtest.h"
 #include "report/html.h"
 #include "simdjson.h"
-#include "tests/report/synthetic_step.h"
+#include "report/testing/synthetic_step.h"
 
 namespace reverie::report {
 namespace {

@@ -11,8 +11,10 @@
 --   checks, allocation: their op tasks, depgraph/builder_cpu_time.cc) goes;
 -- - with `remove_framework` (default), so does the framework time between two
 --   captured calls (the Python of the module between ops, which a replay
---   skips); framework time that borders an uncaptured call (the data loader,
---   a sync, the input copy) stays, since the replay still waits for it.
+--   skips); framework time that borders an uncaptured call (a sync, the
+--   input copy) stays, since the replay still waits for it;
+-- - CPU work outside the captured phases stays whole (a main-thread data
+--   loader's ops issue no runtime call: the replay waits for them).
 -- One cudaGraphLaunch per step, as long as the trace's median kernel launch,
 -- goes before the step's first captured call. GPU work is unchanged: the same
 -- kernels run in the same order (replays also remove the launch gaps between
@@ -42,8 +44,11 @@ if cg.used then
                                           "launches per step) [%s: %s]", cg.count, cg.source, cg.how))
 end
 
-local phases = {}
-for p in P.phases:gmatch("[^,%s]+") do phases[#phases + 1] = p end
+local phases, in_phases = {}, {}
+for p in P.phases:gmatch("[^,%s]+") do
+  phases[#phases + 1] = p
+  in_phases[p] = true
+end
 local calls = graph:select{kind = "cpu_api", phase = phases}
 local kept = graph:select{kind = "cpu_api", name = {"Synchronize", "Memcpy", "EventRecord", "StreamWaitEvent"}}
 local captured = calls - kept
@@ -66,16 +71,23 @@ end
 
 -- The CPU tasks between each captured call and the next call on its thread:
 -- op time of captured ops goes; framework time goes when both ends are
--- captured (and remove_framework is set).
+-- captured (and remove_framework is set). Only CPU work in the captured
+-- phases: a replay still waits for the rest (a main-thread data loader's
+-- CPU ops issue no runtime call, so its time lies between the last captured
+-- call of one step and the first of the next).
 local op_ns, framework_ns = 0, 0
 for t in captured:tasks() do
   t.duration_ns = 0
-  local between, nxt = {}, t:next()
+  local between, nxt, border = {}, t:next(), false
   while nxt and nxt.kind == "cpu_work" do
-    between[#between + 1] = nxt
+    if in_phases[nxt.phase] then
+      between[#between + 1] = nxt
+    else
+      border = true
+    end
     nxt = nxt:next()
   end
-  local both = nxt ~= nil and in_graph[nxt.id]
+  local both = nxt ~= nil and in_graph[nxt.id] and not border
   for _, w in ipairs(between) do
     local op = w.op
     if op ~= nil then
@@ -94,7 +106,8 @@ end
 -- Op time before a step's first captured call (the head of its op).
 for t in captured:tasks() do
   local prev = t:prev()
-  while prev and prev.kind == "cpu_work" and prev.op ~= nil and prev.duration_ns > 0 do
+  while prev and prev.kind == "cpu_work" and prev.op ~= nil and prev.duration_ns > 0 and
+        in_phases[prev.phase] do
     op_ns = op_ns + prev.duration_ns
     prev.duration_ns = 0
     prev = prev:prev()

@@ -116,6 +116,23 @@ absl::Status ScaleGap(Graph& g, const Selection& s, double factor) {
   return ScaleAll(g, s, factor, /*gaps=*/true, "scale_gap");
 }
 
+absl::Status SetTaskDuration(Graph& g, TaskId t, int64_t ns) {
+  REVERIE_RETURN_IF_ERROR(CheckNs(ns, "duration_ns"));
+  if (!g.live(t)) return absl::InvalidArgumentError(absl::StrCat("task ", t.value(), " was removed"));
+  if (ns != 0 && g.is_step_mark(t)) {
+    return absl::InvalidArgumentError("a step marker has no duration");
+  }
+  g.set_duration_ns(t, ns);
+  return absl::OkStatus();
+}
+
+absl::Status SetTaskGap(Graph& g, TaskId t, int64_t ns) {
+  REVERIE_RETURN_IF_ERROR(CheckNs(ns, "gap_ns"));
+  if (!g.live(t)) return absl::InvalidArgumentError(absl::StrCat("task ", t.value(), " was removed"));
+  g.set_gap_ns(t, ns);
+  return absl::OkStatus();
+}
+
 absl::Status SetGap(Graph& g, const Selection& s, int64_t ns) {
   REVERIE_RETURN_IF_ERROR(CheckNs(ns, "gap"));
   for (TaskId t : s) {

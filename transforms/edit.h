@@ -31,6 +31,14 @@ absl::Status SetDuration(depgraph::Graph& g, const Selection& s, int64_t ns);
 // duration += delta_ns, clamped at 0 (a negative delta shrinks by an amount).
 absl::Status AddDuration(depgraph::Graph& g, const Selection& s, int64_t delta_ns);
 
+// One task's duration or gap (a script's `t.duration_ns = v`), under the
+// same rule as the selections above: within [0, 2^50] ns, a live task; a
+// step marker keeps a zero duration (setting it to 0 is allowed, anything
+// else refused: a selection never holds a marker, a single task may be one
+// reached through next/prev).
+absl::Status SetTaskDuration(depgraph::Graph& g, depgraph::TaskId t, int64_t ns);
+absl::Status SetTaskGap(depgraph::Graph& g, depgraph::TaskId t, int64_t ns);
+
 absl::Status ScaleGap(depgraph::Graph& g, const Selection& s, double factor);
 absl::Status SetGap(depgraph::Graph& g, const Selection& s, int64_t ns);
 

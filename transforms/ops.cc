@@ -83,10 +83,4 @@ absl::StatusOr<TaskId> AddOpTime(Graph& g, TaskId call, std::string_view op_name
   return t;
 }
 
-std::vector<OpId> OpChain(const Graph& g, OpId op) {
-  std::vector<OpId> out;
-  for (OpId x = op; x.valid(); x = g.op(x).parent) out.push_back(x);
-  return out;
-}
-
 }  // namespace reverie::transforms

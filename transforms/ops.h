@@ -43,9 +43,6 @@ std::optional<int64_t> MedianOpCost(const depgraph::Graph& g, std::string_view n
 absl::StatusOr<depgraph::TaskId> AddOpTime(depgraph::Graph& g, depgraph::TaskId call,
                                            std::string_view op_name, int64_t cost_ns);
 
-// The op and its ancestors, innermost first.
-std::vector<depgraph::OpId> OpChain(const depgraph::Graph& g, depgraph::OpId op);
-
 }  // namespace reverie::transforms
 
 #endif  // REVERIE_TRANSFORMS_OPS_H_

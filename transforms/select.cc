@@ -98,14 +98,6 @@ Selection SelectAll(const Graph& g) {
   return Selection::FromSorted(std::move(out));
 }
 
-Selection Filter(const Graph& g, const Selection& in, const std::function<bool(TaskId)>& pred) {
-  std::vector<TaskId> out;
-  for (TaskId t : in) {
-    if (!g.removed(t) && pred(t)) out.push_back(t);
-  }
-  return Selection::FromSorted(std::move(out));
-}
-
 Selection SelectIf(const Graph& g, const std::function<bool(TaskId)>& pred) {
   std::vector<TaskId> out;
   for (uint32_t i = 0; i < g.task_count(); ++i) {

@@ -61,9 +61,7 @@ absl::StatusOr<Selection> Select(const depgraph::Graph& g, const TaskQuery& q);
 // Every live task.
 Selection SelectAll(const depgraph::Graph& g);
 
-// Live members of `in` (or of the whole graph) for which `pred` is true.
-Selection Filter(const depgraph::Graph& g, const Selection& in,
-                 const std::function<bool(depgraph::TaskId)>& pred);
+// Live tasks (no step markers) for which `pred` is true.
 Selection SelectIf(const depgraph::Graph& g, const std::function<bool(depgraph::TaskId)>& pred);
 
 // The launch calls (parents over kLaunch edges) of the GPU tasks in `gpu`.

@@ -112,8 +112,10 @@ absl::Status CheckUserSettings(const Settings& user, const std::vector<Candidate
       }
       continue;
     }
+    // A named copy: clang 14 cannot capture a structured binding.
+    const std::string& wanted = key;
     const bool any = std::any_of(declared.begin(), declared.end(),
-                                 [&key](const auto& d) { return d.second.count(key) > 0; });
+                                 [&wanted](const auto& d) { return d.second.count(wanted) > 0; });
     if (!any) {
       return absl::InvalidArgumentError(absl::StrCat(
           "unknown parameter '", key, "': not declared by any script advise tries"));

@@ -3,6 +3,7 @@
 #include <functional>
 
 #include "absl/strings/str_cat.h"
+#include "base/text.h"
 #include "base/sv.h"
 #include "hardware/gpu_spec.h"
 #include "transforms/cost_model.h"
@@ -48,7 +49,7 @@ const std::vector<Row>& Table() {
        },
        [](const LoadedTrace& b) -> std::string {
          absl::StatusOr<std::string> key = TraceGpuKey(b);
-         if (!key.ok()) return OneLine(StdSv(key.status().message()));
+         if (!key.ok()) return FirstLine(StdSv(key.status().message()));
          if (NextGenerationGpu(*key).empty()) {
            return absl::StrCat("no newer GPU than ", *key, " in reverie's GPU table");
          }

@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "base/text.h"
 #include "base/json_writer.h"
 #include "base/status_macros.h"
 #include "base/sv.h"
@@ -34,7 +35,7 @@ absl::StatusOr<JobRun> RunJob(const std::vector<depgraph::RankInput>& inputs,
 
 // Errors from coupling name the traces already; a simulation error names the job.
 absl::Status JobError(const std::vector<std::string>& traces, const absl::Status& s) {
-  std::string msg = OneLine(StdSv(s.message()));
+  std::string msg = FirstLine(StdSv(s.message()));
   for (const std::string& t : traces) {
     if (msg.find(t) != std::string::npos) return absl::Status(s.code(), msg);
   }

@@ -4,16 +4,16 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "base/text.h"
 #include "base/sv.h"
 #include "depgraph/kernel_class.h"
 #include "frameworks/trace_loader.h"
 
 namespace reverie::whatif {
 
-std::string OneLine(std::string_view s) { return std::string(s.substr(0, s.find('\n'))); }
 
 absl::Status Named(const std::string& path, const absl::Status& s) {
-  std::string msg = OneLine(StdSv(s.message()));
+  std::string msg = FirstLine(StdSv(s.message()));
   if (msg.find(path) == std::string::npos) msg = absl::StrCat(path, ": ", msg);
   return absl::Status(s.code(), msg);
 }
@@ -91,7 +91,7 @@ absl::StatusOr<Prediction> Predict(const LoadedTrace& base, const ScriptSpec& sp
         s.code() != absl::StatusCode::kFailedPrecondition) {
       *traceback = std::string(msg.substr(nl + 1));
     }
-    return absl::Status(s.code(), OneLine(msg));
+    return absl::Status(s.code(), FirstLine(msg));
   };
   lua::RunnerOptions options;
   options.limits = spec.limits;

@@ -90,8 +90,7 @@ struct Prediction {
 absl::StatusOr<Prediction> Predict(const LoadedTrace& base, const ScriptSpec& spec,
                                    std::string* traceback = nullptr);
 
-// The first line of `s`; and `s` made one line that names `path`.
-std::string OneLine(std::string_view s);
+// `s` made one line (base/text.h FirstLine) that names `path`.
 absl::Status Named(const std::string& path, const absl::Status& s);
 
 }  // namespace reverie::whatif

@@ -13,6 +13,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "base/text.h"
 #include "base/sv.h"
 #include "report/step_report.h"
 
@@ -174,7 +175,7 @@ absl::StatusOr<ScriptInfo> DescribeScript(const std::string& name, const ScriptS
   if (d.ok()) {
     info.params = std::move(d->params);
   } else {
-    info.describe_error = OneLine(StdSv(d.status().message()));
+    info.describe_error = FirstLine(StdSv(d.status().message()));
   }
   return info;
 }
@@ -189,7 +190,7 @@ std::vector<ScriptInfo> DescribeLibrary(const ScriptSpec& spec) {
       // Listed but unreadable (removed meanwhile, no permission): say so.
       ScriptInfo broken;
       broken.name = name;
-      broken.describe_error = OneLine(StdSv(info.status().message()));
+      broken.describe_error = FirstLine(StdSv(info.status().message()));
       out.push_back(std::move(broken));
     }
   }

@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "absl/strings/str_cat.h"
+#include "base/text.h"
 #include "base/sv.h"
 
 namespace reverie::whatif {
@@ -29,7 +30,7 @@ std::string RefusalReason(const absl::Status& s) {
   constexpr std::string_view kWord = "refused: ";
   const size_t at = msg.find(kWord);
   if (at == std::string_view::npos) return "";
-  return OneLine(msg.substr(at + kWord.size()));
+  return FirstLine(msg.substr(at + kWord.size()));
 }
 
 namespace {
@@ -46,7 +47,7 @@ TrialResult RunOne(const LoadedTrace& base, const Trial& trial, const ScriptSpec
   if (!p.ok()) {
     r.reason = RefusalReason(p.status());
     r.outcome = r.reason.empty() ? TrialOutcome::kFailed : TrialOutcome::kRefused;
-    if (r.reason.empty()) r.reason = OneLine(StdSv(p.status().message()));
+    if (r.reason.empty()) r.reason = FirstLine(StdSv(p.status().message()));
     return r;
   }
   r.predicted = depgraph::SummarizeSteps(p->sim.iterations);
@@ -109,7 +110,7 @@ std::vector<TrialResult> RunTrials(const LoadedTrace& base, const std::vector<Tr
         out[i] = RunOne(base, trials[i], common);
       } catch (const std::exception& e) {
         out[i] = TrialResult();
-        out[i].reason = OneLine(std::string("internal error: ") + e.what());
+        out[i].reason = FirstLine(std::string("internal error: ") + e.what());
       }
     }
   };

@@ -11,7 +11,7 @@
 // Each figure is the best of R runs (default 3) of up to F frames (default
 // 20, fewer when a frame takes long: at least 2 and about a second's worth).
 //
-// Default: the synthetic graph of tests/report/synthetic_step.h with N =
+// Default: the synthetic graph of report/testing/synthetic_step.h with N =
 // 47,000 ops (~100k tasks in one step). With --trace, the trace's graph
 // replicated back to back (depgraph/replicate.h) until it has --tasks tasks
 // (default 100,000), all of them made one step. The page shows the step twice,
@@ -30,9 +30,9 @@
 #include "report/html.h"
 #include "report/timeline_view.h"
 #include "simdjson.h"
-#include "tests/report/chromium.h"
-#include "tests/report/devtools.h"
-#include "tests/report/synthetic_step.h"
+#include "report/testing/chromium.h"
+#include "report/testing/devtools.h"
+#include "report/testing/synthetic_step.h"
 
 namespace {
 

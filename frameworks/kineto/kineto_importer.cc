@@ -33,16 +33,5 @@ absl::StatusOr<Trace> ImportKinetoJson(const std::string& path) {
   return ImportInput(*std::move(input), path);
 }
 
-absl::StatusOr<Trace> ImportKinetoJsonText(std::string_view text, const std::string& path) {
-  if (text.empty()) return absl::InvalidArgumentError(absl::StrCat(path, ": empty file"));
-  if (kineto::LooksLikeGzip(text)) {
-    absl::StatusOr<kineto::JsonInput> input = kineto::InflateGzip(text, path);
-    if (!input.ok()) return input.status();
-    return ImportInput(*std::move(input), path);
-  }
-  absl::StatusOr<kineto::JsonInput> input = kineto::CopyJsonText(text, path);
-  if (!input.ok()) return input.status();
-  return ImportInput(*std::move(input), path);
-}
 
 }  // namespace reverie

@@ -69,10 +69,6 @@ namespace reverie {
 // without GPU events is valid.
 absl::StatusOr<Trace> ImportKinetoJson(const std::string& path);
 
-// The same, from text already in memory (tests, other importers); `path`
-// only names the input in errors. The text may be gzip-compressed.
-absl::StatusOr<Trace> ImportKinetoJsonText(std::string_view text, const std::string& path);
-
 }  // namespace reverie
 
 #endif  // REVERIE_FRAMEWORKS_KINETO_KINETO_IMPORTER_H_

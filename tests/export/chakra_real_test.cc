@@ -18,7 +18,7 @@
 #include "frameworks/trace_loader.h"
 #include "gtest/gtest.h"
 #include "tests/common/real_traces.h"
-#include "tests/report/cli_runner.h"
+#include "base/testing/cli_runner.h"
 #include "depgraph/model_info.h"
 
 namespace reverie::testing {

@@ -11,7 +11,7 @@
 #include "export/chakra.h"
 #include "export/chakra_check.h"
 #include "gtest/gtest.h"
-#include "tests/report/cli_runner.h"
+#include "base/testing/cli_runner.h"
 
 namespace reverie::testing {
 namespace {

@@ -178,7 +178,14 @@ TEST(ImportCli, NonRegularFilesAreRefusedWithoutBlocking) {
 }
 
 TEST(ImportCli, GzipBombUnderAMemoryLimit) {
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(__SANITIZE_ADDRESS__)  // GCC
+#define REVERIE_UNDER_ASAN 1
+#elif defined(__has_feature)  // clang
+#if __has_feature(address_sanitizer)
+#define REVERIE_UNDER_ASAN 1
+#endif
+#endif
+#ifdef REVERIE_UNDER_ASAN
   GTEST_SKIP() << "AddressSanitizer reserves terabytes of address space: no ulimit -v under it "
                   "(Hostile.GzipBombIsRefusedBeforeItFillsMemory covers the refusal)";
 #endif

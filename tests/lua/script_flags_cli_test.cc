@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "tests/report/cli_runner.h"
+#include "base/testing/cli_runner.h"
 
 namespace reverie::testing {
 namespace {

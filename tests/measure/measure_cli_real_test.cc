@@ -13,7 +13,7 @@
 #include "gtest/gtest.h"
 #include "simdjson.h"
 #include "tests/common/real_traces.h"
-#include "tests/report/cli_runner.h"
+#include "base/testing/cli_runner.h"
 
 namespace reverie {
 namespace {

@@ -9,8 +9,8 @@
 #include "gtest/gtest.h"
 #include "simdjson.h"
 #include "tests/common/real_traces.h"
-#include "tests/report/chromium.h"
-#include "tests/report/cli_runner.h"
+#include "report/testing/chromium.h"
+#include "base/testing/cli_runner.h"
 
 namespace reverie::testing {
 namespace {

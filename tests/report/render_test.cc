@@ -7,8 +7,8 @@
 
 #include "gtest/gtest.h"
 #include "report/html.h"
-#include "tests/report/chromium.h"
-#include "tests/report/cli_runner.h"
+#include "report/testing/chromium.h"
+#include "base/testing/cli_runner.h"
 
 namespace reverie::report {
 namespace {

@@ -1,6 +1,6 @@
 // The report's interactive timeline in a real browser: headless Chromium
 // (Debian package `chromium`) driven through the DevTools protocol
-// (tests/report/devtools.h) with real wheel, drag and hover input. The
+// (report/testing/devtools.h) with real wheel, drag and hover input. The
 // expected tooltip is read from the document the page embeds (whose match
 // with the graph report/timeline_view_test.cc checks). Skips when Chromium
 // is not installed.
@@ -16,10 +16,10 @@
 #include "report/html.h"
 #include "report/timeline_view.h"
 #include "simdjson.h"
-#include "tests/report/chromium.h"
-#include "tests/report/cli_runner.h"
-#include "tests/report/devtools.h"
-#include "tests/report/synthetic_step.h"
+#include "report/testing/chromium.h"
+#include "base/testing/cli_runner.h"
+#include "report/testing/devtools.h"
+#include "report/testing/synthetic_step.h"
 
 namespace reverie::testing {
 namespace {

@@ -11,7 +11,7 @@
 #include "gtest/gtest.h"
 #include "report/timeline.h"
 #include "tests/common/real_traces.h"
-#include "tests/report/cli_runner.h"
+#include "base/testing/cli_runner.h"
 
 namespace reverie::report {
 namespace {

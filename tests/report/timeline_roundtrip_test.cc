@@ -9,7 +9,7 @@
 #include "frameworks/trace_loader.h"
 #include "gtest/gtest.h"
 #include "report/timeline.h"
-#include "tests/report/cli_runner.h"
+#include "base/testing/cli_runner.h"
 
 namespace reverie::report {
 namespace {

@@ -10,7 +10,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "simdjson.h"
-#include "tests/report/cli_runner.h"
+#include "base/testing/cli_runner.h"
 
 namespace reverie::testing {
 namespace {

@@ -1,15 +1,15 @@
-// File: tests/report/chromium.h
+// File: report/testing/chromium.h
 //
 // Renders an HTML file to a PNG with headless Chromium (Debian package
 // `chromium`), or says why it cannot.
-#ifndef REVERIE_TESTS_REPORT_CHROMIUM_H_
-#define REVERIE_TESTS_REPORT_CHROMIUM_H_
+#ifndef REVERIE_REPORT_TESTING_CHROMIUM_H_
+#define REVERIE_REPORT_TESTING_CHROMIUM_H_
 
 #include <cstdlib>
 #include <filesystem>
 #include <string>
 
-#include "tests/report/cli_runner.h"
+#include "base/testing/cli_runner.h"
 
 namespace reverie::testing {
 
@@ -41,4 +41,4 @@ inline int RenderWithChromium(const std::string& chromium, const std::string& ht
 
 }  // namespace reverie::testing
 
-#endif  // REVERIE_TESTS_REPORT_CHROMIUM_H_
+#endif  // REVERIE_REPORT_TESTING_CHROMIUM_H_

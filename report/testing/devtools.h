@@ -1,4 +1,4 @@
-// File: tests/report/devtools.h
+// File: report/testing/devtools.h
 //
 // Drives headless Chromium (Debian package `chromium`) through the DevTools
 // protocol for browser tests and benchmarks of the HTML report: open a page,
@@ -10,8 +10,8 @@
 // browser runs with a fresh profile and no network-facing services.
 //
 // Not thread-safe; one page at a time (the one OpenPage attached to).
-#ifndef REVERIE_TESTS_REPORT_DEVTOOLS_H_
-#define REVERIE_TESTS_REPORT_DEVTOOLS_H_
+#ifndef REVERIE_REPORT_TESTING_DEVTOOLS_H_
+#define REVERIE_REPORT_TESTING_DEVTOOLS_H_
 
 #include <fcntl.h>
 #include <poll.h>
@@ -258,4 +258,4 @@ class DevTools {
 
 }  // namespace reverie::testing
 
-#endif  // REVERIE_TESTS_REPORT_DEVTOOLS_H_
+#endif  // REVERIE_REPORT_TESTING_DEVTOOLS_H_

@@ -1,4 +1,4 @@
-// File: tests/report/synthetic_step.h
+// File: report/testing/synthetic_step.h
 //
 // A synthetic training graph of any size for the timeline's tests and
 // benchmark: `steps` steps of `ops` ops each on one CPU thread; every op is
@@ -8,8 +8,8 @@
 // cudaStreamSynchronize that waits for the step's last kernel. Durations
 // come from a fixed pseudo-random sequence, so the graph is the same on
 // every run. A step has about 2 * ops + ops / 8 tasks.
-#ifndef REVERIE_TESTS_REPORT_SYNTHETIC_STEP_H_
-#define REVERIE_TESTS_REPORT_SYNTHETIC_STEP_H_
+#ifndef REVERIE_REPORT_TESTING_SYNTHETIC_STEP_H_
+#define REVERIE_REPORT_TESTING_SYNTHETIC_STEP_H_
 
 #include <cstdint>
 #include <string>
@@ -105,4 +105,4 @@ inline depgraph::Graph SyntheticStepGraph(int steps, int ops) {
 
 }  // namespace reverie::testing
 
-#endif  // REVERIE_TESTS_REPORT_SYNTHETIC_STEP_H_
+#endif  // REVERIE_REPORT_TESTING_SYNTHETIC_STEP_H_

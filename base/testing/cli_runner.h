@@ -1,9 +1,9 @@
-// File: tests/report/cli_runner.h
+// File: base/testing/cli_runner.h
 //
 // Runs the `reverie` executable for end-to-end tests of report / compare /
 // sweep, capturing exit status, stdout and stderr through temporary files.
-#ifndef REVERIE_TESTS_REPORT_CLI_RUNNER_H_
-#define REVERIE_TESTS_REPORT_CLI_RUNNER_H_
+#ifndef REVERIE_BASE_TESTING_CLI_RUNNER_H_
+#define REVERIE_BASE_TESTING_CLI_RUNNER_H_
 
 #include <sys/wait.h>
 #include <unistd.h>
@@ -67,4 +67,4 @@ inline CliResult RunCli(const std::string& binary, const std::vector<std::string
 
 }  // namespace reverie::testing
 
-#endif  // REVERIE_TESTS_REPORT_CLI_RUNNER_H_
+#endif  // REVERIE_BASE_TESTING_CLI_RUNNER_H_
