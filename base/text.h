@@ -16,6 +16,13 @@ namespace reverie {
 // a parser's context) dropped, for a message that must fit one line.
 inline std::string FirstLine(std::string_view s) { return std::string(s.substr(0, s.find('\n'))); }
 
+// `s` cut to `max` bytes with "..." at its end when longer (a label in a
+// table or a legend, where the start says what it is).
+inline std::string Ellipsize(std::string_view s, size_t max) {
+  if (s.size() <= max) return std::string(s);
+  return std::string(s.substr(0, max < 3 ? 0 : max - 3)) + "...";
+}
+
 // `s` when it has at most `max` bytes, else its first and last parts with
 // " ... (N bytes) ... " between them, about `max` bytes in all. Never
 // splits a UTF-8 sequence.

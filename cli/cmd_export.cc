@@ -33,9 +33,9 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "base/text.h"
 #include "base/status_macros.h"
 #include "base/sv.h"
+#include "base/text.h"
 #include "cli/command.h"
 #include "cli/flags.h"
 #include "cli/load.h"

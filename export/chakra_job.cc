@@ -16,7 +16,7 @@ namespace {
 using depgraph::CollectiveGroup;
 using depgraph::TaskId;
 
-constexpr uint32_t kNone = std::numeric_limits<uint32_t>::max();
+constexpr uint32_t kNoIndex = std::numeric_limits<uint32_t>::max();
 
 // One rank's copy of a matched collective, as its own trace types it.
 struct Copy {
@@ -113,7 +113,7 @@ absl::StatusOr<JobPlan> PlanJob(const depgraph::JobGraph& job, const depgraph::S
       static_cast<int>(job.task_of_rank.size()) != n) {
     return absl::InvalidArgumentError(absl::StrCat("a job of ", n, " ranks needs as many typings"));
   }
-  std::vector<uint32_t> local(job.graph.task_count(), kNone);
+  std::vector<uint32_t> local(job.graph.task_count(), kNoIndex);
   JobPlan plan;
   plan.network.resize(n);
   for (int r = 0; r < n; ++r) {

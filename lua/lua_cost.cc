@@ -19,15 +19,7 @@ namespace {
 using hardware::GpuSpec;
 using hardware::Math;
 
-void SetNumber(lua_State* L, const char* key, double v) {
-  lua_pushnumber(L, v);
-  lua_setfield(L, -2, key);
-}
 void SetView(lua_State* L, std::string_view v) { lua_pushlstring(L, v.data(), v.size()); }
-void SetString(lua_State* L, const char* key, std::string_view v) {
-  lua_pushlstring(L, v.data(), v.size());
-  lua_setfield(L, -2, key);
-}
 
 // {fp32 = 19.5, ...} of the non-zero entries.
 void PushPeaks(lua_State* L, const std::array<double, hardware::kMathCount>& p) {

@@ -201,14 +201,6 @@ int GraphWorldSize(lua_State* L) {
 
 namespace {
 
-void SetString(lua_State* L, const char* key, std::string_view v) {
-  lua_pushlstring(L, v.data(), v.size());
-  lua_setfield(L, -2, key);
-}
-void SetNumber(lua_State* L, const char* key, double v) {
-  lua_pushnumber(L, v);
-  lua_setfield(L, -2, key);
-}
 void SetBool(lua_State* L, const char* key, bool v) {
   lua_pushboolean(L, v);
   lua_setfield(L, -2, key);

@@ -210,6 +210,16 @@ inline void RaiseIfError(lua_State* L, const absl::Status& s) {
   if (!s.ok()) Raise(L, StdSv(s.message()));
 }
 
+// t[key] = v on the table at the top of the stack (building a result table).
+inline void SetString(lua_State* L, const char* key, std::string_view v) {
+  lua_pushlstring(L, v.data(), v.size());
+  lua_setfield(L, -2, key);
+}
+inline void SetNumber(lua_State* L, const char* key, double v) {
+  lua_pushnumber(L, v);
+  lua_setfield(L, -2, key);
+}
+
 // The allocator with the memory cap (lua_newstate's), the guards installed
 // during setup (setmetatable refuses __gc; xpcall does not run a handler
 // for a limit error) and the budget's count hook.

@@ -13,6 +13,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_split.h"
 #include "base/sv.h"
+#include "base/text.h"
 #include "depgraph/builder.h"
 #include "depgraph/step_time.h"
 #include "report/json.h"
@@ -82,10 +83,6 @@ void AppendDiffJson(std::string& out, const std::vector<Diff>& v, int top_n) {
   out += "]";
 }
 
-std::string Shorten(const std::string& s, size_t n) {
-  return s.size() <= n ? s : s.substr(0, n - 3) + "...";
-}
-
 void AppendDiffTable(std::string& out, const char* title, const std::vector<Diff>& v, int top_n) {
   absl::StrAppend(&out, "\n", title, " (ms per iteration, ", v.size(), " total)\n");
   if (v.empty()) {
@@ -97,7 +94,7 @@ void AppendDiffTable(std::string& out, const char* title, const std::vector<Diff
   out += buf;
   for (size_t i = 0; i < v.size() && static_cast<int>(i) < top_n; ++i) {
     std::snprintf(buf, sizeof(buf), "  %-60s %10.3f %10.3f %+10.3f\n",
-                  Shorten(v[i].name, 60).c_str(), Ms(v[i].a_ns), Ms(v[i].b_ns), Ms(v[i].diff_ns()));
+                  Ellipsize(v[i].name, 60).c_str(), Ms(v[i].a_ns), Ms(v[i].b_ns), Ms(v[i].diff_ns()));
     out += buf;
   }
 }

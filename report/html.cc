@@ -28,7 +28,7 @@ h3{font-size:15px;margin:16px 0 4px}
 pre.log{background:#f7f7f7;border:1px solid #ddd;padding:6px 8px;font-size:12px;white-space:pre-wrap;overflow-wrap:anywhere}
 )css";
 
-std::string Ms(double ns, int digits = 3) {
+std::string MsText(double ns, int digits = 3) {
   char buf[64];
   std::snprintf(buf, sizeof(buf), "%.*f", digits, ns / 1e6);
   return buf;
@@ -58,9 +58,9 @@ std::string DeltaTable(const std::vector<Diff>& rows, int top_n, const char* wha
     ++shown;
     char pct[32] = "new";
     if (d.a_ns > 0) std::snprintf(pct, sizeof(pct), "%+.1f%%", 100.0 * change / d.a_ns);
-    absl::StrAppend(&out, "<tr>", Cell(d.name, true), Cell(Ms(d.a_ns)), Cell(Ms(d.b_ns)),
+    absl::StrAppend(&out, "<tr>", Cell(d.name, true), Cell(MsText(d.a_ns)), Cell(MsText(d.b_ns)),
                     "<td class=\"", change < 0 ? "faster" : "slower", "\">",
-                    (change > 0 ? "+" : ""), Ms(change), "</td>", Cell(pct), "</tr>\n");
+                    (change > 0 ? "+" : ""), MsText(change), "</td>", Cell(pct), "</tr>\n");
   }
   if (shown == 0) out += "<tr><td class=\"l\" colspan=\"5\">no change</td></tr>\n";
   out += "</table>\n";
@@ -103,10 +103,10 @@ void Summary(const ReportData& d, std::string& h) {
   h += "<h2>Summary</h2><div class=\"cards\">\n";
   if (d.measured_iteration_ns > 0) {
     absl::StrAppend(&h, "<div class=\"card\"><div>measured step</div><div class=\"v\">",
-                    Ms(d.measured_iteration_ns), " ms</div></div>\n");
+                    MsText(d.measured_iteration_ns), " ms</div></div>\n");
   }
   absl::StrAppend(&h, "<div class=\"card\"><div>simulated baseline</div><div class=\"v\">",
-                  Ms(d.baseline_ns), " ms</div>");
+                  MsText(d.baseline_ns), " ms</div>");
   if (d.measured_iteration_ns > 0) {
     char buf[64];
     std::snprintf(buf, sizeof(buf), "%+.1f%%",
@@ -120,7 +120,7 @@ void Summary(const ReportData& d, std::string& h) {
       absl::StrAppend(&h, "<div class=\"slower\">failed: ", EscapeHtml(s.error), "</div></div>\n");
       continue;
     }
-    absl::StrAppend(&h, "<div class=\"v\">", Ms(s.predicted_ns), " ms</div><div class=\"",
+    absl::StrAppend(&h, "<div class=\"v\">", MsText(s.predicted_ns), " ms</div><div class=\"",
                     s.predicted_ns <= d.baseline_ns ? "faster" : "slower", "\">speedup ",
                     Speedup(d.baseline_ns, s.predicted_ns), "</div></div>\n");
   }
@@ -129,14 +129,14 @@ void Summary(const ReportData& d, std::string& h) {
   h += "<table><tr><th class=\"l\">run</th><th>step (ms)</th><th>step-to-step spread (ms)</th>"
        "<th>speedup vs baseline</th></tr>\n";
   if (d.measured_iteration_ns > 0) {
-    absl::StrAppend(&h, "<tr>", Cell("measured", true), Cell(Ms(d.measured_iteration_ns)),
+    absl::StrAppend(&h, "<tr>", Cell("measured", true), Cell(MsText(d.measured_iteration_ns)),
                     Cell("-"), Cell("-"), "</tr>\n");
   }
-  absl::StrAppend(&h, "<tr>", Cell("baseline (simulated)", true), Cell(Ms(d.baseline_ns)),
+  absl::StrAppend(&h, "<tr>", Cell("baseline (simulated)", true), Cell(MsText(d.baseline_ns)),
                   Cell(Noise(d.baseline_noise)), Cell("1.000x"), "</tr>\n");
   for (const ScriptOutcome& s : d.scripts) {
     const bool ok = s.error.empty();
-    absl::StrAppend(&h, "<tr>", Cell(s.name, true), Cell(ok ? Ms(s.predicted_ns) : "failed"),
+    absl::StrAppend(&h, "<tr>", Cell(s.name, true), Cell(ok ? MsText(s.predicted_ns) : "failed"),
                     Cell(ok ? Noise(s.noise) : "-"),
                     Cell(ok ? Speedup(d.baseline_ns, s.predicted_ns) : "-"), "</tr>\n");
     const double spread = d.baseline_noise.max_ns - d.baseline_noise.min_ns;
@@ -166,7 +166,7 @@ std::string AdviceRowHtml(const AdviceRow& r, const std::string& rank) {
   std::snprintf(speed, sizeof(speed), "%.3fx", r.speedup);
   char gain[64];
   std::snprintf(gain, sizeof(gain), "%.3fx", r.throughput);
-  return absl::StrCat("<tr>", Cell(rank), Cell(r.label, true), Cell(Ms(r.predicted_ns)),
+  return absl::StrCat("<tr>", Cell(rank), Cell(r.label, true), Cell(MsText(r.predicted_ns)),
                       Cell(Noise(r.noise)), "<td class=\"", r.speedup >= 1 ? "faster" : "slower",
                       "\">", speed, "</td>", Cell(gain), Cell(r.confidence, true),
                       Cell(r.note, true), "</tr>\n");

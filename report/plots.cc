@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "base/text.h"
+
 namespace reverie::report {
 namespace {
 
@@ -15,11 +17,6 @@ constexpr double kLeft = 80;
 constexpr double kTop = 44;
 constexpr double kBottom = 80;
 constexpr double kLegendWidth = 170;
-
-std::string Shorten(const std::string& s, size_t max_len) {
-  if (s.size() <= max_len) return s;
-  return s.substr(0, max_len - 3) + "...";
-}
 
 // Draws the y axis with ticks and grid lines; returns the value -> pixel map
 // parameters (y = y0 - (v - lo) * scale).
@@ -63,7 +60,7 @@ void DrawLegend(Svg& svg, const std::vector<std::string>& names, bool line,
     } else {
       svg.Rect(x, y, 14, 12, PaletteColor(static_cast<int>(i)));
     }
-    svg.Text(x + 24, y + 10, Shorten(names[i], 22), Anchor::kStart, 11);
+    svg.Text(x + 24, y + 10, Ellipsize(names[i], 22), Anchor::kStart, 11);
   }
 }
 
@@ -125,9 +122,9 @@ Svg RenderBarChart(const BarChart& chart) {
     const double lx = kLeft + slot * (c + 0.5);
     const double ly = kHeight - kBottom + 16;
     if (rotate_labels) {
-      svg.Text(lx, ly, Shorten(chart.categories[c], 16), Anchor::kEnd, 10, -35);
+      svg.Text(lx, ly, Ellipsize(chart.categories[c], 16), Anchor::kEnd, 10, -35);
     } else {
-      svg.Text(lx, ly, Shorten(chart.categories[c], 20), Anchor::kMiddle, 11);
+      svg.Text(lx, ly, Ellipsize(chart.categories[c], 20), Anchor::kMiddle, 11);
     }
   }
   svg.Text((kLeft + plot_right) / 2, rotate_labels ? kHeight - 8 : kHeight - kBottom + 40,
@@ -173,7 +170,7 @@ Svg RenderHBarChart(const HBarChart& chart) {
     const double a = map(std::min(0.0, v)), b = map(std::max(0.0, v));
     svg.Rect(a, y, std::max(b - a, 1.0), kRow - 6, v < 0 ? "#009E73" : "#D55E00",
              chart.labels[i] + ": " + FormatNumber(v));
-    svg.Text(x0 - 6, y + kRow / 2 + 1, Shorten(chart.labels[i], 40), Anchor::kEnd, 11);
+    svg.Text(x0 - 6, y + kRow / 2 + 1, Ellipsize(chart.labels[i], 40), Anchor::kEnd, 11);
   }
   if (order.empty()) svg.Text((x0 + x1) / 2, kTop + 14, "(no data)", Anchor::kMiddle, 12);
   svg.Text((x0 + x1) / 2, bottom + 38, chart.x_label, Anchor::kMiddle, 12);

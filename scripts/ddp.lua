@@ -19,6 +19,13 @@
 -- else from an estimate of the gradient size (lib/gradients.lua explains each
 -- source and its assumptions).
 --
+-- Preconditions (graph:facts().distributed and the recorded collectives):
+-- a training trace (backward and update phases) for inserted all-reduces;
+-- a trace that already communicates is re-timed, never given a second set
+-- of all-reduces (below), and refused in one line when it records neither
+-- its world size nor its collectives' group size (give measured_workers).
+-- With workers = 1 the all-reduces take no time and the step is unchanged.
+--
 -- Assumptions: every worker is as fast as the profiled one (no stragglers);
 -- the network, not the GPU, bounds a collective (Daydream measured NCCL 34%
 -- slower than this formula when it competes with kernels, §6.5: raise

@@ -3,8 +3,8 @@
 #include <functional>
 
 #include "absl/strings/str_cat.h"
-#include "base/text.h"
 #include "base/sv.h"
+#include "base/text.h"
 #include "hardware/gpu_spec.h"
 #include "transforms/cost_model.h"
 

@@ -8,10 +8,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "base/text.h"
 #include "base/json_writer.h"
 #include "base/status_macros.h"
 #include "base/sv.h"
+#include "base/text.h"
 
 namespace reverie::whatif {
 namespace {

@@ -4,8 +4,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "base/text.h"
 #include "base/sv.h"
+#include "base/text.h"
 #include "depgraph/kernel_class.h"
 #include "frameworks/trace_loader.h"
 

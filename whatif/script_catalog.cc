@@ -13,8 +13,8 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
-#include "base/text.h"
 #include "base/sv.h"
+#include "base/text.h"
 #include "report/step_report.h"
 
 namespace reverie::whatif {

@@ -6,8 +6,8 @@
 #include <thread>
 
 #include "absl/strings/str_cat.h"
-#include "base/text.h"
 #include "base/sv.h"
+#include "base/text.h"
 
 namespace reverie::whatif {
 

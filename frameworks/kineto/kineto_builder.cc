@@ -53,7 +53,6 @@ constexpr CategoryName kCategories[] = {
     {"privateuse1_driver", Category::kOtherKnown},
 };
 
-constexpr std::string_view kModulePrefix = "nn.Module: ";
 
 proto::GpuActivity::CopyKind CopyKindOf(std::string_view name, std::string_view arg) {
   struct K {

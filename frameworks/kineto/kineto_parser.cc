@@ -22,7 +22,7 @@ namespace {
 namespace od = simdjson::ondemand;
 using json::KeyOf;
 
-constexpr size_t kNone = JsonLayout::kNone;
+constexpr size_t kNoOffset = JsonLayout::kNone;
 
 static_assert(kJsonPadding >= simdjson::SIMDJSON_PADDING + 1,
               "the last chunk of a cut array may write its ']' one byte past the text");
@@ -34,7 +34,7 @@ uint64_t NonNegative(int64_t v) { return v > 0 ? static_cast<uint64_t>(v) : 0; }
 // leaves the event array's contents out.
 struct TextMap {
   const char* base = nullptr;
-  size_t gap_at = kNone;  // buffer offsets past this one are shifted by `gap`
+  size_t gap_at = kNoOffset;  // buffer offsets past this one are shifted by `gap`
   size_t gap = 0;
   size_t OffsetOf(const char* p) const {
     const size_t at = static_cast<size_t>(p - base);
@@ -344,11 +344,11 @@ absl::Status KinetoJsonParser::NoTraceEvents(bool cut) const {
 
 absl::Status KinetoJsonParser::Run() {
   const JsonLayout layout = ScanJsonLayout(input_->text(), chunk_bytes_);
-  if (layout.first_nul != kNone) return Invalid(layout.first_nul, "a NUL byte");
-  if (layout.mismatched_bracket != kNone) {
+  if (layout.first_nul != kNoOffset) return Invalid(layout.first_nul, "a NUL byte");
+  if (layout.mismatched_bracket != kNoOffset) {
     return Invalid(layout.mismatched_bracket, "a closing bracket that does not match its opening one");
   }
-  if (layout.trailing != kNone) {
+  if (layout.trailing != kNoOffset) {
     return absl::InvalidArgumentError(absl::StrCat(
         path_, ": invalid JSON: content after the top-level value, at byte ", layout.trailing,
         Decompressed(), " (only whitespace may follow it: two documents in one file?)"));
@@ -390,7 +390,7 @@ absl::Status KinetoJsonParser::ParseChunks(const JsonLayout& layout, size_t clos
 }
 
 absl::Status KinetoJsonParser::ParseArrayForm(const JsonLayout& layout) {
-  const bool closed = layout.events_close != kNone;
+  const bool closed = layout.events_close != kNoOffset;
   if (absl::Status s = ParseChunks(layout, closed ? layout.events_close : layout.complete_end);
       !s.ok()) {
     return s;

@@ -17,8 +17,7 @@
 namespace reverie::kineto {
 namespace {
 
-constexpr std::string_view kModulePrefix = "nn.Module: ";
-constexpr uint32_t kNone = UINT32_MAX;
+constexpr uint32_t kNoRange = UINT32_MAX;
 
 bool StartsWith(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
 
@@ -102,7 +101,7 @@ class RangeInference {
       : recs_(std::move(recs)), trace_(trace), inputs_(inputs) {
     const size_t n = recs_.size();
     SortInOrder();
-    parent_.assign(n, kNone);
+    parent_.assign(n, kNoRange);
     depth_.assign(n, 0);
     phase_.assign(n, proto::PHASE_UNKNOWN);
     fwd_tid_.assign(n, 0);
@@ -189,7 +188,7 @@ class RangeInference {
         if (r.end_ns > top.end_ns) trace_->AddCounter(TraceCounter::range_overlap);
         break;
       }
-      parent_[p] = stack.empty() ? kNone : stack.back();
+      parent_[p] = stack.empty() ? kNoRange : stack.back();
       depth_[p] = static_cast<uint32_t>(stack.size());
       stack.push_back(p);
       if (r.is_gpu) continue;
@@ -213,7 +212,7 @@ class RangeInference {
   // to the enclosing slice).
   uint32_t InnermostAt(int64_t tid, int64_t ts) {
     auto span = thread_span_.find(tid);
-    if (span == thread_span_.end()) return kNone;
+    if (span == thread_span_.end()) return kNoRange;
     uint32_t lo = span->second.first, hi = span->second.second + 1;
     while (lo < hi) {  // first position starting after ts
       const uint32_t mid = lo + (hi - lo) / 2;
@@ -223,9 +222,9 @@ class RangeInference {
         hi = mid;
       }
     }
-    if (lo == span->second.first) return kNone;
+    if (lo == span->second.first) return kNoRange;
     uint32_t p = lo - 1;
-    while (p != kNone && rec(p).end_ns < ts) p = parent_[p];
+    while (p != kNoRange && rec(p).end_ns < ts) p = parent_[p];
     return p;
   }
 
@@ -235,9 +234,9 @@ class RangeInference {
     for (const FwdBwdLink& l : links) {
       const uint32_t fwd = InnermostAt(l.from_tid, l.from_ns);
       uint32_t bwd = InnermostAt(l.to_tid, l.to_ns);
-      if (fwd == kNone || bwd == kNone) continue;
+      if (fwd == kNoRange || bwd == kNoRange) continue;
       rec(fwd).starts_fwdbwd_flow = true;
-      for (uint32_t p = bwd; p != kNone; p = parent_[p]) {
+      for (uint32_t p = bwd; p != kNoRange; p = parent_[p]) {
         if (Facts(p).backward_node) bwd = p;
       }
       forward_of_.emplace(bwd, fwd);
@@ -269,7 +268,7 @@ class RangeInference {
     if (r.is_gpu) return proto::PHASE_UNKNOWN;
     const auto thread = std::make_pair(r.pid, r.tid);
     if (has_step_.contains(thread)) return proto::PHASE_UNKNOWN;
-    if (parent_[p] == kNone) {
+    if (parent_[p] == kNoRange) {
       const proto::Phase marked = MarkerPhaseAt(r.pid, r.tid, r.start_ns);
       if (marked != proto::PHASE_UNKNOWN) return marked;
     }
@@ -284,12 +283,12 @@ class RangeInference {
       const proto::Phase own = r.kind == proto::Range::LAYER ? proto::PHASE_UNKNOWN : Facts(p).phase;
       if (own != proto::PHASE_UNKNOWN) {
         phase_[p] = own;
-      } else if (up != kNone && phase_[up] != proto::PHASE_UNKNOWN) {
+      } else if (up != kNoRange && phase_[up] != proto::PHASE_UNKNOWN) {
         phase_[p] = phase_[up];
       } else {
         phase_[p] = WeakPhase(p);
       }
-      const uint32_t outer_module = up == kNone ? 0 : rec(up).module_path_sid;
+      const uint32_t outer_module = up == kNoRange ? 0 : rec(up).module_path_sid;
       if (r.kind == proto::Range::LAYER) {
         any_layer_ = true;
         const std::string_view segment = n.substr(std::min(n.size(), kModulePrefix.size()));
@@ -326,19 +325,19 @@ class RangeInference {
       RangeRec& r = rec(p);
       if (p > 0 && !SameThread(p - 1, p)) last_module = 0;
       if (r.kind != proto::Range::CPU_OP || !Facts(p).backward_node) continue;
-      if (parent_[p] != kNone && Facts(parent_[p]).backward_node) continue;  // inherits below
+      if (parent_[p] != kNoRange && Facts(parent_[p]).backward_node) continue;  // inherits below
       if (r.module_path_sid != 0) {
         last_module = r.module_path_sid;
         continue;
       }
-      uint32_t fwd = kNone;
+      uint32_t fwd = kNoRange;
       if (auto it = forward_of_.find(p); it != forward_of_.end() && rec(it->second).module_path_sid) {
         fwd = it->second;
       } else if (r.sequence_number >= 0) {
         auto s = forward_by_seq.find(std::make_pair(r.pid, r.sequence_number));
         if (s != forward_by_seq.end()) fwd = s->second;
       }
-      if (fwd != kNone) {
+      if (fwd != kNoRange) {
         r.module_path_sid = rec(fwd).module_path_sid;
         fwd_tid_[p] = rec(fwd).tid;
         last_module = r.module_path_sid;
@@ -350,7 +349,7 @@ class RangeInference {
     }
     for (uint32_t p = 0; p < size(); ++p) {
       RangeRec& r = rec(p);
-      if (r.module_path_sid == 0 && parent_[p] != kNone && phase_[p] == proto::BACKWARD) {
+      if (r.module_path_sid == 0 && parent_[p] != kNoRange && phase_[p] == proto::BACKWARD) {
         r.module_path_sid = rec(parent_[p]).module_path_sid;
       }
     }
@@ -390,7 +389,7 @@ class RangeInference {
       out->set_tid(r.tid);
       out->set_start_ns(r.start_ns);
       out->set_end_ns(r.end_ns);
-      out->set_parent(parent_[p] == kNone ? 0 : base + parent_[p] + 1);
+      out->set_parent(parent_[p] == kNoRange ? 0 : base + parent_[p] + 1);
       out->set_depth(depth_[p]);
       out->set_external_id(r.external_id);
       out->set_sequence_number(r.sequence_number);

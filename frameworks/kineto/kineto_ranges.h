@@ -20,6 +20,9 @@
 
 namespace reverie::kineto {
 
+// The profiler's name for a module's range ("nn.Module: Linear_0").
+inline constexpr std::string_view kModulePrefix = "nn.Module: ";
+
 // A range as collected from the events, before nesting.
 struct RangeRec {
   int64_t start_ns = 0;

@@ -15,12 +15,12 @@
 namespace reverie {
 namespace {
 
-constexpr char kDoc[] =
+constexpr char kHostileDoc[] =
     R"J({"traceEvents":[{"ph":"X","cat":"cpu_op","name":"aten::add","pid":1,"tid":1,"ts":1,"dur":2}]})J";
 
-// kDoc with `dur` written as `number`.
+// kHostileDoc with `dur` written as `number`.
 std::string WithDuration(const std::string& number) {
-  const std::string doc = kDoc;
+  const std::string doc = kHostileDoc;
   const size_t at = doc.find("\"dur\":2") + 6;
   return doc.substr(0, at) + number + doc.substr(at + 1);
 }
@@ -41,18 +41,18 @@ void ExpectRefused(const std::string& bytes, absl::StatusCode code, const std::s
 
 TEST(Hostile, ContentAfterTheTopLevelValue) {
   const absl::StatusCode bad = absl::StatusCode::kInvalidArgument;
-  ExpectRefused(std::string("{\"traceEvents\":[]}\n") + kDoc, bad, "content after the top-level value, at byte 19");
-  ExpectRefused(std::string(kDoc) + " x", bad, "content after the top-level value");
+  ExpectRefused(std::string("{\"traceEvents\":[]}\n") + kHostileDoc, bad, "content after the top-level value, at byte 19");
+  ExpectRefused(std::string(kHostileDoc) + " x", bad, "content after the top-level value");
   ExpectRefused(R"([{"ph": "X", "name": "a", "ts": 1, "dur": 1}] [])", bad, "content after the top-level value");
-  ExpectRefused(std::string(kDoc) + "}", bad, "content after the top-level value");
+  ExpectRefused(std::string(kHostileDoc) + "}", bad, "content after the top-level value");
   // Whitespace after the value is fine.
-  EXPECT_TRUE(ImportKinetoJson(testing::WriteTempFile(std::string(kDoc) + " \n\t\r\n")).ok());
+  EXPECT_TRUE(ImportKinetoJson(testing::WriteTempFile(std::string(kHostileDoc) + " \n\t\r\n")).ok());
 }
 
 TEST(Hostile, NulBytesAndMalformedNumbers) {
   const absl::StatusCode bad = absl::StatusCode::kInvalidArgument;
   ExpectRefused(WithDuration(std::string("2\0" "0", 3)), bad, "a NUL byte");
-  ExpectRefused(std::string("{\0", 2) + (kDoc + 1), bad, "invalid JSON at byte 1: a NUL byte");
+  ExpectRefused(std::string("{\0", 2) + (kHostileDoc + 1), bad, "invalid JSON at byte 1: a NUL byte");
   for (const std::string number : {"12abc", "1.2.3", "--4", "1e", "0x10"}) {
     SCOPED_TRACE(number);
     ExpectRefused(WithDuration(number), bad, "malformed number");
@@ -88,16 +88,16 @@ TEST(Hostile, InvalidJsonInsideAnEventIsAnErrorNotAnEarlyEnd) {
 }
 
 TEST(Hostile, BytesAfterTheGzipStream) {
-  const std::string gz = testing::Gzip(kDoc);
+  const std::string gz = testing::Gzip(kHostileDoc);
   ExpectRefused(gz + "GARBAGE", absl::StatusCode::kDataLoss, "are not gzip", ".json.gz");
   // A second member holding a second document: gzip(1) concatenates
   // members, and the second document is content after the first.
   ExpectRefused(gz + gz, absl::StatusCode::kInvalidArgument,
-                "content after the top-level value, at byte " + std::to_string(sizeof(kDoc) - 1) +
+                "content after the top-level value, at byte " + std::to_string(sizeof(kHostileDoc) - 1) +
                     " of the decompressed text",
                 ".json.gz");
   // Members that together hold one document, and zero padding, are fine.
-  const std::string doc = kDoc;
+  const std::string doc = kHostileDoc;
   const std::string split = testing::Gzip(doc.substr(0, 30)) + testing::Gzip(doc.substr(30));
   EXPECT_TRUE(ImportKinetoJson(testing::WriteTempFile(split, ".json.gz")).ok());
   EXPECT_TRUE(ImportKinetoJson(testing::WriteTempFile(gz + std::string(512, '\0'), ".json.gz")).ok());

@@ -32,7 +32,7 @@ TEST(JsonScan, EveryClassifierGivesThePortableMasks) {
   for (size_t f = 1; f < fns.size(); ++f) {
     fns[f](text.data(), 37, got.data());
     for (size_t b = 0; b < 37; ++b) {
-      SCOPED_TRACE(testing::Message() << "classifier " << f << " block " << b);
+      SCOPED_TRACE(::testing::Message() << "classifier " << f << " block " << b);
       EXPECT_EQ(got[b].quote, want[b].quote);
       EXPECT_EQ(got[b].backslash, want[b].backslash);
       EXPECT_EQ(got[b].open, want[b].open);
