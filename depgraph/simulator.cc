@@ -275,7 +275,6 @@ double SimResult::mean_iteration_ns() const { return SummarizeSteps(iterations).
 namespace {
 
 void FillIterations(const Graph& g, const std::vector<IterationTime>* frame, SimResult* r) {
-  if (r->first_start_ns > r->makespan_ns) r->first_start_ns = r->makespan_ns;  // no live task
   r->iterations = frame != nullptr ? StepSpansInFrame(g, r->start_ns, r->end_ns, *frame)
                                    : std::move(StepSpans(g, r->start_ns, r->end_ns, {}, 1)[0]);
 }

@@ -36,6 +36,7 @@
 #include <new>
 
 #include "base/checked_math.h"
+#include "base/sanitizers.h"
 #include "lua/lua_internal.h"
 
 namespace reverie::lua::internal {
@@ -53,14 +54,8 @@ constexpr size_t kChargedAllocBytes = 256;
 // less (small budgets, as the fuzzer's, stop within seconds). Counted work
 // runs at 2 to 12 ns a unit (docs/RELIABILITY.md), so only work that no
 // count sees reaches it; sanitized builds run several times slower.
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#if defined(REVERIE_ASAN) || defined(REVERIE_TSAN)
 constexpr int64_t kCpuSlowdown = 10;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-constexpr int64_t kCpuSlowdown = 10;
-#else
-constexpr int64_t kCpuSlowdown = 1;
-#endif
 #else
 constexpr int64_t kCpuSlowdown = 1;
 #endif

@@ -81,7 +81,7 @@ int OptEdgeKind(lua_State* L, int idx) {
   if (lua_isnoneornil(L, idx)) return -1;
   // One parser for edge kinds (transforms/select.h), raised as a Lua error.
   absl::StatusOr<depgraph::EdgeKind> k = transforms::ParseEdgeKind(luaL_checkstring(L, idx));
-  if (!k.ok()) return luaL_error(L, "%s", std::string(k.status().message()).c_str());
+  RaiseIfError(L, k.status());
   return static_cast<int>(*k);
 }
 

@@ -4,21 +4,15 @@
 #include <utility>
 
 #include "absl/strings/string_view.h"
-#include "base/huge_pages.h"
 #include "base/checked_math.h"
+#include "base/huge_pages.h"
+#include "base/sanitizers.h"
 
 // LeakSanitizer looks for pointers in the heap, stacks and globals, not in
 // mmap'ed memory: the heap strings of messages on an arena whose blocks are
 // mapped (below) would be reported as leaked while the Trace lives. Under
 // ASan the blocks are registered as root regions.
-#if defined(__SANITIZE_ADDRESS__)
-#define REVERIE_LSAN_ROOTS 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define REVERIE_LSAN_ROOTS 1
-#endif
-#endif
-#ifdef REVERIE_LSAN_ROOTS
+#ifdef REVERIE_ASAN
 #include <sanitizer/lsan_interface.h>
 #endif
 
@@ -28,13 +22,13 @@ namespace {
 void* AllocateBlock(size_t bytes) {
   void* p = MapPages(bytes);
   if (p == nullptr) throw std::bad_alloc();  // what the default allocator does
-#ifdef REVERIE_LSAN_ROOTS
+#ifdef REVERIE_ASAN
   __lsan_register_root_region(p, bytes);
 #endif
   return p;
 }
 void FreeBlock(void* p, size_t bytes) {
-#ifdef REVERIE_LSAN_ROOTS
+#ifdef REVERIE_ASAN
   __lsan_unregister_root_region(p, bytes);
 #endif
   UnmapPages(p, bytes);

@@ -15,6 +15,8 @@
 #include <string>
 #include <vector>
 
+#include "base/printable.h"  // ShellQuote
+
 namespace reverie::testing {
 
 struct CliResult {
@@ -28,18 +30,6 @@ inline std::string ReadFile(const std::string& path) {
   std::stringstream ss;
   ss << f.rdbuf();
   return ss.str();
-}
-
-inline std::string ShellQuote(const std::string& s) {
-  std::string q = "'";
-  for (char c : s) {
-    if (c == '\'') {
-      q += "'\\''";
-    } else {
-      q += c;
-    }
-  }
-  return q + "'";
 }
 
 // A fresh temporary directory for one test.

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "absl/strings/str_split.h"
+#include "base/sanitizers.h"
 #include "frameworks/trace_loader.h"
 #include "gtest/gtest.h"
 #include "tests/import/import_test_util.h"
@@ -178,14 +179,7 @@ TEST(ImportCli, NonRegularFilesAreRefusedWithoutBlocking) {
 }
 
 TEST(ImportCli, GzipBombUnderAMemoryLimit) {
-#if defined(__SANITIZE_ADDRESS__)  // GCC
-#define REVERIE_UNDER_ASAN 1
-#elif defined(__has_feature)  // clang
-#if __has_feature(address_sanitizer)
-#define REVERIE_UNDER_ASAN 1
-#endif
-#endif
-#ifdef REVERIE_UNDER_ASAN
+#ifdef REVERIE_ASAN
   GTEST_SKIP() << "AddressSanitizer reserves terabytes of address space: no ulimit -v under it "
                   "(Hostile.GzipBombIsRefusedBeforeItFillsMemory covers the refusal)";
 #endif
