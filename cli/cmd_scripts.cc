@@ -58,6 +58,9 @@ void PrintScript(const whatif::ScriptInfo& s, const whatif::TrialResult* tried) 
   if (!s.header.ignores.empty()) {
     std::printf("  ignores: %s\n", Wrap(s.header.ignores, 11, 4, 100).c_str());
   }
+  if (!s.header.memory.empty()) {
+    std::printf("  memory: %s\n", Wrap(s.header.memory, 10, 4, 100).c_str());
+  }
   if (!s.describe_error.empty()) {
     std::printf("  parameters: cannot be read: %s\n", s.describe_error.c_str());
   } else if (s.params.empty()) {

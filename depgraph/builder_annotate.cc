@@ -58,12 +58,6 @@ bool IsOptimizerStep(std::string_view range_name) {
   return range_name.substr(0, 15) == "Optimizer.step#" || range_name == "Optimizer.step";
 }
 
-// A CPU task of one thread with the time it started in the trace.
-struct Timed {
-  int64_t start;
-  TaskId task;
-};
-
 // Assigns layer and phase to the CPU tasks of one thread (in time order)
 // from its ranges (indices into trace ranges, sorted by start, outer first).
 void AnnotateThread(Context& ctx, const std::vector<Timed>& tasks,

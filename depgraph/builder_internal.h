@@ -84,6 +84,12 @@ struct CpuPiece {
   uint32_t thread = 0;
 };
 
+// A CPU task and the real time it starts at, for lookups by time.
+struct Timed {
+  int64_t start;
+  TaskId task;
+};
+
 struct Context {
   Context(const Trace& t, const BuildOptions& o, BuildStats& s, Graph& graph)
       : trace(t), opts(o), stats(s), g(graph) {}

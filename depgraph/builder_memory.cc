@@ -4,7 +4,10 @@
 // graph: each takes the layer and phase of the op that encloses it, read up
 // its range's parents as tasks take theirs (a child op without a module path
 // or phase inherits the enclosing one's).
+#include <algorithm>
 #include <cstdint>
+#include <utility>
+#include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "depgraph/builder_internal.h"
@@ -21,11 +24,50 @@ struct Owner {
   uint32_t op_name = 0;
 };
 
+// The CPU tasks (API calls and stretches of op and framework time) of each
+// traced thread, and of all threads together, in time order: the task a
+// memory event happened in, or the last one before it, is its anchor.
+class AnchorIndex {
+ public:
+  explicit AnchorIndex(const Context& ctx) {
+    for (uint32_t t = 0; t < ctx.threads.size(); ++t) thread_of_[{ctx.threads[t].pid, ctx.threads[t].tid}] = t;
+    by_thread_.resize(ctx.threads.size());
+    for (const CpuPiece& p : ctx.pieces) {
+      if (p.thread != kNone && p.end > p.start) by_thread_[p.thread].push_back({p.start, p.task});
+    }
+    for (const CpuCall& c : ctx.calls) by_thread_[c.thread].push_back({c.start, c.task});
+    for (auto& v : by_thread_) {
+      std::stable_sort(v.begin(), v.end(), [](const Timed& a, const Timed& b) { return a.start < b.start; });
+      all_.insert(all_.end(), v.begin(), v.end());
+    }
+    std::stable_sort(all_.begin(), all_.end(), [](const Timed& a, const Timed& b) { return a.start < b.start; });
+  }
+  // The last task of thread (pid, tid) starting at or before t; without
+  // one, the last task of any thread; nullptr when t precedes every task.
+  const Timed* Find(int64_t pid, int64_t tid, int64_t t) const {
+    auto it = thread_of_.find({pid, tid});
+    if (it != thread_of_.end()) {
+      if (const Timed* x = LastBy(by_thread_[it->second], t)) return x;
+    }
+    return LastBy(all_, t);
+  }
+
+ private:
+  static const Timed* LastBy(const std::vector<Timed>& v, int64_t t) {
+    auto next = std::upper_bound(v.begin(), v.end(), t, [](int64_t x, const Timed& p) { return x < p.start; });
+    return next == v.begin() ? nullptr : &*(next - 1);
+  }
+  absl::flat_hash_map<std::pair<int64_t, int64_t>, uint32_t> thread_of_;
+  std::vector<std::vector<Timed>> by_thread_;
+  std::vector<Timed> all_;
+};
+
 }  // namespace
 
 void AddMemory(Context& ctx) {
   const proto::TraceChunk& ev = ctx.trace.events();
   if (ev.memory_events_size() == 0) return;
+  const AnchorIndex anchors(ctx);
   absl::flat_hash_map<uint32_t, Owner> owner_of;  // range index + 1 -> owner
   absl::flat_hash_map<uint32_t, LayerId> layer_of_sid;
   auto owner = [&](uint32_t range) -> Owner {
@@ -69,6 +111,10 @@ void AddMemory(Context& ctx) {
       g.layer = o.layer;
       g.phase = o.phase;
       g.op_name = o.op_name;
+    }
+    if (const Timed* a = anchors.Find(m.pid(), m.tid(), g.measured_ns)) {
+      g.cpu_task = a->task;
+      g.cpu_offset_ns = g.measured_ns - a->start;
     }
     ctx.g.AddMemoryEvent(g);
   }

@@ -58,11 +58,26 @@ Graph::Graph() {
   InternGeometry(KernelGeometry{});
 }
 
+void Graph::ResizeAllocations(std::span<const std::pair<uint32_t, int64_t>> sizes) {
+  std::vector<int64_t> to(memory_.size(), 0);
+  for (const auto& [i, bytes] : sizes) {
+    REVERIE_CHECK(i < memory_.size() && memory_[i].bytes > 0 && bytes > 0);
+    to[i] = bytes;
+  }
+  for (size_t i = 0; i < memory_.size(); ++i) {
+    MemoryEvent& m = memory_[i];
+    if (to[i] > 0) m.bytes = to[i];
+    if (m.alloc != 0 && to[m.alloc - 1] > 0) m.bytes = -to[m.alloc - 1];
+  }
+}
+
 void Graph::AddMemoryEvent(const MemoryEvent& m) {
   REVERIE_CHECK(memory_.empty() || memory_.back().measured_ns <= m.measured_ns);
   REVERIE_CHECK(m.alloc == 0 || (m.alloc <= memory_.size() && memory_[m.alloc - 1].bytes > 0));
   REVERIE_CHECK(!m.layer.valid() || m.layer.value() < layer_count());
+  REVERIE_CHECK(!m.cpu_task.valid() || (m.cpu_task.value() < task_count() && m.cpu_offset_ns >= 0));
   memory_.push_back(m);
+  memory_.back().recorded_bytes = m.bytes;
 }
 
 uint32_t Graph::InternName(std::string_view s) {

@@ -191,6 +191,7 @@ struct MemoryEvent {
   int64_t measured_ns = 0;
   int64_t bytes = 0;             // > 0 an allocation, < 0 a free
   int64_t total_allocated = -1;  // the allocator's total on the device after it; -1 unknown
+  int64_t recorded_bytes = 0;    // `bytes` as the trace recorded it (a script may resize bytes)
   int64_t total_reserved = -1;
   int32_t device = -1;           // GPU ordinal; -1 the host
   Phase phase = Phase::kUnknown;
@@ -198,6 +199,14 @@ struct MemoryEvent {
   uint32_t op_name = 0;  // interned name of the enclosing op; 0 = none
   uint32_t alloc = 0;    // for a free: 1 + index of the allocation it frees; 0 = none
   bool has_addr = false;  // recorded with an address (the 2021 schema has none)
+  // Its anchor: the CPU task of its thread it happened in, or the last one
+  // before it (of any thread when its own has none), and how long after
+  // that task's measured start it came. The simulator's order of memory
+  // events is their anchors' (depgraph/memory_replay.h); what a thread did
+  // before freeing host memory (unmapping a batch's shared memory) is time
+  // a script can tie to the bytes freed (transforms/host_memory.h).
+  TaskId cpu_task;
+  int64_t cpu_offset_ns = 0;
 };
 
 // measured_start_ns of a task that is not from the trace (a script inserted
@@ -332,6 +341,11 @@ class Graph {
   // Appends in time order; `alloc` must index an earlier allocation.
   void AddMemoryEvent(const MemoryEvent& m);
   std::span<const MemoryEvent> memory_events() const { return memory_; }
+  // Gives each allocation named (index into memory_events(), new size > 0)
+  // its new size; the frees of it follow, so a free still returns what its
+  // allocation took. What a script's change makes larger or smaller (a
+  // batch's activations, transforms/memory_scale.h).
+  void ResizeAllocations(std::span<const std::pair<uint32_t, int64_t>> sizes);
 
   // ---- framework ops ----
   // `parent` must be an existing op (or invalid): ops form a forest.

@@ -13,9 +13,6 @@ namespace reverie::depgraph {
 namespace {
 
 constexpr size_t kTopLayers = 5;
-// A report covers at most this many devices (a hostile trace may name a
-// million); the rest are counted in devices_left_out.
-constexpr size_t kMaxDevices = 64;
 constexpr int64_t kNever = std::numeric_limits<int64_t>::max();
 
 // One device's events (indexes into Graph::memory_events) and levels.
@@ -223,11 +220,11 @@ MemoryReport ComputeMemory(const Graph& graph, std::span<const IterationTime> st
   std::sort(devices.begin(), devices.end(), [](int32_t a, int32_t b) {
     return (a < 0) != (b < 0) ? b < 0 : a < b;
   });
-  if (devices.size() > kMaxDevices) {
-    r.devices_left_out = static_cast<int64_t>(devices.size() - kMaxDevices);
+  if (devices.size() > kMaxMemoryDevices) {
+    r.devices_left_out = static_cast<int64_t>(devices.size() - kMaxMemoryDevices);
     // Keep the host when there is one: it sorts last.
-    if (devices.back() < 0) std::swap(devices[kMaxDevices - 1], devices.back());
-    devices.resize(kMaxDevices);
+    if (devices.back() < 0) std::swap(devices[kMaxMemoryDevices - 1], devices.back());
+    devices.resize(kMaxMemoryDevices);
   }
   for (int32_t d : devices) {
     r.devices.push_back(ComputeDevice(graph, d, std::move(by_device[d]), steps));

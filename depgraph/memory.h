@@ -42,6 +42,10 @@
 
 namespace reverie::depgraph {
 
+// A report covers at most this many devices (a hostile trace may name a
+// million); the rest are counted (devices_left_out).
+inline constexpr size_t kMaxMemoryDevices = 64;
+
 struct StepMemory {
   int32_t iteration = -1;
   int64_t events = 0;          // allocations and frees in the step

@@ -3,6 +3,8 @@
 // calibrated on the script's graph (graph:gpu(), graph:cost_model(),
 // graph:copy_ns(); transforms/cost_model.h), sel:retime{...} and the task
 // field `work`.
+#include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -12,6 +14,8 @@
 #include "hardware/gpu_spec.h"
 #include "lua/lua_internal.h"
 #include "transforms/cost_model.h"
+#include "transforms/host_memory.h"
+#include "transforms/memory_scale.h"
 
 namespace reverie::lua::internal {
 namespace {
@@ -275,6 +279,59 @@ int GraphCopyNs(lua_State* L) {
   return 1;
 }
 
+// graph:batch_frees() -> {frees = {{task, bytes, stretch_ns, step}...},
+// calibrated, fixed_ns, ns_per_byte, samples}: the host frees of buffers a
+// batch was copied from, and the line the trace's own frees give for what
+// freeing costs (transforms/host_memory.h).
+int GraphBatchFrees(lua_State* L) {
+  const depgraph::Graph& g = GraphOrRaise(L);
+  ChargeWork(L, static_cast<int64_t>(g.task_count() + g.memory_events().size()));
+  const std::vector<transforms::BatchFree> frees = transforms::BatchFrees(g);
+  const transforms::HostFreeRate rate = transforms::FitHostFreeRate(frees);
+  lua_createtable(L, 0, 5);
+  lua_createtable(L, static_cast<int>(std::min<size_t>(frees.size(), INT32_MAX)), 0);
+  int n = 0;
+  for (const transforms::BatchFree& f : frees) {
+    lua_createtable(L, 0, 4);
+    PushTask(L, f.task);
+    lua_setfield(L, -2, "task");
+    SetIntField(L, "bytes", f.bytes);
+    SetIntField(L, "stretch_ns", f.stretch_ns);
+    SetIntField(L, "step", f.iteration);
+    lua_rawseti(L, -2, ++n);
+  }
+  lua_setfield(L, -2, "frees");
+  lua_pushboolean(L, rate.calibrated);
+  lua_setfield(L, -2, "calibrated");
+  SetNumber(L, "fixed_ns", rate.fixed_ns);
+  SetNumber(L, "ns_per_byte", rate.ns_per_byte);
+  SetIntField(L, "samples", rate.samples);
+  return 1;
+}
+
+// graph:scale_batch_memory(factor [, {gpu = KEY}]) -> {scaled, kept,
+// batch_sizes, bytes_before, bytes_after}: the GPU allocations of the
+// batch's tensors x factor (transforms/memory_scale.h).
+int GraphScaleBatchMemory(lua_State* L) {
+  if (lua_type(L, 2) != LUA_TNUMBER) {
+    return luaL_error(L, "scale_batch_memory: factor must be a number, got %s", luaL_typename(L, 2));
+  }
+  const double factor = lua_tonumber(L, 2);
+  if (!(factor > 0) || factor > 1e6) Raise(L, "scale_batch_memory: factor must be in (0, 1e6]");
+  CheckOptions(L, 3, "scale_batch_memory");
+  const transforms::CostModel& m = ModelOrRaise(L, OriginKey(L, 3, "scale_batch_memory"));
+  depgraph::Graph& g = MutableGraphOrRaise(L);
+  ChargeWork(L, static_cast<int64_t>(g.task_count() + g.memory_events().size()));
+  const transforms::MemoryScaleStats st = transforms::ScaleBatchMemory(g, m, factor);
+  lua_createtable(L, 0, 5);
+  SetIntField(L, "scaled", st.scaled);
+  SetIntField(L, "kept", st.kept);
+  SetIntField(L, "batch_sizes", st.batch_sizes);
+  SetIntField(L, "bytes_before", st.bytes_before);
+  SetIntField(L, "bytes_after", st.bytes_after);
+  return 1;
+}
+
 // sel:retime{work = f, dtype = "fp16", to = KEY, gpu = KEY}
 int SelRetime(lua_State* L) {
   SelectionUd* sel = CheckSelection(L, 1);
@@ -469,6 +526,8 @@ void RegisterCostGraphMethods(lua_State* L) {
       {"gpu", GraphGpu},
       {"cost_model", GraphCostModel},
       {"copy_ns", GraphCopyNs},
+      {"batch_frees", GraphBatchFrees},
+      {"scale_batch_memory", GraphScaleBatchMemory},
       {"kernel_ns", GraphKernelNs},
       {"op_inputs", GraphOpInputs},
       {nullptr, nullptr}};

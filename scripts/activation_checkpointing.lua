@@ -17,6 +17,9 @@
 -- `with_op`, the op's measured own time) and the segment's framework time
 -- (the Python between its launches in the forward) is inserted once before
 -- the recomputation, as torch.utils.checkpoint re-runs the module's forward.
+-- Memory: not modelled yet: the allocations keep their sizes and order, so
+-- the activations it would free after the forward still count in
+-- `predict`'s peak (an overestimate of what checkpointing needs).
 -- Preconditions: the trace does not checkpoint already (graph:facts():
 -- CheckpointWrapper layers or checkpoint annotations); if it does there is
 -- nothing to change, unless `force` (which recomputes a second time).

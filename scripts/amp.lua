@@ -9,8 +9,13 @@
 --    depgraph/kernel_class.h) run in `dtype` on tensor cores, at the GPU
 --    table's peak for that math (a part without such units runs what it
 --    has: V100 and T4 have no bf16 units, so bf16 runs in fp32 there); the
---    fp32 tensors they and every other forward/backward kernel read and
---    write halve; each kernel's measured time moves along its class's
+--    fp32 tensors they read and write halve, and so do those of the other
+--    forward/backward kernels that run in half under autocast: a tensor's
+--    dtype is followed along each stream (the kernel before one stands for
+--    its input's producer): ops on autocast's float32 list (pow,
+--    layer_norm, softmax, the losses, ...) and what follows them until an
+--    eligible op stay in fp32 and keep their time, the backward follows the
+--    forward's dtypes; each kernel's measured time moves along its class's
 --    efficiency curve fitted on the trace (time = fixed + slope x roofline:
 --    a small kernel keeps most of its time, a large compute-bound GEMM gains
 --    the peak ratio, an FP32 GEMM that already ran as TF32 gains 2x, not
@@ -28,10 +33,9 @@
 --    - each op's FP32 weight once per forward (autocast caches weight casts
 --      inside the forward), and the weight gradient back to FP32 in the
 --      backward (the cast's backward);
---    - the op's input when it comes from an FP32-policy op (normalization,
---      softmax, reductions, the loss: the kernel before it on its stream is
---      of class normalization or reduction, or it is the step's first
---      eligible op), and that cast's backward.
+--    - the op's input when it is fp32 (the kernel before it on its stream
+--      ran in fp32, or it is the step's first eligible op), and that cast's
+--      backward (after the op's backward compute kernel).
 --    Each cast is an element-wise kernel that reads FP32 and writes half
 --    (6 bytes per element of the weight or input, from the op's recorded
 --    shapes), as long as the model says such a kernel takes on this GPU
@@ -51,6 +55,10 @@
 --    synchronize, so the CPU waits for the backward to finish before the
 --    optimizer); update() adjusts the scale (`_amp_update_scale_`, one small
 --    kernel). Each has its launch and op cost as above.
+-- Memory: not modelled yet: allocations keep their sizes (autocast's half
+-- activations and the casts' copies are not resized), so `predict`'s peak
+-- is the baseline's allocations replayed in the predicted order: an
+-- overestimate of the activations, an underestimate of the cast copies.
 -- Preconditions (graph:facts().precision): the GEMM, convolution and
 -- attention kernels run in fp32 or tf32 (or their type is unknown). When
 -- they already run in fp16, bf16 or fp8 there is nothing to change (autocast
@@ -98,7 +106,6 @@ if not have_model then
   end
   model = {gpu = "the trace's GPU (no model: fixed factors)"}
 end
-local FP32_POLICY = {normalization = true, reduction = true}
 local ELIGIBLE_OPS = {"aten::linear", "aten::matmul", "aten::mm", "aten::addmm", "aten::bmm",
                       "aten::baddbmm", "aten::conv*", "aten::_convolution", "aten::cudnn_convolution*"}
 
@@ -128,24 +135,99 @@ local eligible_ids = {}
 for t in graph:select{kind = "kernel", op = ELIGIBLE_OPS}:tasks() do eligible_ids[t.id] = true end
 local any_ops = next(eligible_ids) ~= nil
 
-local function eligible_forward(step)
-  local out, seen, prev_class = {}, {}, {}
+-- Autocast's float32 list (PyTorch's autocast op reference, "CUDA ops that
+-- can autocast to float32"), by aten op stem: in the forward these run in
+-- fp32 whatever their input, and so does what follows them until the next
+-- eligible op casts.
+local FP32_OPS = {}
+for _, n in ipairs{"pow", "softmax", "log_softmax", "softmin", "layer_norm", "group_norm", "norm",
+                   "normalize", "exp", "expm1", "log", "log10", "log1p", "log2", "sum", "prod", "cumsum",
+                   "cumprod", "rsqrt", "reciprocal", "erfinv", "acos", "asin", "cosh", "sinh", "tan",
+                   "softplus", "renorm", "dist", "cdist", "pdist", "cosine_similarity",
+                   "cosine_embedding_loss", "cross_entropy", "cross_entropy_loss", "nll_loss", "nll_loss2d",
+                   "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "kl_div",
+                   "binary_cross_entropy_with_logits", "poisson_nll_loss", "margin_ranking_loss",
+                   "hinge_embedding_loss", "soft_margin_loss", "multilabel_margin_loss",
+                   "multi_margin_loss", "triplet_margin_loss"} do
+  FP32_OPS[n] = true
+end
+local function op_stem(name)
+  local s = name:gsub("^aten::", ""):gsub("^_+", ""):gsub("^native_", "")
+  return (s:gsub("_forward$", ""))
+end
+-- Whether the op that launched kernel t, or one around it, is on the list.
+local function runs_fp32(t)
+  local op = t.op
+  while op do
+    if FP32_OPS[op_stem(op.name)] then return true end
+    op = op.parent and graph:op(op.parent) or nil
+  end
+  return false
+end
+
+-- The dtype of every forward and backward kernel of a step under autocast,
+-- and its eligible forward ops (one entry per op: its first compute kernel,
+-- with whether its input needs a cast). A tensor's dtype is followed along
+-- each stream (the kernel before one on its stream stands for the producer
+-- of its input, which a trace without tensor identities does not record):
+-- - forward: an eligible compute kernel runs in half; an op on the float32
+--   list in fp32; any other kernel in the dtype of the kernel before it
+--   (element-wise ops run in their input's type), fp32 at the start; an
+--   eligible op whose input is fp32 casts it;
+-- - backward: gradients have their forward tensors' dtypes: a compute
+--   kernel's gradient is half, cast back to fp32 after the backward of an
+--   op whose input was cast (the cast's backward); other kernels run in the
+--   dtype of the kernel before them.
+local function plan(step)
+  local ops, seen, half, last = {}, {}, {}, {}
   for _, t in ipairs(step.forward) do
     if t.kind == "kernel" then
-      local cls = t.class
+      local cls, rid = t.class, t.resource.id
       local compute = cls == "gemm" or cls == "conv" or cls == "attention"
       local op = t.op
       local key = (any_ops and op) and op.id or t.id
       local eligible = compute and (not any_ops or eligible_ids[t.id] == true)
-      if eligible and not seen[key] then
-        seen[key] = true
-        local before = prev_class[t.resource.id]
-        out[#out + 1] = {kernel = t, input_cast = (#out == 0) or FP32_POLICY[before or ""] == true}
+      if eligible then
+        if not seen[key] then
+          seen[key] = true
+          ops[#ops + 1] = {kernel = t, input_cast = not last[rid]}
+        end
+        half[t.id] = true
+      elseif runs_fp32(t) then
+        half[t.id] = false
+      else
+        half[t.id] = last[rid] == true
       end
-      prev_class[t.resource.id] = cls
+      last[rid] = half[t.id]
     end
   end
-  return out
+  local bwd_compute = {}
+  for _, t in ipairs(step.backward) do
+    if t.kind == "kernel" and (t.class == "gemm" or t.class == "conv" or t.class == "attention") then
+      bwd_compute[#bwd_compute + 1] = t
+    end
+  end
+  local cast_back = {}
+  for j, e in ipairs(ops) do
+    local k = C.mirror(j, #ops, #bwd_compute)
+    e.backward = k and bwd_compute[k] or nil
+    if e.backward and e.input_cast then cast_back[e.backward.id] = true end
+  end
+  last = {}
+  for _, t in ipairs(step.backward) do
+    if t.kind == "kernel" then
+      local rid = t.resource.id
+      local compute = t.class == "gemm" or t.class == "conv" or t.class == "attention"
+      if compute then
+        half[t.id] = true
+        last[rid] = not cast_back[t.id]
+      else
+        half[t.id] = last[rid] == true
+        last[rid] = half[t.id]
+      end
+    end
+  end
+  return ops, half
 end
 
 -- The weight's and the input's element counts of an eligible op, from its
@@ -181,22 +263,23 @@ local function cast_ns(n)
   return math.floor(graph:kernel_ns{class = "elementwise", bytes = 6 * n, flops = n, gpu = gpu_key} + 0.5)
 end
 
-local function cast(anchor, name, phase, n)
-  graph:insert{kind = "kernel", name = name, before = anchor, duration_ns = cast_ns(n),
-               phase = phase, with_op = "aten::_to_copy", op_ns = op_ns}
+local function cast(anchor, name, phase, n, after)
+  graph:insert{kind = "kernel", name = name, before = not after and anchor or nil,
+               after = after and anchor or nil, duration_ns = cast_ns(n), phase = phase,
+               with_op = "aten::_to_copy", op_ns = op_ns}
 end
 
 local steps = C.steps(graph)
+local plans, half = {}, {}
+for i, step in ipairs(steps) do
+  local ops, h = plan(step)
+  plans[i] = ops
+  for id, v in pairs(h) do half[id] = v end
+end
 local casts, scaler_kernels, syncs = 0, 0, 0
 if P.cast_kernels then
-  for _, step in ipairs(steps) do
-    local ops = eligible_forward(step)
-    local bwd = C.kernels(step.backward)
-    local bwd_compute = {}
-    for _, t in ipairs(bwd) do
-      if t.class == "gemm" or t.class == "conv" or t.class == "attention" then bwd_compute[#bwd_compute + 1] = t end
-    end
-    for j, e in ipairs(ops) do
+  for i in ipairs(steps) do
+    for _, e in ipairs(plans[i]) do
       local weight_n, input_n = cast_sizes(e.kernel)
       cast(e.kernel, "cast weight to " .. P.dtype .. " (autocast)", "forward", weight_n)
       casts = casts + 1
@@ -204,13 +287,12 @@ if P.cast_kernels then
         cast(e.kernel, "cast input to " .. P.dtype .. " (autocast)", "forward", input_n)
         casts = casts + 1
       end
-      -- The casts' backward: before the op's backward compute kernel.
-      local k = C.mirror(j, #ops, #bwd_compute)
-      if k then
-        cast(bwd_compute[k], "cast weight grad to fp32 (autocast backward)", "backward", weight_n)
+      -- The casts' backward: after the op's backward compute kernel.
+      if e.backward then
+        cast(e.backward, "cast weight grad to fp32 (autocast backward)", "backward", weight_n, true)
         casts = casts + 1
         if e.input_cast then
-          cast(bwd_compute[k], "cast input grad to fp32 (autocast backward)", "backward", input_n)
+          cast(e.backward, "cast input grad to fp32 (autocast backward)", "backward", input_n, true)
           casts = casts + 1
         end
       end
@@ -224,6 +306,15 @@ local kernels = graph:select{kind = "kernel", phase = scope} -
                 graph:select{kind = "kernel", name = "(autocast"}
 local compute = kernels:select{class = COMPUTE_CLASSES}
 local memory = kernels - compute - kernels:select{class = "communication"}
+-- Forward/backward kernels that stay in fp32 under autocast (plan above)
+-- keep their time; the rest of the step's kernels (outside forward and
+-- backward, or not in a step) are taken to run in half.
+local kept_fp32 = {}
+for t in memory:tasks() do
+  if half[t.id] == false then kept_fp32[#kept_fp32 + 1] = t end
+end
+local fp32_sel = graph:from_tasks(kept_fp32)
+memory = memory - fp32_sel
 local before_compute, before_memory = compute:total_duration(), memory:total_duration()
 if P.compute_speedup > 0 then
   compute:shrink(P.compute_speedup)
@@ -287,11 +378,13 @@ end
 
 local function speed(before, after) return after > 0 and before / after or 0 end
 reverie.log(string.format("%s on %s: %d GEMM/conv/attention kernels %.1f -> %.1f us (%.2fx), %d other " ..
-                          "kernels %.1f -> %.1f us (%.2fx)%s; %d autocast casts (%.1f us CPU each); " ..
-                          "GradScaler: %d kernels, %d syncs",
+                          "kernels in half %.1f -> %.1f us (%.2fx)%s, %d kept in fp32 (%.1f us: " ..
+                          "autocast's float32 list and what follows it); %d autocast casts " ..
+                          "(%.1f us CPU each); GradScaler: %d kernels, %d syncs",
                           P.dtype, model.gpu, #compute, before_compute / 1e3, compute:total_duration() / 1e3,
                           speed(before_compute, compute:total_duration()), #memory, before_memory / 1e3,
                           memory:total_duration() / 1e3, speed(before_memory, memory:total_duration()),
                           (P.compute_speedup > 0 or P.memory_speedup > 0) and " (fixed factors given)" or
                             " (cost model)",
-                          casts, op_ns / 1e3, scaler_kernels, syncs))
+                          #kept_fp32, fp32_sel:total_duration() / 1e3, casts, op_ns / 1e3, scaler_kernels,
+                          syncs))

@@ -29,6 +29,18 @@
 --   on the host, Python over the outputs, freeing the batch's shared
 --   memory): 0 by default, since a trace does not say which Python is per
 --   sample.
+-- - Freeing the host buffer of each batch (the tensor a host-to-device copy
+--   read, dropped when `x = x.to(device)` rebinds it; with DataLoader
+--   workers it is shared memory, unmapped page by page): the CPU time before
+--   each such free grows with its bytes, at the rate the trace's own frees
+--   give (fixed + bytes / rate, fitted when they come in two sizes or more;
+--   transforms/host_memory.h). Needs `profile_memory=True`; otherwise, or
+--   with `release_per_byte=false`, that time is kept.
+-- Memory: the GPU allocations of the batch's tensors (the sizes of the ops'
+-- recorded inputs that are not parameters) grow `factor` times; parameters,
+-- their gradients, optimizer state and library workspaces keep their sizes
+-- (transforms/memory_scale.h); `predict` prints the predicted peak and
+-- whether it fits the GPU.
 -- Preconditions: none on what the run does (any batch can change); the
 -- trace's GPU in the GPU table (else `gpu`), which the cost model needs.
 -- Ignores: libraries picking other kernels for other shapes beyond what the
@@ -48,9 +60,13 @@ local P = reverie.params{
            "trace lacks deviceProperties"},
   per_sample_framework = {default = 0, min = 0, max = 1,
                           doc = "share of framework time outside ops that grows with the batch"},
+  release_per_byte = {default = true,
+                      doc = "scale the time before each host free of a copied batch by its bytes"},
 }
 
 local gpu_key = P.gpu ~= "" and P.gpu or nil
+-- Read before the copies grow: a batch free is known by its copy's bytes.
+local frees = graph:batch_frees()
 local model = graph:cost_model{gpu = gpu_key}
 local phases = {"forward", "backward"}
 local kernels = graph:select{kind = "kernel", phase = phases}
@@ -101,8 +117,27 @@ end
 
 local loader = graph:select{cpu_time = "framework", phase = "data_loading"}
 local loader_before = loader:total_duration()
-if not graph:select{cpu_time = "framework", phase = "data_loading", name = "*SingleProcess*"}:empty() then
-  loader:scale(P.factor)
+local loader_scaled = not graph:select{cpu_time = "framework", phase = "data_loading",
+                                       name = "*SingleProcess*"}:empty()
+if loader_scaled then loader:scale(P.factor) end
+
+-- Freeing each batch's host buffer (the tensor a host-to-device copy read,
+-- dropped when `x = x.to(device)` rebinds it): CPU time before the free that
+-- grows with its bytes, by the line the trace's own frees give
+-- (transforms/host_memory.h). Not modelled when the trace does not record
+-- host memory (profile_memory) or its frees come in one size.
+local release_before, release_after = 0, 0
+if frees.calibrated and P.release_per_byte then
+  for _, f in ipairs(frees.frees) do
+    local t = f.task
+    if not (loader_scaled and t.phase == "data_loading") then
+      local grow = frees.ns_per_byte * f.bytes * (P.factor - 1)
+      local d = math.max(t.duration_ns - f.stretch_ns, t.duration_ns + grow)
+      release_before = release_before + f.stretch_ns
+      release_after = release_after + f.stretch_ns + (d - t.duration_ns)
+      t.duration_ns = math.floor(d + 0.5)
+    end
+  end
 end
 
 reverie.log(string.format("batch x%g on %s: %d forward/backward kernels %.1f -> %.1f us " ..
@@ -111,6 +146,23 @@ reverie.log(string.format("batch x%g on %s: %d forward/backward kernels %.1f -> 
                           P.factor, model.gpu, st.kernels, st.before_ns / 1e3, st.after_ns / 1e3,
                           st.with_work, copies_before / 1e3, copies_after / 1e3,
                           loader_before / 1e3, loader:total_duration() / 1e3))
+if frees.calibrated then
+  reverie.log(string.format("freeing the batches' host buffers (%d frees): %.1f -> %.1f us, " ..
+                            "at %.1f us + %.3f ns/byte fitted on the trace's %d frees (an estimate)",
+                            #frees.frees, release_before / 1e3, release_after / 1e3,
+                            frees.fixed_ns / 1e3, frees.ns_per_byte, frees.samples))
+elseif #frees.frees > 0 then
+  reverie.log(string.format("freeing the batches' host buffers: kept (%d frees, one size: " ..
+                            "no per-byte cost to calibrate)", #frees.frees))
+end
+-- Memory (the header's model): the prediction's peak is the replay of the
+-- resized allocations in the simulated order (depgraph/memory_replay.h).
+local mem = graph:scale_batch_memory(P.factor, {gpu = gpu_key})
+if mem.scaled + mem.kept > 0 then
+  reverie.log(string.format("memory: %d GPU allocations of batch tensors %.2f -> %.2f MiB, %d kept " ..
+                            "(%d batch-tensor sizes recorded)", mem.scaled, mem.bytes_before / 2^20,
+                            mem.bytes_after / 2^20, mem.kept, mem.batch_sizes))
+end
 -- Each step now does `factor` times the samples: the prediction reads as
 -- throughput too (a longer step can be a faster run).
 reverie.work_per_step{factor = P.factor, samples = P.batch > 0 and P.batch or nil}

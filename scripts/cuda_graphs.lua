@@ -21,6 +21,8 @@
 -- kernels, which the stream gaps of the trace already hold only where the
 -- GPU was not waiting for the CPU).
 --
+-- Memory: unchanged (a graph's private pool is not modelled): `predict`'s
+-- peak is the baseline's allocations in the predicted order.
 -- Preconditions: the trace does not replay CUDA graphs already
 -- (graph:facts().cuda_graphs: cudaGraphLaunch calls), else nothing to
 -- change; a step with no runtime call in the captured phases has nothing to

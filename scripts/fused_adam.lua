@@ -29,6 +29,9 @@
 -- zero_grad is not fused. A trace without the step's annotation falls back
 -- to every update-phase kernel, and says so.
 --
+-- Memory: allocations made in the CPU work it removes (the per-tensor
+-- temporaries of the foreach ops) leave with that work, with their frees
+-- (depgraph/memory_replay.h); nothing else is resized.
 -- Preconditions (graph:facts().optimizer): nothing to change when the
 -- optimizer is already fused. For a non-Adam optimizer the script models
 -- that optimizer's own fused implementation (PyTorch's fused SGD, AdamW,

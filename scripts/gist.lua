@@ -11,6 +11,8 @@
 -- compact one, like the ReLU itself, so each takes `encode_factor` /
 -- `decode_factor` times that forward ReLU kernel's duration. Each inserted
 -- kernel gets a launch call of the trace's median launch duration.
+-- Memory: not modelled yet: the encoded activations keep their full size
+-- in `predict`'s peak.
 -- Preconditions: a training trace with forward and backward activation
 -- kernels (class "activation"), else nothing to change.
 -- Assumptions: one stashed activation per ReLU; Gist's delayed precision

@@ -15,6 +15,9 @@
 -- GPU time. The memory-traffic model of lib/fusion.lua: a fused run costs
 -- max(sum/k, max) of its k members' times.
 --
+-- Memory: allocations made in the CPU work it removes (the intermediates
+-- of the fused ops) leave with that work, with their frees
+-- (depgraph/memory_replay.h); nothing else is resized.
 -- Preconditions: works on eager kernels; a trace already compiled
 -- (graph:facts().compiled: Triton kernels or compiled regions) is fused
 -- where inductor left eager pointwise runs (the log says the trace is

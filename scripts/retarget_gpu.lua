@@ -36,6 +36,9 @@
 --   by the scale-up links' ratio: NVLink / Infinity Fabric, else PCIe).
 -- - CPU work and launch calls keep their time: same host, same framework.
 --
+-- Memory: unchanged (the same allocations on the other GPU); `predict`
+-- checks the fit against the trace's GPU: compare its peak with
+-- reverie.gpu(to).memory_gb.
 -- Preconditions: `to` names a row of the GPU table; the trace's GPU is in
 -- the table (else `from`); nothing to change when `to` is that GPU (and
 -- `compute_math` is auto); crossing vendors is refused unless

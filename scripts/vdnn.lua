@@ -19,6 +19,8 @@
 -- its direction (transforms/cost_model.h: the trace's own copies, else the
 -- GPU table's host link x its efficiency), or b / pcie_gbs + latency when
 -- `pcie_gbs` is given.
+-- Memory: not modelled yet: the offloaded activations still count in
+-- `predict`'s peak (allocations keep their sizes and order).
 -- Preconditions: a training trace with compute-bound forward kernels to
 -- offload around; pinned copy rates from the trace's GPU in the GPU table
 -- (else `gpu`, or `pcie_gbs`).

@@ -16,14 +16,6 @@ using depgraph::StepMemory;
 
 double MiB(int64_t bytes) { return static_cast<double>(bytes) / (1024.0 * 1024.0); }
 
-// "2.01 MiB", "12.0 KiB", "8 B".
-std::string Size(int64_t bytes) {
-  const double b = static_cast<double>(bytes < 0 ? -bytes : bytes);
-  if (b >= 1024.0 * 1024.0 * 1024.0) return absl::StrFormat("%.2f GiB", static_cast<double>(bytes) / (1 << 30));
-  if (b >= 1024.0 * 1024.0) return absl::StrFormat("%.2f MiB", MiB(bytes));
-  if (b >= 1024.0) return absl::StrFormat("%.1f KiB", static_cast<double>(bytes) / 1024.0);
-  return absl::StrFormat("%lld B", static_cast<long long>(bytes));
-}
 
 std::string DeviceName(const DeviceMemory& d) {
   return d.device < 0 ? "host" : absl::StrCat("gpu ", d.device);
@@ -47,14 +39,22 @@ const std::string& NameOf(const std::vector<std::string>& names, size_t i) {
 
 }  // namespace
 
+std::string MemorySize(int64_t bytes) {
+  const double b = static_cast<double>(bytes < 0 ? -bytes : bytes);
+  if (b >= 1024.0 * 1024.0 * 1024.0) return absl::StrFormat("%.2f GiB", static_cast<double>(bytes) / (1 << 30));
+  if (b >= 1024.0 * 1024.0) return absl::StrFormat("%.2f MiB", MiB(bytes));
+  if (b >= 1024.0) return absl::StrFormat("%.1f KiB", static_cast<double>(bytes) / 1024.0);
+  return absl::StrFormat("%lld B", static_cast<long long>(bytes));
+}
+
 std::string MemoryText(const depgraph::MemoryReport& m, const std::vector<std::string>& step_names,
                        const std::vector<depgraph::IterationTime>& steps) {
   if (m.empty()) return "";
   std::string out = absl::StrCat("\n", kMemoryDefinition, "\n");
   for (const DeviceMemory& d : m.devices) {
-    absl::StrAppendFormat(&out, "  %s: peak allocated %s", DeviceName(d), Size(d.peak));
+    absl::StrAppendFormat(&out, "  %s: peak allocated %s", DeviceName(d), MemorySize(d.peak));
     // The host's allocator reserves nothing apart (its totals say 0).
-    if (d.peak_reserved > 0) absl::StrAppendFormat(&out, ", reserved %s", Size(d.peak_reserved));
+    if (d.peak_reserved > 0) absl::StrAppendFormat(&out, ", reserved %s", MemorySize(d.peak_reserved));
     absl::StrAppendFormat(&out, " (%lld allocations and frees%s)\n", static_cast<long long>(d.events),
                           d.absolute ? ""
                                      : "; the trace records no totals: levels are relative to "
@@ -80,7 +80,7 @@ std::string MemoryText(const depgraph::MemoryReport& m, const std::vector<std::s
       absl::StrAppendFormat(&out, "    allocated in %s and live at its peak, by layer:",
                             NameOf(step_names, biggest));
       for (const auto& [layer, bytes] : d.steps[biggest].top_layers) {
-        absl::StrAppendFormat(&out, " %s %s;", layer, Size(bytes));
+        absl::StrAppendFormat(&out, " %s %s;", layer, MemorySize(bytes));
       }
       out.back() = '\n';
     }

@@ -6,6 +6,7 @@
 #ifndef REVERIE_WHATIF_MEMORY_VIEW_H_
 #define REVERIE_WHATIF_MEMORY_VIEW_H_
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,9 @@ inline constexpr char kMemoryDefinition[] =
     "from earlier steps (freed in this one), kept (allocated in the step, live after it), and "
     "by the phase of the op that allocated it (allocated and freed in the step: activations, "
     "temporaries)";
+
+// "2.01 MiB", "12.0 KiB", "8 B".
+std::string MemorySize(int64_t bytes);
 
 // Text for `info`; empty when the trace recorded no memory.
 std::string MemoryText(const depgraph::MemoryReport& m, const std::vector<std::string>& step_names,

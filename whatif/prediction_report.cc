@@ -166,6 +166,8 @@ std::string PredictionJson(const PredictionReport& r) {
   w.Field("baseline_run_us", r.base->span_ns() / 1e3);
   w.Field("predicted_run_us", r.pred->span_ns() / 1e3);
   w.Field("baseline_unexplained_pct", r.base_unexplained * 100);
+  w.Key("memory");
+  WriteMemoryFitJson(w, r.memory);
   w.Key("baseline_noise");
   WriteStepJson(w, bs);
   w.Key("predicted_noise");
@@ -216,6 +218,7 @@ PredictionReport SummarizePrediction(const LoadedTrace& base, const Prediction& 
   r.pred_iter_us = IterationTimesUs(prediction.sim);
   r.phases = Deltas(bb.by_phase, pb.by_phase, iters);
   r.layers = TopByDelta(Deltas(bb.by_layer, pb.by_layer, iters), top);
+  r.memory = FitMemory(base.graph, base.baseline, prediction.graph, prediction.sim, base.model.devices);
   return r;
 }
 

@@ -19,6 +19,7 @@
 #include "depgraph/graph.h"
 #include "depgraph/simulator.h"
 #include "depgraph/step_time.h"
+#include "whatif/memory_fit.h"
 #include "whatif/pipeline.h"
 
 namespace reverie::whatif {
@@ -43,6 +44,7 @@ struct PredictionReport {
   // The baseline's critical path share no dependency explains (0..1); above
   // kUnexplainedWarning the prediction says it cannot move that part.
   double base_unexplained = 0;
+  std::vector<MemoryFit> memory;  // per GPU whose allocations the trace recorded
 };
 
 inline constexpr double kUnexplainedWarning = 0.2;

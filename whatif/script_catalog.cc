@@ -38,6 +38,7 @@ std::vector<std::string> HeaderLines(std::string_view text) {
 // Labels that start a paragraph of their own. A label may carry a
 // parenthesis before its colon ("Preconditions (graph:facts().precision):").
 constexpr std::string_view kPreconditions = "Preconditions";
+constexpr std::string_view kMemory = "Memory";
 constexpr std::string_view kIgnoreLabels[] = {"Ignores", "What it ignores"};
 constexpr std::string_view kOtherLabels[] = {"Assumptions", "Sources", "Model", "Parameters"};
 
@@ -60,7 +61,7 @@ size_t LabelLength(std::string_view line, std::string_view label) {
 }
 
 bool StartsLabel(std::string_view line) {
-  if (LabelLength(line, kPreconditions) > 0) return true;
+  if (LabelLength(line, kPreconditions) > 0 || LabelLength(line, kMemory) > 0) return true;
   for (std::string_view l : kIgnoreLabels) {
     if (LabelLength(line, l) > 0) return true;
   }
@@ -128,6 +129,9 @@ ScriptHeader ParseScriptHeader(std::string_view text) {
   for (size_t i = 0; i < lines.size(); ++i) {
     if (const size_t n = LabelLength(lines[i], kPreconditions); h.preconditions.empty() && n > 0) {
       h.preconditions = Paragraph(lines, i, n);
+    }
+    if (const size_t n = LabelLength(lines[i], kMemory); h.memory.empty() && n > 0) {
+      h.memory = Paragraph(lines, i, n);
     }
     for (std::string_view label : kIgnoreLabels) {
       if (const size_t n = LabelLength(lines[i], label); h.ignores.empty() && n > 0) {
@@ -302,6 +306,7 @@ std::string ScriptsJson(const std::vector<ScriptInfo>& scripts, const std::strin
     w.BeginObject().Field("name", s.name).Field("path", s.path);
     w.Field("summary", s.header.summary).Field("preconditions", s.header.preconditions);
     w.Field("ignores", s.header.ignores);
+    w.Field("memory", s.header.memory);
     if (!s.describe_error.empty()) w.Field("describe_error", s.describe_error);
     w.Key("params").BeginArray();
     for (const lua::ParamValue& p : s.params) WriteParam(w, p);

@@ -35,6 +35,7 @@ struct ScriptHeader {
   std::string summary;        // "Automatic Mixed Precision, ..." ("" when absent)
   std::string preconditions;  // the paragraph without its label, one line
   std::string ignores;        // likewise ("" when the header says nothing)
+  std::string memory;         // what it does to memory ("Memory:"), likewise
 };
 ScriptHeader ParseScriptHeader(std::string_view text);
 // The header of a script found by name or path in `dirs`; empty when it

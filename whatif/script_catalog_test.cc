@@ -46,6 +46,26 @@ TEST(ScriptHeaderTest, IgnoresSentenceInsideAParagraph) {
   EXPECT_EQ(h.preconditions, "none");
 }
 
+TEST(ScriptHeaderTest, ReadsAMemoryParagraph) {
+  const ScriptHeader h = ParseScriptHeader(
+      "-- b.lua: batch size\n"
+      "-- Model. Kernels grow.\n"
+      "-- Memory: activations grow\n"
+      "-- with the batch.\n"
+      "-- Preconditions: none\n");
+  EXPECT_EQ(h.memory, "activations grow with the batch.");
+  EXPECT_EQ(h.preconditions, "none");
+}
+
+TEST(ScriptHeaderTest, ShippedScriptsThatChangeMemorySayHow) {
+  for (const char* name : {"batch_size", "amp", "activation_checkpointing", "vdnn", "gist", "fused_adam",
+                           "pointwise_fusion", "cuda_graphs", "retarget_gpu"}) {
+    const ScriptHeader h = ReadScriptHeader(name, {REVERIE_SOURCE_DIR "/scripts"});
+    EXPECT_FALSE(h.summary.empty()) << name;
+    EXPECT_FALSE(h.memory.empty()) << name << ".lua: its header says nothing of memory";
+  }
+}
+
 TEST(ScriptHeaderTest, NoHeaderIsEmpty) {
   const ScriptHeader h = ParseScriptHeader("local x = 1\n");
   EXPECT_EQ(h.summary, "");

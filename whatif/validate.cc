@@ -1,9 +1,13 @@
 #include "whatif/validate.h"
 
+#include <algorithm>
+#include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "depgraph/memory_replay.h"
 #include "depgraph/step_time.h"
 
 namespace reverie::whatif {
@@ -12,6 +16,16 @@ namespace {
 report::StepProfile Measured(const depgraph::Graph& g) {
   const depgraph::TaskTimes m = depgraph::MeasuredTimes(g);
   return report::ProfileSteps(g, m.start, m.end, depgraph::MeasuredIterations(g));
+}
+
+// The largest peak allocated over the GPUs, in MiB; -1 without GPU
+// memory events (depgraph/memory_replay.h).
+double GpuPeakMiB(const depgraph::Graph& g, std::span<const int64_t> start, std::span<const int64_t> end) {
+  double peak = -1;
+  for (const depgraph::DevicePeak& d : depgraph::ReplayMemory(g, start, end)) {
+    if (d.device >= 0 && d.absolute) peak = std::max(peak, static_cast<double>(d.peak) / (1 << 20));
+  }
+  return peak;
 }
 
 bool HasMarkers(const depgraph::Graph& g) {
@@ -50,7 +64,15 @@ absl::StatusOr<report::Validation> ValidatePrediction(const LoadedTrace& before,
   for (size_t i = 0; i < ag.iteration_count(); ++i) {
     names.push_back(ag.iteration_info(static_cast<int32_t>(i)).name);
   }
-  return report::Validate(base, pred, meas, names, top_kernels);
+  report::Validation v = report::Validate(base, pred, meas, names, top_kernels);
+  // Memory, where both traces recorded it with the allocator's totals.
+  const depgraph::TaskTimes am = depgraph::MeasuredTimes(ag);
+  const double measured_mib = GpuPeakMiB(ag, am.start, am.end);
+  if (measured_mib >= 0 && GpuPeakMiB(bg, before.baseline.start_ns, before.baseline.end_ns) >= 0) {
+    v.metrics.push_back({"peak_memory_mib", GpuPeakMiB(bg, before.baseline.start_ns, before.baseline.end_ns),
+                          GpuPeakMiB(p->graph, p->sim.start_ns, p->sim.end_ns), measured_mib});
+  }
+  return v;
 }
 
 }  // namespace reverie::whatif

@@ -98,17 +98,17 @@ def fmt_pct(x):
 
 
 def table(rows):
-    out = ["| pair | change | scripts | baseline us | predicted us | measured us (noise: min-max, sd) | step error | error, gaps model | GPU busy error | kernels pred/meas | verdict |",
-           "|---|---|---|---|---|---|---|---|---|---|---|"]
+    out = ["| pair | change | scripts | baseline us | predicted us | measured us (noise: min-max, sd) | step error | error, gaps model | GPU busy error | kernels pred/meas | peak memory MiB pred/meas (error) | verdict |",
+           "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         scripts = " ".join(r["scripts"]) + ("" if not r["set"] else " `" + " ".join(r["set"]) + "`")
         ops = r["ops"]
         if "error" in ops:
-            out.append(f"| {r['id']} | {r['what']} | {scripts} | | | | fails: {ops['error']} | | | | |")
+            out.append(f"| {r['id']} | {r['what']} | {scripts} | | | | fails: {ops['error']} | | | | | |")
             continue
         if r.get("one_sided"):
             out.append(f"| {r['id']} | {r['what']} | {scripts} | {ops['baseline_us']:.1f} | {ops['predicted_us']:.1f} | "
-                       f"(not published) | | | | | predicted only |")
+                       f"(not published) | | | | | | predicted only |")
             continue
         st = ops["step"]
         mn = st["measured_noise"]
@@ -117,10 +117,14 @@ def table(rows):
         gaps_err = gaps["step"]["error_pct"] if "error" not in gaps else None
         gpu = metric(ops, "gpu_busy_us")
         k = metric(ops, "kernels")
+        mem = metric(ops, "peak_memory_mib")
+        mem_txt = (f"{mem['predicted']:.1f}/{mem['measured']:.1f} ({fmt_pct(mem['error_pct'])})"
+                   if mem else "not recorded")
         ext = " (AFTER outside shared/)" if r.get("external") else ""
         out.append(f"| {r['id']}{ext} | {r['what']} | {scripts} | {st['baseline_us']:.1f} | {st['predicted_us']:.1f} | "
                    f"{st['measured_us']:.1f} ({noise}) | {fmt_pct(st['error_pct'])} | {fmt_pct(gaps_err)} | "
-                   f"{fmt_pct(gpu['error_pct'])} | {k['predicted']:.0f}/{k['measured']:.0f} | {st['verdict']} |")
+                   f"{fmt_pct(gpu['error_pct'])} | {k['predicted']:.0f}/{k['measured']:.0f} | {mem_txt} | "
+                   f"{st['verdict']} |")
     return "\n".join(out)
 
 

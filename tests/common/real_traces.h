@@ -7,9 +7,14 @@
 #ifndef REVERIE_TESTS_COMMON_REAL_TRACES_H_
 #define REVERIE_TESTS_COMMON_REAL_TRACES_H_
 
+#include <algorithm>
+#include <cctype>
+#include <cstddef>
 #include <cstdlib>
 #include <filesystem>
 #include <string>
+#include <system_error>
+#include <vector>
 
 namespace reverie::testing {
 
@@ -27,6 +32,33 @@ inline std::string TracesDir() {
 inline std::string TracePath(const std::string& relative) {
   const std::filesystem::path p = std::filesystem::path(TracesDir()) / relative;
   return std::filesystem::exists(p) ? p.string() : std::string();
+}
+
+// Every Kineto trace under the shared folder (execution traces excluded),
+// relative to it; one empty entry when there are none, so a suite
+// parameterized on it skips with a message instead of vanishing.
+inline std::vector<std::string> AllKinetoTraces() {
+  std::vector<std::string> out;
+  const std::filesystem::path root(TracesDir());
+  std::error_code ec;
+  for (auto it = std::filesystem::recursive_directory_iterator(root, ec);
+       !ec && it != std::filesystem::recursive_directory_iterator(); it.increment(ec)) {
+    if (!it->is_regular_file()) continue;
+    const std::string name = it->path().filename().string();
+    const bool json = name.ends_with(".json") || name.ends_with(".json.gz");
+    if (!json || name.find("_et.") != std::string::npos) continue;
+    out.push_back(std::filesystem::relative(it->path(), root).string());
+  }
+  std::sort(out.begin(), out.end());
+  if (out.empty()) out.push_back("");
+  return out;
+}
+
+// A gtest-safe name for a parameter that is a trace's relative path.
+inline std::string TraceTestName(size_t index, const std::string& relative) {
+  std::string n = std::to_string(index);
+  for (char c : relative) n += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+  return n.substr(0, 120);
 }
 
 }  // namespace reverie::testing

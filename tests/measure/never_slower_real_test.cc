@@ -34,26 +34,6 @@ using depgraph::SimResult;
 using depgraph::TaskId;
 using depgraph::TaskKind;
 
-// Every Kineto trace under the shared folder (execution traces excluded),
-// relative to it; one empty entry when there are none, so the suite skips
-// with a message instead of vanishing.
-std::vector<std::string> AllTraces() {
-  std::vector<std::string> out;
-  const std::filesystem::path root(testing::TracesDir());
-  std::error_code ec;
-  for (auto it = std::filesystem::recursive_directory_iterator(root, ec);
-       !ec && it != std::filesystem::recursive_directory_iterator(); it.increment(ec)) {
-    if (!it->is_regular_file()) continue;
-    const std::string name = it->path().filename().string();
-    const bool json = name.ends_with(".json") || name.ends_with(".json.gz");
-    if (!json || name.find("_et.") != std::string::npos) continue;
-    out.push_back(std::filesystem::relative(it->path(), root).string());
-  }
-  std::sort(out.begin(), out.end());
-  if (out.empty()) out.push_back("");
-  return out;
-}
-
 // What a trial changed: durations and gaps only shrink, tasks only go.
 struct Trial {
   double p_kernel, p_copy, p_cpu, p_gap, p_remove;
@@ -138,13 +118,9 @@ TEST_P(NeverSlowerTest, LessWorkNeverReportsALongerStep) {
               base_step / 1e3, p->sim.mean_iteration_ns() / 1e3);
 }
 
-INSTANTIATE_TEST_SUITE_P(Shared, NeverSlowerTest, ::testing::ValuesIn(AllTraces()),
+INSTANTIATE_TEST_SUITE_P(Shared, NeverSlowerTest, ::testing::ValuesIn(testing::AllKinetoTraces()),
                          [](const ::testing::TestParamInfo<std::string>& info) {
-                           std::string n = std::to_string(info.index);
-                           for (char c : info.param) {
-                             n += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
-                           }
-                           return n.substr(0, 120);
+                           return testing::TraceTestName(info.index, info.param);
                          });
 
 }  // namespace

@@ -1,0 +1,99 @@
+// File: transforms/memory_scale.cc
+#include "transforms/memory_scale.h"
+
+#include <algorithm>
+#include <cmath>
+#include <span>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "hardware/math_type.h"
+#include "transforms/structure.h"
+
+namespace reverie::transforms {
+namespace {
+
+using depgraph::Graph;
+using depgraph::OpId;
+using depgraph::Phase;
+using depgraph::TaskId;
+using depgraph::TaskKind;
+
+int64_t RoundToBlock(double bytes) {
+  const double blocks = std::ceil(std::max(bytes, 1.0) / static_cast<double>(kAllocatorBlock));
+  return static_cast<int64_t>(std::min(blocks, 1e15)) * kAllocatorBlock;
+}
+
+// Block size -> the largest raw tensor size that rounds to it, over the
+// inputs of the ops that launched forward and backward kernels that are
+// not parameters; and the block sizes of the parameters.
+struct Sizes {
+  absl::flat_hash_map<int64_t, int64_t> batch;
+  absl::flat_hash_set<int64_t> parameter;
+};
+
+Sizes CollectSizes(const Graph& g, const CostModel& m) {
+  Sizes out;
+  absl::flat_hash_set<uint32_t> seen;
+  for (uint32_t i = 0; i < g.task_count(); ++i) {
+    const TaskId t(i);
+    if (g.removed(t) || g.kind(t) != TaskKind::kKernel) continue;
+    if (g.phase(t) != Phase::kForward && g.phase(t) != Phase::kBackward) continue;
+    const TaskId call = LauncherOf(g, t);
+    if (!call.valid()) continue;
+    for (OpId o = g.op_of(call); o.valid() && seen.insert(o.value()).second; o = g.op(o).parent) {
+      const hardware::OpArgs* in = g.op_inputs(o);
+      if (in == nullptr) continue;
+      const std::string_view name = g.op_name(o);
+      for (size_t a = 0; a < in->size(); ++a) {
+        const int32_t element = hardware::ElementBytes((*in)[a].type);
+        if (element == 0) continue;
+        for (const std::vector<int64_t>& shape : (*in)[a].shapes) {
+          if (shape.empty()) continue;
+          double n = element;
+          for (int64_t d : shape) n *= static_cast<double>(std::max<int64_t>(d, 0));
+          if (n <= 0 || n > 1e15) continue;
+          const int64_t block = RoundToBlock(n);
+          if (m.IsParameter(name, a, shape)) {
+            out.parameter.insert(block);
+          } else {
+            int64_t& raw = out.batch[block];
+            raw = std::max(raw, static_cast<int64_t>(n));
+          }
+        }
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+MemoryScaleStats ScaleBatchMemory(Graph& g, const CostModel& m, double factor) {
+  MemoryScaleStats st;
+  if (!(factor > 0) || g.memory_events().empty()) return st;
+  const Sizes sizes = CollectSizes(g, m);
+  st.batch_sizes = static_cast<int64_t>(sizes.batch.size());
+  std::vector<std::pair<uint32_t, int64_t>> resize;
+  const std::span<const depgraph::MemoryEvent> all = g.memory_events();
+  for (uint32_t i = 0; i < all.size(); ++i) {
+    const depgraph::MemoryEvent& e = all[i];
+    if (e.device < 0 || e.bytes <= 0) continue;
+    auto it = e.phase == Phase::kUpdate ? sizes.batch.end() : sizes.batch.find(e.bytes);
+    if (it == sizes.batch.end()) {
+      ++st.kept;
+      continue;
+    }
+    const int64_t to = RoundToBlock(static_cast<double>(it->second) * factor);
+    resize.push_back({i, to});
+    ++st.scaled;
+    st.bytes_before += e.bytes;
+    st.bytes_after += to;
+  }
+  g.ResizeAllocations(resize);
+  return st;
+}
+
+}  // namespace reverie::transforms

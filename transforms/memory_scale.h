@@ -1,0 +1,47 @@
+// File: transforms/memory_scale.h
+//
+// What a batch change does to device memory: the allocations of tensors
+// that carry the batch grow with it, those of parameters, their gradients
+// and optimizer state, library workspaces and scalars do not.
+//
+// The trace records an allocation's size, not its tensor. A size is a
+// batch tensor's when it is the size (rounded up to the caching
+// allocator's 512-byte blocks) of a tensor some forward or backward op
+// recorded as an input (`record_shapes`) that is not a parameter
+// (CostModel::IsParameter): activations are the next op's inputs. Such an
+// allocation on a GPU outside the optimizer step becomes that tensor's
+// bytes x factor, rounded to a block; every other allocation keeps its size
+// (a parameter-sized weight gradient, cuBLAS's workspace, a loss scalar).
+// A size that is both an activation's and a parameter's counts as an
+// activation: the prediction then errs towards more memory, the side a
+// "will it fit?" answer can afford. Ignored: allocations the allocator
+// served from a larger cached block (their recorded size is the block's),
+// and tensors whose sizes no op recorded (the trace has no shapes: nothing
+// is scaled, and the stats say so).
+#ifndef REVERIE_TRANSFORMS_MEMORY_SCALE_H_
+#define REVERIE_TRANSFORMS_MEMORY_SCALE_H_
+
+#include <cstdint>
+
+#include "depgraph/graph.h"
+#include "transforms/cost_model.h"
+
+namespace reverie::transforms {
+
+// The caching allocator's block: sizes round up to a multiple of it.
+inline constexpr int64_t kAllocatorBlock = 512;
+
+struct MemoryScaleStats {
+  int64_t scaled = 0;         // allocations resized
+  int64_t kept = 0;           // GPU allocations left as they were
+  int64_t batch_sizes = 0;    // distinct batch-tensor sizes the ops recorded
+  int64_t bytes_before = 0;   // of the resized allocations
+  int64_t bytes_after = 0;
+};
+
+// Scales the batch tensors' allocations of `g` by `factor` (> 0).
+MemoryScaleStats ScaleBatchMemory(depgraph::Graph& g, const CostModel& m, double factor);
+
+}  // namespace reverie::transforms
+
+#endif  // REVERIE_TRANSFORMS_MEMORY_SCALE_H_

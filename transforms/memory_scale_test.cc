@@ -1,0 +1,105 @@
+// transforms/memory_scale.h on a hand-built graph: which allocations carry
+// the batch (the size of a recorded non-parameter input) and what they
+// become.
+#include "transforms/memory_scale.h"
+
+#include <vector>
+
+#include "gtest/gtest.h"
+
+namespace reverie::transforms {
+namespace {
+
+using depgraph::EdgeKind;
+using depgraph::Graph;
+using depgraph::MemoryEvent;
+using depgraph::OpId;
+using depgraph::Phase;
+using depgraph::TaskId;
+using depgraph::TaskKind;
+using depgraph::TaskSpec;
+
+hardware::OpArg Tensor(std::vector<int64_t> dims) { return {"float", {std::move(dims)}, "", false}; }
+
+// An addmm (bias [256], input [16, 2056], weight [2056, 256]) launching one
+// forward kernel; on GPU 0 the allocations of an input-sized tensor
+// (131,584 B) in the forward and in the optimizer step, a weight-sized
+// gradient (2,105,344 B), cuBLAS's 1 MiB workspace, and the input's free.
+Graph Build() {
+  Graph g;
+  const auto cpu = g.AddResource({depgraph::ResourceKind::kCpuThread, 1, 1, -1, "thread 1", true});
+  const auto gpu = g.AddResource({depgraph::ResourceKind::kGpuStream, 1, 7, 0, "stream 7", true});
+  const OpId op = g.AddOp("aten::addmm", OpId(), 1000);
+  g.set_op_inputs(op, {Tensor({256}), Tensor({16, 2056}), Tensor({2056, 256})});
+  TaskSpec call;
+  call.kind = TaskKind::kCpuApi;
+  call.name = "cudaLaunchKernel";
+  call.resource = cpu;
+  call.duration_ns = 4000;
+  call.phase = Phase::kForward;
+  const TaskId c = g.AppendTask(call);
+  g.set_op(c, op);
+  TaskSpec k;
+  k.kind = TaskKind::kKernel;
+  k.name = "ampere_sgemm_32x32_sliced1x4_tn";
+  k.resource = gpu;
+  k.duration_ns = 9000;
+  k.phase = Phase::kForward;
+  g.AddEdge(c, g.AppendTask(k), EdgeKind::kLaunch);
+  auto add = [&](int64_t bytes, Phase phase, uint32_t of = 0) {
+    MemoryEvent m;
+    m.measured_ns = static_cast<int64_t>(g.memory_events().size());
+    m.bytes = bytes;
+    m.device = 0;
+    m.phase = phase;
+    m.alloc = of;
+    g.AddMemoryEvent(m);
+  };
+  add(131584, Phase::kForward);
+  add(2105344, Phase::kBackward);
+  add(1 << 20, Phase::kForward);
+  add(131584, Phase::kUpdate);
+  add(-131584, Phase::kBackward, 1);
+  return g;
+}
+
+CostModel Model() {
+  CostModel m;
+  m.parameter_shapes = {{256}, {256, 2056}, {2056, 256}};
+  return m;
+}
+
+TEST(MemoryScaleTest, TheBatchTensorsGrowAndTheRestKeepTheirSize) {
+  Graph g = Build();
+  const MemoryScaleStats st = ScaleBatchMemory(g, Model(), 128.5);
+  EXPECT_EQ(st.scaled, 1);
+  EXPECT_EQ(st.kept, 3) << "the weight gradient, the workspace, the optimizer's tensor";
+  EXPECT_EQ(st.batch_sizes, 1);
+  // 16 x 2056 x 4 x 128.5 = 16,908,544 B, rounded up to 512-byte blocks:
+  // 16,908,800 B, what the batch-2056 trace records for that tensor.
+  EXPECT_EQ(g.memory_events()[0].bytes, 16908800);
+  EXPECT_EQ(g.memory_events()[4].bytes, -16908800) << "its free follows";
+  EXPECT_EQ(g.memory_events()[1].bytes, 2105344);
+  EXPECT_EQ(g.memory_events()[2].bytes, 1 << 20);
+  EXPECT_EQ(g.memory_events()[3].bytes, 131584);
+  EXPECT_EQ(st.bytes_after, 16908800);
+}
+
+TEST(MemoryScaleTest, SizesRoundUpToTheAllocatorsBlock) {
+  Graph g = Build();
+  ScaleBatchMemory(g, Model(), 1.0 / 3);
+  // 131,584 / 3 = 43,861.3 B: 86 blocks of 512.
+  EXPECT_EQ(g.memory_events()[0].bytes, 86 * kAllocatorBlock);
+}
+
+TEST(MemoryScaleTest, WithoutShapesNothingIsScaled) {
+  Graph g = Build();
+  g.set_op_inputs(OpId(0), {});
+  const MemoryScaleStats st = ScaleBatchMemory(g, Model(), 2);
+  EXPECT_EQ(st.scaled, 0);
+  EXPECT_EQ(st.batch_sizes, 0);
+  EXPECT_EQ(g.memory_events()[0].bytes, 131584);
+}
+
+}  // namespace
+}  // namespace reverie::transforms

@@ -1,0 +1,88 @@
+// File: whatif/memory_fit.cc
+#include "whatif/memory_fit.h"
+
+#include <cmath>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/str_format.h"
+#include "depgraph/memory_replay.h"
+#include "transforms/cost_model.h"
+#include "whatif/memory_view.h"
+
+namespace reverie::whatif {
+namespace {
+
+// The GPU's capacity: the trace's own, else the table's row for it.
+void Capacity(const depgraph::Graph& g, const std::vector<depgraph::DeviceInfo>& devices, MemoryFit& f) {
+  for (const depgraph::DeviceInfo& d : devices) {
+    if (d.id != f.device) continue;
+    f.gpu = d.name;
+    if (d.total_memory_bytes > 0) {
+      f.capacity = d.total_memory_bytes;
+      f.capacity_from = "deviceProperties";
+      return;
+    }
+  }
+  const absl::StatusOr<transforms::TraceGpu> gpu = transforms::ResolveTraceGpu(g, devices);
+  if (gpu.ok() && gpu->device == f.device && gpu->spec.memory_gb > 0) {
+    f.capacity = static_cast<int64_t>(std::llround(gpu->spec.memory_gb * 1e9));
+    f.capacity_from = "GPU table";
+    if (f.gpu.empty()) f.gpu = gpu->device_name;
+  }
+}
+
+}  // namespace
+
+std::vector<MemoryFit> FitMemory(const depgraph::Graph& base_graph, const depgraph::SimResult& base,
+                                 const depgraph::Graph& pred_graph, const depgraph::SimResult& pred,
+                                 const std::vector<depgraph::DeviceInfo>& devices) {
+  std::vector<MemoryFit> out;
+  if (base_graph.memory_events().empty()) return out;
+  const std::vector<depgraph::DevicePeak> b = depgraph::ReplayMemory(base_graph, base.start_ns, base.end_ns);
+  const std::vector<depgraph::DevicePeak> p = depgraph::ReplayMemory(pred_graph, pred.start_ns, pred.end_ns);
+  for (const depgraph::DevicePeak& bp : b) {
+    if (bp.device < 0) continue;  // the host's memory is not the GPU's limit
+    MemoryFit f;
+    f.device = bp.device;
+    f.absolute = bp.absolute;
+    f.base_peak = bp.peak;
+    f.pred_peak = bp.peak;
+    for (const depgraph::DevicePeak& pp : p) {
+      if (pp.device == bp.device) f.pred_peak = pp.peak;
+    }
+    Capacity(base_graph, devices, f);
+    out.push_back(std::move(f));
+  }
+  return out;
+}
+
+std::string MemoryFitLine(const MemoryFit& f) {
+  std::string line = absl::StrFormat("peak memory %s on GPU %d (baseline %s)%s", MemorySize(f.pred_peak), f.device,
+                                     MemorySize(f.base_peak), f.absolute ? "" : " above the trace's first event");
+  if (!f.absolute) return line + "; whether it fits is unknown (the trace records no allocator totals)";
+  if (f.capacity <= 0) return line + "; the GPU's memory is unknown";
+  return line + absl::StrFormat("%s on %s (%.1f GiB, %s)", f.fits() ? ": fits" : ": warning: does not fit",
+                                f.gpu.empty() ? "the GPU" : f.gpu,
+                                static_cast<double>(f.capacity) / (1 << 30), f.capacity_from);
+}
+
+void WriteMemoryFitJson(JsonWriter& w, const std::vector<MemoryFit>& fits) {
+  w.BeginArray();
+  for (const MemoryFit& f : fits) {
+    w.BeginObject();
+    w.Field("device", static_cast<int64_t>(f.device));
+    w.Field("absolute", f.absolute);
+    w.Field("baseline_peak_bytes", f.base_peak);
+    w.Field("predicted_peak_bytes", f.pred_peak);
+    if (f.capacity > 0) {
+      w.Field("capacity_bytes", f.capacity);
+      w.Field("capacity_from", f.capacity_from);
+      if (f.absolute) w.Field("fits", f.fits());
+    }
+    w.Field("gpu", f.gpu);
+    w.EndObject();
+  }
+  w.EndArray();
+}
+
+}  // namespace reverie::whatif

@@ -1,0 +1,51 @@
+// File: whatif/memory_fit.h
+//
+// A prediction's memory: the peak its simulated run allocates on each GPU
+// against the baseline's (the trace's allocations and frees replayed in
+// simulated order, as scripts resized them: depgraph/memory_replay.h), and
+// whether it fits the GPU. The capacity is the trace's own
+// (deviceProperties' totalGlobalMem) where recorded, else the GPU table's
+// (the vendor's figure); the answer warns, it never refuses: the
+// allocator's reserve and fragmentation (a run needs more than it
+// allocates), CUDA's context and libraries' handles are not in the peak.
+#ifndef REVERIE_WHATIF_MEMORY_FIT_H_
+#define REVERIE_WHATIF_MEMORY_FIT_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "base/json_writer.h"
+#include "depgraph/graph.h"
+#include "depgraph/model_info.h"
+#include "depgraph/simulator.h"
+
+namespace reverie::whatif {
+
+struct MemoryFit {
+  int32_t device = 0;
+  bool absolute = true;        // levels include what was allocated before the trace
+  int64_t base_peak = 0;       // bytes
+  int64_t pred_peak = 0;
+  int64_t capacity = 0;        // bytes; 0 = unknown
+  std::string gpu;             // the GPU's name
+  std::string capacity_from;   // "deviceProperties" or "GPU table"
+  // Meaningful only with absolute levels and a known capacity.
+  bool fits() const { return capacity <= 0 || pred_peak <= capacity; }
+};
+
+// Per GPU with memory events; empty when the trace recorded none.
+std::vector<MemoryFit> FitMemory(const depgraph::Graph& base_graph, const depgraph::SimResult& base,
+                                 const depgraph::Graph& pred_graph, const depgraph::SimResult& pred,
+                                 const std::vector<depgraph::DeviceInfo>& devices);
+
+// "peak memory 47.1 MiB on GPU 0 (baseline 27.1 MiB): fits on NVIDIA
+// GeForce RTX 3080 (10.0 GiB, deviceProperties)", or "... does not fit ...".
+std::string MemoryFitLine(const MemoryFit& f);
+
+// The "memory" array of predict --json (the caller writes the key).
+void WriteMemoryFitJson(JsonWriter& w, const std::vector<MemoryFit>& fits);
+
+}  // namespace reverie::whatif
+
+#endif  // REVERIE_WHATIF_MEMORY_FIT_H_
