@@ -1,5 +1,5 @@
 // `reverie sweep TRACE --script F [--script F ...] --set k=v1,v2,... [--set ...]
-//  [--json] [--svg OUT.svg] [--lua-budget N] [--lua-memory-mb N] [--no-sandbox]`:
+//  [--json] [--svg OUT.svg] [--threads N] [--lua-budget N] [--lua-memory-mb N] [--no-sandbox]`:
 // predicts the iteration time at every point of the cartesian grid of the
 // --set values (scripts applied in order at each point), prints a table (or
 // JSON) of predicted time and speedup, and optionally writes a line chart:
@@ -35,6 +35,7 @@ struct Options {
   ScriptArgs script_args;  // its settings stay empty: each grid point sets its own
   std::vector<report::SweepParam> params;
   bool json = false;
+  int threads = 0;  // 0: every core
 };
 
 absl::Status RunSweep(const Options& o) {
@@ -55,7 +56,7 @@ absl::Status RunSweep(const Options& o) {
 
   report::Progress progress("sweep", static_cast<int>(report::SweepGrid(params).size()));
   absl::StatusOr<report::SweepResult> swept = whatif::Sweep(
-      **base, script_args, params, [&progress](int done, int) { progress.Update(done); });
+      **base, script_args, params, [&progress](int done, int) { progress.Update(done); }, o.threads);
   if (!swept.ok()) return swept.status();
   const report::SweepResult& result = *swept;
   int failed = 0;
@@ -100,6 +101,8 @@ RunFn SetupSweep(CLI::App& app) {
   AddGridFlag(app, &o->params);
   AddLuaLimitFlags(app, &o->script_args);
   app.add_flag("--json", o->json, "machine-readable output");
+  AddInt(app, "--threads", &o->threads, 1, 1024,
+         "grid points predicted at once (default: every core; the answer is the same)");
   AddPath(app, "--svg", &o->svg_path, "write a line chart of the sweep", "OUT.svg");
   return [o] { return RunSweep(*o); };
 }

@@ -162,6 +162,7 @@ TaskId Graph::NewTask(const TaskSpec& spec, ResourceId resource) {
   col_.op.push_back(spec.op);
   col_.prev.push_back(TaskId::Invalid());
   col_.next.push_back(TaskId::Invalid());
+  col_.launch_in.push_back(EdgeId::Invalid());
   ++live_tasks_;
   Touch();
   return id;
@@ -254,11 +255,13 @@ void Graph::RemoveTasks(const std::vector<TaskId>& tasks) {
     any = true;
   }
   if (!any) return;
-  for (Edge& e : edges_) {
+  for (uint32_t i = 0; i < edges_.size(); ++i) {
+    Edge& e = edges_[i];
     if (e.removed) continue;
     if ((col_.flags[e.src.value()] & kFlagRemoved) || (col_.flags[e.dst.value()] & kFlagRemoved)) {
       e.removed = true;
       --live_edges_;
+      if (col_.launch_in[e.dst.value()] == EdgeId(i)) col_.launch_in[e.dst.value()] = EdgeId::Invalid();
     }
   }
   Touch();
@@ -271,7 +274,9 @@ EdgeId Graph::AddEdge(TaskId src, TaskId dst, EdgeKind kind, int32_t delay_ns) {
   edges_.push_back({src, dst, delay_ns, kind, false, false});
   ++live_edges_;
   Touch();
-  return EdgeId(static_cast<uint32_t>(edges_.size() - 1));
+  const EdgeId id(static_cast<uint32_t>(edges_.size() - 1));
+  if (kind == EdgeKind::kLaunch && !col_.launch_in[dst.value()].valid()) col_.launch_in[dst.value()] = id;
+  return id;
 }
 
 void Graph::RemoveEdge(EdgeId e) {
@@ -280,6 +285,7 @@ void Graph::RemoveEdge(EdgeId e) {
   if (edge.removed) return;
   edge.removed = true;
   --live_edges_;
+  if (col_.launch_in[edge.dst.value()] == e) col_.launch_in[edge.dst.value()] = EdgeId::Invalid();
   Touch();
 }
 
@@ -326,6 +332,13 @@ absl::Status Graph::Validate() const {
     }
     if (e.src == e.dst) {
       return absl::FailedPreconditionError(absl::StrCat("task ", e.src.value(), " depends on itself"));
+    }
+  }
+  for (uint32_t t = 0; t < n; ++t) {
+    const EdgeId l = col_.launch_in[t];
+    if (l.valid() && (l.value() >= edges_.size() || edges_[l.value()].removed ||
+                      edges_[l.value()].kind != EdgeKind::kLaunch || edges_[l.value()].dst.value() != t)) {
+      return absl::FailedPreconditionError(absl::StrCat("task ", t, "'s launch edge is not a live launch into it"));
     }
   }
   // Kahn's algorithm over edges plus ordered-resource order.

@@ -268,11 +268,13 @@ struct TaskColumns {
   std::vector<OpId> op;
   std::vector<TaskId> prev;
   std::vector<TaskId> next;
+  std::vector<EdgeId> launch_in;  // the live kLaunch edge into the task, if any
 
   template <typename F>
   void ForEach(F&& f) {
     f(kind), f(phase), f(flags), f(name), f(resource), f(layer), f(iteration), f(priority);
     f(duration), f(gap), f(measured_start), f(bytes), f(geometry), f(op), f(prev), f(next);
+    f(launch_in);
   }
   template <typename F>
   void ForEach(F&& f) const {
@@ -393,6 +395,10 @@ class Graph {
   ResourceId resource_of(TaskId t) const { return col_.resource[t.value()]; }
   int64_t duration_ns(TaskId t) const { return col_.duration[t.value()]; }
   int64_t gap_ns(TaskId t) const { return col_.gap[t.value()]; }
+  // The live launch edge into a GPU task (invalid when none), kept as edges
+  // come and go: what launched a task is asked after every insert, and
+  // rebuilding the adjacency for it made thousands of inserts quadratic.
+  EdgeId launch_edge_in(TaskId t) const { return col_.launch_in[t.value()]; }
   LayerId layer_of(TaskId t) const { return col_.layer[t.value()]; }
   Phase phase(TaskId t) const { return col_.phase[t.value()]; }
   int32_t iteration_of(TaskId t) const { return col_.iteration[t.value()]; }

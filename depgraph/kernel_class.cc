@@ -326,12 +326,16 @@ KernelClass TaskClass(const Graph& g, TaskId t) {
     case TaskKind::kKernel: break;
     default: return KernelClass::kOther;
   }
+  const KernelClass c = NameClass(g, t);
+  return g.in_optimizer_step(t) && IsGenericPointwiseClass(c) ? KernelClass::kOptimizer : c;
+}
+
+KernelClass NameClass(const Graph& g, TaskId t) {
   std::vector<int8_t>& cache = g.name_class_cache();
   const uint32_t id = g.name_id(t);
   if (cache.size() < g.name_count()) cache.resize(g.name_count(), -1);
   if (cache[id] < 0) cache[id] = static_cast<int8_t>(ClassifyKernelName(g.name(t)));
-  const auto c = static_cast<KernelClass>(cache[id]);
-  return g.in_optimizer_step(t) && IsGenericPointwiseClass(c) ? KernelClass::kOptimizer : c;
+  return static_cast<KernelClass>(cache[id]);
 }
 
 bool IsCommunicationTask(const Graph& g, TaskId t) {

@@ -71,6 +71,11 @@ bool IsGenericPointwiseClass(KernelClass c);
 // step (Graph::in_optimizer_step).
 KernelClass TaskClass(const Graph& graph, TaskId t);
 
+// ClassifyKernelName(graph.name(t)), cached per interned name in the graph
+// (a graph shared between threads has its cache filled first: the
+// pipeline's LoadAndSimulate does).
+KernelClass NameClass(const Graph& graph, TaskId t);
+
 // Parses a class name ("gemm", ...); false when it is not one.
 bool ParseKernelClass(std::string_view name, KernelClass* out);
 

@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cstdint>
 #include <limits>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "absl/container/btree_map.h"
@@ -16,7 +18,7 @@ constexpr int64_t kBeforeEverything = std::numeric_limits<int64_t>::min();
 
 // Which events stand: not anchored on a removed task, nor paired (by the
 // free's allocation) with one that is.
-std::vector<bool> Standing(const Graph& g) {
+std::vector<bool> StandingEvents(const Graph& g) {
   const std::span<const MemoryEvent> all = g.memory_events();
   std::vector<bool> keep(all.size(), true);
   for (size_t i = 0; i < all.size(); ++i) {
@@ -34,24 +36,26 @@ std::vector<bool> Standing(const Graph& g) {
   return keep;
 }
 
-}  // namespace
+struct PlacedEvent {
+  int64_t ns;
+  uint32_t index;
+};
 
-std::vector<DevicePeak> ReplayMemory(const Graph& g, std::span<const int64_t> start,
-                                     std::span<const int64_t> end) {
-  const std::span<const MemoryEvent> all = g.memory_events();
-  const std::vector<bool> keep = Standing(g);
-  struct Placed {
-    int64_t ns;
-    uint32_t index;
-  };
-  absl::btree_map<int32_t, std::vector<Placed>> by_device;  // -1 (host) first: moved last below
+struct ReplayPlacement {
+  absl::btree_map<int32_t, std::vector<PlacedEvent>> by_device;  // each in replay order
   absl::btree_map<int32_t, int64_t> left_out;
+};
+
+ReplayPlacement PlaceEvents(const Graph& g, std::span<const int64_t> start, std::span<const int64_t> end) {
+  const std::span<const MemoryEvent> all = g.memory_events();
+  const std::vector<bool> keep = StandingEvents(g);
+  ReplayPlacement out;
   for (uint32_t i = 0; i < all.size(); ++i) {
     const MemoryEvent& m = all[i];
-    if (!by_device.contains(m.device) && by_device.size() >= kMaxMemoryDevices) continue;
+    if (!out.by_device.contains(m.device) && out.by_device.size() >= kMaxMemoryDevices) continue;
     if (!keep[i]) {
-      ++left_out[m.device];
-      by_device[m.device];
+      ++out.left_out[m.device];
+      out.by_device[m.device];
       continue;
     }
     int64_t ns = kBeforeEverything;
@@ -60,31 +64,46 @@ std::vector<DevicePeak> ReplayMemory(const Graph& g, std::span<const int64_t> st
       const int64_t room = std::max<int64_t>(0, end[a.value()] - start[a.value()]) + g.gap_ns(a);
       ns = start[a.value()] + std::min(m.cpu_offset_ns, room);
     }
-    by_device[m.device].push_back({ns, i});
+    out.by_device[m.device].push_back({ns, i});
   }
+  for (auto& [device, placed] : out.by_device) {
+    std::stable_sort(placed.begin(), placed.end(), [](const PlacedEvent& x, const PlacedEvent& y) { return x.ns < y.ns; });
+  }
+  return out;
+}
+
+// The level before the device's first event in the trace (its totals are
+// the allocator's own; the simulated order does not change it), and
+// whether the device's levels are absolute.
+std::pair<int64_t, bool> ReplayStartLevel(const Graph& g, int32_t device) {
+  int64_t level = 0;
+  bool absolute = true, first = true;
+  for (const MemoryEvent& m : g.memory_events()) {
+    if (m.device != device) continue;
+    absolute &= m.total_allocated >= 0;
+    if (first && m.total_allocated >= 0) level = std::max<int64_t>(0, m.total_allocated - m.recorded_bytes);
+    first = false;
+  }
+  return {absolute ? level : 0, absolute};
+}
+
+}  // namespace
+
+std::vector<DevicePeak> ReplayMemory(const Graph& g, std::span<const int64_t> start,
+                                     std::span<const int64_t> end) {
+  const std::span<const MemoryEvent> all = g.memory_events();
+  ReplayPlacement placement = PlaceEvents(g, start, end);
   std::vector<DevicePeak> out;
-  for (auto& [device, placed] : by_device) {
-    std::stable_sort(placed.begin(), placed.end(), [](const Placed& x, const Placed& y) { return x.ns < y.ns; });
+  for (auto& [device, placed] : placement.by_device) {
     DevicePeak p;
     p.device = device;
-    p.left_out = left_out[device];
+    p.left_out = placement.left_out[device];
     p.events = static_cast<int64_t>(placed.size());
-    // The level before the device's first event in the trace (its totals
-    // are the allocator's own; the simulated order does not change it).
-    bool first = true;
-    for (uint32_t i = 0; i < all.size(); ++i) {
-      if (all[i].device != device) continue;
-      p.absolute &= all[i].total_allocated >= 0;
-      if (first && all[i].total_allocated >= 0) {
-        p.start_level = std::max<int64_t>(0, all[i].total_allocated - all[i].recorded_bytes);
-      }
-      first = false;
-    }
-    if (!p.absolute) p.start_level = 0;
+    std::tie(p.start_level, p.absolute) = ReplayStartLevel(g, device);
     int64_t level = p.start_level;
     p.peak = level;
     p.peak_ns = placed.empty() ? 0 : placed.front().ns;
-    for (const Placed& e : placed) {
+    for (const PlacedEvent& e : placed) {
       level += all[e.index].bytes;
       if (level > p.peak) {
         p.peak = level;
@@ -97,6 +116,25 @@ std::vector<DevicePeak> ReplayMemory(const Graph& g, std::span<const int64_t> st
   std::stable_sort(out.begin(), out.end(), [](const DevicePeak& x, const DevicePeak& y) {
     return (x.device < 0) != (y.device < 0) ? y.device < 0 : x.device < y.device;
   });
+  return out;
+}
+
+std::vector<MemoryPoint> ReplayTimeline(const Graph& g, std::span<const int64_t> start,
+                                        std::span<const int64_t> end, int32_t device) {
+  const std::span<const MemoryEvent> all = g.memory_events();
+  ReplayPlacement placement = PlaceEvents(g, start, end);
+  std::vector<MemoryPoint> out;
+  auto it = placement.by_device.find(device);
+  if (it == placement.by_device.end()) return out;
+  int64_t level = ReplayStartLevel(g, device).first;
+  for (const PlacedEvent& e : it->second) {
+    if (e.ns == kBeforeEverything) {  // unplaced: counts from the start
+      level += all[e.index].bytes;
+      continue;
+    }
+    level += all[e.index].bytes;
+    out.push_back({e.ns, level, -1});
+  }
   return out;
 }
 

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "depgraph/graph.h"
+#include "depgraph/memory.h"
 
 namespace reverie::depgraph {
 
@@ -41,6 +42,12 @@ struct DevicePeak {
 // per-task simulated `start`/`end` (SimResult's, indexed by TaskId value).
 std::vector<DevicePeak> ReplayMemory(const Graph& g, std::span<const int64_t> start,
                                      std::span<const int64_t> end);
+
+// The allocated level of `device` after each replayed event, in replay
+// order, on the simulated clock (an event whose anchor has no time counts
+// in the levels but has no point); empty when the device has no events.
+std::vector<MemoryPoint> ReplayTimeline(const Graph& g, std::span<const int64_t> start,
+                                        std::span<const int64_t> end, int32_t device);
 
 }  // namespace reverie::depgraph
 

@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "depgraph/step_time.h"
+#include "report/memory_chart.h"
 #include "report/svg.h"
 
 namespace reverie::report {
@@ -52,6 +53,13 @@ ReportData AssembleReport(const AssembleInput& in) {
       }
     }
     d.scripts.push_back(std::move(s));
+  }
+  if (in.baseline != nullptr && in.baseline_sim != nullptr) {
+    std::vector<MemoryRun> runs = {{"baseline (simulated)", in.baseline, in.baseline_sim}};
+    for (const PredictedRun& r : in.runs) {
+      if (r.error.empty() && r.graph != nullptr && r.sim != nullptr) runs.push_back({r.name, r.graph, r.sim});
+    }
+    d.memory = RenderMemorySection(runs);
   }
   if (in.trace != nullptr) {
     // Counters of data reverie chose not to use (kInfo) are not anomalies;

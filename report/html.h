@@ -23,6 +23,7 @@
 #include "depgraph/step_time.h"
 
 #include "report/compare.h"
+#include "report/memory_chart.h"
 #include "report/summary.h"
 
 namespace reverie::report {
@@ -74,6 +75,7 @@ struct ReportData {
   AdviceSection advice;
   // RenderTimelineViewJson's document; empty: no timeline section.
   std::string timeline_json;
+  MemorySection memory;  // empty svg: the trace recorded no GPU memory
   int top_n = 15;
 };
 

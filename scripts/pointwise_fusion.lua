@@ -44,6 +44,7 @@ local function pointwise(t)
 end
 
 local runs, fused_kernels, saved_ns, framework_ns = 0, 0, 0, 0
+local pending, doomed_framework = {}, {}  -- removed once, after every run is fused
 for _, step in ipairs(C.steps(graph)) do
   for phase in pairs(phases) do
     local list = step[phase] or {}
@@ -63,11 +64,14 @@ for _, step in ipairs(C.steps(graph)) do
               if t.kind == "cpu_work" and t.op == nil then doomed[#doomed + 1] = t end
               t = t:next()
             end
-            for _, d in ipairs(doomed) do framework_ns = framework_ns + d.duration_ns end
-            if #doomed > 0 then graph:remove(graph:from_tasks(doomed)) end
+            for _, d in ipairs(doomed) do
+              framework_ns = framework_ns + d.duration_ns
+              doomed_framework[#doomed_framework + 1] = d
+            end
           end
         end
-        local f = F.fuse(graph, cur, {name = string.format("triton_poi_fused_%d (%s)", #cur, phase)})
+        local f = F.fuse(graph, cur, {name = string.format("triton_poi_fused_%d (%s)", #cur, phase),
+                                      pending = pending})
         saved_ns = saved_ns + before - f.duration_ns
         runs = runs + 1
         fused_kernels = fused_kernels + #cur
@@ -85,6 +89,9 @@ for _, step in ipairs(C.steps(graph)) do
     flush()
   end
 end
+
+F.remove_pending(graph, pending)
+if #doomed_framework > 0 then graph:remove(graph:from_tasks(doomed_framework)) end
 
 local compiled = graph:facts().compiled
 if runs == 0 then

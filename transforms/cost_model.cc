@@ -167,7 +167,7 @@ class WorkAttribution {
       const TaskId t(i);
       if (g_.removed(t) || g_.kind(t) != TaskKind::kKernel) continue;
       ++m_.kernels;
-      const KernelClass cls = depgraph::ClassifyKernelName(g_.name(t));
+      const KernelClass cls = depgraph::NameClass(g_, t);
       if (cls == KernelClass::kCommunication) {
         m_.work[i].why = Reason("communication is timed by the link model");
         continue;
@@ -276,7 +276,7 @@ void CalibrateKernels(const Graph& g, CostModel& m) {
     const KernelWork* w = m.WorkOf(t);
     if (w == nullptr || d <= 0) continue;
     const double r = m.RooflineNs(*w, m.gpu.spec) / internal::GridUse(g.geometry(t), m.gpu.spec, 1);
-    const int c = static_cast<int>(depgraph::ClassifyKernelName(g.name(t)));
+    const int c = static_cast<int>(depgraph::NameClass(g, t));
     samples[c].push_back({r, d});
   }
   // What a kernel costs however little it does, where a class has nothing

@@ -155,7 +155,7 @@ absl::StatusOr<RetimeStats> Retime(Graph& g, const Selection& s, const CostModel
       ++stats.skipped;
       continue;
     }
-    const KernelClass cls = depgraph::ClassifyKernelName(g.name(t));
+    const KernelClass cls = depgraph::NameClass(g, t);
     if (cls == KernelClass::kCommunication) {
       ++stats.skipped;
       continue;

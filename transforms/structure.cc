@@ -133,12 +133,8 @@ LaunchModel InferLaunchModel(const Graph& g) {
 }
 
 TaskId LauncherOf(const Graph& g, TaskId gpu) {
-  const depgraph::Adjacency& adj = g.adjacency();
-  for (const auto edge : adj.in(gpu)) {
-    const depgraph::Edge& e = g.edge(edge);
-    if (e.kind == EdgeKind::kLaunch) return e.src;
-  }
-  return TaskId::Invalid();
+  const depgraph::EdgeId e = g.launch_edge_in(gpu);
+  return e.valid() ? g.edge(e).src : TaskId::Invalid();
 }
 
 absl::StatusOr<InsertedGpuTask> InsertGpuTask(Graph& g, const Where& w, const TaskSpec& spec,

@@ -17,15 +17,17 @@
 
 namespace reverie::whatif {
 
-// Called before each point with (points done, points in all), and once at the end.
+// Called with (points done, points in all): once at the start, then as each point ends.
 using SweepProgressFn = std::function<void(int done, int total)>;
 
 // spec.settings apply at every point, before the point's own. Fails (with
 // the first point's error) only when every point failed: a bad script or
-// bad parameters, not a result.
+// bad parameters, not a result. The points run on `threads` workers (0:
+// every core; base/parallel.h), the result in grid order whatever the
+// count; `progress` is called from the workers, one call at a time.
 absl::StatusOr<report::SweepResult> Sweep(const LoadedTrace& base, const ScriptSpec& spec,
                                           const std::vector<report::SweepParam>& params,
-                                          const SweepProgressFn& progress = {});
+                                          const SweepProgressFn& progress = {}, int threads = 0);
 
 }  // namespace reverie::whatif
 

@@ -1,11 +1,9 @@
 #include "whatif/trials.h"
 
-#include <algorithm>
-#include <atomic>
 #include <exception>
-#include <thread>
 
 #include "absl/strings/str_cat.h"
+#include "base/parallel.h"
 #include "base/sv.h"
 #include "base/text.h"
 
@@ -89,40 +87,21 @@ TrialResult RunOne(const LoadedTrace& base, const Trial& trial, const ScriptSpec
 
 }  // namespace
 
-int TrialThreads(int threads, size_t trials) {
-  int n = threads > 0 ? threads : static_cast<int>(std::thread::hardware_concurrency());
-  n = std::max(1, n);
-  return static_cast<int>(std::min<size_t>(static_cast<size_t>(n), std::max<size_t>(1, trials)));
-}
+int TrialThreads(int threads, size_t trials) { return WorkerCount(threads, trials); }
 
 std::vector<TrialResult> RunTrials(const LoadedTrace& base, const std::vector<Trial>& trials,
                                    const ScriptSpec& common, int threads) {
   std::vector<TrialResult> out(trials.size());
-  const int n = TrialThreads(threads, trials.size());
-  // Each worker takes the next trial; each result has its own slot, so the
-  // order of completion does not matter.
-  std::atomic<size_t> next{0};
-  auto work = [&] {
-    for (size_t i = next++; i < trials.size(); i = next++) {
-      // An exception must not leave a worker thread (std::terminate): what
-      // a library throws (std::bad_alloc) fails that trial alone.
-      try {
-        out[i] = RunOne(base, trials[i], common);
-      } catch (const std::exception& e) {
-        out[i] = TrialResult();
-        out[i].reason = FirstLine(std::string("internal error: ") + e.what());
-      }
+  ParallelFor(trials.size(), threads, [&](size_t i) {
+    // An exception must not leave a worker thread (std::terminate): what a
+    // library throws (std::bad_alloc) fails that trial alone.
+    try {
+      out[i] = RunOne(base, trials[i], common);
+    } catch (const std::exception& e) {
+      out[i] = TrialResult();
+      out[i].reason = FirstLine(std::string("internal error: ") + e.what());
     }
-  };
-  if (n <= 1) {
-    work();
-    return out;
-  }
-  std::vector<std::thread> pool;
-  pool.reserve(n - 1);
-  for (int i = 1; i < n; ++i) pool.emplace_back(work);
-  work();
-  for (std::thread& t : pool) t.join();
+  });
   return out;
 }
 

@@ -93,19 +93,39 @@ class Result(Record):
     def to_pandas(self, table=None):
         """A pandas DataFrame of rows(table). Raises ImportError, saying so,
         when pandas is not installed."""
-        try:
-            import pandas
-        except ImportError as e:
-            raise ImportError(
-                "to_pandas() needs pandas (Debian: python3-pandas); "
-                "to_dict() and rows() work without it") from e
-        return pandas.DataFrame(self.rows(table))
+        return _dataframe(self.rows(table))
+
+
+def _dataframe(rows):
+    try:
+        import pandas
+    except ImportError as e:
+        raise ImportError(
+            "to_pandas() needs pandas (Debian: python3-pandas); "
+            "to_dict() and rows() work without it") from e
+    return pandas.DataFrame(rows)
 
 
 class Info(Result):
     """``reverie info --json``: counts, steps, their CPU split, breakdown."""
 
     TABLE = "graph.steps"
+
+    def memory_rows(self):
+        """The memory table of ``reverie info``: one flat dict per device and
+        step (peak allocated, reserved, what is live at the peak); empty
+        when the trace recorded no memory (profile_memory=True)."""
+        rows = []
+        for d in self._data.get("graph", {}).get("memory", {}).get("devices", []):
+            for s in d.get("steps", []):
+                row = {"device": d["device"], "kind": d["kind"], "levels": d["levels"]}
+                row.update(_flatten(s))
+                rows.append(row)
+        return rows
+
+    def memory(self):
+        """memory_rows() as a pandas DataFrame."""
+        return _dataframe(self.memory_rows())
 
 
 class Replay(Result):

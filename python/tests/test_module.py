@@ -170,6 +170,29 @@ def test_to_pandas(tiny):
     assert "delta_us" in phases.columns
 
 
+BATCH16 = os.path.join(
+    os.environ.get("REVERIE_TRACES") or os.path.join(SOURCE_DIR, "..", "shared", "traces"),
+    "JonathanHourany__pytorch-sandbox/profiling/data-bottleneck/profiler-output/"
+    "num-workers-8-batch-size-16/trace-num-workers-8-batch-size-16.json")
+
+
+def test_memory_is_a_dataframe_measured_and_predicted():
+    if not os.path.exists(BATCH16):
+        pytest.skip(f"real trace not found: {BATCH16} (set REVERIE_TRACES)")
+    pandas = pytest.importorskip("pandas")
+    t = reverie.load(BATCH16)
+    steps = t.info().memory()
+    assert isinstance(steps, pandas.DataFrame)
+    gpu = steps[steps["kind"] == "gpu"]
+    assert len(gpu) == 3 and (gpu["peak_bytes"] > 0).all()
+    p = t.predict("batch_size.lua", set={"factor": "128.5"})
+    mem = p.to_pandas("memory")
+    assert mem.loc[0, "predicted_peak_bytes"] > mem.loc[0, "baseline_peak_bytes"]
+    assert bool(mem.loc[0, "fits"])
+    assert mem.to_dict("records") == [dict(r) for r in cli_json(
+        "predict", BATCH16, "--script", "batch_size.lua", "--set", "factor=128.5")["memory"]]
+
+
 def test_to_pandas_without_pandas_says_what_to_install(tiny, monkeypatch):
     monkeypatch.setitem(sys.modules, "pandas", None)
     p = tiny.predict("amp.lua")

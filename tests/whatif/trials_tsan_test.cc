@@ -11,6 +11,7 @@
 #include "depgraph/simulator.h"
 #include "transforms/test_graphs.h"
 #include "whatif/pipeline.h"
+#include "whatif/sweep.h"
 #include "whatif/trials.h"
 
 namespace reverie {
@@ -55,6 +56,31 @@ TEST(TrialsTest, ManyAtOnceEqualOneAtATime) {
   EXPECT_GT(four[0].speedup, 1.0);
   EXPECT_EQ(four[1].outcome, whatif::TrialOutcome::kUnchanged);
   EXPECT_EQ(four[1].reason, "no");
+}
+
+TEST(TrialsTest, ASweepOnAllCoresEqualsOneAtATime) {
+  static const whatif::LoadedTrace* const base = Synthetic().release();
+  whatif::ScriptSpec spec;
+  spec.scripts = {"halve.lua"};
+  spec.sources = {{"halve.lua", "local P = reverie.params{f = {default = 2, doc = 'factor'}}\n"
+                                "graph:select{kind = 'kernel'}:shrink(P.f)\n"}};
+  absl::StatusOr<report::SweepParam> f = report::ParseSweepParam("f=1.5,2,3,4,0,6");
+  ASSERT_TRUE(f.ok()) << f.status();
+  std::vector<int> calls;
+  const absl::StatusOr<report::SweepResult> one = whatif::Sweep(*base, spec, {*f}, {}, 1);
+  const absl::StatusOr<report::SweepResult> four =
+      whatif::Sweep(*base, spec, {*f}, [&calls](int done, int) { calls.push_back(done); }, 4);
+  ASSERT_TRUE(one.ok() && four.ok());
+  ASSERT_EQ(one->points.size(), 6u);
+  ASSERT_EQ(four->points.size(), 6u);
+  for (size_t i = 0; i < 6; ++i) {
+    EXPECT_EQ(one->points[i].predicted_ns, four->points[i].predicted_ns) << i;
+    EXPECT_EQ(one->points[i].error, four->points[i].error) << i;
+    EXPECT_EQ(four->points[i].settings[0].second, f->values[i]) << "grid order kept";
+  }
+  EXPECT_FALSE(four->points[4].error.empty()) << "shrink(0) fails that point alone";
+  EXPECT_EQ(calls.size(), 7u) << "once at the start, then once per point";
+  EXPECT_EQ(calls.back(), 6);
 }
 
 // A prediction that empties a counted step is not an answer to rank.

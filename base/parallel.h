@@ -1,0 +1,49 @@
+// File: base/parallel.h
+//
+// Independent work items on all cores: fn(i) for every i in [0, n), each
+// once, by `threads` workers (0: the machine's cores, never more than n).
+// The caller's thread is one of the workers. fn must be safe to run
+// concurrently for different i (each writes its own result slot) and must
+// not throw: an exception leaving a worker thread ends the process
+// (std::terminate), so wrap what may throw.
+#ifndef REVERIE_BASE_PARALLEL_H_
+#define REVERIE_BASE_PARALLEL_H_
+
+#include <algorithm>
+#include <atomic>
+#include <cstddef>
+#include <thread>
+#include <vector>
+
+namespace reverie {
+
+// The worker count ParallelFor uses for `threads` and `n` items.
+inline int WorkerCount(int threads, size_t n) {
+  int w = threads > 0 ? threads : static_cast<int>(std::thread::hardware_concurrency());
+  w = std::max(1, w);
+  return static_cast<int>(std::min<size_t>(static_cast<size_t>(w), std::max<size_t>(1, n)));
+}
+
+template <typename Fn>
+void ParallelFor(size_t n, int threads, Fn&& fn) {
+  const int workers = WorkerCount(threads, n);
+  // Each worker takes the next item: the order of completion does not
+  // matter, each item's result has its own slot.
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t i = next++; i < n; i = next++) fn(i);
+  };
+  if (workers <= 1) {
+    work();
+    return;
+  }
+  std::vector<std::thread> pool;
+  pool.reserve(static_cast<size_t>(workers - 1));
+  for (int i = 1; i < workers; ++i) pool.emplace_back(work);
+  work();
+  for (std::thread& t : pool) t.join();
+}
+
+}  // namespace reverie
+
+#endif  // REVERIE_BASE_PARALLEL_H_
