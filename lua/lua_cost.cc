@@ -98,6 +98,18 @@ const GpuSpec& CheckGpuKey(lua_State* L, std::string_view key, const char* what)
   return *g;
 }
 
+// reverie.runs_on(key): the prediction runs on that GPU of the table (a
+// script that moves the work to another GPU says so), so `predict` checks
+// the predicted memory against that GPU's, not the trace's.
+int ReverieRunsOn(lua_State* L) {
+  const std::string_view key = CheckView(L, 1);
+  CheckGpuKey(L, key, "runs_on");
+  EngineState& S = State(L);
+  ChargeMemory(L, SatAdd(static_cast<int64_t>(key.size()), kStringBytes));
+  S.runs_on = std::string(key);
+  return 0;
+}
+
 // reverie.gpu(key) -> GPU table, or nil when the table has no such key.
 int ReverieGpu(lua_State* L) {
   const GpuSpec* g = hardware::FindGpu(CheckView(L, 1));
@@ -516,7 +528,8 @@ void PushKernelWork(lua_State* L, depgraph::TaskId t) {
 void RegisterCostFunctions(lua_State* L) {
   // On the `reverie` table at the top of the stack.
   static const luaL_Reg kFns[] = {
-      {"gpu", ReverieGpu}, {"gpus", ReverieGpus}, {"match_gpu", ReverieMatchGpu}, {nullptr, nullptr}};
+      {"gpu", ReverieGpu}, {"gpus", ReverieGpus}, {"match_gpu", ReverieMatchGpu},
+      {"runs_on", ReverieRunsOn}, {nullptr, nullptr}};
   SetBindings(L, kFns);
 }
 

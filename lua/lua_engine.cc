@@ -486,6 +486,7 @@ std::string_view ScriptOutcomeName(ScriptOutcome o) {
   return "applied";
 }
 int64_t LuaEngine::samples_per_step() const { return state_->samples_per_step; }
+const std::string& LuaEngine::runs_on() const { return state_->runs_on; }
 bool LuaEngine::described() const { return state_->described; }
 int64_t LuaEngine::instructions_used() const { return state_->instructions; }
 size_t LuaEngine::peak_memory_bytes() const { return state_->alloc.peak; }

@@ -121,6 +121,8 @@ class LuaEngine {
   ScriptOutcome outcome() const;
   const std::string& outcome_reason() const;
   int64_t samples_per_step() const;
+  // reverie.runs_on's GPU key ("" when the script did not call it).
+  const std::string& runs_on() const;
   // In describe mode: whether the run ended at reverie.params.
   bool described() const;
 

@@ -176,6 +176,7 @@ struct EngineState {
   // transformed run does, and the baseline's samples per step (0: unknown).
   double work_factor = 1;
   int64_t samples_per_step = 0;
+  std::string runs_on;  // reverie.runs_on: a GPU table key; "" = the trace's GPU
   // reverie.nothing_to_change / reverie.refuse.
   ScriptOutcome outcome = ScriptOutcome::kApplied;
   std::string outcome_reason;

@@ -186,6 +186,7 @@ absl::Status ScriptRunner::Run(const std::vector<std::string>& scripts,
     report.params = (*engine)->params();
     report.log = (*engine)->log();
     report.work_factor = (*engine)->work_factor();
+    report.runs_on = (*engine)->runs_on();
     report.samples_per_step = (*engine)->samples_per_step();
     report.policy = schedule.description;
     for (const std::string& k : (*engine)->used_override_keys()) used.insert(k);

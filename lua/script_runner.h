@@ -59,6 +59,7 @@ struct ScriptReport {
   std::string outcome_reason;    // reverie.nothing_to_change / refuse
   double work_factor = 1;        // reverie.work_per_step
   int64_t samples_per_step = 0;  // 0: unknown
+  std::string runs_on;           // reverie.runs_on ("" = the trace's GPU)
 };
 
 // What a script declares, read without a trace: its text and its

@@ -37,8 +37,7 @@
 -- - CPU work and launch calls keep their time: same host, same framework.
 --
 -- Memory: unchanged (the same allocations on the other GPU); `predict`
--- checks the fit against the trace's GPU: compare its peak with
--- reverie.gpu(to).memory_gb.
+-- checks the fit against `to`'s memory (reverie.runs_on).
 -- Preconditions: `to` names a row of the GPU table; the trace's GPU is in
 -- the table (else `from`); nothing to change when `to` is that GPU (and
 -- `compute_math` is auto); crossing vendors is refused unless
@@ -76,6 +75,8 @@ local dest = reverie.gpu(P.to)
 if not dest then
   fail("unknown GPU '" .. P.to .. "' (known: " .. table.concat(reverie.gpus(), ", ") .. ")")
 end
+-- The prediction runs on `to`: `predict` checks its memory against that GPU's.
+reverie.runs_on(P.to)
 local MATHS = {auto = true, fp32 = true, tf32 = true, fp16 = true, bf16 = true, fp8 = true}
 if not MATHS[P.compute_math] then
   fail("compute_math must be auto, fp32, tf32, fp16, bf16 or fp8, got '" .. P.compute_math .. "'")

@@ -4,7 +4,10 @@
 #include <cmath>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "hardware/gpu_spec.h"
+#include "base/sv.h"
 #include "depgraph/memory_replay.h"
 #include "transforms/cost_model.h"
 #include "whatif/memory_view.h"
@@ -35,7 +38,9 @@ void Capacity(const depgraph::Graph& g, const std::vector<depgraph::DeviceInfo>&
 
 std::vector<MemoryFit> FitMemory(const depgraph::Graph& base_graph, const depgraph::SimResult& base,
                                  const depgraph::Graph& pred_graph, const depgraph::SimResult& pred,
-                                 const std::vector<depgraph::DeviceInfo>& devices) {
+                                 const std::vector<depgraph::DeviceInfo>& devices,
+                                 std::string_view runs_on) {
+  const hardware::GpuSpec* target = runs_on.empty() ? nullptr : hardware::FindGpu(runs_on);
   std::vector<MemoryFit> out;
   if (base_graph.memory_events().empty()) return out;
   const std::vector<depgraph::DevicePeak> b = depgraph::ReplayMemory(base_graph, base.start_ns, base.end_ns);
@@ -50,7 +55,13 @@ std::vector<MemoryFit> FitMemory(const depgraph::Graph& base_graph, const depgra
     for (const depgraph::DevicePeak& pp : p) {
       if (pp.device == bp.device) f.pred_peak = pp.peak;
     }
-    Capacity(base_graph, devices, f);
+    if (target != nullptr) {
+      f.gpu = std::string(target->name);
+      f.capacity = static_cast<int64_t>(std::llround(target->memory_gb * 1e9));
+      f.capacity_from = absl::StrCat("GPU table, ", Sv(runs_on), ": the scripts' target");
+    } else {
+      Capacity(base_graph, devices, f);
+    }
     out.push_back(std::move(f));
   }
   return out;

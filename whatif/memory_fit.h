@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "base/json_writer.h"
@@ -35,9 +36,12 @@ struct MemoryFit {
 };
 
 // Per GPU with memory events; empty when the trace recorded none.
+// With `runs_on` (a GPU table key, reverie.runs_on), the capacity is that
+// GPU's (the table's figure), for every device.
 std::vector<MemoryFit> FitMemory(const depgraph::Graph& base_graph, const depgraph::SimResult& base,
                                  const depgraph::Graph& pred_graph, const depgraph::SimResult& pred,
-                                 const std::vector<depgraph::DeviceInfo>& devices);
+                                 const std::vector<depgraph::DeviceInfo>& devices,
+                                 std::string_view runs_on = "");
 
 // "peak memory 47.1 MiB on GPU 0 (baseline 27.1 MiB): fits on NVIDIA
 // GeForce RTX 3080 (10.0 GiB, deviceProperties)", or "... does not fit ...".

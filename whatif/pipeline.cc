@@ -149,6 +149,7 @@ absl::StatusOr<Prediction> Predict(const LoadedTrace& base, const ScriptSpec& sp
   for (const lua::ScriptReport& r : p.reports) {
     p.work_factor *= r.work_factor;
     if (r.samples_per_step > 0) p.samples_per_step = r.samples_per_step;
+    if (!r.runs_on.empty()) p.runs_on = r.runs_on;
   }
   p.schedule_kind = runner.schedule().kind;
   p.schedule_description = runner.schedule().description;

@@ -80,6 +80,7 @@ struct Prediction {
   // step when a script knew it (0: unknown).
   double work_factor = 1;
   int64_t samples_per_step = 0;
+  std::string runs_on;  // the GPU table key the last script that said so moved the work to
   transforms::ScheduleChoice::Kind schedule_kind = transforms::ScheduleChoice::Kind::kEarliestReady;
   std::string schedule_description = "earliest_ready";
 };

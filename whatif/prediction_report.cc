@@ -218,7 +218,8 @@ PredictionReport SummarizePrediction(const LoadedTrace& base, const Prediction& 
   r.pred_iter_us = IterationTimesUs(prediction.sim);
   r.phases = Deltas(bb.by_phase, pb.by_phase, iters);
   r.layers = TopByDelta(Deltas(bb.by_layer, pb.by_layer, iters), top);
-  r.memory = FitMemory(base.graph, base.baseline, prediction.graph, prediction.sim, base.model.devices);
+  r.memory = FitMemory(base.graph, base.baseline, prediction.graph, prediction.sim, base.model.devices,
+                       prediction.runs_on);
   return r;
 }
 

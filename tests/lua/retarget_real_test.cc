@@ -9,6 +9,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/lua/real_graph.h"
+#include "whatif/memory_fit.h"
 
 namespace reverie {
 namespace {
@@ -128,6 +129,22 @@ TEST(RetargetRealTest, KernelMathComesFromNamesUnlessOverridden) {
   EXPECT_LE(SumNs(p.graph, TaskKind::kKernel), SumNs(bf16.graph, TaskKind::kKernel));
   p = To(*rg, "H100-SXM", {{"compute_math", "fp64"}});
   EXPECT_THAT(std::string(p.status.message()), HasSubstr("compute_math must be auto, fp32"));
+}
+
+TEST(RetargetRealTest, MemoryIsCheckedAgainstTheTargetGpu) {
+  REVERIE_REQUIRE_GRAPH(rg, "AMD-AGI__TraceLens/tests/traces/h100/Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz");
+  const Prediction p = To(*rg, "T4");
+  ASSERT_TRUE(p.status.ok()) << p.status;
+  EXPECT_EQ(p.runs_on, "T4");
+  const std::vector<whatif::MemoryFit> fits =
+      whatif::FitMemory(rg->graph, rg->baseline, p.graph, p.sim, rg->model.devices, p.runs_on);
+  ASSERT_FALSE(fits.empty());
+  EXPECT_THAT(fits[0].capacity_from, HasSubstr("T4"));
+  EXPECT_LT(fits[0].capacity, 17e9) << "a 16 GB T4, not the trace's 80 GB H100";
+  EXPECT_EQ(fits[0].pred_peak, fits[0].base_peak) << "the same allocations";
+  const std::vector<whatif::MemoryFit> own =
+      whatif::FitMemory(rg->graph, rg->baseline, p.graph, p.sim, rg->model.devices);
+  EXPECT_EQ(own[0].capacity_from, "deviceProperties");
 }
 
 TEST(RetargetRealTest, NamesTheProblemWithTheGpus) {
