@@ -23,7 +23,7 @@
 #include "cli/flags.h"
 #include "cli/load.h"
 #include "cli/script_args.h"
-#include "report/progress.h"
+#include "cli/progress.h"
 #include "whatif/advise.h"
 
 namespace reverie::cli {
@@ -148,7 +148,7 @@ absl::Status RunAdvise(const Options& o) {
   options.threads = o.threads;
   absl::StatusOr<whatif::Advice> advice;
   {
-    report::Progress progress("advise", 1);
+    Progress progress("advise", 1);
     progress.Update(0, "predicting the candidates");
     advice = whatif::Advise(**loaded, options);
   }

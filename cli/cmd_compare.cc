@@ -15,7 +15,7 @@
 #include "cli/flags.h"
 #include "frameworks/trace_loader.h"
 #include "report/compare.h"
-#include "report/progress.h"
+#include "cli/progress.h"
 
 namespace reverie::cli {
 namespace {
@@ -38,7 +38,7 @@ absl::Status RunCompare(const Options& o) {
   report::TraceProfile profiles[2];
   for (int k = 0; k < 2; ++k) {
     const std::string& file = o.files[k];
-    report::Progress progress("loading", 2);
+    Progress progress("loading", 2);
     progress.Update(k, file);
     absl::StatusOr<Trace> trace = LoadTraceFile(file);
     if (!trace.ok()) return absl::Status(trace.status().code(), FileError(file, trace.status()));

@@ -29,7 +29,7 @@
 #include "depgraph/critical_path.h"
 #include "report/assemble.h"
 #include "report/html.h"
-#include "report/progress.h"
+#include "cli/progress.h"
 #include "report/timeline.h"
 #include "report/timeline_view.h"
 #include "whatif/advise.h"
@@ -88,7 +88,7 @@ absl::Status RunReport(const Options& o) {
   in.baseline = &lt.graph;
   in.baseline_sim = &lt.baseline;
   in.settings = o.script_args.settings;
-  report::Progress progress("predicting", 1);
+  Progress progress("predicting", 1);
   progress.Update(0, absl::StrJoin(o.script_args.scripts, ", "));
   absl::StatusOr<std::vector<whatif::NamedPrediction>> predictions =
       whatif::PredictEachAndAll(lt, o.script_args);

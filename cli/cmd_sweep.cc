@@ -23,7 +23,7 @@
 #include "cli/flags.h"
 #include "cli/paths.h"
 #include "cli/script_args.h"
-#include "report/progress.h"
+#include "cli/progress.h"
 #include "report/sweep.h"
 #include "whatif/sweep.h"
 
@@ -54,7 +54,7 @@ absl::Status RunSweep(const Options& o) {
       LoadForCli(trace_path);
   if (!base.ok()) return base.status();
 
-  report::Progress progress("sweep", static_cast<int>(report::SweepGrid(params).size()));
+  Progress progress("sweep", static_cast<int>(report::SweepGrid(params).size()));
   absl::StatusOr<report::SweepResult> swept = whatif::Sweep(
       **base, script_args, params, [&progress](int done, int) { progress.Update(done); }, o.threads);
   if (!swept.ok()) return swept.status();

@@ -11,14 +11,14 @@
 
 #include "absl/status/statusor.h"
 #include "depgraph/builder.h"
-#include "report/progress.h"
+#include "cli/progress.h"
 #include "whatif/pipeline.h"
 
 namespace reverie::cli {
 
 inline absl::StatusOr<std::unique_ptr<whatif::LoadedTrace>> LoadForCli(
     const std::string& path, const depgraph::BuildOptions& build = {}) {
-  report::Progress progress("reverie", 3);
+  Progress progress("reverie", 3);
   whatif::LoadOptions o;
   o.build = build;
   o.progress = [&progress](int stage, std::string_view what) {

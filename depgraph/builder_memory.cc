@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "base/checked_math.h"
 #include "depgraph/builder_internal.h"
 
 namespace reverie::depgraph::internal {
@@ -114,7 +115,7 @@ void AddMemory(Context& ctx) {
     }
     if (const Timed* a = anchors.Find(m.pid(), m.tid(), g.measured_ns)) {
       g.cpu_task = a->task;
-      g.cpu_offset_ns = g.measured_ns - a->start;
+      g.cpu_offset_ns = std::max<int64_t>(0, SatSubNs(g.measured_ns, a->start));
     }
     ctx.g.AddMemoryEvent(g);
   }

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "absl/container/btree_map.h"
+#include "base/checked_math.h"
 #include "depgraph/memory.h"
 
 namespace reverie::depgraph {
@@ -61,8 +62,9 @@ ReplayPlacement PlaceEvents(const Graph& g, std::span<const int64_t> start, std:
     int64_t ns = kBeforeEverything;
     const TaskId a = m.cpu_task;
     if (a.valid() && a.value() < start.size() && start[a.value()] >= 0) {
-      const int64_t room = std::max<int64_t>(0, end[a.value()] - start[a.value()]) + g.gap_ns(a);
-      ns = start[a.value()] + std::min(m.cpu_offset_ns, room);
+      // Saturating: a hostile trace's times may be anywhere in int64.
+      const int64_t room = SatAddNs(std::max<int64_t>(0, SatSubNs(end[a.value()], start[a.value()])), g.gap_ns(a));
+      ns = SatAddNs(start[a.value()], std::min(m.cpu_offset_ns, room));
     }
     out.by_device[m.device].push_back({ns, i});
   }
@@ -104,7 +106,7 @@ std::vector<DevicePeak> ReplayMemory(const Graph& g, std::span<const int64_t> st
     p.peak = level;
     p.peak_ns = placed.empty() ? 0 : placed.front().ns;
     for (const PlacedEvent& e : placed) {
-      level += all[e.index].bytes;
+      level = SatAdd(level, all[e.index].bytes);
       if (level > p.peak) {
         p.peak = level;
         p.peak_ns = e.ns;
@@ -129,10 +131,10 @@ std::vector<MemoryPoint> ReplayTimeline(const Graph& g, std::span<const int64_t>
   int64_t level = ReplayStartLevel(g, device).first;
   for (const PlacedEvent& e : it->second) {
     if (e.ns == kBeforeEverything) {  // unplaced: counts from the start
-      level += all[e.index].bytes;
+      level = SatAdd(level, all[e.index].bytes);
       continue;
     }
-    level += all[e.index].bytes;
+    level = SatAdd(level, all[e.index].bytes);
     out.push_back({e.ns, level, -1});
   }
   return out;

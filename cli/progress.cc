@@ -1,11 +1,11 @@
-#include "report/progress.h"
+#include "cli/progress.h"
 
 #include <unistd.h>
 
 #include <cstdio>
 #include <utility>
 
-namespace reverie::report {
+namespace reverie::cli {
 
 bool StderrIsTerminal() { return isatty(STDERR_FILENO) == 1; }
 
@@ -28,4 +28,4 @@ void Progress::Update(int done, const std::string& detail) {
   std::fflush(stderr);
 }
 
-}  // namespace reverie::report
+}  // namespace reverie::cli

@@ -1,14 +1,15 @@
-// File: report/progress.h
+// File: cli/progress.h
 //
 // Progress lines for long imports and sweeps, on stderr and only when stderr
 // is a terminal: piped or redirected runs (and --json consumers of stdout)
-// see nothing extra.
-#ifndef REVERIE_REPORT_PROGRESS_H_
-#define REVERIE_REPORT_PROGRESS_H_
+// see nothing extra. A terminal's concern: only the CLI draws them (the
+// libraries report progress through callbacks, whatif/sweep.h).
+#ifndef REVERIE_CLI_PROGRESS_H_
+#define REVERIE_CLI_PROGRESS_H_
 
 #include <string>
 
-namespace reverie::report {
+namespace reverie::cli {
 
 class Progress {
  public:
@@ -31,6 +32,6 @@ class Progress {
 // True when stderr is a terminal.
 bool StderrIsTerminal();
 
-}  // namespace reverie::report
+}  // namespace reverie::cli
 
-#endif  // REVERIE_REPORT_PROGRESS_H_
+#endif  // REVERIE_CLI_PROGRESS_H_
