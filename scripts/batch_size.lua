@@ -146,7 +146,10 @@ reverie.log(string.format("batch x%g on %s: %d forward/backward kernels %.1f -> 
                           P.factor, model.gpu, st.kernels, st.before_ns / 1e3, st.after_ns / 1e3,
                           st.with_work, copies_before / 1e3, copies_after / 1e3,
                           loader_before / 1e3, loader:total_duration() / 1e3))
-if frees.calibrated then
+if frees.calibrated and not P.release_per_byte then
+  reverie.log(string.format("freeing the batches' host buffers: kept (%d frees; release_per_byte=false)",
+                            #frees.frees))
+elseif frees.calibrated then
   reverie.log(string.format("freeing the batches' host buffers (%d frees): %.1f -> %.1f us, " ..
                             "at %.1f us + %.3f ns/byte fitted on the trace's %d frees (an estimate)",
                             #frees.frees, release_before / 1e3, release_after / 1e3,
