@@ -130,12 +130,8 @@ std::vector<MemoryPoint> ReplayTimeline(const Graph& g, std::span<const int64_t>
   if (it == placement.by_device.end()) return out;
   int64_t level = ReplayStartLevel(g, device).first;
   for (const PlacedEvent& e : it->second) {
-    if (e.ns == kBeforeEverything) {  // unplaced: counts from the start
-      level = SatAdd(level, all[e.index].bytes);
-      continue;
-    }
     level = SatAdd(level, all[e.index].bytes);
-    out.push_back({e.ns, level, -1});
+    if (e.ns != kBeforeEverything) out.push_back({e.ns, level, -1});  // unplaced: in the level, no point
   }
   return out;
 }

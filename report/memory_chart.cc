@@ -30,11 +30,17 @@ MemorySection RenderMemorySection(const std::vector<MemoryRun>& runs, int points
       runs[0].graph->memory_events().empty()) {
     return out;
   }
-  // The GPU with the largest baseline peak.
+  // Each run's peaks, replayed once; the GPU charted is the one with the
+  // largest baseline peak.
+  std::vector<std::vector<depgraph::DevicePeak>> peaks;
+  for (const MemoryRun& r : runs) {
+    peaks.push_back(r.graph == nullptr || r.sim == nullptr
+                        ? std::vector<depgraph::DevicePeak>{}
+                        : depgraph::ReplayMemory(*r.graph, r.sim->start_ns, r.sim->end_ns));
+  }
   int32_t device = -1;
   int64_t best = -1;
-  for (const depgraph::DevicePeak& p :
-       depgraph::ReplayMemory(*runs[0].graph, runs[0].sim->start_ns, runs[0].sim->end_ns)) {
+  for (const depgraph::DevicePeak& p : peaks[0]) {
     if (p.device >= 0 && p.peak > best) {
       best = p.peak;
       device = p.device;
@@ -54,13 +60,14 @@ MemorySection RenderMemorySection(const std::vector<MemoryRun>& runs, int points
   };
   std::vector<Series> series;
   int64_t lo = std::numeric_limits<int64_t>::max(), hi = std::numeric_limits<int64_t>::min();
-  for (const MemoryRun& r : runs) {
+  for (size_t k = 0; k < runs.size(); ++k) {
+    const MemoryRun& r = runs[k];
     if (r.graph == nullptr || r.sim == nullptr) continue;
     Series s;
     s.name = r.name;
     s.pts = depgraph::ReplayTimeline(*r.graph, r.sim->start_ns, r.sim->end_ns, device);
     int64_t peak = 0;
-    for (const depgraph::DevicePeak& p : depgraph::ReplayMemory(*r.graph, r.sim->start_ns, r.sim->end_ns)) {
+    for (const depgraph::DevicePeak& p : peaks[k]) {
       if (p.device == device) {
         s.start_level = p.start_level;
         peak = p.peak;

@@ -95,7 +95,6 @@ end
 if P.dtype ~= "fp16" and P.dtype ~= "bf16" then error("dtype must be fp16 or bf16, got " .. P.dtype) end
 local use_scaler = P.grad_scaler == "true" or (P.grad_scaler == "auto" and P.dtype == "fp16" and training)
 
-local COMPUTE_CLASSES = {"gemm", "conv", "attention"}
 local gpu_key = P.gpu ~= "" and P.gpu or nil
 -- The model needs the trace's GPU; fixed factors (both given) do not.
 local fixed = P.compute_speedup > 0 and P.memory_speedup > 0
@@ -182,8 +181,8 @@ local function plan(step)
   local ops, seen, half, last = {}, {}, {}, {}
   for _, t in ipairs(step.forward) do
     if t.kind == "kernel" then
-      local cls, rid = t.class, t.resource.id
-      local compute = cls == "gemm" or cls == "conv" or cls == "attention"
+      local rid = t.resource.id
+      local compute = C.is_compute(t)
       local op = t.op
       local key = (any_ops and op) and op.id or t.id
       local eligible = compute and (not any_ops or eligible_ids[t.id] == true)
@@ -203,7 +202,7 @@ local function plan(step)
   end
   local bwd_compute = {}
   for _, t in ipairs(step.backward) do
-    if t.kind == "kernel" and (t.class == "gemm" or t.class == "conv" or t.class == "attention") then
+    if C.is_compute(t) then
       bwd_compute[#bwd_compute + 1] = t
     end
   end
@@ -217,8 +216,7 @@ local function plan(step)
   for _, t in ipairs(step.backward) do
     if t.kind == "kernel" then
       local rid = t.resource.id
-      local compute = t.class == "gemm" or t.class == "conv" or t.class == "attention"
-      if compute then
+      if C.is_compute(t) then
         half[t.id] = true
         last[rid] = not cast_back[t.id]
       else
@@ -304,7 +302,7 @@ end
 local scope = P.include_update and nil or {"unknown", "forward", "backward", "data_loading", "other"}
 local kernels = graph:select{kind = "kernel", phase = scope} -
                 graph:select{kind = "kernel", name = "(autocast"}
-local compute = kernels:select{class = COMPUTE_CLASSES}
+local compute = kernels:select{class = C.COMPUTE}
 local memory = kernels - compute - kernels:select{class = "communication"}
 -- Forward/backward kernels that stay in fp32 under autocast (plan above)
 -- keep their time; the rest of the step's kernels (outside forward and

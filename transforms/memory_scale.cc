@@ -28,14 +28,9 @@ int64_t RoundToBlock(double bytes) {
 
 // Block size -> the largest raw tensor size that rounds to it, over the
 // inputs of the ops that launched forward and backward kernels that are
-// not parameters; and the block sizes of the parameters.
-struct Sizes {
-  absl::flat_hash_map<int64_t, int64_t> batch;
-  absl::flat_hash_set<int64_t> parameter;
-};
-
-Sizes CollectSizes(const Graph& g, const CostModel& m) {
-  Sizes out;
+// not parameters.
+absl::flat_hash_map<int64_t, int64_t> BatchTensorSizes(const Graph& g, const CostModel& m) {
+  absl::flat_hash_map<int64_t, int64_t> out;
   absl::flat_hash_set<uint32_t> seen;
   for (uint32_t i = 0; i < g.task_count(); ++i) {
     const TaskId t(i);
@@ -54,14 +49,9 @@ Sizes CollectSizes(const Graph& g, const CostModel& m) {
           if (shape.empty()) continue;
           double n = element;
           for (int64_t d : shape) n *= static_cast<double>(std::max<int64_t>(d, 0));
-          if (n <= 0 || n > 1e15) continue;
-          const int64_t block = RoundToBlock(n);
-          if (m.IsParameter(name, a, shape)) {
-            out.parameter.insert(block);
-          } else {
-            int64_t& raw = out.batch[block];
-            raw = std::max(raw, static_cast<int64_t>(n));
-          }
+          if (n <= 0 || n > 1e15 || m.IsParameter(name, a, shape)) continue;
+          int64_t& raw = out[RoundToBlock(n)];
+          raw = std::max(raw, static_cast<int64_t>(n));
         }
       }
     }
@@ -74,15 +64,15 @@ Sizes CollectSizes(const Graph& g, const CostModel& m) {
 MemoryScaleStats ScaleBatchMemory(Graph& g, const CostModel& m, double factor) {
   MemoryScaleStats st;
   if (!(factor > 0) || g.memory_events().empty()) return st;
-  const Sizes sizes = CollectSizes(g, m);
-  st.batch_sizes = static_cast<int64_t>(sizes.batch.size());
+  const absl::flat_hash_map<int64_t, int64_t> sizes = BatchTensorSizes(g, m);
+  st.batch_sizes = static_cast<int64_t>(sizes.size());
   std::vector<std::pair<uint32_t, int64_t>> resize;
   const std::span<const depgraph::MemoryEvent> all = g.memory_events();
   for (uint32_t i = 0; i < all.size(); ++i) {
     const depgraph::MemoryEvent& e = all[i];
     if (e.device < 0 || e.bytes <= 0) continue;
-    auto it = e.phase == Phase::kUpdate ? sizes.batch.end() : sizes.batch.find(e.bytes);
-    if (it == sizes.batch.end()) {
+    auto it = e.phase == Phase::kUpdate ? sizes.end() : sizes.find(e.bytes);
+    if (it == sizes.end()) {
       ++st.kept;
       continue;
     }

@@ -13,11 +13,6 @@
 namespace reverie::whatif {
 namespace {
 
-report::StepProfile Measured(const depgraph::Graph& g) {
-  const depgraph::TaskTimes m = depgraph::MeasuredTimes(g);
-  return report::ProfileSteps(g, m.start, m.end, depgraph::MeasuredIterations(g));
-}
-
 // The largest peak allocated over the GPUs, in MiB; -1 without GPU
 // memory events (depgraph/memory_replay.h).
 double GpuPeakMiB(const depgraph::Graph& g, std::span<const int64_t> start, std::span<const int64_t> end) {
@@ -59,18 +54,19 @@ absl::StatusOr<report::Validation> ValidatePrediction(const LoadedTrace& before,
       bg, before.baseline.start_ns, before.baseline.end_ns, before.baseline.iterations);
   const report::StepProfile pred =
       report::ProfileSteps(p->graph, p->sim.start_ns, p->sim.end_ns, p->sim.iterations);
-  const report::StepProfile meas = Measured(ag);
+  const depgraph::TaskTimes am = depgraph::MeasuredTimes(ag);
+  const report::StepProfile meas = report::ProfileSteps(ag, am.start, am.end, depgraph::MeasuredIterations(ag));
   std::vector<std::string> names;
   for (size_t i = 0; i < ag.iteration_count(); ++i) {
     names.push_back(ag.iteration_info(static_cast<int32_t>(i)).name);
   }
   report::Validation v = report::Validate(base, pred, meas, names, top_kernels);
   // Memory, where both traces recorded it with the allocator's totals.
-  const depgraph::TaskTimes am = depgraph::MeasuredTimes(ag);
   const double measured_mib = GpuPeakMiB(ag, am.start, am.end);
-  if (measured_mib >= 0 && GpuPeakMiB(bg, before.baseline.start_ns, before.baseline.end_ns) >= 0) {
-    v.metrics.push_back({"peak_memory_mib", GpuPeakMiB(bg, before.baseline.start_ns, before.baseline.end_ns),
-                          GpuPeakMiB(p->graph, p->sim.start_ns, p->sim.end_ns), measured_mib});
+  const double baseline_mib = GpuPeakMiB(bg, before.baseline.start_ns, before.baseline.end_ns);
+  if (measured_mib >= 0 && baseline_mib >= 0) {
+    v.metrics.push_back({"peak_memory_mib", baseline_mib, GpuPeakMiB(p->graph, p->sim.start_ns, p->sim.end_ns),
+                         measured_mib});
   }
   return v;
 }
