@@ -120,6 +120,12 @@ struct BuildOptions {
   // gap, is taken to have waited for that thread.
   int64_t inter_thread_gap_ns = 1'000'000;
   int64_t inter_thread_window_ns = 2'000'000;
+  // The same for gaps on either side of the autograd engine's hand-off (a
+  // thread that runs `autograd::engine::evaluate_function` ops, and the
+  // threads of its process): loss.backward() blocks its thread until the
+  // engine is done, and the engine waits for backward() to be called, in
+  // steps far shorter than a millisecond.
+  int64_t autograd_gap_ns = 100'000;
   // Infer syncs, events and inter-thread edges (tests switch it off to see the
   // raw graph).
   bool infer_dependencies = true;

@@ -114,8 +114,8 @@ void AddMemory(Context& ctx) {
       g.op_name = o.op_name;
     }
     if (const Timed* a = anchors.Find(m.pid(), m.tid(), g.measured_ns)) {
-      g.cpu_task = a->task;
-      g.cpu_offset_ns = std::max<int64_t>(0, SatSubNs(g.measured_ns, a->start));
+      g.anchor = a->task;
+      g.anchor_offset_ns = std::max<int64_t>(0, SatSubNs(g.measured_ns, a->start));
     }
     ctx.g.AddMemoryEvent(g);
   }

@@ -392,6 +392,40 @@ TEST(BuilderTest, InterThreadEdgeHandsTheGapToTheOtherThread) {
   EXPECT_EQ(r->start_ns[Find(g, "cudaLaunchKernel", 1).value()], 500);
 }
 
+// loss.backward() blocks the main thread until the autograd engine's thread
+// is done, in waits far below the 1 ms of the general rule: a thread that
+// runs autograd::engine::evaluate_function ops hands off at 100 us.
+TEST(BuilderTest, MainThreadWaitsForTheAutogradEngineEvenBriefly) {
+  // Times in ns: a 690 us wait on the main thread, the engine busy 300 us.
+  auto build = [](const char* engine_op, BuildStats* stats) {
+    T t;
+    t.Api("fwd_launch", 1, 0, 10'000, 1);
+    t.Api("step_launch", 1, 700'000, 710'000, 2);  // the optimizer, after backward()
+    t.Range(2, 200'000, 500'000, "", proto::BACKWARD, engine_op, proto::Range::CPU_OP);
+    t.Api("bwd_launch", 2, 210'000, 220'000, 3);
+    t.Api("bwd_last", 2, 480'000, 490'000, 4);
+    t.Gpu("k1", 7, 15'000, 20'000, 1);
+    t.Gpu("k3", 7, 225'000, 230'000, 3);
+    t.Gpu("k4", 7, 495'000, 498'000, 4);
+    t.Gpu("k2", 7, 715'000, 720'000, 2);
+    return t.Build(stats);
+  };
+  BuildStats stats;
+  Graph g = build("autograd::engine::evaluate_function: AddmmBackward0", &stats);
+  EXPECT_EQ(stats.Get(BuildCounter::inferred_inter_thread), 1);
+  ExpectFaithful(g);
+  // A longer backward delays the optimizer by as much.
+  g.set_duration_ns(Find(g, "bwd_last"), 110'000);
+  absl::StatusOr<SimResult> r = Simulate(g);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->start_ns[Find(g, "step_launch").value()], 800'000);
+  // Without the engine's ops the same short gap is not taken for a wait.
+  BuildStats plain;
+  build("aten::mm", &plain);
+  EXPECT_EQ(plain.Get(BuildCounter::inferred_inter_thread), 0);
+  EXPECT_EQ(plain.Get(BuildCounter::inter_thread_gap_unexplained), 0);
+}
+
 // Issue 29, D22: layers of a module path are made iteratively, ancestors
 // first (the recursion went one level per dot).
 TEST(BuilderTest, DeepModulePathsMakeEveryAncestorOnce) {

@@ -21,6 +21,13 @@
 // other thread moves. Counters: inferred_inter_thread (+ _wait_ns),
 // inter_thread_gap_busy, inter_thread_gap_unexplained (+ _ns).
 //
+// The autograd engine hands work back and forth with the thread that called
+// backward() in waits far shorter than that: gaps longer than
+// autograd_gap_ns on an engine thread (one that runs
+// `autograd::engine::evaluate_function` ops), or on another thread of its
+// process when the engine was the last thread active, get the same edge
+// (counted the same; a shorter gap without such a hand-off is not a wait).
+//
 // A thread's first call is anchored on the latest call of another thread that
 // ended before it (any distance): otherwise a thread that started mid-trace
 // would start at time 0 in the simulation. The anchor delay is the one
@@ -63,6 +70,20 @@ void AddInterThreadEdges(Context& ctx) {
     auto it = thread_of.find({r.pid(), r.tid()});
     if (it != thread_of.end()) {
       spans[it->second].push_back({r.start_ns(), std::max(r.start_ns(), r.end_ns())});
+    }
+  }
+  // Threads of the autograd engine.
+  std::vector<bool> engine(n_threads, false);
+  for (const proto::Range& r : ctx.trace.events().ranges()) {
+    if (r.kind() != proto::Range::CPU_OP) continue;
+    auto it = thread_of.find({r.pid(), r.tid()});
+    if (it == thread_of.end() || engine[it->second]) continue;
+    engine[it->second] = ctx.trace.String(r.name_sid()).starts_with("autograd::engine::evaluate_function");
+  }
+  std::vector<bool> has_engine(n_threads, false);  // a thread of a process with an engine thread
+  for (uint32_t t = 0; t < n_threads; ++t) {
+    for (uint32_t u = 0; u < n_threads; ++u) {
+      if (engine[u] && u != t && ctx.threads[u].pid == ctx.threads[t].pid) has_engine[t] = true;
     }
   }
   std::vector<std::vector<int64_t>> ends(n_threads);
@@ -123,10 +144,15 @@ void AddInterThreadEdges(Context& ctx) {
   // activity at all: [idle_from, resumed).
   for (uint32_t t = 0; t < n_threads; ++t) {
     const ThreadInfo& th = ctx.threads[t];
+    const bool hand_off = engine[t] || has_engine[t];
+    const int64_t min_gap =
+        hand_off ? std::min(ctx.opts.autograd_gap_ns, ctx.opts.inter_thread_gap_ns) : ctx.opts.inter_thread_gap_ns;
     for (uint32_t c = th.begin + 1; c < th.end; ++c) {
       const CpuCall& prev = ctx.calls[c - 1];
       const CpuCall& cur = ctx.calls[c];
-      if (cur.start - prev.end <= ctx.opts.inter_thread_gap_ns) continue;
+      if (cur.start - prev.end <= min_gap) continue;
+      // Between the two thresholds only a hand-off with the engine counts.
+      const bool short_gap = cur.start - prev.end <= ctx.opts.inter_thread_gap_ns;
       const std::vector<Span>& v = spans[t];
       size_t k = static_cast<size_t>(
           std::upper_bound(v.begin(), v.end(), prev.end,
@@ -144,8 +170,8 @@ void AddInterThreadEdges(Context& ctx) {
         }
         running = std::max(running, v[k].end);
       }
-      if (longest <= ctx.opts.inter_thread_gap_ns) {
-        ctx.stats.Add(BuildCounter::inter_thread_gap_busy);  // CPU work, not a wait
+      if (longest <= (short_gap ? min_gap : ctx.opts.inter_thread_gap_ns)) {
+        if (!short_gap) ctx.stats.Add(BuildCounter::inter_thread_gap_busy);  // CPU work, not a wait
         continue;
       }
       // The other thread of the process whose last activity came last before
@@ -160,7 +186,9 @@ void AddInterThreadEdges(Context& ctx) {
           other = u;
         }
       }
+      if (short_gap && other != kNone && !engine[t] && !engine[other]) continue;
       if (other == kNone || resumed - mark > ctx.opts.inter_thread_window_ns) {
+        if (short_gap) continue;
         ctx.stats.Add(BuildCounter::inter_thread_gap_unexplained);
         ctx.stats.Add(BuildCounter::inter_thread_gap_unexplained_ns, resumed - idle_from);
         continue;

@@ -72,12 +72,33 @@ void Graph::ResizeAllocations(std::span<const std::pair<uint32_t, int64_t>> size
 }
 
 void Graph::AddMemoryEvent(const MemoryEvent& m) {
-  REVERIE_CHECK(memory_.empty() || memory_.back().measured_ns <= m.measured_ns);
+  REVERIE_CHECK(m.measured_ns != kNotMeasured);
+  REVERIE_CHECK(memory_.empty() || memory_.back().measured_ns == kNotMeasured ||
+                memory_.back().measured_ns <= m.measured_ns);
   REVERIE_CHECK(m.alloc == 0 || (m.alloc <= memory_.size() && memory_[m.alloc - 1].bytes > 0));
   REVERIE_CHECK(!m.layer.valid() || m.layer.value() < layer_count());
-  REVERIE_CHECK(!m.cpu_task.valid() || (m.cpu_task.value() < task_count() && m.cpu_offset_ns >= 0));
+  REVERIE_CHECK(!m.anchor.valid() || (m.anchor.value() < task_count() && m.anchor_offset_ns >= 0));
   memory_.push_back(m);
   memory_.back().recorded_bytes = m.bytes;
+}
+
+void Graph::ReanchorMemoryEvent(uint32_t index, TaskId anchor, int64_t offset_ns) {
+  REVERIE_CHECK(index < memory_.size() && live(anchor) && offset_ns >= 0);
+  memory_[index].anchor = anchor;
+  memory_[index].anchor_offset_ns = offset_ns;
+}
+
+uint32_t Graph::AddScriptMemoryEvent(MemoryEvent m) {
+  REVERIE_CHECK(live(m.anchor) && m.anchor_offset_ns >= 0 && m.bytes != 0);
+  REVERIE_CHECK(memory_.size() < UINT32_MAX);
+  REVERIE_CHECK(m.alloc == 0 || (m.bytes < 0 && m.alloc <= memory_.size() && memory_[m.alloc - 1].bytes > 0));
+  REVERIE_CHECK(!m.layer.valid() || m.layer.value() < layer_count());
+  m.measured_ns = kNotMeasured;
+  m.total_allocated = -1;
+  m.total_reserved = -1;
+  m.recorded_bytes = m.bytes;
+  memory_.push_back(m);
+  return static_cast<uint32_t>(memory_.size() - 1);
 }
 
 uint32_t Graph::InternName(std::string_view s) {

@@ -201,12 +201,13 @@ struct MemoryEvent {
   bool has_addr = false;  // recorded with an address (the 2021 schema has none)
   // Its anchor: the CPU task of its thread it happened in, or the last one
   // before it (of any thread when its own has none), and how long after
-  // that task's measured start it came. The simulator's order of memory
+  // that task's measured start it came; a script may tie it to another task
+  // (a GPU task: freed when a copy or kernel ends, transforms/memory_edit.h). The simulator's order of memory
   // events is their anchors' (depgraph/memory_replay.h); what a thread did
   // before freeing host memory (unmapping a batch's shared memory) is time
   // a script can tie to the bytes freed (transforms/host_memory.h).
-  TaskId cpu_task;
-  int64_t cpu_offset_ns = 0;
+  TaskId anchor;
+  int64_t anchor_offset_ns = 0;
 };
 
 // measured_start_ns of a task that is not from the trace (a script inserted
@@ -348,6 +349,13 @@ class Graph {
   // allocation took. What a script's change makes larger or smaller (a
   // batch's activations, transforms/memory_scale.h).
   void ResizeAllocations(std::span<const std::pair<uint32_t, int64_t>> sizes);
+  // Ties event `index` to `anchor` (live), `offset_ns` (>= 0) after its
+  // simulated start: where a script's change makes a tensor go or come.
+  void ReanchorMemoryEvent(uint32_t index, TaskId anchor, int64_t offset_ns);
+  // Appends an event a script made (no measured time, so the measured
+  // memory report leaves it out): anchored on a live task, a free after
+  // its allocation. Returns its index.
+  uint32_t AddScriptMemoryEvent(MemoryEvent m);
 
   // ---- framework ops ----
   // `parent` must be an existing op (or invalid): ops form a forest.

@@ -28,7 +28,10 @@ struct DeviceEvents {
 absl::flat_hash_map<int32_t, std::vector<uint32_t>> ByDevice(const Graph& g) {
   absl::flat_hash_map<int32_t, std::vector<uint32_t>> out;
   const std::span<const MemoryEvent> all = g.memory_events();
-  for (uint32_t i = 0; i < all.size(); ++i) out[all[i].device].push_back(i);
+  for (uint32_t i = 0; i < all.size(); ++i) {
+    // What was measured: events a script added have no time on the trace.
+    if (all[i].measured_ns != kNotMeasured) out[all[i].device].push_back(i);
+  }
   return out;
 }
 

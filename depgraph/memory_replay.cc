@@ -23,7 +23,7 @@ std::vector<bool> StandingEvents(const Graph& g) {
   const std::span<const MemoryEvent> all = g.memory_events();
   std::vector<bool> keep(all.size(), true);
   for (size_t i = 0; i < all.size(); ++i) {
-    if (all[i].cpu_task.valid() && g.removed(all[i].cpu_task)) keep[i] = false;
+    if (all[i].anchor.valid() && g.removed(all[i].anchor)) keep[i] = false;
   }
   // A free follows its allocation (graph.cc checks alloc < its index), so
   // one pass sees the allocation's verdict first; an allocation whose free
@@ -51,6 +51,7 @@ ReplayPlacement PlaceEvents(const Graph& g, std::span<const int64_t> start, std:
   const std::span<const MemoryEvent> all = g.memory_events();
   const std::vector<bool> keep = StandingEvents(g);
   ReplayPlacement out;
+  std::vector<int64_t> placed_ns(all.size(), kBeforeEverything);
   for (uint32_t i = 0; i < all.size(); ++i) {
     const MemoryEvent& m = all[i];
     if (!out.by_device.contains(m.device) && out.by_device.size() >= kMaxMemoryDevices) continue;
@@ -60,12 +61,16 @@ ReplayPlacement PlaceEvents(const Graph& g, std::span<const int64_t> start, std:
       continue;
     }
     int64_t ns = kBeforeEverything;
-    const TaskId a = m.cpu_task;
+    const TaskId a = m.anchor;
     if (a.valid() && a.value() < start.size() && start[a.value()] >= 0) {
       // Saturating: a hostile trace's times may be anywhere in int64.
       const int64_t room = SatAddNs(std::max<int64_t>(0, SatSubNs(end[a.value()], start[a.value()])), g.gap_ns(a));
-      ns = SatAddNs(start[a.value()], std::min(m.cpu_offset_ns, room));
+      ns = SatAddNs(start[a.value()], std::min(m.anchor_offset_ns, room));
     }
+    // A free never comes before its allocation (a script may anchor the
+    // two on tasks whose simulated order it did not foresee).
+    if (m.alloc != 0 && m.alloc - 1 < placed_ns.size()) ns = std::max(ns, placed_ns[m.alloc - 1]);
+    placed_ns[i] = ns;
     out.by_device[m.device].push_back({ns, i});
   }
   for (auto& [device, placed] : out.by_device) {
@@ -81,7 +86,8 @@ std::pair<int64_t, bool> ReplayStartLevel(const Graph& g, int32_t device) {
   int64_t level = 0;
   bool absolute = true, first = true;
   for (const MemoryEvent& m : g.memory_events()) {
-    if (m.device != device) continue;
+    // A script's events have no recorded totals; the measured ones decide.
+    if (m.device != device || m.measured_ns == kNotMeasured) continue;
     absolute &= m.total_allocated >= 0;
     if (first && m.total_allocated >= 0) level = std::max<int64_t>(0, m.total_allocated - m.recorded_bytes);
     first = false;

@@ -5,7 +5,7 @@
 // has a peak as a measured run does.
 //
 // Each event happens at its anchor's simulated start plus its measured
-// offset from the anchor (MemoryEvent::cpu_task), the offset capped at the
+// offset from the anchor (MemoryEvent::anchor), the offset capped at the
 // anchor's simulated duration and gap (the event stays before the thread's
 // next task). Events are replayed in that order (ties in trace order) from
 // the level before the trace's first event (the allocator's recorded total

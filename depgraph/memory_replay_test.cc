@@ -39,8 +39,8 @@ Built Build() {
     m.total_allocated = total;
     m.device = 0;
     m.alloc = of;
-    m.cpu_task = anchor;
-    m.cpu_offset_ns = offset;
+    m.anchor = anchor;
+    m.anchor_offset_ns = offset;
     g.AddMemoryEvent(m);
   };
   add(10, 1000, 5000, x.a, 10, 0);

@@ -369,6 +369,7 @@ void RegisterGraph(lua_State* L) {
   lua_newtable(L);
   SetBindings(L, kGraphMethods);
   RegisterCostGraphMethods(L);
+  RegisterMemoryGraphMethods(L);
   PushBinding(L, GraphIndex, 1);
   lua_setfield(L, -2, "__index");
   PushBinding(L, GraphToString, 0);

@@ -389,6 +389,9 @@ void RegisterGpuSelectionMethods(lua_State* L);
 void RegisterCostFunctions(lua_State* L);
 void RegisterCostGraphMethods(lua_State* L);
 void RegisterCostSelectionMethods(lua_State* L);
+// The memory edits (lua_memory.cc) on the graph method table at the top of
+// the stack: graph:allocations / stash / allocate / resize_allocation.
+void RegisterMemoryGraphMethods(lua_State* L);
 void PushKernelWork(lua_State* L, depgraph::TaskId t);
 // graph:select (lua_query.cc) and sel:filter.
 int GraphSelect(lua_State* L);

@@ -40,15 +40,15 @@ Graph Build() {
   m.device = 0;
   m.bytes = 1 << 20;
   m.total_allocated = 5 << 20;
-  m.cpu_task = a;
-  m.cpu_offset_ns = 10;
+  m.anchor = a;
+  m.anchor_offset_ns = 10;
   g.AddMemoryEvent(m);
   m.measured_ns = 1500000;
   m.bytes = -(1 << 20);
   m.total_allocated = 4 << 20;
   m.alloc = 1;
-  m.cpu_task = b;
-  m.cpu_offset_ns = 500000;
+  m.anchor = b;
+  m.anchor_offset_ns = 500000;
   g.AddMemoryEvent(m);
   return g;
 }

@@ -17,16 +17,24 @@
 -- `with_op`, the op's measured own time) and the segment's framework time
 -- (the Python between its launches in the forward) is inserted once before
 -- the recomputation, as torch.utils.checkpoint re-runs the module's forward.
--- Memory: not modelled yet: the allocations keep their sizes and order, so
--- the activations it would free after the forward still count in
--- `predict`'s peak (an overestimate of what checkpointing needs).
+-- Memory: a tensor the forward saved for the backward (allocated by a
+-- forward op, freed by a backward one: graph:allocations()) and written by
+-- a kernel of a recomputed segment is released once the segment's last
+-- forward kernel is launched (torch.utils.checkpoint runs the segment
+-- without saving) and allocated again when its producer's recomputation is
+-- launched, to be freed where the trace freed it (graph:stash; on the CPU's
+-- clock, as the stream-ordered caching allocator sees them); the tensors the
+-- segment's last kernel writes (the next segment's input, the checkpoint)
+-- stay. Within a segment's forward every tensor stays live until the
+-- segment ends (no_grad frees them sooner: an overestimate of the forward's
+-- peak, seldom the step's). Needs `profile_memory` with addresses (current
+-- Kineto schema); otherwise memory is left as recorded and the log says so.
 -- Preconditions: the trace does not checkpoint already (graph:facts():
 -- CheckpointWrapper layers or checkpoint annotations); if it does there is
 -- nothing to change, unless `force` (which recomputes a second time).
 -- Assumptions: recomputed kernels take as long as in the forward pass;
--- memcpys/memsets are not recomputed; the memory saved is not modelled (the
--- point is the time it costs); ops without recorded spans add no CPU time
--- beyond their launch.
+-- memcpys/memsets are not recomputed; ops without recorded spans add no CPU
+-- time beyond their launch.
 local C = reverie.include("lib/common.lua")
 
 local P = reverie.params{
@@ -53,7 +61,20 @@ local function split(list, n)
   return out
 end
 
-local recomputed = 0
+local saved, saved_count = C.saved_tensors(graph)
+local recomputed, stashed, stashed_bytes = 0, 0, 0
+-- Release and restore of one recomputed forward kernel's saved tensors, on
+-- the CPU's clock as the caching allocator sees them (it is stream-ordered:
+-- a tensor is freed when the CPU is done issuing its last use): released
+-- after the launch of the segment's last kernel, restored at the launch of
+-- the recomputed producer.
+local function stash_outputs(t, launch, release)
+  if not saved or not launch or not release or t:launcher() == release then return end
+  for _, a in ipairs(saved[t.id] or {}) do
+    graph:stash(a.id, {release = release, restore = launch})
+    stashed, stashed_bytes = stashed + 1, stashed_bytes + a.bytes
+  end
+end
 for _, step in ipairs(C.steps(graph)) do
   local fwd = C.kernels(step.forward)
   local bwd = C.kernels(step.backward)
@@ -86,6 +107,7 @@ for _, step in ipairs(C.steps(graph)) do
         end
         local _, launch = C.clone_before(graph, t, anchor, " (recompute)", extra)
         first_launch = first_launch or launch
+        stash_outputs(t, launch, last_call)
         recomputed = recomputed + 1
       end
       if framework_ns > 0 and first_launch then
@@ -97,3 +119,11 @@ for _, step in ipairs(C.steps(graph)) do
 end
 reverie.log(string.format("%d forward kernels recomputed in the backward pass (%d segments per step)",
                           recomputed, P.segments))
+local steps = math.max(1, graph:iteration_count())
+if saved then
+  reverie.log(string.format("memory: per step %.0f of %.0f saved tensors (%.2f MiB) released after " ..
+                            "their segment's forward and allocated again in its recomputation",
+                            stashed / steps, saved_count / steps, stashed_bytes / steps / 1048576))
+else
+  reverie.log("memory: unchanged: the trace records no saved tensors (profile_memory with addresses)")
+end

@@ -55,10 +55,15 @@
 --    synchronize, so the CPU waits for the backward to finish before the
 --    optimizer); update() adjusts the scale (`_amp_update_scale_`, one small
 --    kernel). Each has its launch and op cost as above.
--- Memory: not modelled yet: allocations keep their sizes (autocast's half
--- activations and the casts' copies are not resized), so `predict`'s peak
--- is the baseline's allocations replayed in the predicted order: an
--- overestimate of the activations, an underestimate of the cast copies.
+-- Memory: with `profile_memory` and addresses (else left as recorded), the
+-- allocations a kernel that now runs in half wrote (graph:allocations'
+-- producer) halve, rounded up to the allocator's 512-byte blocks, where
+-- they are activations, their gradients or temporaries (allocated in the
+-- forward, or in the backward and freed there, within the step); weight
+-- gradients and optimizer state stay FP32 (autocast keeps the FP32 weights
+-- as the masters: nothing is added for them). Each cast's half copy of a weight
+-- or an input (from the op's recorded shapes) is allocated at the cast and
+-- kept until the op's backward is launched, as autograd saves it.
 -- Preconditions (graph:facts().precision): the GEMM, convolution and
 -- attention kernels run in fp32 or tf32 (or their type is unknown). When
 -- they already run in fp16, bf16 or fp8 there is nothing to change (autocast
@@ -66,10 +71,10 @@
 -- to the trace as it is (fp16 <-> bf16, or what stayed in fp32).
 -- What it ignores: casts of buffers and of outputs that leave autocast
 -- regions; ops that autocast runs in FP32 but that were already FP32
--- (no cast needed); the smaller activation memory (and any larger batch it
--- allows); kernels libraries pick differently in half precision (their
--- speed is what the efficiency curve stands for: the share of peak the
--- trace's kernels reach is assumed on tensor cores too).
+-- (no cast needed); any larger batch the smaller activations allow;
+-- kernels libraries pick differently in half precision (their speed is what
+-- the efficiency curve stands for: the share of peak the trace's kernels
+-- reach is assumed on tensor cores too).
 local C = reverie.include("lib/common.lua")
 
 local training = not graph:select{kind = "kernel", phase = "backward"}:empty()
@@ -262,9 +267,30 @@ local function cast_ns(n)
 end
 
 local function cast(anchor, name, phase, n, after)
-  graph:insert{kind = "kernel", name = name, before = not after and anchor or nil,
-               after = after and anchor or nil, duration_ns = cast_ns(n), phase = phase,
-               with_op = "aten::_to_copy", op_ns = op_ns}
+  local _, launch = graph:insert{kind = "kernel", name = name, before = not after and anchor or nil,
+                                 after = after and anchor or nil, duration_ns = cast_ns(n), phase = phase,
+                                 with_op = "aten::_to_copy", op_ns = op_ns}
+  return launch
+end
+
+-- A half copy of n elements, made at a forward cast's launch and kept for
+-- the op's backward (its launch frees it; without one, the op's own).
+local HALF_BYTES = 2
+local cast_copies, cast_copy_bytes = 0, 0
+local function cast_copy(e, launch, n)
+  if not n or not launch then return end
+  local until_call = (e.backward and e.backward:launcher()) or e.kernel:launcher()
+  if not until_call then return end
+  local bytes = math.ceil(n * HALF_BYTES / 512) * 512
+  graph:allocate{bytes = bytes, at = launch, free_at = until_call, device = e.kernel.resource.device}
+  cast_copies, cast_copy_bytes = cast_copies + 1, cast_copy_bytes + bytes
+end
+
+-- Allocations with their frees matched (profile_memory with addresses).
+local allocations = graph:allocations()
+local has_memory = false
+for _, a in ipairs(allocations) do
+  if a.freed_at and a.device >= 0 then has_memory = true; break end
 end
 
 local steps = C.steps(graph)
@@ -279,12 +305,14 @@ if P.cast_kernels then
   for i in ipairs(steps) do
     for _, e in ipairs(plans[i]) do
       local weight_n, input_n = cast_sizes(e.kernel)
-      cast(e.kernel, "cast weight to " .. P.dtype .. " (autocast)", "forward", weight_n)
+      local w = cast(e.kernel, "cast weight to " .. P.dtype .. " (autocast)", "forward", weight_n)
       casts = casts + 1
       if e.input_cast then
-        cast(e.kernel, "cast input to " .. P.dtype .. " (autocast)", "forward", input_n)
+        local x = cast(e.kernel, "cast input to " .. P.dtype .. " (autocast)", "forward", input_n)
         casts = casts + 1
+        if has_memory then cast_copy(e, x, input_n) end
       end
+      if has_memory then cast_copy(e, w, weight_n) end
       -- The casts' backward: after the op's backward compute kernel.
       if e.backward then
         cast(e.backward, "cast weight grad to fp32 (autocast backward)", "backward", weight_n, true)
@@ -294,6 +322,26 @@ if P.cast_kernels then
           casts = casts + 1
         end
       end
+    end
+  end
+end
+
+-- Half-precision outputs: what a kernel that now runs in half writes is
+-- half the bytes: activations and their gradients, and the forward's
+-- temporaries (allocations of the forward, and of the backward freed in
+-- it). Weight
+-- gradients and optimizer state stay FP32 (AMP's master copies): only
+-- what the step frees again is resized.
+local halved, halved_from, halved_to = 0, 0, 0
+for _, a in ipairs(allocations) do
+  local p = a.producer
+  local in_step = a.freed_at ~= nil and a.freed_at.iteration == a.step
+  if has_memory and a.device >= 0 and p and half[p.id] and in_step and
+     (a.phase == "forward" or (a.phase == "backward" and a.freed_in == "backward")) then
+    local to = math.max(512, math.ceil(a.bytes / 2 / 512) * 512)
+    if to < a.bytes then
+      graph:resize_allocation(a.id, to)
+      halved, halved_from, halved_to = halved + 1, halved_from + a.bytes, halved_to + to
     end
   end
 end
@@ -386,3 +434,12 @@ reverie.log(string.format("%s on %s: %d GEMM/conv/attention kernels %.1f -> %.1f
                             " (cost model)",
                           #kept_fp32, fp32_sel:total_duration() / 1e3, casts, op_ns / 1e3, scaler_kernels,
                           syncs))
+local n_steps = math.max(1, #steps)
+if has_memory then
+  reverie.log(string.format("memory: per step %.0f tensors written in half %.2f -> %.2f MiB; %.0f cast " ..
+                            "copies kept for the backward %.2f MiB", halved / n_steps,
+                            halved_from / n_steps / 1048576, halved_to / n_steps / 1048576,
+                            cast_copies / n_steps, cast_copy_bytes / n_steps / 1048576))
+else
+  reverie.log("memory: unchanged: the trace records no allocations with their frees (profile_memory with addresses)")
+end

@@ -5,9 +5,11 @@
 -- Model (Daydream: "insert additional CUDA memory copies, and override the
 -- schedule function to implement a custom prefetching policy"). vDNN_conv
 -- offloads the input of every convolution:
--- - offload: a device-to-host transfer of `activation_mb` issued when the
---   convolution starts (its input is ready); vDNN synchronizes at the end of
---   each layer, so the next convolution waits for the transfer;
+-- - offload: a device-to-host transfer of the input (its recorded size, see
+--   Memory; else `activation_mb`) issued when the convolution starts (its
+--   input is ready); vDNN synchronizes at the end of each layer, so the next
+--   convolution's launch waits for the transfer (and with it the
+--   allocations the CPU makes after it);
 -- - prefetch: a host-to-device transfer of the same size, issued when the
 --   backward of the convolution after it starts (vDNN prefetches one layer
 --   ahead), and needed before the convolution's own backward begins.
@@ -19,53 +21,73 @@
 -- its direction (transforms/cost_model.h: the trace's own copies, else the
 -- GPU table's host link x its efficiency), or b / pcie_gbs + latency when
 -- `pcie_gbs` is given.
--- Memory: not modelled yet: the offloaded activations still count in
--- `predict`'s peak (allocations keep their sizes and order).
+-- Memory: the convolution's input is the tensor the forward saved for the
+-- backward (graph:allocations()) that the GPU task before the convolution,
+-- or the nearest of the three before that (in-place ops allocate nothing),
+-- wrote; the transfers carry its recorded bytes, and it is freed on the
+-- GPU when its offload ends and allocated again when its prefetch starts
+-- (graph:stash), to be freed where the trace freed it. Without such a
+-- tensor (no `profile_memory` with addresses) a transfer is
+-- `activation_mb` and memory is left as recorded. The pinned host buffers
+-- are not counted (host memory).
 -- Preconditions: a training trace with compute-bound forward kernels to
 -- offload around; pinned copy rates from the trace's GPU in the GPU table
 -- (else `gpu`, or `pcie_gbs`).
 -- Convolutions are runs of consecutive compute-bound forward kernels (a cuDNN
 -- convolution is several kernels); forward and backward are paired by
--- position (lib/common.lua C.mirror). Assumptions: every convolution input is
--- `activation_mb` (the trace has no tensor shapes; ResNet-50 at batch 32 has
--- 3-25 MB per layer); freed memory and allocator effects are not modelled.
+-- position (lib/common.lua C.mirror). Assumptions: a convolution input the
+-- trace does not size is `activation_mb` (ResNet-50 at batch 32 has 3-25 MB
+-- per layer); allocator effects (fragmentation, the cached blocks) are not
+-- modelled.
 local C = reverie.include("lib/common.lua")
 
 local P = reverie.params{
-  activation_mb = {default = 8, min = 0, doc = "size of each offloaded feature map in MiB"},
+  activation_mb = {default = 8, min = 0, doc = "size in MiB of an offloaded feature map the trace does not size"},
   pcie_gbs = {default = 0, min = 0, doc = "achieved PCIe bandwidth in GB/s; 0 = from the model"},
   latency_us = {default = 10, min = 0, doc = "fixed cost of one transfer in microseconds (with pcie_gbs)"},
   gpu = {default = "", doc = "the trace's GPU as a key of the GPU table when the trace lacks deviceProperties"},
 }
 
-local bytes = P.activation_mb * 1024 * 1024
-local function transfer_ns(kind)
+local default_bytes = math.floor(P.activation_mb * 1024 * 1024)
+local function transfer_ns(kind, bytes)
   if P.pcie_gbs > 0 then return math.floor(bytes / (P.pcie_gbs * 1e9) * 1e9 + P.latency_us * 1e3 + 0.5) end
   return math.floor(graph:copy_ns(kind, bytes, {gpu = P.gpu ~= "" and P.gpu or nil}) + 0.5)
 end
-local offload_ns, prefetch_ns = transfer_ns("dtoh_pinned"), transfer_ns("htod_pinned")
+local saved = C.saved_tensors(graph)
 local d2h = graph:add_channel("pcie device-to-host (offload)")
 local h2d = graph:add_channel("pcie host-to-device (prefetch)")
-local edges, offloads = {}, 0
+local edges, offloads, sized, sized_bytes, out_ns, back_ns = {}, 0, 0, 0, 0, 0
 for _, step in ipairs(C.steps(graph)) do
   local fwd = C.runs(step.forward, C.is_compute)
   local bwd = C.runs(step.backward, C.is_compute)
   for j, conv in ipairs(fwd) do
     local k = C.mirror(j, #fwd, #bwd)
     local it = conv[1].iteration
+    -- The convolution's input: the tensor the GPU work before it wrote and
+    -- the forward saved, when the trace records it; else activation_mb.
+    local input = saved and C.take_saved(saved, conv[1]:prev(), 3) or nil
+    local bytes = input and input.bytes or default_bytes
+    if input then sized, sized_bytes = sized + 1, sized_bytes + bytes end
+    local offload_ns, prefetch_ns = transfer_ns("dtoh_pinned", bytes), transfer_ns("htod_pinned", bytes)
+    out_ns, back_ns = out_ns + offload_ns, back_ns + prefetch_ns
     local off = graph:insert{kind = "comm", name = "vdnn offload (DtoH)", resource = d2h,
-                             bytes = math.floor(bytes), duration_ns = offload_ns, iteration = it,
+                             bytes = bytes, duration_ns = offload_ns, iteration = it,
                              phase = "forward"}
     edges[#edges + 1] = {conv[1], off}
-    if fwd[j + 1] then edges[#edges + 1] = {off, fwd[j + 1][1]} end
+    -- vDNN synchronizes the host at the end of each layer: the next
+    -- convolution's launch waits for the offload.
+    if fwd[j + 1] then edges[#edges + 1] = {off, fwd[j + 1][1]:launcher() or fwd[j + 1][1]} end
     if k then
       -- Consumer position in the backward pass: the prefetch order key.
       local pre = graph:insert{kind = "comm", name = "vdnn prefetch (HtoD)", resource = h2d,
-                               bytes = math.floor(bytes), duration_ns = prefetch_ns, iteration = it,
+                               bytes = bytes, duration_ns = prefetch_ns, iteration = it,
                                phase = "backward", priority = k}
       edges[#edges + 1] = {off, pre}
       if k > 1 then edges[#edges + 1] = {bwd[k - 1][1], pre} end
       edges[#edges + 1] = {pre, bwd[k][1]}
+      -- On the GPU only while it is needed: freed once offloaded,
+      -- allocated again when the prefetch starts.
+      if input then graph:stash(input.id, {release = off, restore = pre}) end
     end
     offloads = offloads + 1
   end
@@ -80,5 +102,9 @@ graph:set_policy(function(task, ready_ns)
   if task.priority > 0 then return task.priority end
   return ready_ns
 end)
-reverie.log(string.format("%d feature maps of %g MiB offloaded and prefetched (%.1f us out, %.1f us back)",
-                          offloads, P.activation_mb, offload_ns / 1e3, prefetch_ns / 1e3))
+local n = math.max(1, graph:iteration_count())
+reverie.log(string.format("per step: %.0f feature maps offloaded and prefetched (%.1f us out, %.1f us back); " ..
+                          "%.0f sized from the trace's saved tensors (%.2f MiB, freed while offloaded), " ..
+                          "the rest %g MiB (activation_mb)",
+                          offloads / n, out_ns / n / 1e3, back_ns / n / 1e3, sized / n,
+                          sized_bytes / n / 1048576, P.activation_mb))

@@ -32,12 +32,12 @@ std::vector<BatchFree> BatchFrees(const Graph& g) {
   const std::span<const MemoryEvent> events = g.memory_events();
   for (size_t e = 0; e < events.size(); ++e) {
     const MemoryEvent& m = events[e];
-    if (m.device != -1 || m.bytes >= 0 || !m.cpu_task.valid() || g.removed(m.cpu_task)) continue;
+    if (m.device != -1 || m.bytes >= 0 || !m.anchor.valid() || g.removed(m.anchor)) continue;
     // In a stretch of framework or op time, not in or after an API call.
-    if (g.kind(m.cpu_task) != TaskKind::kCpuWork || m.cpu_offset_ns > g.duration_ns(m.cpu_task)) continue;
-    const int32_t step = g.iteration_of(m.cpu_task);
+    if (g.kind(m.anchor) != TaskKind::kCpuWork || m.anchor_offset_ns > g.duration_ns(m.anchor)) continue;
+    const int32_t step = g.iteration_of(m.anchor);
     if (!copied.contains({step, -m.bytes})) continue;
-    out.push_back({e, m.cpu_task, -m.bytes, m.cpu_offset_ns, step});
+    out.push_back({e, m.anchor, -m.bytes, m.anchor_offset_ns, step});
   }
   return out;
 }

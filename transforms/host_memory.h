@@ -13,7 +13,7 @@
 // 16.9 MB, 28 us before the free of 131.6 kB at batch 16).
 //
 // A batch free is a host free that falls in a stretch of CPU time the graph
-// models as a task (MemoryEvent::cpu_task) and whose size equals the bytes
+// models as a task (MemoryEvent::anchor) and whose size equals the bytes
 // of a host-to-device copy of the same step: the buffer that copy read.
 // Its cost is the time from the stretch's start to the free. The trace's
 // own batch frees calibrate a line T = fixed + bytes / rate (weighted least

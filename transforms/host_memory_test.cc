@@ -58,8 +58,8 @@ Built Build() {
       MemoryEvent m;
       m.measured_ns = now + stretch;
       m.bytes = -bytes;
-      m.cpu_task = t;
-      m.cpu_offset_ns = stretch;
+      m.anchor = t;
+      m.anchor_offset_ns = stretch;
       g.AddMemoryEvent(m);
       MemoryEvent other = m;
       other.bytes = -4;

@@ -1,6 +1,7 @@
 #include "transforms/test_graphs.h"
 
 #include <string>
+#include <vector>
 
 namespace reverie::transforms::testing {
 
@@ -79,6 +80,69 @@ Graph MakeTrainingGraph(int iterations) {
     c.g.AddEdge(c.g.last_on_resource(c.gpu), s, EdgeKind::kSync);
   }
   return std::move(c.g);
+}
+
+Graph MakeDeepTrainingGraph(int layers, int iterations) {
+  Ctx c;
+  c.cpu = c.g.AddResource({depgraph::ResourceKind::kCpuThread, 1, 100, -1, "thread 100", true});
+  c.gpu = c.g.AddResource({depgraph::ResourceKind::kGpuStream, 1, 7, 0, "stream 7 (gpu 0)", true});
+  std::vector<LayerId> fc;
+  for (int i = 0; i < layers; ++i) fc.push_back(c.g.AddLayer("fc" + std::to_string(i), LayerId()));
+  for (int it = 0; it < iterations; ++it) {
+    c.g.AddIteration({"ProfilerStep#" + std::to_string(it), 0, 0});
+    for (int i = 0; i < layers; ++i) {
+      Launch(c, "volta_sgemm_128x64_nn", 50, fc[i], Phase::kForward, it);
+      Launch(c, "void at::native::vectorized_elementwise_kernel<4, relu>", 20, fc[i], Phase::kForward, it);
+    }
+    for (int i = layers - 1; i >= 0; --i) {
+      Launch(c, "void at::native::vectorized_elementwise_kernel<4, relu_backward>", 20, fc[i],
+             Phase::kBackward, it);
+      Launch(c, "volta_sgemm_128x64_nt", 60, fc[i], Phase::kBackward, it);
+    }
+    Launch(c, "multi_tensor_apply_kernel<SGD>", 10, LayerId(), Phase::kUpdate, it);
+    TaskSpec sync;
+    sync.kind = TaskKind::kCpuApi;
+    sync.name = "cudaStreamSynchronize";
+    sync.resource = c.cpu;
+    sync.duration_ns = 2'000;
+    sync.gap_ns = 10'000;
+    sync.phase = Phase::kUpdate;
+    sync.iteration = it;
+    const TaskId s = c.g.AppendTask(sync);
+    c.g.AddEdge(c.g.last_on_resource(c.gpu), s, EdgeKind::kSync);
+  }
+  return std::move(c.g);
+}
+
+void AddActivationMemory(Graph& g) {
+  constexpr int64_t kMiB = 1 << 20;
+  int64_t ns = 0;
+  auto add = [&](int64_t bytes, TaskId anchor, uint32_t alloc) {
+    depgraph::MemoryEvent m;
+    m.measured_ns = ++ns;
+    m.bytes = bytes;
+    m.device = 0;
+    m.phase = g.phase(anchor);
+    m.layer = g.layer_of(anchor);
+    m.alloc = alloc;
+    m.has_addr = true;
+    m.anchor = anchor;
+    g.AddMemoryEvent(m);
+    return static_cast<uint32_t>(g.memory_events().size());  // 1 + its index
+  };
+  const ResourceId cpu(0);
+  TaskId t = g.first_on_resource(cpu);
+  add(4 * kMiB, t, 0);
+  std::vector<uint32_t> saved;  // 1 + index of each live forward output
+  for (; t.valid(); t = g.next_on_resource(t)) {
+    if (g.kind(t) != TaskKind::kCpuApi || g.name(t) != "cudaLaunchKernel") continue;
+    if (g.phase(t) == Phase::kForward) {
+      saved.push_back(add(kMiB, t, 0));
+    } else if (g.phase(t) == Phase::kBackward && !saved.empty()) {
+      add(-kMiB, t, saved.back());
+      saved.pop_back();
+    }
+  }
 }
 
 Graph MakeLargeGraph(int64_t n) {

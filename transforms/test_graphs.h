@@ -25,6 +25,21 @@ namespace reverie::transforms::testing {
 // edge. Layers: layer1 > layer1.0 > {conv1, relu, bn1}, and fc.
 depgraph::Graph MakeTrainingGraph(int iterations = 2);
 
+// One thread and one stream as MakeTrainingGraph, per iteration `layers`
+// x (gemm "volta_sgemm_128x64_nn" 50us, relu 20us) forward, their mirrors
+// (relu_backward 20us, gemm "volta_sgemm_128x64_nt" 60us) in reverse in the
+// backward, one update kernel (10us) and a synchronize.
+depgraph::Graph MakeDeepTrainingGraph(int layers, int iterations = 2);
+
+// Adds what a profile_memory trace records to a graph of the two above on
+// GPU 0: 4 MiB of weights allocated before the first step and never freed;
+// per step, each forward launch call allocates its kernel's 1 MiB output,
+// saved for the backward and freed by the backward launch that mirrors it
+// (the last forward output by the first backward launch, and so on). The
+// peak, 4 MiB + 1 MiB per forward kernel, is at each step's first backward
+// launch.
+void AddActivationMemory(depgraph::Graph& g);
+
 // `n` tasks alternating launch call / kernel on one thread and one stream
 // (n/2 of each), for size-sensitive tests. Kernel names cycle through a few
 // GEMM / conv / elementwise names.

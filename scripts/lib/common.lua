@@ -157,6 +157,41 @@ function C.transfer_ns(bytes, gbps, latency_us)
   return math.floor(bytes * 8 / (gbps * 1e9) * 1e9 + (latency_us or 0) * 1e3 + 0.5)
 end
 
+-- The tensors the forward saved for the backward (graph:allocations():
+-- allocated by a forward op, freed by a backward one) on GPUs, by the GPU
+-- task that wrote them, each list largest first, and their count; nil when
+-- the trace records none (no `profile_memory`, or allocations without
+-- addresses, so frees are not matched to them).
+function C.saved_tensors(graph)
+  local by, n = {}, 0
+  for _, a in ipairs(graph:allocations()) do
+    if a.saved and a.producer and a.device >= 0 then
+      local l = by[a.producer.id]
+      if not l then
+        l = {}
+        by[a.producer.id] = l
+      end
+      l[#l + 1] = a
+      n = n + 1
+    end
+  end
+  for _, l in pairs(by) do table.sort(l, function(x, y) return x.bytes > y.bytes or (x.bytes == y.bytes and x.id < y.id) end) end
+  return n > 0 and by or nil, n
+end
+
+-- The largest saved tensor GPU task `t` wrote or, when it wrote none (an
+-- in-place op), the nearest of the `back` GPU tasks before it on its stream
+-- did; taken out of `saved` so that no tensor is stashed twice.
+function C.take_saved(saved, t, back)
+  for _ = 0, back do
+    if not t then return nil end
+    local l = saved[t.id]
+    if l and #l > 0 then return table.remove(l, 1) end
+    t = t:prev()
+  end
+  return nil
+end
+
 -- Inserts a copy of GPU task `t` (same kind, name + suffix, duration) before
 -- GPU task `anchor`, with its launch call; returns the new task.
 function C.clone_before(graph, t, anchor, suffix, extra)

@@ -375,6 +375,7 @@ TEST_P(MetamorphicTest, StretchingTimeStretchesEveryReportedTime) {
   o.sync_tolerance_ns *= k;
   o.inter_thread_gap_ns *= k;
   o.inter_thread_window_ns *= k;
+  o.autograd_gap_ns *= k;
   LoadOriginal(path);
   const std::string variant = TempFile("stretched.json");
   std::ofstream(variant, std::ios::binary) << Stretched(ReadText(path), k);

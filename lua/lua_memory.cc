@@ -1,0 +1,141 @@
+// Lua bindings of the memory edits (transforms/memory_edit.h):
+// graph:allocations(), graph:stash(id, {...}), graph:allocate{...},
+// graph:resize_allocation(id, n).
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "lua/lua_internal.h"
+#include "transforms/memory_edit.h"
+
+namespace reverie::lua::internal {
+namespace {
+
+// Each stash appends up to four events to the graph's memory list.
+constexpr int64_t kMemoryEventBytes = 96;
+
+uint32_t CheckAllocationId(lua_State* L, int idx, const char* what) {
+  const lua_Integer id = CheckInteger(L, idx, what);
+  if (id < 0 || id > UINT32_MAX) Raise(L, std::string(what) + ": no such allocation");
+  return static_cast<uint32_t>(id);
+}
+
+void PushAllocation(lua_State* L, const depgraph::Graph& g, const transforms::Allocation& a) {
+  lua_createtable(L, 0, 10);
+  SetIntField(L, "id", a.index);
+  SetIntField(L, "bytes", a.bytes);
+  SetIntField(L, "device", a.device);
+  SetIntField(L, "step", a.step);
+  SetString(L, "phase", depgraph::PhaseName(a.phase));
+  if (a.layer.valid() && a.layer.value() < g.layer_count()) SetString(L, "layer", g.layer(a.layer).path);
+  if (a.producer.valid()) {
+    PushTask(L, a.producer);
+    lua_setfield(L, -2, "producer");
+  }
+  if (a.free != 0) {
+    SetString(L, "freed_in", depgraph::PhaseName(a.freed_in));
+    if (a.freed_at.valid()) {
+      PushTask(L, a.freed_at);
+      lua_setfield(L, -2, "freed_at");
+    }
+  }
+  lua_pushboolean(L, a.saved());
+  lua_setfield(L, -2, "saved");
+}
+
+// graph:allocations() -> {{id, bytes, device, step, phase, layer, producer,
+// freed_in, freed_at, saved}...} in the trace's order.
+int GraphAllocations(lua_State* L) {
+  const depgraph::Graph& g = GraphOrRaise(L);
+  ChargeWork(L, static_cast<int64_t>(g.task_count() + g.memory_events().size()));
+  const std::vector<transforms::Allocation> all = transforms::Allocations(g);
+  lua_createtable(L, static_cast<int>(std::min<size_t>(all.size(), INT32_MAX)), 0);
+  int n = 0;
+  for (const transforms::Allocation& a : all) {
+    PushAllocation(L, g, a);
+    lua_rawseti(L, -2, ++n);
+  }
+  return 1;
+}
+
+// graph:stash(id, {release = task, restore = task [, stashed_bytes = n]})
+int GraphStash(lua_State* L) {
+  const uint32_t id = CheckAllocationId(L, 2, "stash: id");
+  luaL_checktype(L, 3, LUA_TTABLE);
+  lua_pushnil(L);
+  while (lua_next(L, 3) != 0) {
+    const char* k = lua_type(L, -2) == LUA_TSTRING ? lua_tostring(L, -2) : "?";
+    if (std::strcmp(k, "release") != 0 && std::strcmp(k, "restore") != 0 &&
+        std::strcmp(k, "stashed_bytes") != 0) {
+      return luaL_error(L, "stash: unknown field '%s'", k);
+    }
+    lua_pop(L, 1);
+  }
+  if (lua_getfield(L, 3, "release") == LUA_TNIL) return luaL_error(L, "stash: 'release' is required");
+  const depgraph::TaskId release = CheckTask(L, -1);
+  if (lua_getfield(L, 3, "restore") == LUA_TNIL) return luaL_error(L, "stash: 'restore' is required");
+  const depgraph::TaskId restore = CheckTask(L, -1);
+  int64_t stashed = 0;
+  if (lua_getfield(L, 3, "stashed_bytes") != LUA_TNIL) stashed = CheckBytes(L, -1, "stash: stashed_bytes");
+  depgraph::Graph& g = MutableGraphOrRaise(L);
+  ChargeWork(L, static_cast<int64_t>(g.memory_events().size()));
+  ChargeMemory(L, 4 * kMemoryEventBytes);
+  RaiseIfError(L, transforms::Stash(g, id, release, restore, stashed));
+  return 0;
+}
+
+// graph:resize_allocation(id, bytes)
+int GraphResizeAllocation(lua_State* L) {
+  const uint32_t id = CheckAllocationId(L, 2, "resize_allocation: id");
+  const int64_t bytes = CheckBytes(L, 3, "resize_allocation: bytes");
+  depgraph::Graph& g = MutableGraphOrRaise(L);
+  ChargeWork(L, static_cast<int64_t>(g.memory_events().size()));
+  RaiseIfError(L, transforms::ResizeAllocation(g, id, bytes));
+  return 0;
+}
+
+// graph:allocate{bytes = n, at = task [, free_at = task, device = n]} -> id;
+// device defaults to the GPU of `at`'s stream.
+int GraphAllocate(lua_State* L) {
+  luaL_checktype(L, 2, LUA_TTABLE);
+  lua_pushnil(L);
+  while (lua_next(L, 2) != 0) {
+    const char* k = lua_type(L, -2) == LUA_TSTRING ? lua_tostring(L, -2) : "?";
+    if (std::strcmp(k, "bytes") != 0 && std::strcmp(k, "at") != 0 && std::strcmp(k, "free_at") != 0 &&
+        std::strcmp(k, "device") != 0) {
+      return luaL_error(L, "allocate: unknown field '%s'", k);
+    }
+    lua_pop(L, 1);
+  }
+  if (lua_getfield(L, 2, "bytes") == LUA_TNIL) return luaL_error(L, "allocate: 'bytes' is required");
+  const int64_t bytes = CheckBytes(L, -1, "allocate: bytes");
+  if (lua_getfield(L, 2, "at") == LUA_TNIL) return luaL_error(L, "allocate: 'at' is required");
+  const depgraph::TaskId at = CheckTask(L, -1);
+  depgraph::TaskId free_at;
+  if (lua_getfield(L, 2, "free_at") != LUA_TNIL) free_at = CheckTask(L, -1);
+  depgraph::Graph& g = MutableGraphOrRaise(L);
+  int32_t device = g.resource(g.resource_of(at)).device;
+  if (lua_getfield(L, 2, "device") != LUA_TNIL) device = CheckInt32(L, -1, "allocate: device");
+  if (device < -1) Raise(L, "allocate: device must be a GPU ordinal or -1 (the host)");
+  ChargeMemory(L, 2 * kMemoryEventBytes);
+  absl::StatusOr<uint32_t> id = transforms::Allocate(g, device, bytes, at, free_at);
+  RaiseIfError(L, id.status());
+  lua_pushinteger(L, *id);
+  return 1;
+}
+
+}  // namespace
+
+void RegisterMemoryGraphMethods(lua_State* L) {
+  // On the graph method table at the top of the stack.
+  static const luaL_Reg kFns[] = {{"allocations", GraphAllocations},
+                                  {"stash", GraphStash},
+                                  {"allocate", GraphAllocate},
+                                  {"resize_allocation", GraphResizeAllocation},
+                                  {nullptr, nullptr}};
+  SetBindings(L, kFns);
+}
+
+}  // namespace reverie::lua::internal

@@ -1,0 +1,84 @@
+// The memory-saving scripts (activation checkpointing, Gist, vDNN) on the
+// shared training traces that recorded memory: they never predict a higher
+// peak than the baseline's, every allocation they make is freed again (what
+// stays allocated at the end is the baseline's), and where the trace records
+// the tensors the forward saved (addresses) they move some; without
+// addresses (the 2021 schema) they leave memory as recorded and say so.
+// Skips when ../shared/traces is absent.
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "depgraph/memory_replay.h"
+#include "gtest/gtest.h"
+#include "tests/lua/real_graph.h"
+#include "transforms/memory_edit.h"
+
+namespace reverie {
+namespace {
+
+using testing::LoadOrFail;
+using testing::Predict;
+using testing::Prediction;
+
+const char* const kTraces[] = {
+    "facebookresearch__HolisticTraceAnalysis/tests/data/df_index_resolver/df_index_resolver.json.gz",
+    "JonathanHourany__pytorch-sandbox/profiling/data-bottleneck/profiler-output/"
+    "num-workers-0-batch-size-16/trace-num-workers-0-batch-size-16.json",
+    "JonathanHourany__pytorch-sandbox/profiling/data-bottleneck/profiler-output/"
+    "num-workers-8-batch-size-2056/trace-num-workers-8-batch-size-2056.json",
+    "pytorch__kineto/tb_plugin/samples/resnet50_num_workers_0/worker0.1623143089861.pt.trace.json.gz",
+};
+
+int64_t Peak(const depgraph::Graph& g, const depgraph::SimResult& sim) {
+  int64_t peak = 0;
+  for (const depgraph::DevicePeak& d : depgraph::ReplayMemory(g, sim.start_ns, sim.end_ns)) {
+    if (d.device >= 0) peak = std::max(peak, d.peak);
+  }
+  return peak;
+}
+
+int64_t Net(const depgraph::Graph& g) {
+  int64_t sum = 0;
+  for (const depgraph::MemoryEvent& m : g.memory_events()) sum += m.bytes;
+  return sum;
+}
+
+bool Logged(const Prediction& p, const std::string& what) {
+  for (const std::string& line : p.reports[0].log) {
+    if (line.find(what) != std::string::npos) return true;
+  }
+  return false;
+}
+
+class MemoryScriptsRealTest : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(MemoryScriptsRealTest, SaveMemoryWithoutLeaking) {
+  REVERIE_REQUIRE_TRACE(path, GetParam());
+  const whatif::LoadedTrace* t = LoadOrFail(path);
+  ASSERT_NE(t, nullptr);
+  int64_t saved = 0;
+  for (const transforms::Allocation& a : transforms::Allocations(t->graph)) saved += a.saved() ? 1 : 0;
+  const int64_t base_peak = Peak(t->graph, t->baseline);
+  ASSERT_GT(base_peak, 0) << "a trace with memory events";
+  for (const char* script : {"activation_checkpointing.lua", "gist.lua", "vdnn.lua"}) {
+    SCOPED_TRACE(script);
+    const Prediction p = Predict(*t, {script});
+    ASSERT_TRUE(p.status.ok()) << p.status;
+    EXPECT_LE(Peak(p.graph, p.sim), base_peak);
+    EXPECT_EQ(Net(p.graph), Net(t->graph)) << "every allocation a script makes is freed";
+    if (saved == 0) {
+      EXPECT_EQ(p.graph.memory_events().size(), t->graph.memory_events().size());
+      if (std::string(script) != "vdnn.lua") {
+        EXPECT_TRUE(Logged(p, "memory: unchanged"));
+      }
+    } else {
+      EXPECT_GT(p.graph.memory_events().size(), t->graph.memory_events().size()) << "tensors moved";
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(SharedTraces, MemoryScriptsRealTest, ::testing::ValuesIn(kTraces));
+
+}  // namespace
+}  // namespace reverie

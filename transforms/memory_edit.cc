@@ -1,0 +1,188 @@
+// File: transforms/memory_edit.cc
+#include "transforms/memory_edit.h"
+
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+
+namespace reverie::transforms {
+namespace {
+
+using depgraph::EdgeKind;
+using depgraph::Graph;
+using depgraph::MemoryEvent;
+using depgraph::OpId;
+using depgraph::TaskId;
+using depgraph::TaskKind;
+
+// After the anchor's end: the replay caps an offset at the task's duration
+// and gap (depgraph/memory_replay.h), so this is "when it ends", whatever
+// a later script makes its duration.
+constexpr int64_t kAtEnd = std::numeric_limits<int64_t>::max();
+
+// Whether `op` is `outer` or inside it (parents have smaller ids, so the
+// walk ends).
+bool Encloses(const Graph& g, OpId outer, OpId op) {
+  for (int depth = 0; op.valid() && depth < 64; ++depth, op = g.op(op).parent) {
+    if (op == outer) return true;
+  }
+  return false;
+}
+
+TaskId LaunchedBy(const Graph& g, const depgraph::Adjacency& adj, TaskId call) {
+  for (depgraph::EdgeId e : adj.out(call)) {
+    if (g.edge(e).kind == EdgeKind::kLaunch) return g.edge(e).dst;
+  }
+  return TaskId();
+}
+
+TaskId ProducerOf(const Graph& g, const depgraph::Adjacency& adj, TaskId anchor) {
+  if (depgraph::IsGpuKind(g.kind(anchor))) return anchor;
+  const OpId op = g.op_of(anchor);
+  // Without an op only the allocation's own call and the next can be its.
+  const int limit = op.valid() ? kProducerSearch : 2;
+  TaskId t = anchor;
+  for (int i = 0; i < limit && t.valid(); ++i, t = g.next_on_resource(t)) {
+    if (g.step_mark(t) != depgraph::StepMark::kNone) break;
+    if (i > 0 && op.valid() && !Encloses(g, op, g.op_of(t))) break;
+    if (g.kind(t) != TaskKind::kCpuApi) continue;
+    const TaskId gpu = LaunchedBy(g, adj, t);
+    if (gpu.valid()) return gpu;
+  }
+  return TaskId();
+}
+
+bool Standing(const Graph& g, const MemoryEvent& m) { return !m.anchor.valid() || !g.removed(m.anchor); }
+
+// The first free of allocation `alloc` (frees come after their allocation).
+int64_t FreeOf(const Graph& g, uint32_t alloc) {
+  const std::span<const MemoryEvent> all = g.memory_events();
+  for (size_t i = alloc + 1; i < all.size(); ++i) {
+    if (all[i].alloc == alloc + 1) return static_cast<int64_t>(i);
+  }
+  return -1;
+}
+
+absl::Status CheckAllocation(const Graph& g, uint32_t alloc, const char* what) {
+  const std::span<const MemoryEvent> all = g.memory_events();
+  if (alloc >= all.size() || all[alloc].bytes <= 0 || !Standing(g, all[alloc])) {
+    return absl::InvalidArgumentError(absl::StrCat(what, ": ", alloc, " is not a live allocation (",
+                                                   all.size(), " memory events)"));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+std::vector<Allocation> Allocations(const Graph& g) {
+  const std::span<const MemoryEvent> all = g.memory_events();
+  std::vector<uint32_t> free_of(all.size(), 0);
+  for (uint32_t i = 0; i < all.size(); ++i) {
+    if (all[i].alloc != 0 && free_of[all[i].alloc - 1] == 0) free_of[all[i].alloc - 1] = i + 1;
+  }
+  const depgraph::Adjacency& adj = g.adjacency();
+  std::vector<Allocation> out;
+  for (uint32_t i = 0; i < all.size(); ++i) {
+    const MemoryEvent& m = all[i];
+    if (m.bytes <= 0 || !Standing(g, m)) continue;
+    Allocation a;
+    a.index = i;
+    a.bytes = m.bytes;
+    a.device = m.device;
+    a.phase = m.phase;
+    a.layer = m.layer;
+    if (m.anchor.valid()) {
+      a.step = g.iteration_of(m.anchor);
+      a.producer = ProducerOf(g, adj, m.anchor);
+    }
+    a.free = free_of[i];
+    if (a.free != 0) {
+      const MemoryEvent& f = all[a.free - 1];
+      a.freed_in = f.phase;
+      a.freed_at = f.anchor;
+    }
+    out.push_back(a);
+  }
+  return out;
+}
+
+absl::Status Stash(Graph& g, uint32_t alloc, TaskId release, TaskId restore, int64_t stashed_bytes) {
+  if (absl::Status s = CheckAllocation(g, alloc, "stash"); !s.ok()) return s;
+  if (!g.live(release) || !g.live(restore)) {
+    return absl::InvalidArgumentError("stash: release and restore must be live tasks");
+  }
+  if (stashed_bytes < 0) return absl::InvalidArgumentError("stash: stashed_bytes must be >= 0");
+  const MemoryEvent a = g.memory_events()[alloc];
+  const int64_t f = FreeOf(g, alloc);
+  // The stand-in first, so that at `restore` its free comes before the
+  // tensor's new allocation (ties replay in index order).
+  if (stashed_bytes > 0) {
+    MemoryEvent in = a;
+    in.bytes = stashed_bytes;
+    in.alloc = 0;
+    in.anchor = release;
+    in.anchor_offset_ns = kAtEnd;
+    const uint32_t k = g.AddScriptMemoryEvent(in);
+    MemoryEvent out = in;
+    out.bytes = -stashed_bytes;
+    out.alloc = k + 1;
+    out.anchor = restore;
+    out.anchor_offset_ns = 0;
+    g.AddScriptMemoryEvent(out);
+  }
+  MemoryEvent again = a;
+  again.alloc = 0;
+  again.anchor = restore;
+  again.anchor_offset_ns = 0;
+  const uint32_t k = g.AddScriptMemoryEvent(again);
+  if (f >= 0) {
+    MemoryEvent free = g.memory_events()[f];
+    free.alloc = k + 1;
+    if (Standing(g, free)) g.AddScriptMemoryEvent(free);
+    g.ReanchorMemoryEvent(static_cast<uint32_t>(f), release, kAtEnd);
+  } else {
+    MemoryEvent free = a;
+    free.bytes = -a.bytes;
+    free.alloc = alloc + 1;
+    free.anchor = release;
+    free.anchor_offset_ns = kAtEnd;
+    g.AddScriptMemoryEvent(free);
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<uint32_t> Allocate(Graph& g, int32_t device, int64_t bytes, TaskId at, TaskId free_at) {
+  if (bytes <= 0) return absl::InvalidArgumentError("allocate: bytes must be > 0");
+  if (!g.live(at) || (free_at.valid() && !g.live(free_at))) {
+    return absl::InvalidArgumentError("allocate: at and free_at must be live tasks");
+  }
+  MemoryEvent m;
+  m.bytes = bytes;
+  m.device = device;
+  m.phase = g.phase(at);
+  m.layer = g.layer_of(at);
+  m.anchor = at;
+  const uint32_t k = g.AddScriptMemoryEvent(m);
+  if (free_at.valid()) {
+    m.bytes = -bytes;
+    m.alloc = k + 1;
+    m.phase = g.phase(free_at);
+    m.layer = g.layer_of(free_at);
+    m.anchor = free_at;
+    m.anchor_offset_ns = kAtEnd;
+    g.AddScriptMemoryEvent(m);
+  }
+  return k;
+}
+
+absl::Status ResizeAllocation(Graph& g, uint32_t alloc, int64_t bytes) {
+  if (absl::Status s = CheckAllocation(g, alloc, "resize_allocation"); !s.ok()) return s;
+  if (bytes <= 0) return absl::InvalidArgumentError("resize_allocation: bytes must be > 0");
+  const std::pair<uint32_t, int64_t> one{alloc, bytes};
+  g.ResizeAllocations(std::span(&one, 1));
+  return absl::OkStatus();
+}
+
+}  // namespace reverie::transforms
