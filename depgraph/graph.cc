@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "base/sv.h"
+#include "base/topological_order.h"
 
 namespace reverie::depgraph {
 
@@ -362,42 +363,29 @@ absl::Status Graph::Validate() const {
       return absl::FailedPreconditionError(absl::StrCat("task ", t, "'s launch edge is not a live launch into it"));
     }
   }
-  // Kahn's algorithm over edges plus ordered-resource order.
+  // Edges plus ordered-resource order, sorted once.
   const Adjacency& adj = adjacency();
-  std::vector<uint32_t> indeg(n, 0);
+  std::vector<uint32_t> pending(n, kNotANode);
   for (uint32_t t = 0; t < n; ++t) {
     if (col_.flags[t] & kFlagRemoved) continue;
-    indeg[t] = adj.in_offsets[t + 1] - adj.in_offsets[t];
+    pending[t] = adj.in_offsets[t + 1] - adj.in_offsets[t];
     const TaskId p = col_.prev[t];
-    if (p.valid() && resources_[col_.resource[t].value()].ordered) ++indeg[t];
+    if (p.valid() && resources_[col_.resource[t].value()].ordered) ++pending[t];
   }
-  std::vector<uint32_t> ready;
-  for (uint32_t t = 0; t < n; ++t) {
-    if (!(col_.flags[t] & kFlagRemoved) && indeg[t] == 0) ready.push_back(t);
-  }
-  size_t seen = 0;
-  while (!ready.empty()) {
-    const uint32_t t = ready.back();
-    ready.pop_back();
-    ++seen;
+  const TopologicalResult order = TopologicalOrder(std::move(pending), [&](uint32_t t, auto visit) {
     for (uint32_t i = adj.out_offsets[t]; i < adj.out_offsets[t + 1]; ++i) {
-      const uint32_t c = edges_[adj.out_edges[i].value()].dst.value();
-      if (--indeg[c] == 0) ready.push_back(c);
+      visit(edges_[adj.out_edges[i].value()].dst.value());
     }
     const TaskId nx = col_.next[t];
-    if (nx.valid() && resources_[col_.resource[t].value()].ordered && --indeg[nx.value()] == 0) {
-      ready.push_back(nx.value());
-    }
-  }
-  if (seen != live_tasks_) {
-    for (uint32_t t = 0; t < n; ++t) {
-      if (!(col_.flags[t] & kFlagRemoved) && indeg[t] > 0) {
-        return absl::FailedPreconditionError(
-            absl::StrCat("dependency cycle through task ", t, " (", names_[col_.name[t]], ")"));
-      }
-    }
-  }
+    if (nx.valid() && resources_[col_.resource[t].value()].ordered) visit(nx.value());
+  });
+  if (!order.complete()) return CycleError(*this, TaskId(order.FirstUnordered()));
   return absl::OkStatus();
+}
+
+absl::Status CycleError(const Graph& g, TaskId t) {
+  return absl::FailedPreconditionError(
+      absl::StrCat("dependency cycle through task ", t.value(), " (", Sv(g.name(t)), ")"));
 }
 
 size_t Graph::MemoryBytes() const {

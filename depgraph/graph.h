@@ -547,6 +547,10 @@ class Graph {
   mutable AdjacencyCache adjacency_;
 };
 
+// The one message for a dependency cycle: "dependency cycle through task N
+// (name)", naming a task on the cycle or behind it (kFailedPrecondition).
+absl::Status CycleError(const Graph& g, TaskId t);
+
 }  // namespace reverie::depgraph
 
 #endif  // REVERIE_DEPGRAPH_GRAPH_H_

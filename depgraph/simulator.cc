@@ -247,8 +247,7 @@ class Run {
     if (t == UINT32_MAX) {
       return absl::FailedPreconditionError("dependency cycle: some tasks never became ready");
     }
-    return absl::FailedPreconditionError(absl::StrCat(
-        "dependency cycle through task ", t, " (", Sv(g_.name(TaskId(t))), ")"));
+    return depgraph::CycleError(g_, TaskId(t));
   }
 
   const Graph& g_;

@@ -1,15 +1,14 @@
 #include "export/chakra.h"
 
 #include <algorithm>
-#include <functional>
 #include <limits>
-#include <queue>
 #include <utility>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
 #include "base/sv.h"
+#include "base/topological_order.h"
 #include "depgraph/kernel_class.h"
 #include "export/comm_typing.h"
 
@@ -182,32 +181,17 @@ absl::StatusOr<ChakraTrace> ExportChakra(const Graph& g, const SimResult& sim,
   }
 
   // Kahn's order, earliest simulated start first, so ids follow the schedule.
-  std::vector<uint32_t> pending(m), id_of(m, kNone), order;
-  order.reserve(m);
-  using Key = std::pair<int64_t, uint32_t>;
-  std::priority_queue<Key, std::vector<Key>, std::greater<Key>> ready;
-  for (uint32_t i = 0; i < m; ++i) {
-    pending[i] = in_off[i + 1] - in_off[i];
-    if (pending[i] == 0) ready.push({items[i].start_ns, i});
-  }
-  while (!ready.empty()) {
-    const uint32_t i = ready.top().second;
-    ready.pop();
-    id_of[i] = static_cast<uint32_t>(order.size());
-    order.push_back(i);
-    for (uint32_t k = out_off[i]; k < out_off[i + 1]; ++k) {
-      const uint32_t c = children[k];
-      if (--pending[c] == 0) ready.push({items[c].start_ns, c});
-    }
-  }
-  if (order.size() != m) {
-    for (uint32_t i = 0; i < m; ++i) {
-      if (id_of[i] != kNone) continue;
-      return absl::FailedPreconditionError(absl::StrCat(
-          "dependency cycle through task ", items[i].task.value(), " (",
-          Sv(g.name(items[i].task)), ")"));
-    }
-  }
+  std::vector<uint32_t> pending(m), id_of(m, kNone);
+  for (uint32_t i = 0; i < m; ++i) pending[i] = in_off[i + 1] - in_off[i];
+  const TopologicalResult sorted = TopologicalOrderBy(
+      std::move(pending),
+      [&](uint32_t i, auto visit) {
+        for (uint32_t k = out_off[i]; k < out_off[i + 1]; ++k) visit(children[k]);
+      },
+      [&](uint32_t i) { return items[i].start_ns; });
+  if (!sorted.complete()) return depgraph::CycleError(g, items[sorted.FirstUnordered()].task);
+  const std::vector<uint32_t>& order = sorted.order;
+  for (uint32_t k = 0; k < order.size(); ++k) id_of[order[k]] = k;
 
   ChakraStreamWriter writer(&out.bytes, "reverie export --chakra --chakra-detail kernels");
 

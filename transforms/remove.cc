@@ -5,6 +5,7 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
+#include "base/topological_order.h"
 #include "transforms/ops.h"
 
 namespace reverie::transforms {
@@ -68,9 +69,7 @@ class Rewirer {
     RemoveResult result;
     if (removed_.empty()) return result;
     RankResources();
-    if (!TopoOrder()) {
-      return absl::FailedPreconditionError("the graph has a cycle through the removed tasks");
-    }
+    if (!TopoOrder()) return depgraph::CycleError(g_, cycle_at_);
     slot_.assign(n, 0);
     for (size_t i = 0; i < order_.size(); ++i) slot_[order_[i].value()] = static_cast<uint32_t>(i);
     sets_.resize(order_.size());
@@ -118,37 +117,31 @@ class Rewirer {
     }
   }
 
-  // Kahn's algorithm restricted to the removed tasks.
+  // The removed tasks in dependency order (base/topological_order.h);
+  // false when they hold a cycle.
   bool TopoOrder() {
-    std::vector<uint32_t> indeg(removed_.size(), 0);
+    std::vector<uint32_t> pending(removed_.size(), 0);
     std::vector<uint32_t> idx(g_.task_count(), 0);
     for (size_t i = 0; i < removed_.size(); ++i) idx[removed_[i].value()] = static_cast<uint32_t>(i);
     for (size_t i = 0; i < removed_.size(); ++i) {
       const TaskId t = removed_[i];
       for (const auto edge : adj_.in(t)) {
-        if (InR(g_.edge(edge).src)) ++indeg[i];
+        if (InR(g_.edge(edge).src)) ++pending[i];
       }
       const TaskId p = g_.prev_on_resource(t);
-      if (Ordered(t) && p.valid() && InR(p)) ++indeg[i];
+      if (Ordered(t) && p.valid() && InR(p)) ++pending[i];
     }
-    std::vector<TaskId> ready;
-    for (size_t i = 0; i < removed_.size(); ++i) {
-      if (indeg[i] == 0) ready.push_back(removed_[i]);
-    }
-    while (!ready.empty()) {
-      const TaskId t = ready.back();
-      ready.pop_back();
-      order_.push_back(t);
-      auto release = [&](TaskId c) {
-        if (InR(c) && --indeg[idx[c.value()]] == 0) ready.push_back(c);
-      };
+    const TopologicalResult r = TopologicalOrder(std::move(pending), [&](uint32_t i, auto visit) {
+      const TaskId t = removed_[i];
       for (const auto edge : adj_.out(t)) {
-        release(g_.edge(edge).dst);
+        if (InR(g_.edge(edge).dst)) visit(idx[g_.edge(edge).dst.value()]);
       }
       const TaskId nx = g_.next_on_resource(t);
-      if (Ordered(t) && nx.valid()) release(nx);
-    }
-    return order_.size() == removed_.size();
+      if (Ordered(t) && nx.valid() && InR(nx)) visit(idx[nx.value()]);
+    });
+    for (uint32_t i : r.order) order_.push_back(removed_[i]);
+    if (!r.complete()) cycle_at_ = removed_[r.FirstUnordered()];
+    return r.complete();
   }
 
   void Gather(TaskId r, std::vector<Entry>* out) {
@@ -272,6 +265,7 @@ class Rewirer {
   std::vector<uint32_t> rank_;
   std::vector<TaskId> removed_;
   std::vector<TaskId> order_;
+  TaskId cycle_at_;  // a removed task on a cycle (TopoOrder false)
   std::vector<uint32_t> slot_;
   std::vector<std::vector<Entry>> sets_;
   std::vector<NewEdge> new_edges_;
