@@ -8,6 +8,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "base/sv.h"
 #include "depgraph/replicate.h"
 
@@ -153,6 +154,111 @@ void CheckMeasuredEnds(const std::vector<std::pair<std::vector<int64_t>, int64_t
   }
 }
 
+// Each rank's collectives in the order its own simulation issues them.
+absl::StatusOr<std::vector<Ordered>> OrderCollectives(std::span<const RankInput> ranks) {
+  std::vector<Ordered> order(ranks.size());
+  for (size_t r = 0; r < ranks.size(); ++r) {
+    const RankInput& in = ranks[r];
+    SimResult own;
+    const SimResult* alone = in.alone;
+    if (alone == nullptr) {
+      absl::StatusOr<SimResult> sim = Simulate(*in.graph);
+      if (!sim.ok()) {
+        return absl::Status(sim.status().code(),
+                            absl::StrCat(Sv(in.label), ": ", sim.status().message()));
+      }
+      own = std::move(*sim);
+      alone = &own;
+    }
+    order[r] = CollectivesInOrder(*in.graph, *alone);
+  }
+  return order;
+}
+
+// Copies every rank's graph into the job's (its resources named after the
+// rank, steps beyond the job's `iterations` untagged and counted); returns
+// each rank's task map.
+std::vector<std::vector<TaskId>> CopyRanks(std::span<const RankInput> ranks, size_t iterations,
+                                           JobGraph* job) {
+  std::vector<std::vector<TaskId>> task_map(ranks.size());
+  for (size_t r = 0; r < ranks.size(); ++r) {
+    const Graph& g = *ranks[r].graph;
+    std::vector<ResourceId> resources;
+    for (uint32_t i = 0; i < g.resource_count(); ++i) {
+      Resource res = g.resource(ResourceId(i));
+      res.name = absl::StrCat("rank ", r, ": ", res.name);
+      resources.push_back(job->graph.AddResource(std::move(res)));
+      job->rank_of_resource.push_back(static_cast<int>(r));
+    }
+    const std::vector<LayerId> layers = MergeLayers(g, &job->graph);
+    std::vector<int32_t> iteration_map(g.iteration_count(), -1);
+    for (size_t i = 0; i < iterations; ++i) iteration_map[i] = static_cast<int32_t>(i);
+    for (uint32_t v = 0; v < g.task_count(); ++v) {
+      const TaskId t(v);
+      if (!g.removed(t) && g.iteration_of(t) >= static_cast<int32_t>(iterations)) {
+        ++job->stats.untagged_tasks;
+      }
+    }
+    task_map[r] = AppendGraph(g, {resources, layers, iteration_map, 0}, &job->graph);
+  }
+  return task_map;
+}
+
+// One barrier per matched collective on a shared channel: every rank's copy
+// starts when all ranks are ready, and takes the shortest copy's duration
+// (the others waited inside theirs).
+void AddBarriers(std::span<const RankInput> ranks, const std::vector<Ordered>& order,
+                 const std::vector<std::vector<TaskId>>& task_map, JobGraph* job) {
+  const int n = static_cast<int>(ranks.size());
+  Resource channel;
+  channel.kind = ResourceKind::kCommChannel;
+  channel.pid = -1;
+  channel.name = "collectives (all ranks)";
+  channel.ordered = false;
+  const ResourceId barriers = job->graph.AddResource(std::move(channel));
+  job->rank_of_resource.push_back(-1);
+
+  std::vector<std::pair<std::vector<int64_t>, int64_t>> measured_ends;  // (per rank, transfer)
+  // Each copy's readiness, read from its rank's graph (the job graph's
+  // adjacency would be rebuilt after every edge added below).
+  for (const auto& [key, first_list] : order[0]) {
+    for (size_t i = 0; i < first_list.size(); ++i) {
+      CollectiveGroup group;
+      group.type = Collective(key.second);
+      group.stream = key.first;
+      group.ordinal = static_cast<int32_t>(i);
+      group.duration_ns = std::numeric_limits<int64_t>::max();
+      std::vector<int64_t> ends;
+      for (int r = 0; r < n; ++r) {
+        const Graph& g = *ranks[r].graph;
+        const TaskId src = order[r].at(key)[i];
+        group.tasks.push_back(task_map[r][src.value()]);
+        group.duration_ns = std::min(group.duration_ns, g.duration_ns(src));
+        if (g.measured(src)) ends.push_back(g.measured_start_ns(src) + g.duration_ns(src));
+      }
+      if (static_cast<int>(ends.size()) == n) measured_ends.push_back({std::move(ends), group.duration_ns});
+      TaskSpec spec;
+      spec.kind = TaskKind::kComm;
+      const std::string name =
+          absl::StrCat("[all ranks ready] ", Sv(CollectiveName(group.type)), " #", group.ordinal,
+                       " on communication stream ", group.stream);
+      spec.name = name;
+      spec.resource = barriers;
+      group.barrier = job->graph.AppendTask(spec);
+      for (int r = 0; r < n; ++r) {
+        const Graph& g = *ranks[r].graph;
+        for (const auto& [parent, delay] : ReadinessParents(g, order[r].at(key)[i])) {
+          job->graph.AddEdge(task_map[r][parent.value()], group.barrier, EdgeKind::kComm, delay);
+        }
+        job->graph.AddEdge(group.barrier, group.tasks[r], EdgeKind::kComm);
+        job->graph.set_duration_ns(group.tasks[r], group.duration_ns);
+      }
+      job->collectives.push_back(std::move(group));
+    }
+  }
+  CheckMeasuredEnds(measured_ends, n, &job->stats);
+}
+
 }  // namespace
 
 absl::StatusOr<JobGraph> CoupleRanks(std::span<const RankInput> ranks) {
@@ -161,22 +267,7 @@ absl::StatusOr<JobGraph> CoupleRanks(std::span<const RankInput> ranks) {
         absl::StrCat("a job needs at least two ranks' traces, got ", ranks.size()));
   }
   const int n = static_cast<int>(ranks.size());
-  std::vector<SimResult> own_sims(n);
-  std::vector<Ordered> order(n);
-  for (int r = 0; r < n; ++r) {
-    const RankInput& in = ranks[r];
-    const SimResult* alone = in.alone;
-    if (alone == nullptr) {
-      absl::StatusOr<SimResult> sim = Simulate(*in.graph);
-      if (!sim.ok()) {
-        return absl::Status(sim.status().code(),
-                            absl::StrCat(Sv(in.label), ": ", sim.status().message()));
-      }
-      own_sims[r] = std::move(*sim);
-      alone = &own_sims[r];
-    }
-    order[r] = CollectivesInOrder(*in.graph, *alone);
-  }
+  REVERIE_ASSIGN_OR_RETURN(const std::vector<Ordered> order, OrderCollectives(ranks));
 
   JobGraph job;
   job.ranks = n;
@@ -210,75 +301,8 @@ absl::StatusOr<JobGraph> CoupleRanks(std::span<const RankInput> ranks) {
   const size_t groups = static_cast<size_t>(job.stats.collectives);
   // Per collective: a barrier, an edge to each copy and about three from each.
   job.graph.Reserve(tasks + groups, edges + groups * 4 * static_cast<size_t>(n));
-  std::vector<std::vector<TaskId>> task_map(n);
-  for (int r = 0; r < n; ++r) {
-    const Graph& g = *ranks[r].graph;
-    std::vector<ResourceId> resources;
-    for (uint32_t i = 0; i < g.resource_count(); ++i) {
-      Resource res = g.resource(ResourceId(i));
-      res.name = absl::StrCat("rank ", r, ": ", res.name);
-      resources.push_back(job.graph.AddResource(std::move(res)));
-      job.rank_of_resource.push_back(r);
-    }
-    const std::vector<LayerId> layers = MergeLayers(g, &job.graph);
-    std::vector<int32_t> iteration_map(g.iteration_count(), -1);
-    for (size_t i = 0; i < iterations; ++i) iteration_map[i] = static_cast<int32_t>(i);
-    for (uint32_t v = 0; v < g.task_count(); ++v) {
-      const TaskId t(v);
-      if (!g.removed(t) && g.iteration_of(t) >= static_cast<int32_t>(iterations)) {
-        ++job.stats.untagged_tasks;
-      }
-    }
-    task_map[r] = AppendGraph(g, {resources, layers, iteration_map, 0}, &job.graph);
-  }
-
-  Resource channel;
-  channel.kind = ResourceKind::kCommChannel;
-  channel.pid = -1;
-  channel.name = "collectives (all ranks)";
-  channel.ordered = false;
-  const ResourceId barriers = job.graph.AddResource(std::move(channel));
-  job.rank_of_resource.push_back(-1);
-
-  std::vector<std::pair<std::vector<int64_t>, int64_t>> measured_ends;  // (per rank, transfer)
-  // Each copy's readiness, read from its rank's graph (the job graph's
-  // adjacency would be rebuilt after every edge added below).
-  for (const auto& [key, first_list] : order[0]) {
-    for (size_t i = 0; i < first_list.size(); ++i) {
-      CollectiveGroup group;
-      group.type = Collective(key.second);
-      group.stream = key.first;
-      group.ordinal = static_cast<int32_t>(i);
-      group.duration_ns = std::numeric_limits<int64_t>::max();
-      std::vector<int64_t> ends;
-      for (int r = 0; r < n; ++r) {
-        const Graph& g = *ranks[r].graph;
-        const TaskId src = order[r].at(key)[i];
-        group.tasks.push_back(task_map[r][src.value()]);
-        group.duration_ns = std::min(group.duration_ns, g.duration_ns(src));
-        if (g.measured(src)) ends.push_back(g.measured_start_ns(src) + g.duration_ns(src));
-      }
-      if (static_cast<int>(ends.size()) == n) measured_ends.push_back({std::move(ends), group.duration_ns});
-      TaskSpec spec;
-      spec.kind = TaskKind::kComm;
-      const std::string name =
-          absl::StrCat("[all ranks ready] ", Sv(CollectiveName(group.type)), " #", group.ordinal,
-                       " on communication stream ", group.stream);
-      spec.name = name;
-      spec.resource = barriers;
-      group.barrier = job.graph.AppendTask(spec);
-      for (int r = 0; r < n; ++r) {
-        const Graph& g = *ranks[r].graph;
-        for (const auto& [parent, delay] : ReadinessParents(g, order[r].at(key)[i])) {
-          job.graph.AddEdge(task_map[r][parent.value()], group.barrier, EdgeKind::kComm, delay);
-        }
-        job.graph.AddEdge(group.barrier, group.tasks[r], EdgeKind::kComm);
-        job.graph.set_duration_ns(group.tasks[r], group.duration_ns);
-      }
-      job.collectives.push_back(std::move(group));
-    }
-  }
-  CheckMeasuredEnds(measured_ends, n, &job.stats);
+  std::vector<std::vector<TaskId>> task_map = CopyRanks(ranks, iterations, &job);
+  AddBarriers(ranks, order, task_map, &job);
   job.task_of_rank = std::move(task_map);
   if (absl::Status s = job.graph.Validate(); !s.ok()) {
     return absl::FailedPreconditionError(absl::StrCat(

@@ -94,6 +94,90 @@ std::optional<chakra_et::CollectiveCommType> CollectiveFromName(std::string_view
   }
 }
 
+namespace {
+
+// Live tasks in TaskId order, then the gaps that delay a successor.
+struct ChakraItems {
+  std::vector<Item> items;
+  std::vector<uint32_t> item_of, gap_of;  // per task: its item, its gap's item (kNone)
+};
+
+ChakraItems MakeChakraItems(const Graph& g, const SimResult& sim, int64_t origin, ChakraStats* stats) {
+  const size_t n = g.task_count();
+  ChakraItems out;
+  out.items.reserve(g.live_task_count());
+  out.item_of.assign(n, kNone);
+  out.gap_of.assign(n, kNone);
+  for (uint32_t t = 0; t < n; ++t) {
+    if (g.removed(TaskId(t))) continue;
+    out.item_of[t] = static_cast<uint32_t>(out.items.size());
+    out.items.push_back({TaskId(t), false, sim.start_ns[t] - origin, sim.end_ns[t] - origin});
+  }
+  for (uint32_t t = 0; t < n; ++t) {
+    const TaskId id(t);
+    if (g.removed(id) || g.gap_ns(id) <= 0) continue;
+    if (!g.resource(g.resource_of(id)).ordered) {
+      ++stats->channel_gaps;
+      continue;
+    }
+    if (!g.next_on_resource(id).valid()) continue;
+    out.gap_of[t] = static_cast<uint32_t>(out.items.size());
+    const int64_t end = sim.end_ns[t] - origin;
+    out.items.push_back({id, true, end, end + g.gap_ns(id)});
+  }
+  return out;
+}
+
+// (child, parent) pairs over item indices, deduplicated and sorted, with
+// their compressed parent (in) and child (out) lists.
+struct ChakraDeps {
+  std::vector<std::pair<uint32_t, uint32_t>> pairs;
+  std::vector<uint32_t> in_off, out_off, children;
+};
+
+ChakraDeps MakeChakraDeps(const Graph& g, const ChakraItems& it, ChakraStats* stats) {
+  ChakraDeps d;
+  std::vector<std::pair<uint32_t, uint32_t>>& deps = d.pairs;
+  deps.reserve(2 * it.items.size() + g.live_edge_count());
+  for (uint32_t t = 0; t < g.task_count(); ++t) {
+    const TaskId id(t);
+    if (g.removed(id)) continue;
+    if (it.gap_of[t] != kNone) deps.emplace_back(it.gap_of[t], it.item_of[t]);
+    const TaskId prev = g.prev_on_resource(id);
+    if (g.resource(g.resource_of(id)).ordered && prev.valid()) {
+      const uint32_t p = it.gap_of[prev.value()] != kNone ? it.gap_of[prev.value()] : it.item_of[prev.value()];
+      deps.emplace_back(it.item_of[t], p);
+    }
+  }
+  for (const Edge& e : g.edges()) {
+    if (e.removed || g.removed(e.src) || g.removed(e.dst)) continue;
+    deps.emplace_back(it.item_of[e.dst.value()], it.item_of[e.src.value()]);
+    if (e.delay_ns != 0) {
+      ++stats->delayed_edges;
+      stats->dropped_delay_ns += e.delay_ns;
+    }
+  }
+  std::sort(deps.begin(), deps.end());
+  deps.erase(std::unique(deps.begin(), deps.end()), deps.end());
+  const size_t m = it.items.size();
+  d.in_off.assign(m + 1, 0);
+  d.out_off.assign(m + 1, 0);
+  d.children.resize(deps.size());
+  for (const auto& [child, parent] : deps) {
+    ++d.in_off[child + 1];
+    ++d.out_off[parent + 1];
+  }
+  for (size_t i = 0; i < m; ++i) {
+    d.in_off[i + 1] += d.in_off[i];
+    d.out_off[i + 1] += d.out_off[i];
+  }
+  std::vector<uint32_t> fill(d.out_off.begin(), d.out_off.end() - 1);
+  for (const auto& [child, parent] : deps) d.children[fill[parent]++] = child;
+  return d;
+}
+
+}  // namespace
+
 absl::StatusOr<ChakraTrace> ExportChakra(const Graph& g, const SimResult& sim,
                                          const ChakraOptions& options) {
   const size_t n = g.task_count();
@@ -120,65 +204,16 @@ absl::StatusOr<ChakraTrace> ExportChakra(const Graph& g, const SimResult& sim,
   }
   if (origin != std::numeric_limits<int64_t>::max()) stats.span_ns -= origin;
 
-  // Items: live tasks in TaskId order, then the gaps that delay a successor.
-  std::vector<Item> items;
-  items.reserve(g.live_task_count());
-  std::vector<uint32_t> item_of(n, kNone), gap_of(n, kNone);
-  for (uint32_t t = 0; t < n; ++t) {
-    if (g.removed(TaskId(t))) continue;
-    item_of[t] = static_cast<uint32_t>(items.size());
-    items.push_back({TaskId(t), false, sim.start_ns[t] - origin, sim.end_ns[t] - origin});
-  }
-  for (uint32_t t = 0; t < n; ++t) {
-    const TaskId id(t);
-    if (g.removed(id) || g.gap_ns(id) <= 0) continue;
-    if (!g.resource(g.resource_of(id)).ordered) {
-      ++stats.channel_gaps;
-      continue;
-    }
-    if (!g.next_on_resource(id).valid()) continue;
-    gap_of[t] = static_cast<uint32_t>(items.size());
-    const int64_t end = sim.end_ns[t] - origin;
-    items.push_back({id, true, end, end + g.gap_ns(id)});
-  }
-
-  // (child, parent) pairs over item indices, deduplicated.
-  std::vector<std::pair<uint32_t, uint32_t>> deps;
-  deps.reserve(2 * items.size() + g.live_edge_count());
-  for (uint32_t t = 0; t < n; ++t) {
-    const TaskId id(t);
-    if (g.removed(id)) continue;
-    if (gap_of[t] != kNone) deps.emplace_back(gap_of[t], item_of[t]);
-    const TaskId prev = g.prev_on_resource(id);
-    if (g.resource(g.resource_of(id)).ordered && prev.valid()) {
-      const uint32_t p = gap_of[prev.value()] != kNone ? gap_of[prev.value()] : item_of[prev.value()];
-      deps.emplace_back(item_of[t], p);
-    }
-  }
-  for (const Edge& e : g.edges()) {
-    if (e.removed || g.removed(e.src) || g.removed(e.dst)) continue;
-    deps.emplace_back(item_of[e.dst.value()], item_of[e.src.value()]);
-    if (e.delay_ns != 0) {
-      ++stats.delayed_edges;
-      stats.dropped_delay_ns += e.delay_ns;
-    }
-  }
-  std::sort(deps.begin(), deps.end());
-  deps.erase(std::unique(deps.begin(), deps.end()), deps.end());
+  const ChakraItems it = MakeChakraItems(g, sim, origin, &stats);
+  const std::vector<Item>& items = it.items;
+  const std::vector<uint32_t>& item_of = it.item_of;
+  const std::vector<uint32_t>& gap_of = it.gap_of;
+  const ChakraDeps d = MakeChakraDeps(g, it, &stats);
+  const std::vector<std::pair<uint32_t, uint32_t>>& deps = d.pairs;
+  const std::vector<uint32_t>& in_off = d.in_off;
+  const std::vector<uint32_t>& out_off = d.out_off;
+  const std::vector<uint32_t>& children = d.children;
   const size_t m = items.size();
-  std::vector<uint32_t> in_off(m + 1, 0), out_off(m + 1, 0), children(deps.size());
-  for (const auto& [child, parent] : deps) {
-    ++in_off[child + 1];
-    ++out_off[parent + 1];
-  }
-  for (size_t i = 0; i < m; ++i) {
-    in_off[i + 1] += in_off[i];
-    out_off[i + 1] += out_off[i];
-  }
-  {
-    std::vector<uint32_t> fill(out_off.begin(), out_off.end() - 1);
-    for (const auto& [child, parent] : deps) children[fill[parent]++] = child;
-  }
 
   // Kahn's order, earliest simulated start first, so ids follow the schedule.
   std::vector<uint32_t> pending(m), id_of(m, kNone);

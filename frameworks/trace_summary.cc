@@ -2,11 +2,68 @@
 
 #include <algorithm>
 #include <limits>
+#include <utility>
+#include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 
 namespace reverie {
+
+namespace {
+
+// The time covered by the union of [start, end) intervals.
+int64_t UnionNs(std::vector<std::pair<int64_t, int64_t>> intervals) {
+  if (intervals.empty()) return 0;
+  std::sort(intervals.begin(), intervals.end());
+  int64_t busy = 0;
+  int64_t cur_start = intervals[0].first, cur_end = intervals[0].second;
+  for (const auto& [start, end] : intervals) {
+    if (start > cur_end) {
+      busy += cur_end - cur_start;
+      cur_start = start;
+      cur_end = end;
+    } else {
+      cur_end = std::max(cur_end, end);
+    }
+  }
+  return busy + cur_end - cur_start;
+}
+
+// Ranges by kind, the layers they name, and the threads they ran on.
+void CountRanges(const proto::TraceChunk& ev, absl::flat_hash_set<std::pair<int64_t, int64_t>>* threads,
+                 TraceSummary* s) {
+  absl::flat_hash_set<uint32_t> layers;
+  for (const proto::Range& r : ev.ranges()) {
+    ++s->ranges;
+    switch (r.kind()) {
+      case proto::Range::CPU_OP: ++s->cpu_op_ranges; break;
+      case proto::Range::USER_ANNOTATION: ++s->annotation_ranges; break;
+      case proto::Range::LAYER:
+        ++s->layer_ranges;
+        if (r.module_path_sid() != 0) layers.insert(r.module_path_sid());
+        break;
+      case proto::Range::GPU_ANNOTATION: ++s->gpu_annotation_ranges; break;
+      default: break;
+    }
+    if (r.kind() != proto::Range::GPU_ANNOTATION) threads->insert({r.pid(), r.tid()});
+  }
+  s->layers = static_cast<int64_t>(layers.size());
+}
+
+// The importer's non-zero counters: declared info counters are data reverie
+// does not use; undeclared names (another version's file) are anomalies.
+void ListCounters(const proto::TraceChunk& ev, TraceSummary* s) {
+  for (const proto::Counter& c : ev.counters()) {
+    if (c.value() == 0) continue;
+    auto& list = IsTraceAnomaly(c.name()) ? s->anomalies : s->skipped;
+    list.emplace_back(c.name(), c.value());
+  }
+  std::sort(s->anomalies.begin(), s->anomalies.end());
+  std::sort(s->skipped.begin(), s->skipped.end());
+}
+
+}  // namespace
 
 TraceSummary Summarize(const Trace& trace, size_t top_kernels) {
   TraceSummary s;
@@ -55,23 +112,8 @@ TraceSummary Summarize(const Trace& trace, size_t top_kernels) {
   s.streams = static_cast<int64_t>(streams.size());
   s.devices = static_cast<int64_t>(devices.size());
 
-  absl::flat_hash_set<uint32_t> layers;
-  for (const proto::Range& r : ev.ranges()) {
-    ++s.ranges;
-    switch (r.kind()) {
-      case proto::Range::CPU_OP: ++s.cpu_op_ranges; break;
-      case proto::Range::USER_ANNOTATION: ++s.annotation_ranges; break;
-      case proto::Range::LAYER:
-        ++s.layer_ranges;
-        if (r.module_path_sid() != 0) layers.insert(r.module_path_sid());
-        break;
-      case proto::Range::GPU_ANNOTATION: ++s.gpu_annotation_ranges; break;
-      default: break;
-    }
-    if (r.kind() != proto::Range::GPU_ANNOTATION) threads.insert({r.pid(), r.tid()});
-  }
+  CountRanges(ev, &threads, &s);
   s.threads = static_cast<int64_t>(threads.size());
-  s.layers = static_cast<int64_t>(layers.size());
 
   for (const proto::Iteration& it : ev.iterations()) {
     s.iterations.push_back({std::string(trace.String(it.name_sid())), it.index(),
@@ -90,33 +132,12 @@ TraceSummary Summarize(const Trace& trace, size_t top_kernels) {
   if (s.top_kernels.size() > top_kernels) s.top_kernels.resize(top_kernels);
 
   s.has_gpu_events = !intervals.empty();
-  if (s.has_gpu_events) {
-    std::sort(intervals.begin(), intervals.end());
-    int64_t cur_start = intervals[0].first, cur_end = intervals[0].second;
-    for (const auto& [start, end] : intervals) {
-      if (start > cur_end) {
-        s.gpu_busy_ns += cur_end - cur_start;
-        cur_start = start;
-        cur_end = end;
-      } else {
-        cur_end = std::max(cur_end, end);
-      }
-    }
-    s.gpu_busy_ns += cur_end - cur_start;
-  }
+  s.gpu_busy_ns = UnionNs(std::move(intervals));
   if (last > first) s.span_ns = last - first;
   s.gpu_busy_fraction =
       s.span_ns > 0 ? static_cast<double>(s.gpu_busy_ns) / static_cast<double>(s.span_ns) : 0.0;
 
-  for (const proto::Counter& c : ev.counters()) {
-    if (c.value() == 0) continue;
-    // Declared info counters are data reverie does not use; undeclared names
-    // (another version's file) are listed as anomalies.
-    auto& list = IsTraceAnomaly(c.name()) ? s.anomalies : s.skipped;
-    list.emplace_back(c.name(), c.value());
-  }
-  std::sort(s.anomalies.begin(), s.anomalies.end());
-  std::sort(s.skipped.begin(), s.skipped.end());
+  ListCounters(ev, &s);
   return s;
 }
 

@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "base/printable.h"
 #include "base/atomic_file.h"
+#include "base/status_macros.h"
 #include "google/protobuf/io/coded_stream.h"
 #include "google/protobuf/io/zero_copy_stream_impl.h"
 #include "google/protobuf/stubs/logging.h"
@@ -249,21 +250,11 @@ std::string Remedy(const proto::TraceHeader& h, bool salvaging) {
   return absl::StrCat(again, " or keep what it holds (reverie import --salvage)");
 }
 
-}  // namespace
-
-absl::StatusOr<Trace> ReadTrace(const std::string& path, const ReadOptions& options) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    if (errno == ENOENT) return absl::NotFoundError(absl::StrCat(path, ": no such file"));
-    return absl::PermissionDeniedError(absl::StrCat(path, ": cannot open: ", std::strerror(errno)));
-  }
-  Reader reader(fd);
-  ProtobufLogCapture capture;
-
-  Trace trace;
-  proto::TraceHeader& header = trace.header();
-  header.Clear();
-  switch (reader.Next(&header)) {
+// The header: a reverie trace of a schema this reverie reads.
+absl::Status ReadHeader(Reader& reader, const std::string& path, const ReadOptions& options,
+                        proto::TraceHeader* header) {
+  header->Clear();
+  switch (reader.Next(header)) {
     case Reader::kOk: break;
     case Reader::kEof: return absl::InvalidArgumentError(absl::StrCat(path, ": empty file"));
     case Reader::kCut:
@@ -276,76 +267,99 @@ absl::StatusOr<Trace> ReadTrace(const std::string& path, const ReadOptions& opti
           absl::StrCat(path, ": not a reverie trace (unreadable header at byte 0)"));
     }
   }
-  if (header.magic() != kTraceMagic) {
+  if (header->magic() != kTraceMagic) {
     return absl::InvalidArgumentError(absl::StrCat(path, ": not a reverie trace (bad magic)"));
   }
-  if (header.schema_version() > kTraceSchemaVersion) {
-    return absl::UnimplementedError(absl::StrCat(path, ": schema version ", header.schema_version(),
+  if (header->schema_version() > kTraceSchemaVersion) {
+    return absl::UnimplementedError(absl::StrCat(path, ": schema version ", header->schema_version(),
                                                  " is newer than this reverie (",
                                                  kTraceSchemaVersion, ")"));
   }
-  if (header.schema_version() < 2 && !options.salvage) {
+  if (header->schema_version() < 2 && !options.salvage) {
     return absl::DataLossError(absl::StrCat(
-        path, ": written by an older reverie (trace schema ", header.schema_version(),
+        path, ": written by an older reverie (trace schema ", header->schema_version(),
         ") without an end marker, so it cannot be checked for completeness; ",
-        Remedy(header, false)));
+        Remedy(*header, false)));
   }
+  return absl::OkStatus();
+}
 
-  proto::TraceChunk& all = trace.events();
-  all.Clear();
-  proto::TraceChunk chunk;
-  uint64_t chunks = 0, records = 0;
-  bool ended = false;
+struct ChunksRead {
+  uint64_t chunks = 0;
+  bool ended = false;   // the end marker was read and matches
   bool cut = false;     // a chunk was truncated or damaged (else: clean end of file)
   std::string problem;  // why the chunks stop early, when they do
-  while (!ended) {
+};
+
+// The chunks up to the end marker, merged into `all`.
+ChunksRead ReadChunks(Reader& reader, proto::TraceChunk* all) {
+  ChunksRead out;
+  proto::TraceChunk chunk;
+  uint64_t records = 0;
+  while (!out.ended) {
     chunk.Clear();
     const Reader::Result r = reader.Next(&chunk);
     if (r == Reader::kEof) {
-      problem = absl::StrCat("truncated: it ends after ", chunks,
-                             " chunks without the end marker (the writer stopped or the disk "
-                             "filled)");
+      out.problem = absl::StrCat("truncated: it ends after ", out.chunks,
+                                 " chunks without the end marker (the writer stopped or the disk "
+                                 "filled)");
       break;
     }
-    if (r == Reader::kCut || r == Reader::kBad) cut = true;
+    if (r == Reader::kCut || r == Reader::kBad) out.cut = true;
     if (r == Reader::kCut) {
-      problem = absl::StrCat("truncated: chunk ", chunks + 1, " at byte ", reader.last_at(),
-                             " runs past the end of the file (the writer stopped or the disk "
-                             "filled)");
+      out.problem = absl::StrCat("truncated: chunk ", out.chunks + 1, " at byte ", reader.last_at(),
+                                 " runs past the end of the file (the writer stopped or the disk "
+                                 "filled)");
       break;
     }
     if (r == Reader::kBad) {
-      problem = absl::StrCat("damaged trace: chunk ", chunks + 1, " at byte ", reader.last_at(),
-                             " does not parse (", ParseProblem(), ")");
+      out.problem = absl::StrCat("damaged trace: chunk ", out.chunks + 1, " at byte ", reader.last_at(),
+                                 " does not parse (", ParseProblem(), ")");
       break;
     }
     if (chunk.has_end()) {
       const proto::TraceEnd end = chunk.end();
       chunk.clear_end();
       if (chunk.ByteSizeLong() != 0) {
-        problem = "damaged trace: the end marker's chunk holds events";
-        break;
+        out.problem = "damaged trace: the end marker's chunk holds events";
+      } else if (end.chunks() != out.chunks || end.records() != records) {
+        out.problem = absl::StrCat("damaged trace: the end marker counts ", end.chunks(), " chunks and ",
+                                   end.records(), " records, the file holds ", out.chunks, " and ",
+                                   records);
+      } else if (!reader.AtEnd()) {
+        out.problem = "damaged trace: data after the end marker";
+      } else {
+        out.ended = true;
       }
-      if (end.chunks() != chunks || end.records() != records) {
-        problem = absl::StrCat("damaged trace: the end marker counts ", end.chunks(), " chunks and ",
-                               end.records(), " records, the file holds ", chunks, " and ", records);
-        break;
-      }
-      if (!reader.AtEnd()) {
-        problem = "damaged trace: data after the end marker";
-        break;
-      }
-      ended = true;
       break;
     }
-    ++chunks;
+    ++out.chunks;
     records += CountRecords(chunk);
-    all.MergeFrom(chunk);
+    all->MergeFrom(chunk);
   }
+  return out;
+}
+
+}  // namespace
+
+absl::StatusOr<Trace> ReadTrace(const std::string& path, const ReadOptions& options) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    if (errno == ENOENT) return absl::NotFoundError(absl::StrCat(path, ": no such file"));
+    return absl::PermissionDeniedError(absl::StrCat(path, ": cannot open: ", std::strerror(errno)));
+  }
+  Reader reader(fd);
+  ProtobufLogCapture capture;
+
+  Trace trace;
+  REVERIE_RETURN_IF_ERROR(ReadHeader(reader, path, options, &trace.header()));
+  proto::TraceChunk& all = trace.events();
+  all.Clear();
+  const ChunksRead read = ReadChunks(reader, &all);
   // Salvaging nothing is no salvage: say why.
-  if (!ended && (!options.salvage || chunks == 0)) {
+  if (!read.ended && (!options.salvage || read.chunks == 0)) {
     return absl::DataLossError(
-        absl::StrCat(path, ": ", problem, "; ", Remedy(header, options.salvage)));
+        absl::StrCat(path, ": ", read.problem, "; ", Remedy(trace.header(), options.salvage)));
   }
   if (all.strings_size() == 0 || !all.strings(0).empty()) {
     // A producer that forgot the empty string at id 0 would shift every name.
@@ -353,8 +367,8 @@ absl::StatusOr<Trace> ReadTrace(const std::string& path, const ReadOptions& opti
         absl::StrCat(path, ": damaged trace (string table does not start with \"\")"));
   }
   trace.Reindex();
-  if (!ended) trace.AddCounter(TraceCounter::missing_end_marker, 1);
-  if (cut) trace.AddCounter(TraceCounter::truncated_chunk, 1);
+  if (!read.ended) trace.AddCounter(TraceCounter::missing_end_marker, 1);
+  if (read.cut) trace.AddCounter(TraceCounter::truncated_chunk, 1);
   ValidateTrace(&trace);
   return trace;
 }
