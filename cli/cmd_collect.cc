@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "cli/command.h"
 #include "cli/flags.h"
 
@@ -116,8 +117,8 @@ absl::Status RunCollect(const Options& o, std::vector<std::string> args) {
                                      : (WIFSIGNALED(status) ? 128 + WTERMSIG(status) : kExitFailure);
   struct stat st{};
   if (::stat(trace.c_str(), &st) == 0) {
-    std::fprintf(stderr, "reverie: collect: wrote %s (%lld bytes)\n", trace.c_str(),
-                 static_cast<long long>(st.st_size));
+    absl::FPrintF(stderr, "reverie: collect: wrote %s (%lld bytes)\n", trace.c_str(),
+                  st.st_size);
   } else if (code != 127) {
     std::fprintf(stderr,
                  "reverie: collect: no trace written (the program did not initialize CUDA, or "

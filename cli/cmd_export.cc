@@ -33,6 +33,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "base/status_macros.h"
 #include "base/sv.h"
 #include "base/text.h"
@@ -101,7 +102,7 @@ absl::Status FirstLine(const absl::Status& s) {
 }
 
 void Note(const char* what, int64_t count, const std::string& text) {
-  if (count > 0) std::fprintf(stderr, "%s: %lld %s\n", what, static_cast<long long>(count), text.c_str());
+  if (count > 0) absl::FPrintF(stderr, "%s: %lld %s\n", what, count, text.c_str());
 }
 
 void PrintTypingNotes(const exporter::CommTyping& t) {
@@ -111,21 +112,21 @@ void PrintTypingNotes(const exporter::CommTyping& t) {
   Note("chakra", t.sized_by_record, "communication tasks sized from the trace's Collective records");
   for (const exporter::CollectiveTypeMatch& m : t.order_pairing) {
     if (m.records == 0 || m.matched()) continue;
-    std::fprintf(stderr,
-                 "note: %s: %lld recorded kernels but %lld sized Collective records; pairing by "
-                 "order needs equal counts, so none of them is sized by order\n",
-                 chakra_et::CollectiveCommType_Name(m.type).c_str(),
-                 static_cast<long long>(m.kernels), static_cast<long long>(m.records));
+    absl::FPrintF(stderr,
+                  "note: %s: %lld recorded kernels but %lld sized Collective records; pairing by "
+                  "order needs equal counts, so none of them is sized by order\n",
+                  chakra_et::CollectiveCommType_Name(m.type).c_str(),
+                  m.kernels, m.records);
   }
 }
 
 void PrintKernelNotes(const exporter::ChakraTrace& trace) {
   const exporter::ChakraStats& s = trace.stats;
-  std::fprintf(stderr,
-               "chakra: %lld CPU, %lld GPU, %lld collective, %lld gap nodes; %lld dependencies\n",
-               static_cast<long long>(s.cpu_nodes), static_cast<long long>(s.gpu_nodes),
-               static_cast<long long>(s.comm_nodes), static_cast<long long>(s.gap_nodes),
-               static_cast<long long>(s.dependencies));
+  absl::FPrintF(stderr,
+                "chakra: %lld CPU, %lld GPU, %lld collective, %lld gap nodes; %lld dependencies\n",
+                s.cpu_nodes, s.gpu_nodes,
+                s.comm_nodes, s.gap_nodes,
+                s.dependencies);
   Note("note", s.comm_unsized,
        "collectives have no known size: written as compute nodes of their simulated duration "
        "(ASTRA-sim would time a size it does not know)");
@@ -133,10 +134,10 @@ void PrintKernelNotes(const exporter::ChakraTrace& trace) {
        "communication tasks are no collective ASTRA-sim simulates from one rank's file (reduce, "
        "point-to-point); written as compute nodes of their simulated duration");
   if (s.delayed_edges > 0) {
-    std::fprintf(stderr,
-                 "note: %lld dependency delays (launch latency, event and window offsets; %.1f us "
-                 "in all) have no Chakra field and were dropped\n",
-                 static_cast<long long>(s.delayed_edges), s.dropped_delay_ns / 1e3);
+    absl::FPrintF(stderr,
+                  "note: %lld dependency delays (launch latency, event and window offsets; %.1f us "
+                  "in all) have no Chakra field and were dropped\n",
+                  s.delayed_edges, s.dropped_delay_ns / 1e3);
   }
   Note("note", s.channel_gaps, "gaps on communication channels were dropped");
   Note("note", s.zero_us_nodes, "sub-microsecond nodes round to 0 us");
@@ -144,13 +145,13 @@ void PrintKernelNotes(const exporter::ChakraTrace& trace) {
   absl::StatusOr<exporter::ChakraFile> file = exporter::ReadChakra(trace.bytes);
   absl::StatusOr<exporter::AstraModelResult> model =
       file.ok() ? exporter::ReplayLikeAstraSim(*file) : file.status();
-  std::fprintf(stderr,
-               "warning: %lld CPU threads and %lld GPU streams: ASTRA-sim runs one CPU node and one "
-               "GPU compute node at a time per NPU and serialises the rest; its CPU nodes sum to "
-               "%.1f us and its GPU compute nodes to %.1f us, against reverie's simulated span of "
-               "%.1f us",
-               static_cast<long long>(s.cpu_threads), static_cast<long long>(s.gpu_streams),
-               s.cpu_node_ns / 1e3, s.gpu_node_ns / 1e3, s.span_ns / 1e3);
+  absl::FPrintF(stderr,
+                "warning: %lld CPU threads and %lld GPU streams: ASTRA-sim runs one CPU node and one "
+                "GPU compute node at a time per NPU and serialises the rest; its CPU nodes sum to "
+                "%.1f us and its GPU compute nodes to %.1f us, against reverie's simulated span of "
+                "%.1f us",
+                s.cpu_threads, s.gpu_streams,
+                s.cpu_node_ns / 1e3, s.gpu_node_ns / 1e3, s.span_ns / 1e3);
   if (model.ok()) {
     std::fprintf(stderr, " (its workload model finishes this file at %.1f us with the network "
                  "taking reverie's times)", model->finish_ns / 1e3);
@@ -161,13 +162,13 @@ void PrintKernelNotes(const exporter::ChakraTrace& trace) {
 void PrintLaneNotes(const std::vector<exporter::LaneTrace>& lanes, int64_t replayed,
                     int64_t replayed_p2p, int64_t unsized, CommMode mode) {
   const exporter::LaneStats& s = lanes[0].stats;
-  std::fprintf(stderr,
-               "chakra: compute lane of %lld nodes (%.1f us, of which %.1f us latency with nothing "
-               "running), %lld communication nodes; %.1f us of waiting for them left to "
-               "ASTRA-sim's network%s\n",
-               static_cast<long long>(s.lane_nodes), s.lane_ns / 1e3, s.idle_ns / 1e3,
-               static_cast<long long>(s.comm_nodes), s.dropped_ns / 1e3,
-               lanes.size() > 1 ? " (rank 0)" : "");
+  absl::FPrintF(stderr,
+                "chakra: compute lane of %lld nodes (%.1f us, of which %.1f us latency with nothing "
+                "running), %lld communication nodes; %.1f us of waiting for them left to "
+                "ASTRA-sim's network%s\n",
+                s.lane_nodes, s.lane_ns / 1e3, s.idle_ns / 1e3,
+                s.comm_nodes, s.dropped_ns / 1e3,
+                lanes.size() > 1 ? " (rank 0)" : "");
   if (mode == CommMode::kReplay) {
     Note("chakra", replayed, "communication tasks replayed on the lane at reverie's times "
          "(--chakra-comm replay)");
@@ -193,8 +194,8 @@ void PrintWritten(const std::vector<std::string>& paths,
       nodes = lanes[l].stats.nodes;
       deps = lanes[l].stats.dependencies;
     }
-    std::printf("wrote %s: %lld nodes, %lld dependencies\n", paths[r].c_str(),
-                static_cast<long long>(nodes), static_cast<long long>(deps));
+    absl::PrintF("wrote %s: %lld nodes, %lld dependencies\n", paths[r].c_str(),
+                 nodes, deps);
   }
 }
 
@@ -206,8 +207,8 @@ void PrintReverieTime(const exporter::SimWindow& w, size_t iterations, double st
   if (iterations > 1) std::printf(", %zu iterations (%.1f us each", iterations, us / iterations);
   if (iterations > 1 && step_ns > 0) std::printf("; step time %.1f us", step_ns / 1e3);
   if (iterations > 1) std::printf(")");
-  std::printf("; ASTRA-sim reports its finish time in cycles of 1 ns: compare with %lld\n",
-              static_cast<long long>(w.span_ns()));
+  absl::PrintF("; ASTRA-sim reports its finish time in cycles of 1 ns: compare with %lld\n",
+               w.span_ns());
 }
 
 // A file that breaks what ASTRA-sim needs (export/chakra_check.h) is never
@@ -339,8 +340,8 @@ absl::Status ExportJob(const Options& opt) {
     std::fprintf(stderr, "rank %d: ends at %.1f us in reverie's job simulation (%s)\n", r,
                  lanes[r].stats.rank_end_ns / 1e3, opt.traces[r].c_str());
   }
-  std::fprintf(stderr, "chakra: %lld matched collectives to the network (%lld send/receive pairs)\n",
-               static_cast<long long>(plan->collectives), static_cast<long long>(plan->p2p));
+  absl::FPrintF(stderr, "chakra: %lld matched collectives to the network (%lld send/receive pairs)\n",
+                plan->collectives, plan->p2p);
   Note("note", plan->size_disagreements,
        "rank copies of a collective disagree on its size; every rank gets the largest");
   PrintLaneNotes(lanes, plan->replayed, 0, plan->unsized, opt.comm);

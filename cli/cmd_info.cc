@@ -33,10 +33,10 @@ double Ms(int64_t ns) { return static_cast<double>(ns) / 1e6; }
 // depgraph/build_counters.h); `spec` is null for a name this version does
 // not declare (a .pb from another version).
 void PrintCounter(std::string_view name, int64_t value, const CounterSpec* spec) {
-  std::printf("  %-32s %12lld  %-9s %s\n", std::string(name).c_str(),
-              static_cast<long long>(value),
-              spec != nullptr ? std::string(SeverityName(spec->severity)).c_str() : "?",
-              spec != nullptr ? std::string(spec->description).c_str()
+  absl::PrintF("  %-32s %12lld  %-9s %s\n", std::string(name).c_str(),
+               value,
+               spec != nullptr ? std::string(SeverityName(spec->severity)).c_str() : "?",
+               spec != nullptr ? std::string(spec->description).c_str()
                               : "(not declared by this version of reverie)");
 }
 
@@ -126,27 +126,27 @@ void PrintText(const std::string& path, const Trace& trace, const TraceSummary& 
                 di.rank(), di.world_size());
   }
   std::printf("\ntasks\n");
-  std::printf("  cpu api calls %9lld  (runtime %lld, driver %lld)\n",
-              static_cast<long long>(s.runtime_calls + s.driver_calls),
-              static_cast<long long>(s.runtime_calls), static_cast<long long>(s.driver_calls));
-  std::printf("  kernels       %9lld", static_cast<long long>(s.kernels));
+  absl::PrintF("  cpu api calls %9lld  (runtime %lld, driver %lld)\n",
+               s.runtime_calls + s.driver_calls,
+               s.runtime_calls, s.driver_calls);
+  absl::PrintF("  kernels       %9lld", s.kernels);
   if (s.kernels > 0) {
     std::printf("  (launch geometry %.0f%%)",
                 100.0 * static_cast<double>(s.kernels_with_geometry) / static_cast<double>(s.kernels));
   }
   std::printf("\n");
-  std::printf("  memcpys       %9lld\n", static_cast<long long>(s.memcpys));
-  std::printf("  memsets       %9lld\n", static_cast<long long>(s.memsets));
-  std::printf("  syncs         %9lld\n", static_cast<long long>(s.syncs));
-  std::printf("  ranges        %9lld  (cpu ops %lld, annotations %lld, layers %lld, gpu "
-              "annotations %lld)\n",
-              static_cast<long long>(s.ranges), static_cast<long long>(s.cpu_op_ranges),
-              static_cast<long long>(s.annotation_ranges), static_cast<long long>(s.layer_ranges),
-              static_cast<long long>(s.gpu_annotation_ranges));
-  std::printf("  collectives   %9lld\n", static_cast<long long>(s.collectives));
-  std::printf("\nthreads %lld   streams %lld   devices %lld   layers %lld\n",
-              static_cast<long long>(s.threads), static_cast<long long>(s.streams),
-              static_cast<long long>(s.devices), static_cast<long long>(s.layers));
+  absl::PrintF("  memcpys       %9lld\n", s.memcpys);
+  absl::PrintF("  memsets       %9lld\n", s.memsets);
+  absl::PrintF("  syncs         %9lld\n", s.syncs);
+  absl::PrintF("  ranges        %9lld  (cpu ops %lld, annotations %lld, layers %lld, gpu "
+               "annotations %lld)\n",
+               s.ranges, s.cpu_op_ranges,
+               s.annotation_ranges, s.layer_ranges,
+               s.gpu_annotation_ranges);
+  absl::PrintF("  collectives   %9lld\n", s.collectives);
+  absl::PrintF("\nthreads %lld   streams %lld   devices %lld   layers %lld\n",
+               s.threads, s.streams,
+               s.devices, s.layers);
   std::printf("\niterations %zu (ProfilerStep CPU spans; the step times are below)\n",
               s.iterations.size());
   for (const IterationStat& it : s.iterations) {
@@ -166,8 +166,8 @@ void PrintText(const std::string& path, const Trace& trace, const TraceSummary& 
                                                  : 0.0;
         std::string name = k.name;
         if (name.size() > 100) name = name.substr(0, 97) + "...";
-        std::printf("  %12.3f %6.1f %8lld  %s\n", Ms(k.total_ns), pct,
-                    static_cast<long long>(k.count), name.c_str());
+        absl::PrintF("  %12.3f %6.1f %8lld  %s\n", Ms(k.total_ns), pct,
+                     k.count, name.c_str());
       }
     }
   }

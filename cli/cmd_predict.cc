@@ -27,6 +27,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_format.h"
 #include "base/status_macros.h"
 #include "cli/command.h"
 #include "cli/flags.h"
@@ -75,12 +76,12 @@ void PrintText(const whatif::PredictionReport& r) {
     }
     std::printf("%s\n", s.params.empty() ? "" : ")");
     for (const std::string& line : s.log) std::printf("  | %s\n", line.c_str());
-    std::printf("  changed: %lld added, %lld removed, %lld modified tasks; %+lld/-%lld edges; %lld new resources\n",
-                static_cast<long long>(s.changes.added), static_cast<long long>(s.changes.removed),
-                static_cast<long long>(s.changes.modified),
-                static_cast<long long>(s.changes.edges_added),
-                static_cast<long long>(s.changes.edges_removed),
-                static_cast<long long>(s.changes.resources_added));
+    absl::PrintF("  changed: %lld added, %lld removed, %lld modified tasks; %+lld/-%lld edges; %lld new resources\n",
+                 s.changes.added, s.changes.removed,
+                 s.changes.modified,
+                 s.changes.edges_added,
+                 s.changes.edges_removed,
+                 s.changes.resources_added);
   }
   if (r.prediction->schedule_kind != transforms::ScheduleChoice::Kind::kEarliestReady) {
     std::printf("schedule policy: %s\n", r.prediction->schedule_description.c_str());

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "base/status_macros.h"
 #include "base/sv.h"
@@ -60,38 +61,38 @@ std::string TraceColumn(const std::string& path, const whatif::RankRow& row) {
 void PrintText(const Options& opt, const std::vector<whatif::RankRow>& rows,
                const whatif::JobRun& base, const whatif::JobRun* predicted) {
   const JobGraph& job = base.job;
-  std::printf("job: %d ranks; %lld collectives matched across them (%s); %d iterations\n\n",
-              job.ranks, static_cast<long long>(job.stats.collectives), CollectiveCounts(job).c_str(),
-              job.stats.iterations);
+  absl::PrintF("job: %d ranks; %lld collectives matched across them (%s); %d iterations\n\n",
+               job.ranks, job.stats.collectives, CollectiveCounts(job).c_str(),
+               job.stats.iterations);
   std::printf("%-4s %13s %13s %13s %8s %11s %9s  %s\n", "rank", "measured_us", "alone_us",
               "job_us", "error", "waited_us", "last_in", "trace");
   for (int r = 0; r < job.ranks; ++r) {
     const RankTime& t = base.ranks[r];
     const double job_us = t.mean_iteration_ns / 1e3;
     const double err = rows[r].measured_us > 0 ? (job_us / rows[r].measured_us - 1) * 100 : 0;
-    std::printf("%-4d %13.1f %13.1f %13.1f %+7.2f%% %11.1f %4d/%-4lld  %s\n", r, rows[r].measured_us,
-                rows[r].alone_us, job_us, err, PerIterationUs(t.wait_ns, job), t.last_arrivals,
-                static_cast<long long>(job.stats.collectives),
-                TraceColumn(opt.traces[r], rows[r]).c_str());
+    absl::PrintF("%-4d %13.1f %13.1f %13.1f %+7.2f%% %11.1f %4d/%-4lld  %s\n", r, rows[r].measured_us,
+                 rows[r].alone_us, job_us, err, PerIterationUs(t.wait_ns, job), t.last_arrivals,
+                 job.stats.collectives,
+                 TraceColumn(opt.traces[r], rows[r]).c_str());
   }
   std::printf("\njob step (simulated; the slowest rank's): %.1f us\n", JobStepNs(base.ranks) / 1e3);
   const int s = Straggler(base.ranks);
   if (s < 0) {
     std::printf("straggler: none (the ranks reach every collective together)\n");
   } else {
-    std::printf("straggler: rank %d, last to arrive at %d of %lld collectives\n", s,
-                base.ranks[s].last_arrivals, static_cast<long long>(job.stats.collectives));
+    absl::PrintF("straggler: rank %d, last to arrive at %d of %lld collectives\n", s,
+                 base.ranks[s].last_arrivals, job.stats.collectives);
   }
   if (job.stats.measured_misaligned > 0) {
-    std::printf("warning: %lld of %lld matched collectives did not end together in the measured "
-                "traces (beyond a constant clock offset): the traces may have dropped or cut "
-                "collectives, and the matching may be off\n",
-                static_cast<long long>(job.stats.measured_misaligned),
-                static_cast<long long>(job.stats.measured_checked));
+    absl::PrintF("warning: %lld of %lld matched collectives did not end together in the measured "
+                 "traces (beyond a constant clock offset): the traces may have dropped or cut "
+                 "collectives, and the matching may be off\n",
+                 job.stats.measured_misaligned,
+                 job.stats.measured_checked);
   }
   if (job.stats.untagged_tasks > 0) {
-    std::printf("note: %lld tasks of iterations beyond the %d all ranks have are not counted in "
-                "steps\n", static_cast<long long>(job.stats.untagged_tasks), job.stats.iterations);
+    absl::PrintF("note: %lld tasks of iterations beyond the %d all ranks have are not counted in "
+                 "steps\n", job.stats.untagged_tasks, job.stats.iterations);
   }
   if (predicted == nullptr) return;
   std::printf("\npredicted with %s\n", absl::StrJoin(opt.script.scripts, " + ").c_str());
@@ -132,8 +133,8 @@ absl::Status RunRanks(const Options& opt) {
     if (predicted) runs.push_back({"job (predicted)", &predicted->job.graph, &predicted->sim});
     report::TimelineStats stats;
     REVERIE_RETURN_IF_ERROR(report::WriteTimeline(opt.timeline, runs, &stats));
-    std::fprintf(stderr, "timeline: %s (%lld events)\n", opt.timeline.c_str(),
-                 static_cast<long long>(stats.events));
+    absl::FPrintF(stderr, "timeline: %s (%lld events)\n", opt.timeline.c_str(),
+                  stats.events);
   }
   if (opt.json) {
     std::printf("%s\n", whatif::JobJson(*job).c_str());

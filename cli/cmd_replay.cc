@@ -56,21 +56,21 @@ void PrintText(const std::string& path, const Graph& g, const depgraph::BuildSta
               g.live_edge_count(), g.resource_count());
   // What the model inferred and what it could not explain (the full list is
   // in --json "build_counters").
-  std::printf(
+  absl::PrintF(
       "model: %lld sync edges (%lld inferred), %lld event edges (%lld inferred), %lld inter-thread "
       "(%lld inferred), %lld GPU ops without launch; untraced GPU time kept as stream gaps: "
       "%.1f us over %lld ops\n\n",
-      static_cast<long long>(stats.Get(depgraph::BuildCounter::sync_edge_device) + stats.Get(depgraph::BuildCounter::sync_edge_stream) +
+      stats.Get(depgraph::BuildCounter::sync_edge_device) + stats.Get(depgraph::BuildCounter::sync_edge_stream) +
                              stats.Get(depgraph::BuildCounter::sync_edge_event) + stats.Get(depgraph::BuildCounter::inferred_sync) +
-                             stats.Get(depgraph::BuildCounter::inferred_blocking_copy)),
-      static_cast<long long>(stats.Get(depgraph::BuildCounter::inferred_sync) + stats.Get(depgraph::BuildCounter::inferred_blocking_copy)),
-      static_cast<long long>(stats.Get(depgraph::BuildCounter::event_edge_recorded) + stats.Get(depgraph::BuildCounter::inferred_event_edge)),
-      static_cast<long long>(stats.Get(depgraph::BuildCounter::inferred_event_edge)),
-      static_cast<long long>(stats.Get(depgraph::BuildCounter::inferred_inter_thread) + stats.Get(depgraph::BuildCounter::thread_start_anchor)),
-      static_cast<long long>(stats.Get(depgraph::BuildCounter::inferred_inter_thread)),
-      static_cast<long long>(stats.Get(depgraph::BuildCounter::kernel_without_launch)),
+                             stats.Get(depgraph::BuildCounter::inferred_blocking_copy),
+      stats.Get(depgraph::BuildCounter::inferred_sync) + stats.Get(depgraph::BuildCounter::inferred_blocking_copy),
+      stats.Get(depgraph::BuildCounter::event_edge_recorded) + stats.Get(depgraph::BuildCounter::inferred_event_edge),
+      stats.Get(depgraph::BuildCounter::inferred_event_edge),
+      stats.Get(depgraph::BuildCounter::inferred_inter_thread) + stats.Get(depgraph::BuildCounter::thread_start_anchor),
+      stats.Get(depgraph::BuildCounter::inferred_inter_thread),
+      stats.Get(depgraph::BuildCounter::kernel_without_launch),
       stats.Get(depgraph::BuildCounter::unexplained_stream_gap_ns) / 1e3,
-      static_cast<long long>(stats.Get(depgraph::BuildCounter::unexplained_stream_gap)));
+      stats.Get(depgraph::BuildCounter::unexplained_stream_gap));
   std::printf("%s\n", kStepDefinition);
   std::printf("%-28s %14s %14s %9s %13s\n", "step", "measured_us", "simulated_us", "error",
               "unexplained");

@@ -34,7 +34,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <new>
+#include <string>
 
+#include "absl/strings/str_format.h"
 #include "base/checked_math.h"
 #include "base/sanitizers.h"
 #include "lua/lua_internal.h"
@@ -95,16 +97,15 @@ void MarkExhausted(lua_State* L, const char* message) {
 }
 
 void BudgetExceeded(lua_State* L, const char* where, int64_t cpu_ns = -1) {
-  char buf[512];
-  const int n = std::snprintf(buf, sizeof(buf), "%s: instruction budget of %lld VM instructions exceeded",
-                              where, static_cast<long long>(State(L).limits.instruction_budget));
-  if (cpu_ns >= 0 && n > 0 && static_cast<size_t>(n) < sizeof(buf)) {
-    std::snprintf(buf + n, sizeof(buf) - static_cast<size_t>(n),
-                  " (%.1f s of CPU, more than the budget allows: work that no count sees, such as "
-                  "comparing long strings)",
-                  static_cast<double>(cpu_ns) / 1e9);
+  std::string message = absl::StrFormat("%s: instruction budget of %d VM instructions exceeded", where,
+                                        State(L).limits.instruction_budget);
+  if (cpu_ns >= 0) {
+    absl::StrAppendFormat(&message,
+                          " (%.1f s of CPU, more than the budget allows: work that no count sees, such as "
+                          "comparing long strings)",
+                          static_cast<double>(cpu_ns) / 1e9);
   }
-  MarkExhausted(L, buf);
+  MarkExhausted(L, message.c_str());
   RaiseExhausted(L);
 }
 

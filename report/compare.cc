@@ -9,6 +9,7 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_split.h"
@@ -89,13 +90,10 @@ void AppendDiffTable(std::string& out, const char* title, const std::vector<Diff
     out += "  (none)\n";
     return;
   }
-  char buf[512];
-  std::snprintf(buf, sizeof(buf), "  %-60s %10s %10s %10s\n", "name", "A", "B", "A-B");
-  out += buf;
+  absl::StrAppendFormat(&out, "  %-60s %10s %10s %10s\n", "name", "A", "B", "A-B");
   for (size_t i = 0; i < v.size() && static_cast<int>(i) < top_n; ++i) {
-    std::snprintf(buf, sizeof(buf), "  %-60s %10.3f %10.3f %+10.3f\n",
+    absl::StrAppendFormat(&out, "  %-60s %10.3f %10.3f %+10.3f\n",
                   Ellipsize(v[i].name, 60).c_str(), Ms(v[i].a_ns), Ms(v[i].b_ns), Ms(v[i].diff_ns()));
-    out += buf;
   }
 }
 
@@ -287,22 +285,18 @@ CompareResult Compare(const TraceProfile& a, const TraceProfile& b) {
 
 std::string CompareText(const CompareResult& r, int top_n) {
   std::string out;
-  char buf[512];
-  std::snprintf(buf, sizeof(buf),
+  absl::StrAppendFormat(&out,
                 "A: %s (%lld iterations)\nB: %s (%lld iterations)\n"
                 "iteration time: A %.3f ms, B %.3f ms, A-B %+.3f ms, error %+.2f%%\n",
-                r.a_path.c_str(), static_cast<long long>(r.a_iterations), r.b_path.c_str(),
-                static_cast<long long>(r.b_iterations), Ms(r.a_iteration_ns), Ms(r.b_iteration_ns),
+                r.a_path.c_str(), r.a_iterations, r.b_path.c_str(),
+                r.b_iterations, Ms(r.a_iteration_ns), Ms(r.b_iteration_ns),
                 Ms(r.a_iteration_ns - r.b_iteration_ns), 100.0 * r.relative_error);
-  out += buf;
   out += "\nkernel classes (GPU ms per iteration)\n";
-  std::snprintf(buf, sizeof(buf), "  %-14s %10s %10s %10s %9s %9s\n", "class", "A", "B", "A-B",
+  absl::StrAppendFormat(&out, "  %-14s %10s %10s %10s %9s %9s\n", "class", "A", "B", "A-B",
                 "A count", "B count");
-  out += buf;
   for (const Diff& d : r.classes) {
-    std::snprintf(buf, sizeof(buf), "  %-14s %10.3f %10.3f %+10.3f %9.0f %9.0f\n", d.name.c_str(),
+    absl::StrAppendFormat(&out, "  %-14s %10.3f %10.3f %+10.3f %9.0f %9.0f\n", d.name.c_str(),
                   Ms(d.a_ns), Ms(d.b_ns), Ms(d.diff_ns()), d.a_count, d.b_count);
-    out += buf;
   }
   AppendDiffTable(out, "layers", r.layers, top_n);
   AppendDiffTable(out, "kernels in both", r.kernels, top_n);

@@ -44,7 +44,7 @@ std::string MemorySize(int64_t bytes) {
   if (b >= 1024.0 * 1024.0 * 1024.0) return absl::StrFormat("%.2f GiB", static_cast<double>(bytes) / (1 << 30));
   if (b >= 1024.0 * 1024.0) return absl::StrFormat("%.2f MiB", MiB(bytes));
   if (b >= 1024.0) return absl::StrFormat("%.1f KiB", static_cast<double>(bytes) / 1024.0);
-  return absl::StrFormat("%lld B", static_cast<long long>(bytes));
+  return absl::StrFormat("%lld B", bytes);
 }
 
 std::string MemoryText(const depgraph::MemoryReport& m, const std::vector<std::string>& step_names,
@@ -55,7 +55,7 @@ std::string MemoryText(const depgraph::MemoryReport& m, const std::vector<std::s
     absl::StrAppendFormat(&out, "  %s: peak allocated %s", DeviceName(d), MemorySize(d.peak));
     // The host's allocator reserves nothing apart (its totals say 0).
     if (d.peak_reserved > 0) absl::StrAppendFormat(&out, ", reserved %s", MemorySize(d.peak_reserved));
-    absl::StrAppendFormat(&out, " (%lld allocations and frees%s)\n", static_cast<long long>(d.events),
+    absl::StrAppendFormat(&out, " (%lld allocations and frees%s)\n", d.events,
                           d.absolute ? ""
                                      : "; the trace records no totals: levels are relative to "
                                        "its start, by phase is the net growth to the peak");
@@ -87,7 +87,7 @@ std::string MemoryText(const depgraph::MemoryReport& m, const std::vector<std::s
   }
   if (m.devices_left_out > 0) {
     absl::StrAppendFormat(&out, "  (%lld more devices not shown)\n",
-                          static_cast<long long>(m.devices_left_out));
+                          m.devices_left_out);
   }
   return out;
 }
