@@ -29,6 +29,7 @@
 #include <string_view>
 
 #include "absl/status/status.h"
+#include "base/status_macros.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 
@@ -126,10 +127,9 @@ class AtomicFile {
 
 // `contents` as the whole of `path`, atomically (see the file comment).
 inline absl::Status WriteFileAtomically(const std::string& path, std::string_view contents) {
-  absl::StatusOr<std::unique_ptr<AtomicFile>> f = AtomicFile::Open(path);
-  if (!f.ok()) return f.status();
-  if (absl::Status s = (*f)->Write(contents); !s.ok()) return s;
-  return (*f)->Commit();
+  REVERIE_ASSIGN_OR_RETURN(std::unique_ptr<AtomicFile> f, AtomicFile::Open(path));
+  if (absl::Status s = f->Write(contents); !s.ok()) return s;
+  return f->Commit();
 }
 
 }  // namespace reverie

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "cli/command.h"
@@ -141,8 +142,7 @@ void PrintNotApplicable(const whatif::Advice& a) {
 }
 
 absl::Status RunAdvise(const Options& o) {
-  absl::StatusOr<std::unique_ptr<whatif::LoadedTrace>> loaded = LoadForCli(o.trace);
-  if (!loaded.ok()) return loaded.status();
+  REVERIE_ASSIGN_OR_RETURN(std::unique_ptr<whatif::LoadedTrace> loaded, LoadForCli(o.trace));
   whatif::AdviseOptions options;
   options.spec = o.spec;
   options.threads = o.threads;
@@ -150,7 +150,7 @@ absl::Status RunAdvise(const Options& o) {
   {
     Progress progress("advise", 1);
     progress.Update(0, "predicting the candidates");
-    advice = whatif::Advise(**loaded, options);
+    advice = whatif::Advise(*loaded, options);
   }
   if (!advice.ok()) return advice.status();
   if (o.json) {

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "absl/strings/str_replace.h"
 #include "cli/command.h"
 #include "cli/flags.h"
@@ -48,9 +49,8 @@ absl::Status RunCompare(const Options& o) {
     }
     int64_t pid = o.pids[k];
     if (pid < 0) {
-      absl::StatusOr<int64_t> chosen = report::DefaultRun(*trace, file);
-      if (!chosen.ok()) return chosen.status();
-      pid = *chosen;
+      REVERIE_ASSIGN_OR_RETURN(int64_t chosen, report::DefaultRun(*trace, file));
+      pid = chosen;
     }
     profiles[k] = report::ProfileTrace(*trace, file, pid);
   }

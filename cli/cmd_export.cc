@@ -235,22 +235,19 @@ absl::StatusOr<std::vector<std::string>> WriteLanes(const Options& opt,
 }
 
 absl::Status ExportOne(const Options& opt) {
-  absl::StatusOr<std::unique_ptr<whatif::LoadedTrace>> base =
-      LoadForCli(opt.traces[0]);
-  if (!base.ok()) return base.status();
-  const depgraph::Graph* graph = &(*base)->graph;
-  const depgraph::SimResult* sim = &(*base)->baseline;
+  REVERIE_ASSIGN_OR_RETURN(std::unique_ptr<whatif::LoadedTrace> base, LoadForCli(opt.traces[0]));
+  const depgraph::Graph* graph = &base->graph;
+  const depgraph::SimResult* sim = &base->baseline;
   whatif::Prediction predicted;
   if (!opt.script.scripts.empty()) {
-    absl::StatusOr<whatif::Prediction> p = whatif::Predict(**base, opt.script);
-    if (!p.ok()) return p.status();
-    predicted = std::move(*p);
+    REVERIE_ASSIGN_OR_RETURN(whatif::Prediction p, whatif::Predict(*base, opt.script));
+    predicted = std::move(p);
     graph = &predicted.graph;
     sim = &predicted.sim;
   }
   // The graph keeps the trace's task ids through scripts, so the trace's
   // Collective records type and size its recorded kernels either way.
-  const std::vector<exporter::CollectiveRecord> records = exporter::CollectiveRecordsOf((*base)->trace);
+  const std::vector<exporter::CollectiveRecord> records = exporter::CollectiveRecordsOf(base->trace);
   const exporter::SimWindow window = exporter::SimulatedWindow(*graph, *sim);
   const std::string cannot = absl::StrCat(opt.traces[0], ": cannot export: ");
   if (opt.kernels) {
@@ -258,10 +255,8 @@ absl::Status ExportOne(const Options& opt) {
         exporter::ExportChakra(*graph, *sim, {.collectives = records});
     if (!trace.ok()) return Prefixed(cannot, trace.status());
     REVERIE_RETURN_IF_ERROR(SelfCheck(exporter::ChakraRankPath(opt.prefix, 0), trace->bytes, false));
-    absl::StatusOr<std::vector<std::string>> written =
-        exporter::WriteChakraRanks(*trace, opt.prefix, opt.ranks);
-    if (!written.ok()) return written.status();
-    PrintWritten(*written, {}, trace->stats.nodes, trace->stats.dependencies);
+    REVERIE_ASSIGN_OR_RETURN(std::vector<std::string> written, exporter::WriteChakraRanks(*trace, opt.prefix, opt.ranks));
+    PrintWritten(written, {}, trace->stats.nodes, trace->stats.dependencies);
     PrintReverieTime(window, graph->iteration_count(), sim->mean_iteration_ns());
     PrintKernelNotes(*trace);
     return absl::OkStatus();
@@ -272,9 +267,8 @@ absl::Status ExportOne(const Options& opt) {
       exporter::ExportLane({graph, sim, {}, 0, plan.network, window});
   if (!lane.ok()) return Prefixed(cannot, lane.status());
   const std::vector<exporter::LaneTrace> lanes = {std::move(*lane)};
-  absl::StatusOr<std::vector<std::string>> written = WriteLanes(opt, lanes);
-  if (!written.ok()) return written.status();
-  PrintWritten(*written, lanes, 0, 0);
+  REVERIE_ASSIGN_OR_RETURN(std::vector<std::string> written, WriteLanes(opt, lanes));
+  PrintWritten(written, lanes, 0, 0);
   PrintReverieTime(window, graph->iteration_count(), sim->mean_iteration_ns());
   PrintTypingNotes(typing);
   PrintLaneNotes(lanes, plan.replayed, plan.replayed_p2p, plan.unsized, opt.comm);
@@ -287,10 +281,8 @@ absl::Status ExportJob(const Options& opt) {
   std::vector<depgraph::RankInput> inputs;
   std::vector<exporter::CommTyping> typing;
   for (const std::string& path : opt.traces) {
-    absl::StatusOr<std::unique_ptr<whatif::LoadedTrace>> t =
-        LoadForCli(path);
-    if (!t.ok()) return t.status();
-    loaded.push_back(std::move(*t));
+    REVERIE_ASSIGN_OR_RETURN(std::unique_ptr<whatif::LoadedTrace> t, LoadForCli(path));
+    loaded.push_back(std::move(t));
   }
   predictions.reserve(loaded.size());
   for (size_t r = 0; r < loaded.size(); ++r) {
@@ -332,9 +324,8 @@ absl::Status ExportJob(const Options& opt) {
     if (!lane.ok()) return Prefixed(absl::StrCat(opt.traces[r], ": cannot export: "), lane.status());
     lanes.push_back(std::move(*lane));
   }
-  absl::StatusOr<std::vector<std::string>> written = WriteLanes(opt, lanes);
-  if (!written.ok()) return written.status();
-  PrintWritten(*written, lanes, 0, 0);
+  REVERIE_ASSIGN_OR_RETURN(std::vector<std::string> written, WriteLanes(opt, lanes));
+  PrintWritten(written, lanes, 0, 0);
   PrintReverieTime(window, static_cast<size_t>(job->stats.iterations), 0);
   for (int r = 0; r < job->ranks; ++r) {
     std::fprintf(stderr, "rank %d: ends at %.1f us in reverie's job simulation (%s)\n", r,

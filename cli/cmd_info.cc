@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "absl/strings/str_format.h"
 #include "cli/command.h"
 #include "cli/flags.h"
@@ -174,16 +175,15 @@ void PrintText(const std::string& path, const Trace& trace, const TraceSummary& 
 }
 
 absl::Status RunInfo(const std::string& path, bool json) {
-  absl::StatusOr<Trace> trace = LoadTraceFile(path);
-  if (!trace.ok()) return trace.status();
-  const TraceSummary summary = Summarize(*trace);
-  const GraphView graph = whatif::AnalyzeGraph(*trace);
+  REVERIE_ASSIGN_OR_RETURN(Trace trace, LoadTraceFile(path));
+  const TraceSummary summary = Summarize(trace);
+  const GraphView graph = whatif::AnalyzeGraph(trace);
   if (json) {
-    const std::string out = whatif::InfoJson(*trace, summary, graph);
+    const std::string out = whatif::InfoJson(trace, summary, graph);
     std::fwrite(out.data(), 1, out.size(), stdout);
     std::fputc('\n', stdout);
   } else {
-    PrintText(path, *trace, summary);
+    PrintText(path, trace, summary);
     PrintGraph(graph);
     if (graph.built) std::fputs(whatif::HardwareText(graph.hardware).c_str(), stdout);
     PrintCounters(summary, graph);

@@ -148,15 +148,13 @@ absl::Status RunPredict(Options& opt) {
   std::vector<std::string> inputs = opt.script.scripts;
   inputs.push_back(opt.trace);
   REVERIE_RETURN_IF_ERROR(CheckOutputs({opt.timeline}, inputs));
-  absl::StatusOr<std::unique_ptr<whatif::LoadedTrace>> loaded =
-      LoadForCli(opt.trace, opt.build);
-  if (!loaded.ok()) return loaded.status();
-  const Graph* graph = &(*loaded)->graph;
-  const SimResult* base = &(*loaded)->baseline;
+  REVERIE_ASSIGN_OR_RETURN(std::unique_ptr<whatif::LoadedTrace> loaded, LoadForCli(opt.trace, opt.build));
+  const Graph* graph = &loaded->graph;
+  const SimResult* base = &loaded->baseline;
 
   std::string traceback;
   absl::StatusOr<whatif::Prediction> prediction =
-      whatif::Predict(**loaded, opt.script, &traceback);
+      whatif::Predict(*loaded, opt.script, &traceback);
   if (!prediction.ok()) {
     // The first line always; Lua's traceback only in text mode.
     return opt.json ? prediction.status() : WithDetail(prediction.status(), traceback);
@@ -165,7 +163,7 @@ absl::Status RunPredict(Options& opt) {
   const SimResult* pred = &prediction->sim;
   REVERIE_RETURN_IF_ERROR(report::MaybeWriteTimeline(opt.timeline, *graph, *base, &predicted, pred));
 
-  const whatif::PredictionReport r = whatif::SummarizePrediction(**loaded, *prediction, opt.top);
+  const whatif::PredictionReport r = whatif::SummarizePrediction(*loaded, *prediction, opt.top);
   if (opt.json) {
     std::printf("%s\n", whatif::PredictionJson(r).c_str());
   } else {

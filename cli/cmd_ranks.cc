@@ -118,15 +118,13 @@ absl::Status RunRanks(const Options& opt) {
   std::vector<std::unique_ptr<whatif::LoadedTrace>> loaded;
   std::vector<const whatif::LoadedTrace*> ranks;
   for (const std::string& path : opt.traces) {
-    absl::StatusOr<std::unique_ptr<whatif::LoadedTrace>> t = LoadForCli(path);
-    if (!t.ok()) return t.status();
-    loaded.push_back(std::move(*t));
+    REVERIE_ASSIGN_OR_RETURN(std::unique_ptr<whatif::LoadedTrace> t, LoadForCli(path));
+    loaded.push_back(std::move(t));
     ranks.push_back(loaded.back().get());
   }
-  absl::StatusOr<whatif::JobReport> job = whatif::SimulateJob(ranks, opt.script);
-  if (!job.ok()) return job.status();
-  const whatif::JobRun* base = &job->baseline;
-  const whatif::JobRun* predicted = job->predicted.get();
+  REVERIE_ASSIGN_OR_RETURN(whatif::JobReport job, whatif::SimulateJob(ranks, opt.script));
+  const whatif::JobRun* base = &job.baseline;
+  const whatif::JobRun* predicted = job.predicted.get();
 
   if (!opt.timeline.empty()) {
     std::vector<report::TimelineRun> runs = {{"job (simulated)", &base->job.graph, &base->sim}};
@@ -137,9 +135,9 @@ absl::Status RunRanks(const Options& opt) {
                   stats.events);
   }
   if (opt.json) {
-    std::printf("%s\n", whatif::JobJson(*job).c_str());
+    std::printf("%s\n", whatif::JobJson(job).c_str());
   } else {
-    PrintText(opt, job->rows, *base, predicted);
+    PrintText(opt, job.rows, *base, predicted);
   }
   return absl::OkStatus();
 }

@@ -72,9 +72,8 @@ absl::Status RunReport(const Options& o) {
   inputs.push_back(trace_path);
   REVERIE_RETURN_IF_ERROR(CheckOutputs({o.out_path, o.timeline}, inputs));
 
-  absl::StatusOr<std::unique_ptr<whatif::LoadedTrace>> base = LoadForCli(trace_path);
-  if (!base.ok()) return base.status();
-  const whatif::LoadedTrace& lt = **base;
+  REVERIE_ASSIGN_OR_RETURN(std::unique_ptr<whatif::LoadedTrace> base, LoadForCli(trace_path));
+  const whatif::LoadedTrace& lt = *base;
   if (const size_t steps = lt.baseline.iterations.size();
       o.timeline_view.step >= static_cast<int64_t>(steps)) {
     return UsageError(absl::StrCat("--timeline-step ", o.timeline_view.step, ": ", trace_path,
@@ -90,10 +89,8 @@ absl::Status RunReport(const Options& o) {
   in.settings = o.script_args.settings;
   Progress progress("predicting", 1);
   progress.Update(0, absl::StrJoin(o.script_args.scripts, ", "));
-  absl::StatusOr<std::vector<whatif::NamedPrediction>> predictions =
-      whatif::PredictEachAndAll(lt, o.script_args);
-  if (!predictions.ok()) return predictions.status();
-  for (const whatif::NamedPrediction& n : *predictions) in.runs.push_back(ToRun(n));
+  REVERIE_ASSIGN_OR_RETURN(std::vector<whatif::NamedPrediction> predictions, whatif::PredictEachAndAll(lt, o.script_args));
+  for (const whatif::NamedPrediction& n : predictions) in.runs.push_back(ToRun(n));
   in.warning = whatif::UnexplainedWarning(depgraph::UnexplainedShare(lt.graph, lt.baseline));
   in.facts = whatif::FactLines(lt.model.facts);
   report::ReportData data = report::AssembleReport(in);
@@ -103,10 +100,9 @@ absl::Status RunReport(const Options& o) {
     whatif::AdviseOptions advise;
     advise.spec.limits = o.script_args.limits;
     advise.spec.script_dirs = o.script_args.script_dirs;
-    absl::StatusOr<whatif::Advice> advice = whatif::Advise(lt, advise);
-    if (!advice.ok()) return advice.status();
+    REVERIE_ASSIGN_OR_RETURN(whatif::Advice advice, whatif::Advise(lt, advise));
     data.has_advice = true;
-    data.advice = whatif::AdviceSectionOf(*advice, o.top_n);
+    data.advice = whatif::AdviceSectionOf(advice, o.top_n);
   }
   absl::StatusOr<std::string> timeline_json = report::AssembleTimeline(in, o.timeline_view);
   if (!timeline_json.ok()) {
@@ -117,8 +113,8 @@ absl::Status RunReport(const Options& o) {
   // Atomically: a failed write leaves no half report behind.
   REVERIE_RETURN_IF_ERROR(WriteFileAtomically(o.out_path, html));
   if (!o.timeline.empty()) {
-    const bool one = predictions->size() == 1;
-    const whatif::Prediction* p = one ? &(*predictions)[0].prediction : nullptr;
+    const bool one = predictions.size() == 1;
+    const whatif::Prediction* p = one ? &(predictions)[0].prediction : nullptr;
     REVERIE_RETURN_IF_ERROR(report::MaybeWriteTimeline(o.timeline, lt.graph, lt.baseline,
                                                        one ? &p->graph : nullptr,
                                                        one ? &p->sim : nullptr));

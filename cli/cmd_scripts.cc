@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "cli/command.h"
@@ -89,15 +90,13 @@ absl::Status RunScripts(const Options& o) {
                                               absl::StrJoin(o.spec.script_dirs, ", ")));
     }
   } else {
-    absl::StatusOr<whatif::ScriptInfo> one = whatif::DescribeScript(o.name, o.spec);
-    if (!one.ok()) return one.status();
-    scripts.push_back(*std::move(one));
+    REVERIE_ASSIGN_OR_RETURN(whatif::ScriptInfo one, whatif::DescribeScript(o.name, o.spec));
+    scripts.push_back(std::move(one));
   }
   std::vector<whatif::TrialResult> tried;
   if (!o.trace.empty()) {
-    absl::StatusOr<std::unique_ptr<whatif::LoadedTrace>> loaded = LoadForCli(o.trace);
-    if (!loaded.ok()) return loaded.status();
-    tried = whatif::TryEachScript(**loaded, scripts, o.spec);
+    REVERIE_ASSIGN_OR_RETURN(std::unique_ptr<whatif::LoadedTrace> loaded, LoadForCli(o.trace));
+    tried = whatif::TryEachScript(*loaded, scripts, o.spec);
   }
   if (o.json) {
     std::printf("%s\n", whatif::ScriptsJson(scripts, o.trace, tried).c_str());

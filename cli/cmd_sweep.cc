@@ -50,13 +50,11 @@ absl::Status RunSweep(const Options& o) {
   inputs.push_back(trace_path);
   REVERIE_RETURN_IF_ERROR(CheckOutputs({svg_path}, inputs));
 
-  absl::StatusOr<std::unique_ptr<whatif::LoadedTrace>> base =
-      LoadForCli(trace_path);
-  if (!base.ok()) return base.status();
+  REVERIE_ASSIGN_OR_RETURN(std::unique_ptr<whatif::LoadedTrace> base, LoadForCli(trace_path));
 
   Progress progress("sweep", static_cast<int>(report::SweepGrid(params).size()));
   absl::StatusOr<report::SweepResult> swept = whatif::Sweep(
-      **base, script_args, params, [&progress](int done, int) { progress.Update(done); }, o.threads);
+      *base, script_args, params, [&progress](int done, int) { progress.Update(done); }, o.threads);
   if (!swept.ok()) return swept.status();
   const report::SweepResult& result = *swept;
   int failed = 0;

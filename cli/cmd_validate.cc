@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "cli/load.h"
 #include "cli/command.h"
 #include "cli/flags.h"
@@ -42,22 +43,18 @@ absl::Status RunValidate(Options& o) {
     return UsageError("give the --script(s) that model the change from BEFORE to AFTER");
   }
   o.top = std::min(o.top, 10000);
-  absl::StatusOr<std::unique_ptr<whatif::LoadedTrace>> before = LoadForCli(o.before, o.build);
-  if (!before.ok()) return before.status();
-  absl::StatusOr<std::unique_ptr<whatif::LoadedTrace>> after = LoadForCli(o.after, o.build);
-  if (!after.ok()) return after.status();
+  REVERIE_ASSIGN_OR_RETURN(std::unique_ptr<whatif::LoadedTrace> before, LoadForCli(o.before, o.build));
+  REVERIE_ASSIGN_OR_RETURN(std::unique_ptr<whatif::LoadedTrace> after, LoadForCli(o.after, o.build));
   std::string traceback;
-  absl::StatusOr<report::Validation> v =
-      whatif::ValidatePrediction(**before, **after, o.script, o.top, &traceback);
-  if (!v.ok()) return v.status();
+  REVERIE_ASSIGN_OR_RETURN(report::Validation v, whatif::ValidatePrediction(*before, *after, o.script, o.top, &traceback));
   if (o.json) {
-    std::printf("%s\n", report::ValidationJson(*v, o.before, o.after,
+    std::printf("%s\n", report::ValidationJson(v, o.before, o.after,
                                                 o.build.cpu_ops ? "ops" : "gaps", o.script.scripts)
                             .c_str());
   } else {
     std::printf("before: %s\nafter:  %s\nscripts:", o.before.c_str(), o.after.c_str());
     for (const std::string& s : o.script.scripts) std::printf(" %s", s.c_str());
-    std::printf("\n%s\n\n%s", kStepDefinition, report::ValidationText(*v).c_str());
+    std::printf("\n%s\n\n%s", kStepDefinition, report::ValidationText(v).c_str());
   }
   return absl::OkStatus();
 }

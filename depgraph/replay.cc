@@ -1,4 +1,5 @@
 #include "depgraph/replay.h"
+#include "base/status_macros.h"
 
 #include <cmath>
 #include <utility>
@@ -7,9 +8,8 @@ namespace reverie::depgraph {
 
 absl::StatusOr<ReplayReport> Replay(const Graph& graph, const SimOptions& options) {
   ReplayReport rep;
-  absl::StatusOr<SimResult> sim = Simulate(graph, options);
-  if (!sim.ok()) return sim.status();
-  rep.sim = *std::move(sim);
+  REVERIE_ASSIGN_OR_RETURN(SimResult sim, Simulate(graph, options));
+  rep.sim = std::move(sim);
   rep.measured = MeasuredIterations(graph);
   rep.measured_steps = SummarizeSteps(rep.measured);
   rep.simulated_steps = SummarizeSteps(rep.sim.iterations);

@@ -184,10 +184,8 @@ absl::StatusOr<std::vector<AstraModelResult>> ReplayLikeAstraSim(std::span<const
 }
 
 absl::StatusOr<AstraModelResult> ReplayLikeAstraSim(const ChakraFile& file) {
-  absl::StatusOr<std::vector<AstraModelResult>> out =
-      ReplayLikeAstraSim(std::span<const ChakraFile>(&file, 1));
-  if (!out.ok()) return out.status();
-  return (*out)[0];
+  REVERIE_ASSIGN_OR_RETURN(std::vector<AstraModelResult> out, ReplayLikeAstraSim(std::span<const ChakraFile>(&file, 1)));
+  return (out)[0];
 }
 
 }  // namespace reverie::exporter

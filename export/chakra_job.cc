@@ -7,6 +7,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "base/sv.h"
 #include "depgraph/kernel_class.h"
 
@@ -134,9 +135,8 @@ absl::StatusOr<JobPlan> PlanJob(const depgraph::JobGraph& job, const depgraph::S
       const uint32_t v = local[group.tasks[r].value()];
       copies[r] = {typing[r].role[v], typing[r].type[v], typing[r].bytes[v]};
     }
-    absl::StatusOr<std::vector<NetworkComm>> comms = GroupComms(group, i, copies, labels, &plan);
-    if (!comms.ok()) return comms.status();
-    if (!comms->empty()) chosen.emplace_back(start, i, std::move(*comms));
+    REVERIE_ASSIGN_OR_RETURN(std::vector<NetworkComm> comms, GroupComms(group, i, copies, labels, &plan));
+    if (!comms.empty()) chosen.emplace_back(start, i, std::move(comms));
   }
   std::sort(chosen.begin(), chosen.end(),
             [](const auto& a, const auto& b) { return std::tie(std::get<0>(a), std::get<1>(a)) <

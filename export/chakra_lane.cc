@@ -385,11 +385,9 @@ absl::StatusOr<LaneTrace> ExportLane(const LaneRequest& req) {
   const Lane lane = BuildLane(v, w, req.comms, rank_end, busy, starts);
   const Attach at = AttachPoints(v, req.comms, w, rank_end);
   const std::vector<Interval> pieces = CutLane(lane, at);
-  absl::StatusOr<Placement> place = Place(pieces, at);
-  if (!place.ok()) return place.status();
-  absl::StatusOr<LaneTrace> out = Write(req, pieces, *place);
-  if (!out.ok()) return out.status();
-  LaneStats& s = out->stats;
+  REVERIE_ASSIGN_OR_RETURN(Placement place, Place(pieces, at));
+  REVERIE_ASSIGN_OR_RETURN(LaneTrace out, Write(req, pieces, place));
+  LaneStats& s = out.stats;
   s.lane_nodes = static_cast<int64_t>(pieces.size());
   s.comm_nodes = static_cast<int64_t>(req.comms.size());
   s.idle_ns = lane.idle_ns;

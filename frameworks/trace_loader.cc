@@ -7,6 +7,7 @@
 #include <new>
 #include <string_view>
 
+#include "base/status_macros.h"
 #include "absl/strings/str_cat.h"
 #include "frameworks/kineto/json_input.h"
 #include "frameworks/kineto/kineto_importer.h"
@@ -19,15 +20,14 @@ namespace {
 // First bytes of the file, or an error naming it. Only regular files are
 // opened for reading (a FIFO would block in open() or read()).
 absl::StatusOr<std::string> Sniff(const std::string& path) {
-  absl::StatusOr<int> fd = kineto::OpenRegularFile(path);
-  if (!fd.ok()) return fd.status();
+  REVERIE_ASSIGN_OR_RETURN(int fd, kineto::OpenRegularFile(path));
   std::string head(64, '\0');
   ssize_t n;
   do {
-    n = ::read(*fd, head.data(), head.size());
+    n = ::read(fd, head.data(), head.size());
   } while (n < 0 && errno == EINTR);
   const int read_errno = errno;
-  ::close(*fd);
+  ::close(fd);
   if (n < 0) {
     return absl::DataLossError(absl::StrCat(path, ": read failed: ", std::strerror(read_errno)));
   }
@@ -37,13 +37,12 @@ absl::StatusOr<std::string> Sniff(const std::string& path) {
 
 // The trace in `path`, parsed by whichever reader its first bytes call for.
 absl::StatusOr<Trace> LoadUnchecked(const std::string& path) {
-  absl::StatusOr<std::string> head = Sniff(path);
-  if (!head.ok()) return head.status();
-  if (head->empty()) return absl::InvalidArgumentError(absl::StrCat(path, ": empty file"));
-  if (LooksLikeReverieTrace(*head)) return ReadTrace(path);
-  if (kineto::LooksLikeGzip(*head)) return ImportKinetoJson(path);
+  REVERIE_ASSIGN_OR_RETURN(std::string head, Sniff(path));
+  if (head.empty()) return absl::InvalidArgumentError(absl::StrCat(path, ": empty file"));
+  if (LooksLikeReverieTrace(head)) return ReadTrace(path);
+  if (kineto::LooksLikeGzip(head)) return ImportKinetoJson(path);
   // JSON starts with optional whitespace (or a UTF-8 byte-order mark).
-  std::string_view text = *head;
+  std::string_view text = head;
   if (text.substr(0, 3) == "\xEF\xBB\xBF") {
     return absl::InvalidArgumentError(
         absl::StrCat(path, ": starts with a UTF-8 byte-order mark, which JSON does not allow; "

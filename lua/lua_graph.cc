@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "base/sv.h"
 #include "lua/lua_internal.h"
 #include "transforms/ops.h"
@@ -136,9 +137,8 @@ int GraphRemove(lua_State* L) {
 absl::Status DoAddEdge(EngineState& S, TaskId src, TaskId dst, const char* kind, int64_t delay) {
   depgraph::EdgeKind k = depgraph::EdgeKind::kUser;
   if (kind != nullptr) {
-    absl::StatusOr<depgraph::EdgeKind> p = transforms::ParseEdgeKind(kind);
-    if (!p.ok()) return p.status();
-    k = *p;
+    REVERIE_ASSIGN_OR_RETURN(depgraph::EdgeKind p, transforms::ParseEdgeKind(kind));
+    k = p;
   }
   if (delay < INT32_MIN || delay > INT32_MAX) {
     return absl::InvalidArgumentError("add_edge: delay_ns out of range");

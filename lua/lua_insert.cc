@@ -78,10 +78,9 @@ bool InsertsGpuTask(const char* kind) {
 
 absl::Status DoInsert(EngineState& S, const InsertArgs& a, InsertOut* out) {
   Graph& g = S.session->graph();
-  absl::StatusOr<TaskKind> kind = transforms::ParseTaskKind(a.kind);
-  if (!kind.ok()) return kind.status();
+  REVERIE_ASSIGN_OR_RETURN(TaskKind kind, transforms::ParseTaskKind(a.kind));
   depgraph::TaskSpec spec;
-  spec.kind = *kind;
+  spec.kind = kind;
   spec.name = a.name;
   spec.duration_ns = a.duration;
   spec.gap_ns = a.gap;
@@ -94,9 +93,8 @@ absl::Status DoInsert(EngineState& S, const InsertArgs& a, InsertOut* out) {
     spec.iteration = g.iteration_of(anchor);
   }
   if (a.phase != nullptr) {
-    absl::StatusOr<depgraph::Phase> p = transforms::ParsePhase(a.phase);
-    if (!p.ok()) return p.status();
-    spec.phase = *p;
+    REVERIE_ASSIGN_OR_RETURN(depgraph::Phase p, transforms::ParsePhase(a.phase));
+    spec.phase = p;
   }
   if (a.has_layer) {
     spec.layer = a.layer.empty() ? depgraph::LayerId() : LayerFor(g, a.layer);
@@ -109,15 +107,12 @@ absl::Status DoInsert(EngineState& S, const InsertArgs& a, InsertOut* out) {
     o.launch_duration_ns = a.launch_duration;
     o.launch_gap_ns = a.launch_gap;
     if (a.has_launch_name) o.launch_name = a.launch_name;
-    absl::StatusOr<transforms::InsertedGpuTask> r =
-        transforms::InsertGpuTask(g, a.where, spec, o, SessionLaunchModel(S));
-    if (!r.ok()) return r.status();
-    out->task = r->gpu;
-    out->launch = r->launch;
+    REVERIE_ASSIGN_OR_RETURN(transforms::InsertedGpuTask r, transforms::InsertGpuTask(g, a.where, spec, o, SessionLaunchModel(S)));
+    out->task = r.gpu;
+    out->launch = r.launch;
   } else {
-    absl::StatusOr<TaskId> r = transforms::InsertTask(g, a.where, spec);
-    if (!r.ok()) return r.status();
-    out->task = *r;
+    REVERIE_ASSIGN_OR_RETURN(TaskId r, transforms::InsertTask(g, a.where, spec));
+    out->task = r;
   }
   if (a.has_priority) g.set_priority(out->task, a.priority);
   if (a.has_op) return AddInsertedOpTime(S, a, out);

@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "lua/lua_internal.h"
+#include "base/status_macros.h"
 
 namespace reverie::lua::internal {
 namespace {
@@ -15,33 +16,28 @@ constexpr const char* kQueryFields[] = {"kind",     "name",      "name_regex", "
                                         "where"};
 
 absl::Status AddKind(transforms::TaskQuery* q, const char* v) {
-  absl::StatusOr<uint32_t> m = transforms::ParseKindMask(v);
-  if (!m.ok()) return m.status();
-  q->kinds |= *m;
+  REVERIE_ASSIGN_OR_RETURN(uint32_t m, transforms::ParseKindMask(v));
+  q->kinds |= m;
   return absl::OkStatus();
 }
 absl::Status AddPhase(transforms::TaskQuery* q, const char* v) {
-  absl::StatusOr<depgraph::Phase> p = transforms::ParsePhase(v);
-  if (!p.ok()) return p.status();
-  q->phases |= transforms::PhaseBit(*p);
+  REVERIE_ASSIGN_OR_RETURN(depgraph::Phase p, transforms::ParsePhase(v));
+  q->phases |= transforms::PhaseBit(p);
   return absl::OkStatus();
 }
 absl::Status AddResourceKind(transforms::TaskQuery* q, const char* v) {
-  absl::StatusOr<depgraph::ResourceKind> k = transforms::ParseResourceKind(v);
-  if (!k.ok()) return k.status();
-  q->resource_kinds |= transforms::ResourceKindBit(*k);
+  REVERIE_ASSIGN_OR_RETURN(depgraph::ResourceKind k, transforms::ParseResourceKind(v));
+  q->resource_kinds |= transforms::ResourceKindBit(k);
   return absl::OkStatus();
 }
 absl::Status AddClass(transforms::TaskQuery* q, const char* v) {
-  absl::StatusOr<uint32_t> c = transforms::ParseKernelClassBit(v);
-  if (!c.ok()) return c.status();
-  q->kernel_classes |= *c;
+  REVERIE_ASSIGN_OR_RETURN(uint32_t c, transforms::ParseKernelClassBit(v));
+  q->kernel_classes |= c;
   return absl::OkStatus();
 }
 absl::Status AddCpuTime(transforms::TaskQuery* q, const char* v) {
-  absl::StatusOr<transforms::CpuTime> c = transforms::ParseCpuTime(v);
-  if (!c.ok()) return c.status();
-  q->cpu_times |= transforms::CpuTimeBit(*c);
+  REVERIE_ASSIGN_OR_RETURN(transforms::CpuTime c, transforms::ParseCpuTime(v));
+  q->cpu_times |= transforms::CpuTimeBit(c);
   return absl::OkStatus();
 }
 void AddName(transforms::TaskQuery* q, const char* v) { q->names.emplace_back(v); }

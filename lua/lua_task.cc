@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "base/checked_math.h"
+#include "base/status_macros.h"
 #include "depgraph/kernel_class.h"
 #include "lua/lua_internal.h"
 #include "proto/trace_validate.h"
@@ -218,9 +219,8 @@ int TaskIndex(lua_State* L) {
 }
 
 absl::Status SetPhase(Graph& g, TaskId t, const char* name) {
-  absl::StatusOr<depgraph::Phase> p = transforms::ParsePhase(name);
-  if (!p.ok()) return p.status();
-  g.set_phase(t, *p);
+  REVERIE_ASSIGN_OR_RETURN(depgraph::Phase p, transforms::ParsePhase(name));
+  g.set_phase(t, p);
   return absl::OkStatus();
 }
 

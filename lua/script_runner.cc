@@ -127,9 +127,8 @@ absl::Status ScriptRunner::Run(const std::vector<std::string>& scripts,
       resolved.push_back({s, "", fs::path(s).stem().string(), given->second});
       continue;
     }
-    absl::StatusOr<ResolvedScript> r = ResolveScript(s, options_.script_dirs);
-    if (!r.ok()) return r.status();
-    resolved.push_back(*std::move(r));
+    REVERIE_ASSIGN_OR_RETURN(ResolvedScript r, ResolveScript(s, options_.script_dirs));
+    resolved.push_back(std::move(r));
   }
   // Qualified keys must name a script of this run.
   std::set<std::string> stems;
@@ -152,10 +151,8 @@ absl::Status ScriptRunner::Run(const std::vector<std::string>& scripts,
   std::set<std::string> used;
   std::vector<std::unique_ptr<LuaEngine>> engines;
   for (const ResolvedScript& script : resolved) {
-    absl::StatusOr<std::string> text = ReadText(script);
-    if (!text.ok()) return text.status();
-    absl::StatusOr<std::unique_ptr<LuaEngine>> engine = LuaEngine::Create(options_.limits);
-    if (!engine.ok()) return engine.status();
+    REVERIE_ASSIGN_OR_RETURN(std::string text, ReadText(script));
+    REVERIE_ASSIGN_OR_RETURN(std::unique_ptr<LuaEngine> engine, LuaEngine::Create(options_.limits));
     ScriptContext ctx;
     ctx.display_name = script.display_name;
     ctx.stem = script.stem;
@@ -169,11 +166,11 @@ absl::Status ScriptRunner::Run(const std::vector<std::string>& scripts,
       };
     }
     transforms::EditSession session(*current, schedule);
-    REVERIE_RETURN_IF_ERROR((*engine)->Run(*text, ctx, &session));
+    REVERIE_RETURN_IF_ERROR(engine->Run(text, ctx, &session));
     ScriptReport report;
     report.script = script;
-    report.outcome = (*engine)->outcome();
-    report.outcome_reason = (*engine)->outcome_reason();
+    report.outcome = engine->outcome();
+    report.outcome_reason = engine->outcome_reason();
     // Nothing to change: whatever it edited before saying so is dropped.
     if (report.outcome != ScriptOutcome::kUnchanged) {
       if (absl::Status s = session.Commit(&working, &report.changes); !s.ok()) {
@@ -183,15 +180,15 @@ absl::Status ScriptRunner::Run(const std::vector<std::string>& scripts,
       current = &working;
       schedule = session.schedule();
     }
-    report.params = (*engine)->params();
-    report.log = (*engine)->log();
-    report.work_factor = (*engine)->work_factor();
-    report.runs_on = (*engine)->runs_on();
-    report.samples_per_step = (*engine)->samples_per_step();
+    report.params = engine->params();
+    report.log = engine->log();
+    report.work_factor = engine->work_factor();
+    report.runs_on = engine->runs_on();
+    report.samples_per_step = engine->samples_per_step();
     report.policy = schedule.description;
-    for (const std::string& k : (*engine)->used_override_keys()) used.insert(k);
+    for (const std::string& k : engine->used_override_keys()) used.insert(k);
     reports.push_back(std::move(report));
-    engines.push_back(*std::move(engine));
+    engines.push_back(std::move(engine));
   }
   for (const auto& [key, value] : overrides) {
     if (used.count(key) || options_.settings_for_several_runs) continue;

@@ -92,11 +92,10 @@ class ProtobufLogCapture {
 
 absl::Status WriteTrace(const Trace& trace, const std::string& path,
                         const WriteOptions& options) {
-  absl::StatusOr<std::unique_ptr<AtomicFile>> file = AtomicFile::Open(path);
-  if (!file.ok()) return file.status();
+  REVERIE_ASSIGN_OR_RETURN(std::unique_ptr<AtomicFile> file, AtomicFile::Open(path));
   bool ok = true;
   {
-    FileOutputStream zero_copy((*file)->fd());
+    FileOutputStream zero_copy(file->fd());
     CodedOutputStream out(&zero_copy);
     // Whatever schema the trace was read with, this file is written in ours.
     proto::TraceHeader header = trace.header();
@@ -144,11 +143,11 @@ absl::Status WriteTrace(const Trace& trace, const std::string& path,
     ok = ok && !out.HadError() && zero_copy.Flush();
     if (!ok) {
       errno = zero_copy.GetErrno();
-      (*file)->Fail(absl::DataLossError(absl::StrCat(
+      file->Fail(absl::DataLossError(absl::StrCat(
           path, ": write failed", errno != 0 ? absl::StrCat(": ", std::strerror(errno)) : "")));
     }
   }
-  return (*file)->Commit();
+  return file->Commit();
 }
 
 bool LooksLikeReverieTrace(std::string_view first_bytes) {

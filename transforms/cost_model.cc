@@ -11,6 +11,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "base/status_macros.h"
 #include "base/sv.h"
 #include "transforms/cost_model_internal.h"
 #include "transforms/structure.h"
@@ -410,9 +411,8 @@ bool CostModel::IsParameter(std::string_view op, size_t arg, const std::vector<i
 
 absl::StatusOr<CostModel> BuildCostModel(const Graph& g, const std::vector<DeviceInfo>& devices) {
   CostModel m;
-  absl::StatusOr<TraceGpu> gpu = ResolveTraceGpu(g, devices);
-  if (!gpu.ok()) return gpu.status();
-  m.gpu = *std::move(gpu);
+  REVERIE_ASSIGN_OR_RETURN(TraceGpu gpu, ResolveTraceGpu(g, devices));
+  m.gpu = std::move(gpu);
   m.list_type = UsualFloatType(g);
   WorkAttribution(g, m).Run();
   CollectParameterShapes(g, m);

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "base/sv.h"
 #include "depgraph/kernel_class.h"
 #include "transforms/pattern.h"
@@ -16,9 +17,8 @@ absl::StatusOr<Selection> Select(const Graph& g, const TaskQuery& q) {
   const size_t n = g.task_count();
   std::vector<bool> name_ok;
   if (q.HasNameFilter()) {
-    absl::StatusOr<std::vector<bool>> m = MatchNameTable(g, q.names, q.name_regex);
-    if (!m.ok()) return m.status();
-    name_ok = *std::move(m);
+    REVERIE_ASSIGN_OR_RETURN(std::vector<bool> m, MatchNameTable(g, q.names, q.name_regex));
+    name_ok = std::move(m);
   }
   std::vector<bool> layer_ok;
   if (!q.layers.empty()) layer_ok = MatchLayers(g, q.layers);
@@ -46,12 +46,11 @@ absl::StatusOr<Selection> Select(const Graph& g, const TaskQuery& q) {
   // An op matches when its name or an enclosing op's does (parents first).
   std::vector<bool> op_ok;
   if (!q.ops.empty()) {
-    absl::StatusOr<std::vector<bool>> m = MatchNameTable(g, q.ops, "");
-    if (!m.ok()) return m.status();
+    REVERIE_ASSIGN_OR_RETURN(std::vector<bool> m, MatchNameTable(g, q.ops, ""));
     op_ok.assign(g.op_count(), false);
     for (uint32_t o = 0; o < g.op_count(); ++o) {
       const depgraph::CpuOp& op = g.op(depgraph::OpId(o));
-      op_ok[o] = (*m)[op.name_id] || (op.parent.valid() && op_ok[op.parent.value()]);
+      op_ok[o] = (m)[op.name_id] || (op.parent.valid() && op_ok[op.parent.value()]);
     }
   }
   std::vector<TaskId> out;
@@ -136,9 +135,8 @@ absl::StatusOr<uint32_t> ParseKindMask(std::string_view name) {
     return KindBit(TaskKind::kKernel) | KindBit(TaskKind::kMemcpy) | KindBit(TaskKind::kMemset);
   }
   if (name == "cpu") return KindBit(TaskKind::kCpuApi) | KindBit(TaskKind::kCpuWork);
-  absl::StatusOr<TaskKind> k = ParseTaskKind(name);
-  if (!k.ok()) return k.status();
-  return KindBit(*k);
+  REVERIE_ASSIGN_OR_RETURN(TaskKind k, ParseTaskKind(name));
+  return KindBit(k);
 }
 
 absl::StatusOr<uint32_t> ParseKernelClassBit(std::string_view name) {

@@ -84,10 +84,9 @@ bool KindFitsResource(TaskKind tk, ResourceKind rk) {
 }
 
 absl::StatusOr<TaskId> InsertTask(Graph& g, const Where& w, const TaskSpec& spec) {
-  absl::StatusOr<ResourceId> r = TargetResource(g, w);
-  if (!r.ok()) return r.status();
+  REVERIE_ASSIGN_OR_RETURN(ResourceId r, TargetResource(g, w));
   REVERIE_RETURN_IF_ERROR(CheckTimes(spec));
-  const depgraph::Resource& res = g.resource(*r);
+  const depgraph::Resource& res = g.resource(r);
   if (!KindFitsResource(spec.kind, res.kind)) {
     return absl::InvalidArgumentError(absl::StrCat(
         "a ", Sv(depgraph::TaskKindName(spec.kind)), " task cannot run on ",
@@ -98,7 +97,7 @@ absl::StatusOr<TaskId> InsertTask(Graph& g, const Where& w, const TaskSpec& spec
     case Where::Placement::kBefore: return g.InsertTaskBefore(w.anchor, spec);
     case Where::Placement::kAppend: {
       TaskSpec s = spec;
-      s.resource = *r;
+      s.resource = r;
       return g.AppendTask(s);
     }
   }
@@ -143,13 +142,12 @@ absl::StatusOr<InsertedGpuTask> InsertGpuTask(Graph& g, const Where& w, const Ta
     return absl::InvalidArgumentError(absl::StrCat(
         "InsertGpuTask needs a kernel, memcpy or memset, not ", Sv(TaskKindName(spec.kind))));
   }
-  absl::StatusOr<ResourceId> r = TargetResource(g, w);
-  if (!r.ok()) return r.status();
+  REVERIE_ASSIGN_OR_RETURN(ResourceId r, TargetResource(g, w));
   REVERIE_RETURN_IF_ERROR(CheckTimes(spec));
-  if (g.resource(*r).kind != ResourceKind::kGpuStream) {
+  if (g.resource(r).kind != ResourceKind::kGpuStream) {
     return absl::InvalidArgumentError(
         absl::StrCat("GPU task '", Sv(spec.name), "' must go on a stream, not on '",
-                     g.resource(*r).name, "'"));
+                     g.resource(r).name, "'"));
   }
   // Find where the launch call goes before changing anything.
   TaskId launch_anchor;
@@ -174,7 +172,7 @@ absl::StatusOr<InsertedGpuTask> InsertGpuTask(Graph& g, const Where& w, const Ta
       check_cycle = launch_anchor != LauncherOf(g, w.anchor);
     } else {
       const TaskId from = w.placement == Where::Placement::kAfter ? w.anchor
-                                                                  : g.last_on_resource(*r);
+                                                                  : g.last_on_resource(r);
       if (from.valid()) launch_anchor = NearestLauncher(g, from, /*forward=*/false);
     }
     if (!launch_anchor.valid()) {
@@ -188,9 +186,8 @@ absl::StatusOr<InsertedGpuTask> InsertGpuTask(Graph& g, const Where& w, const Ta
   }
   TaskSpec gpu_spec = spec;
   gpu_spec.measured_start_ns = depgraph::kNotMeasured;
-  absl::StatusOr<TaskId> gpu = InsertTask(g, w, gpu_spec);
-  if (!gpu.ok()) return gpu.status();
-  InsertedGpuTask out{*gpu, TaskId::Invalid()};
+  REVERIE_ASSIGN_OR_RETURN(TaskId gpu, InsertTask(g, w, gpu_spec));
+  InsertedGpuTask out{gpu, TaskId::Invalid()};
   if (!o.with_launch) return out;
 
   TaskSpec launch;

@@ -3,6 +3,7 @@
 #include <functional>
 
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "base/sv.h"
 #include "base/text.h"
 #include "hardware/gpu_spec.h"
@@ -137,10 +138,8 @@ std::string NextGenerationGpu(std::string_view key) {
 }
 
 absl::StatusOr<std::string> TraceGpuKey(const LoadedTrace& base) {
-  absl::StatusOr<transforms::TraceGpu> gpu =
-      transforms::ResolveTraceGpu(base.graph, base.model.devices);
-  if (!gpu.ok()) return gpu.status();
-  return std::string(gpu->spec.key);
+  REVERIE_ASSIGN_OR_RETURN(transforms::TraceGpu gpu, transforms::ResolveTraceGpu(base.graph, base.model.devices));
+  return std::string(gpu.spec.key);
 }
 
 bool HasBf16(const LoadedTrace& base) {

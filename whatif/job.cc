@@ -23,12 +23,10 @@ using depgraph::SimResult;
 absl::StatusOr<JobRun> RunJob(const std::vector<depgraph::RankInput>& inputs,
                               const depgraph::SimOptions& options = {},
                               const JobRun* baseline = nullptr) {
-  absl::StatusOr<JobGraph> job = depgraph::CoupleRanks(inputs);
-  if (!job.ok()) return job.status();
-  JobRun run{std::move(*job), {}, {}};
-  absl::StatusOr<SimResult> sim = depgraph::Simulate(run.job.graph, options);
-  if (!sim.ok()) return sim.status();
-  run.sim = std::move(*sim);
+  REVERIE_ASSIGN_OR_RETURN(JobGraph job, depgraph::CoupleRanks(inputs));
+  JobRun run{std::move(job), {}, {}};
+  REVERIE_ASSIGN_OR_RETURN(SimResult sim, depgraph::Simulate(run.job.graph, options));
+  run.sim = std::move(sim);
   run.ranks = depgraph::AnalyzeJob(run.job, run.sim, baseline ? &baseline->ranks : nullptr);
   return run;
 }

@@ -13,6 +13,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "base/status_macros.h"
 #include "base/sv.h"
 #include "base/text.h"
 #include "report/step_report.h"
@@ -166,12 +167,11 @@ std::vector<std::string> LibraryScriptNames(const std::vector<std::string>& dirs
 }
 
 absl::StatusOr<ScriptInfo> DescribeScript(const std::string& name, const ScriptSpec& spec) {
-  absl::StatusOr<lua::ResolvedScript> resolved = lua::ResolveScript(name, spec.script_dirs);
-  if (!resolved.ok()) return resolved.status();
+  REVERIE_ASSIGN_OR_RETURN(lua::ResolvedScript resolved, lua::ResolveScript(name, spec.script_dirs));
   ScriptInfo info;
-  info.name = fs::path(resolved->path).filename().string();
-  info.path = resolved->path;
-  absl::StatusOr<std::string> text = ReadText(resolved->path);
+  info.name = fs::path(resolved.path).filename().string();
+  info.path = resolved.path;
+  absl::StatusOr<std::string> text = ReadText(resolved.path);
   if (!text.ok()) return Named(info.path, text.status());
   info.header = ParseScriptHeader(*text);
   absl::StatusOr<lua::ScriptDescription> d =

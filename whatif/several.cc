@@ -4,6 +4,7 @@
 #include <set>
 #include <utility>
 
+#include "base/status_macros.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 
@@ -33,10 +34,9 @@ absl::StatusOr<std::vector<NamedPrediction>> PredictEachAndAll(const LoadedTrace
     ScriptSpec one = spec;
     one.scripts = run.scripts;
     one.settings_for_several_runs = true;
-    absl::StatusOr<Prediction> p = Predict(base, one);
-    if (!p.ok()) return p.status();
-    used.insert(p->used_settings.begin(), p->used_settings.end());
-    run.prediction = *std::move(p);
+    REVERIE_ASSIGN_OR_RETURN(Prediction p, Predict(base, one));
+    used.insert(p.used_settings.begin(), p.used_settings.end());
+    run.prediction = std::move(p);
   }
   for (const auto& [key, value] : spec.settings) {
     if (used.count(key)) continue;

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "base/status_macros.h"
 #include "absl/strings/str_cat.h"
 #include "depgraph/memory_replay.h"
 #include "depgraph/step_time.h"
@@ -48,12 +49,11 @@ absl::StatusOr<report::Validation> ValidatePrediction(const LoadedTrace& before,
         absl::StrCat(after.path, ": ", as.counted, " counted steps where ", before.path, " has ",
                      bs.counted, ": not the same loop profiled twice"));
   }
-  absl::StatusOr<Prediction> p = Predict(before, spec, traceback);
-  if (!p.ok()) return p.status();
+  REVERIE_ASSIGN_OR_RETURN(Prediction p, Predict(before, spec, traceback));
   const report::StepProfile base = report::ProfileSteps(
       bg, before.baseline.start_ns, before.baseline.end_ns, before.baseline.iterations);
   const report::StepProfile pred =
-      report::ProfileSteps(p->graph, p->sim.start_ns, p->sim.end_ns, p->sim.iterations);
+      report::ProfileSteps(p.graph, p.sim.start_ns, p.sim.end_ns, p.sim.iterations);
   const depgraph::TaskTimes am = depgraph::MeasuredTimes(ag);
   const report::StepProfile meas = report::ProfileSteps(ag, am.start, am.end, depgraph::MeasuredIterations(ag));
   std::vector<std::string> names;
@@ -65,7 +65,7 @@ absl::StatusOr<report::Validation> ValidatePrediction(const LoadedTrace& before,
   const double measured_mib = GpuPeakMiB(ag, am.start, am.end);
   const double baseline_mib = GpuPeakMiB(bg, before.baseline.start_ns, before.baseline.end_ns);
   if (measured_mib >= 0 && baseline_mib >= 0) {
-    v.metrics.push_back({"peak_memory_mib", baseline_mib, GpuPeakMiB(p->graph, p->sim.start_ns, p->sim.end_ns),
+    v.metrics.push_back({"peak_memory_mib", baseline_mib, GpuPeakMiB(p.graph, p.sim.start_ns, p.sim.end_ns),
                          measured_mib});
   }
   return v;

@@ -14,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "base/huge_pages.h"
+#include "base/status_macros.h"
 #include "simdjson.h"
 
 #ifdef REVERIE_HAVE_LIBDEFLATE
@@ -267,16 +268,15 @@ absl::StatusOr<JsonInput> CopyJsonText(std::string_view text, const std::string&
 }
 
 absl::StatusOr<JsonInput> ReadJsonInput(const std::string& path) {
-  absl::StatusOr<int> fd = OpenRegularFile(path);
-  if (!fd.ok()) return fd.status();
+  REVERIE_ASSIGN_OR_RETURN(int fd, OpenRegularFile(path));
   struct stat st {};
-  ::fstat(*fd, &st);
+  ::fstat(fd, &st);
   // read(), not mmap(): a file truncated while mapped would kill the
   // process with SIGBUS.
   TextBuffer raw;
   size_t size = 0;
-  const absl::Status read = ReadAll(*fd, path, static_cast<size_t>(st.st_size), &raw, &size);
-  ::close(*fd);
+  const absl::Status read = ReadAll(fd, path, static_cast<size_t>(st.st_size), &raw, &size);
+  ::close(fd);
   if (!read.ok()) return read;
   if (size == 0) return absl::InvalidArgumentError(absl::StrCat(path, ": empty file"));
   const std::string_view bytes(raw.data(), size);

@@ -28,9 +28,8 @@ absl::StatusOr<Trace> ImportInput(kineto::JsonInput input, const std::string& pa
 }  // namespace
 
 absl::StatusOr<Trace> ImportKinetoJson(const std::string& path) {
-  absl::StatusOr<kineto::JsonInput> input = kineto::ReadJsonInput(path);
-  if (!input.ok()) return input.status();
-  return ImportInput(*std::move(input), path);
+  REVERIE_ASSIGN_OR_RETURN(kineto::JsonInput input, kineto::ReadJsonInput(path));
+  return ImportInput(std::move(input), path);
 }
 
 

@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "base/status_macros.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
@@ -138,15 +139,13 @@ class DevTools {
     absl::StatusOr<std::string> target =
         Call("Target.createTarget", "{\"url\":\"about:blank\"}", false);
     if (!target.ok()) return target.status();
-    absl::StatusOr<std::string> id = StringField(*target, "targetId");
-    if (!id.ok()) return id.status();
+    REVERIE_ASSIGN_OR_RETURN(std::string id, StringField(*target, "targetId"));
     absl::StatusOr<std::string> attached =
-        Call("Target.attachToTarget", absl::StrCat("{\"targetId\":\"", *id, "\",\"flatten\":true}"),
+        Call("Target.attachToTarget", absl::StrCat("{\"targetId\":\"", id, "\",\"flatten\":true}"),
              false);
     if (!attached.ok()) return attached.status();
-    absl::StatusOr<std::string> session = StringField(*attached, "sessionId");
-    if (!session.ok()) return session.status();
-    session_ = *session;
+    REVERIE_ASSIGN_OR_RETURN(std::string session, StringField(*attached, "sessionId"));
+    session_ = session;
     if (absl::StatusOr<std::string> r =
             Call("Emulation.setDeviceMetricsOverride",
                  absl::StrCat("{\"width\":", width, ",\"height\":", height,
@@ -195,10 +194,9 @@ class DevTools {
   absl::Status Screenshot(const std::string& path) {
     absl::StatusOr<std::string> r = Call("Page.captureScreenshot", "{\"format\":\"png\"}");
     if (!r.ok()) return r.status();
-    absl::StatusOr<std::string> data = StringField(*r, "data");
-    if (!data.ok()) return data.status();
+    REVERIE_ASSIGN_OR_RETURN(std::string data, StringField(*r, "data"));
     std::string png;
-    if (!absl::Base64Unescape(*data, &png)) return absl::InternalError("bad base64 screenshot");
+    if (!absl::Base64Unescape(data, &png)) return absl::InternalError("bad base64 screenshot");
     std::ofstream f(path, std::ios::binary | std::ios::trunc);
     f << png;
     return f ? absl::OkStatus() : absl::PermissionDeniedError(path + ": cannot write");
