@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/strings/str_format.h"
@@ -13,14 +14,14 @@
 #include "cli/command.h"
 #include "cli/flags.h"
 #include "cli/paths.h"
-#include "report/replay_json.h"
 #include "report/step_report.h"
 #include "depgraph/breakdown.h"
 #include "depgraph/builder.h"
 #include "depgraph/critical_path.h"
 #include "depgraph/replay.h"
-#include "frameworks/trace_loader.h"
 #include "report/timeline.h"
+#include "whatif/pipeline.h"
+#include "whatif/replay.h"
 
 namespace reverie::cli {
 namespace {
@@ -30,7 +31,7 @@ using depgraph::Graph;
 using depgraph::ReplayReport;
 using report::kStepDefinition;
 using report::StepText;
-using report::UnexplainedPct;
+using whatif::UnexplainedPct;
 
 // Wall time per phase, for --timings (stderr, so --json stays clean).
 class Stopwatch {
@@ -136,26 +137,22 @@ absl::Status RunReplay(const Options& o) {
   const std::string& path = o.path;
   REVERIE_RETURN_IF_ERROR(CheckOutputs({o.timeline}, {path}));
   Stopwatch clock;
-  absl::StatusOr<Trace> trace = LoadTraceFile(path);
-  clock.Lap("load");
-  if (!trace.ok()) return trace.status();
-  depgraph::BuildStats stats;
-  absl::StatusOr<Graph> graph = depgraph::BuildGraph(*trace, {}, &stats);
-  if (!graph.ok()) return Prefixed(path + ": ", graph.status());
-  clock.Lap("build");
-  absl::StatusOr<ReplayReport> rep = depgraph::Replay(*graph);
-  if (!rep.ok()) return Prefixed(path + ": cannot simulate: ", rep.status());
-  REVERIE_RETURN_IF_ERROR(report::MaybeWriteTimeline(o.timeline, *graph, rep->sim));
+  static const char* const kStage[] = {"load", "build", "simulate"};
+  whatif::LoadOptions load;
+  // A stage's lap ends when the next begins (simulate: below).
+  load.progress = [&clock](int stage, std::string_view) {
+    if (stage > 0 && stage <= 2) clock.Lap(kStage[stage - 1]);
+  };
+  REVERIE_ASSIGN_OR_RETURN(std::unique_ptr<whatif::LoadedTrace> t, whatif::LoadAndSimulate(path, load));
   clock.Lap("simulate");
-  const depgraph::GraphBreakdown b = depgraph::ComputeBreakdown(*graph, rep->sim);
-  clock.Lap("breakdown");
-  const std::vector<CriticalPath> paths = depgraph::CriticalPaths(*graph, rep->sim);
-  clock.Lap("critical_path");
+  REVERIE_RETURN_IF_ERROR(report::MaybeWriteTimeline(o.timeline, t->graph, t->baseline));
+  const whatif::ReplayResult r = whatif::Replay(*t);
+  clock.Lap("breakdown and critical paths");
   if (o.timings) std::fprintf(stderr, "timings: %s\n", clock.Report().c_str());
   if (!o.json) {
-    PrintText(path, *graph, stats, *rep, b, paths, o.critical);
+    PrintText(path, t->graph, t->stats, r.report, r.breakdown, r.paths, o.critical);
   } else {
-    std::printf("%s\n", report::ReplayJson(path, stats, *rep, b, paths, o.critical).c_str());
+    std::printf("%s\n", whatif::ReplayJson(*t, r, o.critical).c_str());
   }
   return absl::OkStatus();
 }

@@ -7,8 +7,12 @@
 namespace reverie::depgraph {
 
 absl::StatusOr<ReplayReport> Replay(const Graph& graph, const SimOptions& options) {
-  ReplayReport rep;
   REVERIE_ASSIGN_OR_RETURN(SimResult sim, Simulate(graph, options));
+  return CompareWithMeasured(graph, std::move(sim));
+}
+
+ReplayReport CompareWithMeasured(const Graph& graph, SimResult sim) {
+  ReplayReport rep;
   rep.sim = std::move(sim);
   rep.measured = MeasuredIterations(graph);
   rep.measured_steps = SummarizeSteps(rep.measured);

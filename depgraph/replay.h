@@ -47,6 +47,10 @@ struct ReplayReport {
 
 absl::StatusOr<ReplayReport> Replay(const Graph& graph, const SimOptions& options = {});
 
+// The same for a simulation already run (`sim` of `graph` unchanged: a
+// loaded trace's baseline).
+ReplayReport CompareWithMeasured(const Graph& graph, SimResult sim);
+
 }  // namespace reverie::depgraph
 
 #endif  // REVERIE_DEPGRAPH_REPLAY_H_

@@ -31,7 +31,6 @@
 #include "depgraph/critical_path.h"
 #include "depgraph/replay.h"
 #include "frameworks/trace_summary.h"
-#include "report/replay_json.h"
 #include "report/sweep.h"
 #include "report/validate.h"
 #include "lua/lua_engine.h"
@@ -40,6 +39,7 @@
 #include "whatif/info.h"
 #include "whatif/job.h"
 #include "whatif/pipeline.h"
+#include "whatif/replay.h"
 #include "whatif/prediction_report.h"
 #include "whatif/script_catalog.h"
 #include "whatif/sweep.h"
@@ -142,20 +142,9 @@ std::string Info(const Trace& t) {
 }
 
 std::string Replay(const Trace& t, bool critical_path) {
-  Outcome out;
-  {
-    py::gil_scoped_release release;
-    const whatif::LoadedTrace& l = *t.loaded;
-    absl::StatusOr<depgraph::ReplayReport> rep = depgraph::Replay(l.graph);
-    if (rep.ok()) {
-      out.json = report::ReplayJson(l.path, l.stats, *rep,
-                                    depgraph::ComputeBreakdown(l.graph, rep->sim),
-                                    depgraph::CriticalPaths(l.graph, rep->sim), critical_path);
-    } else {
-      out.status = whatif::Named(l.path, rep.status());
-    }
-  }
-  return out.Get();
+  py::gil_scoped_release release;
+  const whatif::LoadedTrace& l = *t.loaded;
+  return whatif::ReplayJson(l, whatif::Replay(l), critical_path);
 }
 
 void NeedTop(int top) {

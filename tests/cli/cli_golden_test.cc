@@ -30,6 +30,8 @@ const std::vector<Golden>& Goldens() {
       {"info", {"info", "examples/tiny_mlp_training.json"}},
       {"info_json", {"info", "examples/tiny_mlp_training.json", "--json"}},
       {"replay", {"replay", "examples/tiny_mlp_training.json"}},
+      {"replay_json", {"replay", "examples/tiny_mlp_training.json", "--json", "--critical-path"}},
+      {"replay_critical", {"replay", "examples/tiny_mlp_training.json", "--critical-path"}},
       {"predict_amp", {"predict", "examples/tiny_mlp_training.json", "--script", "amp.lua"}},
       {"predict_amp_json", {"predict", "examples/tiny_mlp_training.json", "--script", "amp.lua", "--json"}},
       // The worker count is printed: fixed, so the golden holds on any machine.

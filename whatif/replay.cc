@@ -1,10 +1,14 @@
-#include "report/replay_json.h"
+#include "whatif/replay.h"
 
 #include "base/json_writer.h"
 #include "report/step_report.h"
 
-namespace reverie::report {
+namespace reverie::whatif {
 namespace {
+
+using report::kStepDefinition;
+using report::WriteStepJson;
+using report::WriteTimeSplitJson;
 
 void WriteBreakdownJson(JsonWriter& w, const depgraph::GraphBreakdown& b) {
   w.BeginArray();
@@ -70,12 +74,22 @@ double UnexplainedPct(const depgraph::CriticalPath& p) {
   return p.length_ns > 0 ? 100.0 * static_cast<double>(p.unexplained_ns) / p.length_ns : 0;
 }
 
-std::string ReplayJson(const std::string& trace_path, const depgraph::BuildStats& stats,
-                       const depgraph::ReplayReport& rep, const depgraph::GraphBreakdown& b,
-                       const std::vector<depgraph::CriticalPath>& paths, bool critical_path) {
+ReplayResult Replay(const LoadedTrace& t) {
+  ReplayResult r;
+  r.report = depgraph::CompareWithMeasured(t.graph, t.baseline);
+  r.breakdown = depgraph::ComputeBreakdown(t.graph, t.baseline);
+  r.paths = depgraph::CriticalPaths(t.graph, t.baseline);
+  return r;
+}
+
+std::string ReplayJson(const LoadedTrace& t, const ReplayResult& r, bool critical_path) {
+  const depgraph::ReplayReport& rep = r.report;
+  const depgraph::GraphBreakdown& b = r.breakdown;
+  const std::vector<depgraph::CriticalPath>& paths = r.paths;
+  const depgraph::BuildStats& stats = t.stats;
   JsonWriter w;
   w.BeginObject();
-  w.Field("trace", trace_path);
+  w.Field("trace", t.path);
   w.Field("step_definition", kStepDefinition);
   w.Key("steps").BeginArray();
   for (size_t i = 0; i < rep.iterations.size(); ++i) {
@@ -130,4 +144,4 @@ std::string ReplayJson(const std::string& trace_path, const depgraph::BuildStats
   return w.str();
 }
 
-}  // namespace reverie::report
+}  // namespace reverie::whatif
