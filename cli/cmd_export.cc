@@ -49,6 +49,7 @@
 #include "export/chakra_job.h"
 #include "export/chakra_lane.h"
 #include "export/comm_typing.h"
+#include "whatif/job.h"
 #include "whatif/pipeline.h"
 
 namespace reverie::cli {
@@ -275,44 +276,25 @@ absl::Status ExportOne(const Options& opt) {
   return absl::OkStatus();
 }
 
+// The ranks coupled and simulated as `reverie ranks` does (whatif::SimulateJob:
+// after the scripts when given), then one Chakra file per rank.
 absl::Status ExportJob(const Options& opt) {
   std::vector<std::unique_ptr<whatif::LoadedTrace>> loaded;
-  std::vector<whatif::Prediction> predictions;
-  std::vector<depgraph::RankInput> inputs;
-  std::vector<exporter::CommTyping> typing;
+  std::vector<const whatif::LoadedTrace*> ranks;
   for (const std::string& path : opt.traces) {
     REVERIE_ASSIGN_OR_RETURN(std::unique_ptr<whatif::LoadedTrace> t, LoadForCli(path));
     loaded.push_back(std::move(t));
+    ranks.push_back(loaded.back().get());
   }
-  predictions.reserve(loaded.size());
+  REVERIE_ASSIGN_OR_RETURN(const whatif::JobReport report, whatif::SimulateJob(ranks, opt.script));
+  const whatif::JobRun& run = report.predicted ? *report.predicted : report.baseline;
+  const depgraph::JobGraph* job = &run.job;
+  const depgraph::SimResult* sim = &run.sim;
+  std::vector<exporter::CommTyping> typing;
   for (size_t r = 0; r < loaded.size(); ++r) {
-    const whatif::LoadedTrace& l = *loaded[r];
-    const depgraph::Graph* g = &l.graph;
-    const depgraph::SimResult* sim = &l.baseline;
-    if (!opt.script.scripts.empty()) {
-      absl::StatusOr<whatif::Prediction> p = whatif::Predict(l, opt.script);
-      if (!p.ok()) return Prefixed(absl::StrCat(opt.traces[r], ": "), p.status());
-      predictions.push_back(std::move(*p));
-      g = &predictions.back().graph;
-      sim = &predictions.back().sim;
-    }
-    inputs.push_back({g, opt.traces[r], sim});
-    typing.push_back(exporter::TypeCommunication(*g, exporter::CollectiveRecordsOf(l.trace)));
+    const depgraph::Graph& g = report.predicted ? report.predictions[r].graph : loaded[r]->graph;
+    typing.push_back(exporter::TypeCommunication(g, exporter::CollectiveRecordsOf(loaded[r]->trace)));
   }
-  absl::StatusOr<depgraph::JobGraph> job = depgraph::CoupleRanks(inputs);
-  if (!job.ok()) return FirstLine(job.status());
-  // A schedule the scripts chose for channels (P3's priorities) holds for the job.
-  using Kind = transforms::ScheduleChoice::Kind;
-  const Kind kind = predictions.empty() ? Kind::kEarliestReady : predictions[0].schedule_kind;
-  if (kind == Kind::kCustom) {
-    return UsageError(absl::StrCat(opt.script.scripts.back(),
-                                   ": a schedule key function in Lua cannot order the job's channels"));
-  }
-  static const depgraph::PriorityPolicy kPriority;
-  depgraph::SimOptions options;
-  if (kind == Kind::kPriority) options.policy = &kPriority;
-  absl::StatusOr<depgraph::SimResult> sim = depgraph::Simulate(job->graph, options);
-  if (!sim.ok()) return Prefixed(absl::StrCat(opt.traces[0], ": "), sim.status());
   const exporter::SimWindow window = exporter::SimulatedWindow(job->graph, *sim);
   absl::StatusOr<exporter::JobPlan> plan =
       exporter::PlanJob(*job, *sim, typing, opt.traces, opt.comm, window);
