@@ -3,11 +3,15 @@
 // Kahn's algorithm, the one topological sort of the code base (the graph's
 // validation, removal's rewiring order, the Chakra export's node ids). The
 // caller owns the structure: nodes are 0..n-1, `pending[i]` counts node i's
-// parents (kNotANode leaves a slot out: a removed task), and
-// `children(i, visit)` calls visit(c) once per edge i -> c. Ready nodes are
-// taken last in, first out, or smallest key first with TopologicalOrderBy.
-// Nodes missing from the order are on a cycle or behind one; FirstUnordered
-// names one for the caller's cycle message (depgraph::CycleError).
+// parents, exactly the edges `children` visits into it (kNotANode leaves a
+// slot out, a removed task: no edge may lead to it), and
+// `children(i, visit)` calls visit(c) once per edge i -> c, and
+// `emit(i)` receives the nodes in order (a caller that only checks for a
+// cycle keeps nothing: storing the order of millions of nodes costs more
+// than sorting them). Ready nodes are taken last in, first out, or smallest
+// key first with TopologicalOrderBy. Nodes never emitted are on a cycle or
+// behind one; FirstUnordered names one for the caller's cycle message
+// (depgraph::CycleError).
 #ifndef REVERIE_BASE_TOPOLOGICAL_ORDER_H_
 #define REVERIE_BASE_TOPOLOGICAL_ORDER_H_
 
@@ -23,10 +27,10 @@ namespace reverie {
 inline constexpr uint32_t kNotANode = std::numeric_limits<uint32_t>::max();
 
 struct TopologicalResult {
-  std::vector<uint32_t> order;
   std::vector<uint32_t> pending;  // what is left: > 0 for the unordered nodes
   size_t nodes = 0;               // slots that are nodes
-  bool complete() const { return order.size() == nodes; }
+  size_t ordered = 0;             // nodes emitted
+  bool complete() const { return ordered == nodes; }
   // The first node left unordered, or kNotANode when complete.
   uint32_t FirstUnordered() const {
     for (uint32_t i = 0; i < pending.size(); ++i) {
@@ -38,20 +42,21 @@ struct TopologicalResult {
 
 namespace internal {
 
-template <typename Ready, typename Push, typename Pop, typename Children>
-TopologicalResult Kahn(std::vector<uint32_t> pending, Ready& ready, Push push, Pop pop, Children&& children) {
+template <typename Ready, typename Push, typename Pop, typename Children, typename Emit>
+TopologicalResult Kahn(std::vector<uint32_t> pending, Ready& ready, Push push, Pop pop, Children&& children,
+                       Emit&& emit) {
   TopologicalResult r;
   for (uint32_t i = 0; i < pending.size(); ++i) {
     if (pending[i] == kNotANode) continue;
     ++r.nodes;
     if (pending[i] == 0) push(ready, i);
   }
-  r.order.reserve(r.nodes);
   while (!ready.empty()) {
     const uint32_t i = pop(ready);
-    r.order.push_back(i);
+    ++r.ordered;
+    emit(i);
     children(i, [&](uint32_t c) {
-      if (pending[c] != kNotANode && pending[c] > 0 && --pending[c] == 0) push(ready, c);
+      if (--pending[c] == 0) push(ready, c);
     });
   }
   r.pending = std::move(pending);
@@ -60,8 +65,8 @@ TopologicalResult Kahn(std::vector<uint32_t> pending, Ready& ready, Push push, P
 
 }  // namespace internal
 
-template <typename Children>
-TopologicalResult TopologicalOrder(std::vector<uint32_t> pending, Children&& children) {
+template <typename Children, typename Emit>
+TopologicalResult TopologicalOrder(std::vector<uint32_t> pending, Children&& children, Emit&& emit) {
   std::vector<uint32_t> ready;
   return internal::Kahn(
       std::move(pending), ready, [](std::vector<uint32_t>& r, uint32_t i) { r.push_back(i); },
@@ -70,12 +75,13 @@ TopologicalResult TopologicalOrder(std::vector<uint32_t> pending, Children&& chi
         r.pop_back();
         return i;
       },
-      std::forward<Children>(children));
+      std::forward<Children>(children), std::forward<Emit>(emit));
 }
 
 // Ready nodes smallest `key(i)` first (ties by node), e.g. earliest start.
-template <typename Children, typename Key>
-TopologicalResult TopologicalOrderBy(std::vector<uint32_t> pending, Children&& children, Key&& key) {
+template <typename Children, typename Key, typename Emit>
+TopologicalResult TopologicalOrderBy(std::vector<uint32_t> pending, Children&& children, Key&& key,
+                                     Emit&& emit) {
   using Entry = std::pair<int64_t, uint32_t>;
   std::priority_queue<Entry, std::vector<Entry>, std::greater<Entry>> ready;
   return internal::Kahn(
@@ -85,7 +91,7 @@ TopologicalResult TopologicalOrderBy(std::vector<uint32_t> pending, Children&& c
         r.pop();
         return i;
       },
-      std::forward<Children>(children));
+      std::forward<Children>(children), std::forward<Emit>(emit));
 }
 
 }  // namespace reverie

@@ -378,7 +378,7 @@ absl::Status Graph::Validate() const {
     }
     const TaskId nx = col_.next[t];
     if (nx.valid() && resources_[col_.resource[t].value()].ordered) visit(nx.value());
-  });
+  }, [](uint32_t) {});
   if (!order.complete()) return CycleError(*this, TaskId(order.FirstUnordered()));
   return absl::OkStatus();
 }

@@ -216,17 +216,20 @@ absl::StatusOr<ChakraTrace> ExportChakra(const Graph& g, const SimResult& sim,
   const size_t m = items.size();
 
   // Kahn's order, earliest simulated start first, so ids follow the schedule.
-  std::vector<uint32_t> pending(m), id_of(m, kNone);
+  std::vector<uint32_t> pending(m), id_of(m, kNone), order;
+  order.reserve(m);
   for (uint32_t i = 0; i < m; ++i) pending[i] = in_off[i + 1] - in_off[i];
   const TopologicalResult sorted = TopologicalOrderBy(
       std::move(pending),
       [&](uint32_t i, auto visit) {
         for (uint32_t k = out_off[i]; k < out_off[i + 1]; ++k) visit(children[k]);
       },
-      [&](uint32_t i) { return items[i].start_ns; });
+      [&](uint32_t i) { return items[i].start_ns; },
+      [&](uint32_t i) {
+        id_of[i] = static_cast<uint32_t>(order.size());
+        order.push_back(i);
+      });
   if (!sorted.complete()) return depgraph::CycleError(g, items[sorted.FirstUnordered()].task);
-  const std::vector<uint32_t>& order = sorted.order;
-  for (uint32_t k = 0; k < order.size(); ++k) id_of[order[k]] = k;
 
   ChakraStreamWriter writer(&out.bytes, "reverie export --chakra --chakra-detail kernels");
 

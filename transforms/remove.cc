@@ -138,8 +138,7 @@ class Rewirer {
       }
       const TaskId nx = g_.next_on_resource(t);
       if (Ordered(t) && nx.valid() && InR(nx)) visit(idx[nx.value()]);
-    });
-    for (uint32_t i : r.order) order_.push_back(removed_[i]);
+    }, [&](uint32_t i) { order_.push_back(removed_[i]); });
     if (!r.complete()) cycle_at_ = removed_[r.FirstUnordered()];
     return r.complete();
   }
