@@ -116,6 +116,7 @@ std::vector<DevicePeak> ReplayMemory(const Graph& g, std::span<const int64_t> st
       if (level > p.peak) {
         p.peak = level;
         p.peak_ns = e.ns;
+        p.peak_phase = all[e.index].phase;
       }
     }
     out.push_back(p);

@@ -34,6 +34,7 @@ struct DevicePeak {
   int64_t start_level = 0;
   int64_t peak = 0;        // the largest allocated level of the run
   int64_t peak_ns = 0;     // when, on the replay's clock
+  Phase peak_phase = Phase::kUnknown;  // of the op whose allocation reached the peak
   int64_t events = 0;      // replayed
   int64_t left_out = 0;    // whose anchor was removed (with their pairs)
 };

@@ -102,6 +102,12 @@ TEST(MemoryEdit, FindsTheProducerAndTheFreeOfASavedTensor) {
 TEST(MemoryEdit, AStashFreesTheTensorBetweenReleaseAndRestore) {
   Built x = Build();
   EXPECT_EQ(Peak(x.g), 1500);
+  {
+    // Reached by the forward's temporary: the phase a saver must act in.
+    absl::StatusOr<depgraph::SimResult> sim = depgraph::Simulate(x.g);
+    ASSERT_TRUE(sim.ok());
+    EXPECT_EQ(depgraph::ReplayMemory(x.g, sim->start_ns, sim->end_ns)[0].peak_phase, Phase::kForward);
+  }
   ASSERT_TRUE(Stash(x.g, 0, x.kernel, x.bwd_op, 0).ok());
   // A goes when the kernel ends, before the temporary; back in bwd_op.
   EXPECT_EQ(Peak(x.g), 1000);

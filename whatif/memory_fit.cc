@@ -52,8 +52,11 @@ std::vector<MemoryFit> FitMemory(const depgraph::Graph& base_graph, const depgra
     f.absolute = bp.absolute;
     f.base_peak = bp.peak;
     f.pred_peak = bp.peak;
+    f.base_phase = f.pred_phase = bp.peak_phase;
     for (const depgraph::DevicePeak& pp : p) {
-      if (pp.device == bp.device) f.pred_peak = pp.peak;
+      if (pp.device != bp.device) continue;
+      f.pred_peak = pp.peak;
+      f.pred_phase = pp.peak_phase;
     }
     if (target != nullptr) {
       f.gpu = std::string(target->name);
@@ -67,9 +70,19 @@ std::vector<MemoryFit> FitMemory(const depgraph::Graph& base_graph, const depgra
   return out;
 }
 
+namespace {
+
+// " in the backward", or "" when the phase is unknown.
+std::string InPhase(depgraph::Phase p) {
+  return p == depgraph::Phase::kUnknown ? "" : absl::StrCat(" in the ", Sv(depgraph::PhaseName(p)));
+}
+
+}  // namespace
+
 std::string MemoryFitLine(const MemoryFit& f) {
-  std::string line = absl::StrFormat("peak memory %s on GPU %d (baseline %s)%s", MemorySize(f.pred_peak), f.device,
-                                     MemorySize(f.base_peak), f.absolute ? "" : " above the trace's first event");
+  std::string line = absl::StrFormat("peak memory %s on GPU %d%s (baseline %s%s)%s", MemorySize(f.pred_peak),
+                                     f.device, InPhase(f.pred_phase), MemorySize(f.base_peak),
+                                     InPhase(f.base_phase), f.absolute ? "" : " above the trace's first event");
   if (!f.absolute) return line + "; whether it fits is unknown (the trace records no allocator totals)";
   if (f.capacity <= 0) return line + "; the GPU's memory is unknown";
   return line + absl::StrFormat("%s on %s (%.1f GiB, %s)", f.fits() ? ": fits" : ": warning: does not fit",
@@ -85,6 +98,8 @@ void WriteMemoryFitJson(JsonWriter& w, const std::vector<MemoryFit>& fits) {
     w.Field("absolute", f.absolute);
     w.Field("baseline_peak_bytes", f.base_peak);
     w.Field("predicted_peak_bytes", f.pred_peak);
+    w.Field("baseline_peak_phase", depgraph::PhaseName(f.base_phase));
+    w.Field("predicted_peak_phase", depgraph::PhaseName(f.pred_phase));
     if (f.capacity > 0) {
       w.Field("capacity_bytes", f.capacity);
       w.Field("capacity_from", f.capacity_from);

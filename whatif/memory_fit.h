@@ -28,6 +28,10 @@ struct MemoryFit {
   bool absolute = true;        // levels include what was allocated before the trace
   int64_t base_peak = 0;       // bytes
   int64_t pred_peak = 0;
+  // The phase of the op whose allocation reached each peak (where a memory
+  // saver must act to lower it); kUnknown when the trace does not say.
+  depgraph::Phase base_phase = depgraph::Phase::kUnknown;
+  depgraph::Phase pred_phase = depgraph::Phase::kUnknown;
   int64_t capacity = 0;        // bytes; 0 = unknown
   std::string gpu;             // the GPU's name
   std::string capacity_from;   // "deviceProperties" or "GPU table"
@@ -43,8 +47,9 @@ std::vector<MemoryFit> FitMemory(const depgraph::Graph& base_graph, const depgra
                                  const std::vector<depgraph::DeviceInfo>& devices,
                                  std::string_view runs_on = "");
 
-// "peak memory 47.1 MiB on GPU 0 (baseline 27.1 MiB): fits on NVIDIA
-// GeForce RTX 3080 (10.0 GiB, deviceProperties)", or "... does not fit ...".
+// "peak memory 47.1 MiB on GPU 0 in the backward (baseline 27.1 MiB in the
+// update): fits on NVIDIA GeForce RTX 3080 (10.0 GiB, deviceProperties)",
+// or "... does not fit ..." (a phase only where the trace says it).
 std::string MemoryFitLine(const MemoryFit& f);
 
 // The "memory" array of predict --json (the caller writes the key).
