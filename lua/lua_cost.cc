@@ -83,13 +83,6 @@ std::string_view CheckView(lua_State* L, int idx) {
 }
 
 // A table key as an unknown-field message names it ("?" when not a string).
-std::string_view KeyView(lua_State* L, int idx) {
-  if (lua_type(L, idx) != LUA_TSTRING) return "?";
-  size_t n = 0;
-  const char* s = lua_tolstring(L, idx, &n);
-  return {s, n};
-}
-
 const GpuSpec& CheckGpuKey(lua_State* L, std::string_view key, const char* what) {
   const GpuSpec* g = hardware::FindGpu(key);
   if (g == nullptr) {
@@ -347,15 +340,7 @@ int GraphScaleBatchMemory(lua_State* L) {
 // sel:retime{work = f, dtype = "fp16", to = KEY, gpu = KEY}
 int SelRetime(lua_State* L) {
   SelectionUd* sel = CheckSelection(L, 1);
-  luaL_checktype(L, 2, LUA_TTABLE);
-  lua_pushnil(L);
-  while (lua_next(L, 2) != 0) {
-    const std::string_view k = KeyView(L, -2);
-    if (k != "work" && k != "dtype" && k != "to" && k != "gpu") {
-      Raise(L, absl::StrCat("retime: unknown field '", Quoted(k), "' (work, dtype, to, gpu)"));
-    }
-    lua_pop(L, 1);
-  }
+  CheckFields(L, 2, "retime", {"work", "dtype", "to", "gpu"});
   transforms::RetimeSpec spec;
   const int work_type = lua_getfield(L, 2, "work");
   if (work_type == LUA_TNUMBER) {
@@ -442,16 +427,7 @@ double NumberFieldOr(lua_State* L, int t, const char* key, double dflt, const ch
 // matrix = true, gpu = KEY]} -> the time (ns) the model gives a new kernel of
 // that class and work: its class's curve at the kernel's roofline.
 int GraphKernelNs(lua_State* L) {
-  luaL_checktype(L, 2, LUA_TTABLE);
-  lua_pushnil(L);
-  while (lua_next(L, 2) != 0) {
-    const std::string_view k = KeyView(L, -2);
-    if (k != "class" && k != "flops" && k != "bytes" && k != "math" && k != "matrix" && k != "gpu") {
-      Raise(L, absl::StrCat("kernel_ns: unknown field '", Quoted(k),
-                            "' (class, flops, bytes, math, matrix, gpu)"));
-    }
-    lua_pop(L, 1);
-  }
+  CheckFields(L, 2, "kernel_ns", {"class", "flops", "bytes", "math", "matrix", "gpu"});
   depgraph::KernelClass cls = depgraph::KernelClass::kElementwise;
   if (lua_getfield(L, 2, "class") != LUA_TNIL) {
     const std::string_view name = CheckView(L, -1);

@@ -91,16 +91,7 @@ int PushStats(lua_State* L, const transforms::RetargetStats& stats) {
 // sel:retarget_gpu{from = gpu, to = gpu, gamma = g, math = "fp16"}
 int SelRetargetGpu(lua_State* L) {
   SelectionUd* sel = CheckSelection(L, 1);
-  luaL_checktype(L, 2, LUA_TTABLE);
-  lua_pushnil(L);
-  while (lua_next(L, 2) != 0) {
-    const char* k = lua_type(L, -2) == LUA_TSTRING ? lua_tostring(L, -2) : "?";
-    if (std::strcmp(k, "from") != 0 && std::strcmp(k, "to") != 0 && std::strcmp(k, "gamma") != 0 &&
-        std::strcmp(k, "math") != 0) {
-      return luaL_error(L, "retarget_gpu: unknown field '%s' (from, to, gamma, math)", k);
-    }
-    lua_pop(L, 1);
-  }
+  CheckFields(L, 2, "retarget_gpu", {"from", "to", "gamma", "math"});
   const char* math = nullptr;
   if (lua_getfield(L, 2, "math") != LUA_TNIL) math = luaL_checkstring(L, -1);
   lua_pop(L, 1);  // the string stays alive in the options table
@@ -124,15 +115,7 @@ int SelRetargetGpu(lua_State* L) {
 // (transforms/gpu_scaling.h ScaleWork).
 int SelScaleWork(lua_State* L) {
   SelectionUd* sel = CheckSelection(L, 1);
-  luaL_checktype(L, 2, LUA_TTABLE);
-  lua_pushnil(L);
-  while (lua_next(L, 2) != 0) {
-    const char* k = lua_type(L, -2) == LUA_TSTRING ? lua_tostring(L, -2) : "?";
-    if (std::strcmp(k, "factor") != 0 && std::strcmp(k, "gpu") != 0) {
-      return luaL_error(L, "scale_work: unknown field '%s' (factor, gpu)", k);
-    }
-    lua_pop(L, 1);
-  }
+  CheckFields(L, 2, "scale_work", {"factor", "gpu"});
   if (lua_getfield(L, 2, "factor") != LUA_TNUMBER) {
     return luaL_error(L, "scale_work: 'factor' (a number > 0) is required");
   }

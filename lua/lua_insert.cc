@@ -20,7 +20,7 @@ using depgraph::TaskKind;
 
 // ---- insert ----------------------------------------------------------------
 
-constexpr const char* kInsertFields[] = {
+constexpr std::string_view kInsertFields[] = {
     "kind",           "name",          "duration_ns",   "duration_us",      "gap_ns",
     "gap_us",         "after",         "before",        "resource",         "phase",
     "layer",          "iteration",     "bytes",         "priority",         "launch",
@@ -125,14 +125,7 @@ int GraphInsert(lua_State* L) {
   luaL_checktype(L, 2, LUA_TTABLE);
   MutableGraphOrRaise(L);
   EngineState& S = State(L);
-  lua_pushnil(L);
-  while (lua_next(L, 2) != 0) {
-    const char* k = lua_type(L, -2) == LUA_TSTRING ? lua_tostring(L, -2) : "?";
-    bool known = false;
-    for (const char* f : kInsertFields) known = known || std::strcmp(k, f) == 0;
-    if (!known) return luaL_error(L, "insert: unknown field '%s'", k);
-    lua_pop(L, 1);
-  }
+  CheckFields(L, 2, "insert", kInsertFields);
   InsertArgs a;
   lua_getfield(L, 2, "kind");
   a.kind = luaL_optstring(L, -1, "cpu_work");

@@ -30,10 +30,13 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <initializer_list>
 #include <map>
 #include <optional>
 #include <set>
+#include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/container/flat_hash_set.h"
@@ -333,6 +336,14 @@ lua_Integer CheckInteger(lua_State* L, int idx, const char* what);
 // An iteration a task may belong to: -1 (none) or one of the graph's.
 int32_t CheckIteration(lua_State* L, int idx, const char* what);
 int64_t CheckBytes(lua_State* L, int idx, const char* what);
+// The options table at `idx` names only `allowed` fields, else raises
+// "WHAT: unknown field 'K' (allowed, ...)" (a key that is not a string is
+// '?'; a long one is abbreviated): a typo must not be silently ignored.
+void CheckFields(lua_State* L, int idx, std::string_view what, std::span<const std::string_view> allowed);
+inline void CheckFields(lua_State* L, int idx, std::string_view what,
+                        std::initializer_list<std::string_view> allowed) {
+  CheckFields(L, idx, what, std::span<const std::string_view>(allowed.begin(), allowed.size()));
+}
 
 // Resolves (creating when new) a layer path; its parent is the longest known
 // dotted prefix. Check the path first: CheckLayerPath raises for one beyond

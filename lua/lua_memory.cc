@@ -3,7 +3,6 @@
 // graph:resize_allocation(id, n).
 #include <algorithm>
 #include <cstdint>
-#include <cstring>
 #include <string>
 #include <vector>
 
@@ -63,16 +62,7 @@ int GraphAllocations(lua_State* L) {
 // graph:stash(id, {release = task, restore = task [, stashed_bytes = n]})
 int GraphStash(lua_State* L) {
   const uint32_t id = CheckAllocationId(L, 2, "stash: id");
-  luaL_checktype(L, 3, LUA_TTABLE);
-  lua_pushnil(L);
-  while (lua_next(L, 3) != 0) {
-    const char* k = lua_type(L, -2) == LUA_TSTRING ? lua_tostring(L, -2) : "?";
-    if (std::strcmp(k, "release") != 0 && std::strcmp(k, "restore") != 0 &&
-        std::strcmp(k, "stashed_bytes") != 0) {
-      return luaL_error(L, "stash: unknown field '%s'", k);
-    }
-    lua_pop(L, 1);
-  }
+  CheckFields(L, 3, "stash", {"release", "restore", "stashed_bytes"});
   if (lua_getfield(L, 3, "release") == LUA_TNIL) return luaL_error(L, "stash: 'release' is required");
   const depgraph::TaskId release = CheckTask(L, -1);
   if (lua_getfield(L, 3, "restore") == LUA_TNIL) return luaL_error(L, "stash: 'restore' is required");
@@ -99,16 +89,7 @@ int GraphResizeAllocation(lua_State* L) {
 // graph:allocate{bytes = n, at = task [, free_at = task, device = n]} -> id;
 // device defaults to the GPU of `at`'s stream.
 int GraphAllocate(lua_State* L) {
-  luaL_checktype(L, 2, LUA_TTABLE);
-  lua_pushnil(L);
-  while (lua_next(L, 2) != 0) {
-    const char* k = lua_type(L, -2) == LUA_TSTRING ? lua_tostring(L, -2) : "?";
-    if (std::strcmp(k, "bytes") != 0 && std::strcmp(k, "at") != 0 && std::strcmp(k, "free_at") != 0 &&
-        std::strcmp(k, "device") != 0) {
-      return luaL_error(L, "allocate: unknown field '%s'", k);
-    }
-    lua_pop(L, 1);
-  }
+  CheckFields(L, 2, "allocate", {"bytes", "at", "free_at", "device"});
   if (lua_getfield(L, 2, "bytes") == LUA_TNIL) return luaL_error(L, "allocate: 'bytes' is required");
   const int64_t bytes = CheckBytes(L, -1, "allocate: bytes");
   if (lua_getfield(L, 2, "at") == LUA_TNIL) return luaL_error(L, "allocate: 'at' is required");

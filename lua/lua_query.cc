@@ -10,7 +10,7 @@ namespace {
 
 // ---- query tables ----------------------------------------------------------
 
-constexpr const char* kQueryFields[] = {"kind",     "name",      "name_regex", "layer",
+constexpr std::string_view kQueryFields[] = {"kind",     "name",      "name_regex", "layer",
                                         "no_layer", "phase",     "resource",   "resource_kind",
                                         "iteration", "op",       "cpu_time",   "class",
                                         "where"};
@@ -98,20 +98,8 @@ int ReadQuery(lua_State* L, int idx, const char* what, transforms::TaskQuery* q)
   luaL_checktype(L, idx, LUA_TTABLE);
   idx = lua_absindex(L, idx);
   *q = transforms::TaskQuery();
-  // Reject unknown fields: a typo must not silently select everything.
-  lua_pushnil(L);
-  while (lua_next(L, idx) != 0) {
-    const char* k = lua_type(L, -2) == LUA_TSTRING ? lua_tostring(L, -2) : "?";
-    bool known = false;
-    for (const char* f : kQueryFields) known = known || std::strcmp(k, f) == 0;
-    if (!known) {
-      luaL_error(L,
-                 "%s: unknown field '%s' (kind, name, name_regex, layer, no_layer, phase, "
-                 "resource, resource_kind, iteration, op, cpu_time, class, where)",
-                 what, k);
-    }
-    lua_pop(L, 1);
-  }
+  // A typo must not silently select everything.
+  CheckFields(L, idx, what, kQueryFields);
   const int top = lua_gettop(L);
   size_t bytes = 0;  // of the query's strings, against kMaxQueryPatternBytes
   if (lua_getfield(L, idx, "kind") != LUA_TNIL) {

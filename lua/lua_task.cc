@@ -5,6 +5,8 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "base/sv.h"
+#include "base/text.h"
 #include "base/checked_math.h"
 #include "base/status_macros.h"
 #include "depgraph/kernel_class.h"
@@ -511,6 +513,26 @@ int64_t CheckBytes(lua_State* L, int idx, const char* what) {
   const lua_Integer v = CheckInteger(L, idx, what);
   if (v < 0 || v > kMaxBytes) luaL_error(L, "%s = %I is out of range (0 to 2^50 bytes)", what, v);
   return v;
+}
+
+void CheckFields(lua_State* L, int idx, std::string_view what, std::span<const std::string_view> allowed) {
+  idx = lua_absindex(L, idx);
+  luaL_checktype(L, idx, LUA_TTABLE);
+  lua_pushnil(L);
+  while (lua_next(L, idx) != 0) {
+    std::string_view k = "?";
+    if (lua_type(L, -2) == LUA_TSTRING) {  // never lua_tolstring a number key: it breaks lua_next
+      size_t n = 0;
+      const char* s = lua_tolstring(L, -2, &n);
+      k = {s, n};
+    }
+    if (std::find(allowed.begin(), allowed.end(), k) == allowed.end()) {
+      std::string names;
+      for (std::string_view a : allowed) absl::StrAppend(&names, names.empty() ? "" : ", ", Sv(a));
+      Raise(L, absl::StrCat(Sv(what), ": unknown field '", Abbreviate(k, 100), "' (", names, ")"));
+    }
+    lua_pop(L, 1);
+  }
 }
 
 void RegisterTask(lua_State* L) {

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 
 namespace reverie::transforms {
 namespace {
@@ -65,6 +66,27 @@ int64_t FreeOf(const Graph& g, uint32_t alloc) {
   return -1;
 }
 
+// `m` tied to `anchor`, `offset_ns` after its start (kAtEnd: when it ends).
+MemoryEvent TiedTo(MemoryEvent m, TaskId anchor, int64_t offset_ns) {
+  m.anchor = anchor;
+  m.anchor_offset_ns = offset_ns;
+  return m;
+}
+
+// Appends allocation `alloc` and, unless `free` is null, `free` as its free
+// (the allocation's bytes, returned). Returns the allocation's index.
+uint32_t AppendPair(Graph& g, MemoryEvent alloc, const MemoryEvent* free) {
+  alloc.alloc = 0;
+  const uint32_t k = g.AddScriptMemoryEvent(alloc);
+  if (free != nullptr) {
+    MemoryEvent f = *free;
+    f.bytes = -alloc.bytes;
+    f.alloc = k + 1;
+    g.AddScriptMemoryEvent(f);
+  }
+  return k;
+}
+
 absl::Status CheckAllocation(const Graph& g, uint32_t alloc, const char* what) {
   const std::span<const MemoryEvent> all = g.memory_events();
   if (alloc >= all.size() || all[alloc].bytes <= 0 || !Standing(g, all[alloc])) {
@@ -78,6 +100,7 @@ absl::Status CheckAllocation(const Graph& g, uint32_t alloc, const char* what) {
 
 std::vector<Allocation> Allocations(const Graph& g) {
   const std::span<const MemoryEvent> all = g.memory_events();
+  if (all.empty()) return {};  // no adjacency to build for a trace without memory
   std::vector<uint32_t> free_of(all.size(), 0);
   for (uint32_t i = 0; i < all.size(); ++i) {
     if (all[i].alloc != 0 && free_of[all[i].alloc - 1] == 0) free_of[all[i].alloc - 1] = i + 1;
@@ -109,7 +132,7 @@ std::vector<Allocation> Allocations(const Graph& g) {
 }
 
 absl::Status Stash(Graph& g, uint32_t alloc, TaskId release, TaskId restore, int64_t stashed_bytes) {
-  if (absl::Status s = CheckAllocation(g, alloc, "stash"); !s.ok()) return s;
+  REVERIE_RETURN_IF_ERROR(CheckAllocation(g, alloc, "stash"));
   if (!g.live(release) || !g.live(restore)) {
     return absl::InvalidArgumentError("stash: release and restore must be live tasks");
   }
@@ -121,33 +144,20 @@ absl::Status Stash(Graph& g, uint32_t alloc, TaskId release, TaskId restore, int
   if (stashed_bytes > 0) {
     MemoryEvent in = a;
     in.bytes = stashed_bytes;
-    in.alloc = 0;
-    in.anchor = release;
-    in.anchor_offset_ns = kAtEnd;
-    const uint32_t k = g.AddScriptMemoryEvent(in);
-    MemoryEvent out = in;
-    out.bytes = -stashed_bytes;
-    out.alloc = k + 1;
-    out.anchor = restore;
-    out.anchor_offset_ns = 0;
-    g.AddScriptMemoryEvent(out);
+    const MemoryEvent out = TiedTo(in, restore, 0);
+    AppendPair(g, TiedTo(in, release, kAtEnd), &out);
   }
-  MemoryEvent again = a;
-  again.alloc = 0;
-  again.anchor = restore;
-  again.anchor_offset_ns = 0;
-  const uint32_t k = g.AddScriptMemoryEvent(again);
   if (f >= 0) {
-    MemoryEvent free = g.memory_events()[f];
-    free.alloc = k + 1;
-    if (Standing(g, free)) g.AddScriptMemoryEvent(free);
+    // The copy made again is freed where the trace freed the tensor.
+    const MemoryEvent free = g.memory_events()[f];
+    AppendPair(g, TiedTo(a, restore, 0), Standing(g, free) ? &free : nullptr);
     g.ReanchorMemoryEvent(static_cast<uint32_t>(f), release, kAtEnd);
   } else {
-    MemoryEvent free = a;
+    // Never freed in the trace: freed at `release`, the copy lives on.
+    AppendPair(g, TiedTo(a, restore, 0), nullptr);
+    MemoryEvent free = TiedTo(a, release, kAtEnd);
     free.bytes = -a.bytes;
     free.alloc = alloc + 1;
-    free.anchor = release;
-    free.anchor_offset_ns = kAtEnd;
     g.AddScriptMemoryEvent(free);
   }
   return absl::OkStatus();
@@ -163,22 +173,17 @@ absl::StatusOr<uint32_t> Allocate(Graph& g, int32_t device, int64_t bytes, TaskI
   m.device = device;
   m.phase = g.phase(at);
   m.layer = g.layer_of(at);
-  m.anchor = at;
-  const uint32_t k = g.AddScriptMemoryEvent(m);
+  MemoryEvent free = m;
   if (free_at.valid()) {
-    m.bytes = -bytes;
-    m.alloc = k + 1;
-    m.phase = g.phase(free_at);
-    m.layer = g.layer_of(free_at);
-    m.anchor = free_at;
-    m.anchor_offset_ns = kAtEnd;
-    g.AddScriptMemoryEvent(m);
+    free.phase = g.phase(free_at);
+    free.layer = g.layer_of(free_at);
   }
-  return k;
+  const MemoryEvent tied_free = TiedTo(free, free_at, kAtEnd);
+  return AppendPair(g, TiedTo(m, at, 0), free_at.valid() ? &tied_free : nullptr);
 }
 
 absl::Status ResizeAllocation(Graph& g, uint32_t alloc, int64_t bytes) {
-  if (absl::Status s = CheckAllocation(g, alloc, "resize_allocation"); !s.ok()) return s;
+  REVERIE_RETURN_IF_ERROR(CheckAllocation(g, alloc, "resize_allocation"));
   if (bytes <= 0) return absl::InvalidArgumentError("resize_allocation: bytes must be > 0");
   const std::pair<uint32_t, int64_t> one{alloc, bytes};
   g.ResizeAllocations(std::span(&one, 1));

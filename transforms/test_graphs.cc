@@ -44,12 +44,33 @@ void Launch(Ctx& c, const char* kernel, int64_t us, LayerId layer, Phase phase, 
   c.g.AddEdge(lt, kt, EdgeKind::kLaunch);
 }
 
-}  // namespace
-
-Graph MakeTrainingGraph(int iterations) {
+// Thread 100 (resource 0) and stream 7 of GPU 0 (resource 1).
+Ctx OneThreadOneStream() {
   Ctx c;
   c.cpu = c.g.AddResource({depgraph::ResourceKind::kCpuThread, 1, 100, -1, "thread 100", true});
   c.gpu = c.g.AddResource({depgraph::ResourceKind::kGpuStream, 1, 7, 0, "stream 7 (gpu 0)", true});
+  return c;
+}
+
+// The step's closing cudaStreamSynchronize (2us, gap 10us), waiting for
+// the stream's last task.
+void AppendSync(Ctx& c, int32_t it) {
+  TaskSpec sync;
+  sync.kind = TaskKind::kCpuApi;
+  sync.name = "cudaStreamSynchronize";
+  sync.resource = c.cpu;
+  sync.duration_ns = 2'000;
+  sync.gap_ns = 10'000;
+  sync.phase = Phase::kUpdate;
+  sync.iteration = it;
+  const TaskId s = c.g.AppendTask(sync);
+  c.g.AddEdge(c.g.last_on_resource(c.gpu), s, EdgeKind::kSync);
+}
+
+}  // namespace
+
+Graph MakeTrainingGraph(int iterations) {
+  Ctx c = OneThreadOneStream();
   const LayerId l1 = c.g.AddLayer("layer1", LayerId());
   const LayerId l10 = c.g.AddLayer("layer1.0", l1);
   const LayerId conv = c.g.AddLayer("layer1.0.conv1", l10);
@@ -68,24 +89,13 @@ Graph MakeTrainingGraph(int iterations) {
     for (int k = 0; k < 3; ++k) {
       Launch(c, "multi_tensor_apply_kernel<SGD>", 10, LayerId(), Phase::kUpdate, it);
     }
-    TaskSpec sync;
-    sync.kind = TaskKind::kCpuApi;
-    sync.name = "cudaStreamSynchronize";
-    sync.resource = c.cpu;
-    sync.duration_ns = 2'000;
-    sync.gap_ns = 10'000;
-    sync.phase = Phase::kUpdate;
-    sync.iteration = it;
-    const TaskId s = c.g.AppendTask(sync);
-    c.g.AddEdge(c.g.last_on_resource(c.gpu), s, EdgeKind::kSync);
+    AppendSync(c, it);
   }
   return std::move(c.g);
 }
 
 Graph MakeDeepTrainingGraph(int layers, int iterations) {
-  Ctx c;
-  c.cpu = c.g.AddResource({depgraph::ResourceKind::kCpuThread, 1, 100, -1, "thread 100", true});
-  c.gpu = c.g.AddResource({depgraph::ResourceKind::kGpuStream, 1, 7, 0, "stream 7 (gpu 0)", true});
+  Ctx c = OneThreadOneStream();
   std::vector<LayerId> fc;
   for (int i = 0; i < layers; ++i) fc.push_back(c.g.AddLayer("fc" + std::to_string(i), LayerId()));
   for (int it = 0; it < iterations; ++it) {
@@ -100,16 +110,7 @@ Graph MakeDeepTrainingGraph(int layers, int iterations) {
       Launch(c, "volta_sgemm_128x64_nt", 60, fc[i], Phase::kBackward, it);
     }
     Launch(c, "multi_tensor_apply_kernel<SGD>", 10, LayerId(), Phase::kUpdate, it);
-    TaskSpec sync;
-    sync.kind = TaskKind::kCpuApi;
-    sync.name = "cudaStreamSynchronize";
-    sync.resource = c.cpu;
-    sync.duration_ns = 2'000;
-    sync.gap_ns = 10'000;
-    sync.phase = Phase::kUpdate;
-    sync.iteration = it;
-    const TaskId s = c.g.AppendTask(sync);
-    c.g.AddEdge(c.g.last_on_resource(c.gpu), s, EdgeKind::kSync);
+    AppendSync(c, it);
   }
   return std::move(c.g);
 }
@@ -146,9 +147,7 @@ void AddActivationMemory(Graph& g) {
 }
 
 Graph MakeLargeGraph(int64_t n) {
-  Ctx c;
-  c.cpu = c.g.AddResource({depgraph::ResourceKind::kCpuThread, 1, 100, -1, "thread 100", true});
-  c.gpu = c.g.AddResource({depgraph::ResourceKind::kGpuStream, 1, 7, 0, "stream 7 (gpu 0)", true});
+  Ctx c = OneThreadOneStream();
   static const char* kNames[] = {
       "volta_sgemm_128x64_nn",
       "void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float>>",
