@@ -1,4 +1,4 @@
-// `reverie collect -o TRACE [--iterations N] [--warmup N] [--] CMD [ARGS...]`:
+// `reverie collect -o TRACE [--steps N] [--warmup N] [--] CMD [ARGS...]`:
 // runs CMD with the CUPTI collector injected (CUDA_INJECTION64_PATH) and
 // returns CMD's exit status. The collector library is found through
 // $REVERIE_COLLECTOR_LIB, next to this executable, or in the build tree.
@@ -58,7 +58,7 @@ std::string FindCollector(std::string* looked) {
 
 struct Options {
   std::string output;
-  int64_t iterations = -1, warmup = -1;  // -1: not given
+  int64_t steps = -1, warmup = -1;  // -1: not given
 };
 
 absl::Status RunCollect(const Options& o, std::vector<std::string> args) {
@@ -95,7 +95,7 @@ absl::Status RunCollect(const Options& o, std::vector<std::string> args) {
     // share one collector.
     ::setenv("REVERIE_COLLECTOR_LIB", library.c_str(), 1);
     ::setenv("REVERIE_OUTPUT", trace.c_str(), 1);
-    if (o.iterations >= 0) ::setenv("REVERIE_ITERATIONS", std::to_string(o.iterations).c_str(), 1);
+    if (o.steps >= 0) ::setenv("REVERIE_STEPS", std::to_string(o.steps).c_str(), 1);
     if (o.warmup >= 0) ::setenv("REVERIE_WARMUP", std::to_string(o.warmup).c_str(), 1);
     ::execvp(argv[0], argv.data());
     std::fprintf(stderr, "reverie: collect: cannot run '%s': %s\n", argv[0], std::strerror(errno));
@@ -141,8 +141,10 @@ RunFn SetupCollect(CLI::App& app) {
   auto o = std::make_shared<Options>();
   AddPath(app, "-o,--output", &o->output, "the .pb trace to write", "TRACE", "a file name")
       ->required();
-  AddInt(app, "--iterations", &o->iterations, 0, kNoMax, "iterations to record", "a count");
-  AddInt(app, "--warmup", &o->warmup, 0, kNoMax, "iterations to skip before recording",
+  AddInt(app, "--steps", &o->steps, 0, kNoMax, "steps to record", "a count");
+  // Deprecated name of --steps (reverie 0.1.0), hidden from the help.
+  AddInt(app, "--iterations", &o->steps, 0, kNoMax, "", "a count")->group("");
+  AddInt(app, "--warmup", &o->warmup, 0, kNoMax, "steps to skip before recording",
          "a count");
   // Everything from the first argument that is no option of ours on (and
   // after "--") is the program to run, its own options included.

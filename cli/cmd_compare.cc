@@ -1,5 +1,5 @@
 // `reverie compare A B [--json] [--top N]`: how far trace A (a prediction or
-// any trace) is from trace B (a measured run), per iteration, per kernel
+// any trace) is from trace B (a measured run), per step, per kernel
 // class, per layer and per kernel. See report/compare.h for the rules.
 // --a-pid / --b-pid pick one run of a timeline written with --timeline
 // (1 = measured, 2 = simulated baseline, 3 = predicted).

@@ -202,12 +202,12 @@ void PrintWritten(const std::vector<std::string>& paths,
 
 // The reverie time an ASTRA-sim run compares with (SimulatedWindow()), and
 // reverie's step time (depgraph/step_time.h; 0: not shown).
-void PrintReverieTime(const exporter::SimWindow& w, size_t iterations, double step_ns) {
+void PrintReverieTime(const exporter::SimWindow& w, size_t steps, double step_ns) {
   const double us = w.span_ns() / 1e3;
   std::printf("reverie: %.1f us simulated over the exported span", us);
-  if (iterations > 1) std::printf(", %zu iterations (%.1f us each", iterations, us / iterations);
-  if (iterations > 1 && step_ns > 0) std::printf("; step time %.1f us", step_ns / 1e3);
-  if (iterations > 1) std::printf(")");
+  if (steps > 1) std::printf(", %zu steps (%.1f us each", steps, us / steps);
+  if (steps > 1 && step_ns > 0) std::printf("; step time %.1f us", step_ns / 1e3);
+  if (steps > 1) std::printf(")");
   absl::PrintF("; ASTRA-sim reports its finish time in cycles of 1 ns: compare with %lld\n",
                w.span_ns());
 }
@@ -258,7 +258,7 @@ absl::Status ExportOne(const Options& opt) {
     REVERIE_RETURN_IF_ERROR(SelfCheck(exporter::ChakraRankPath(opt.prefix, 0), trace->bytes, false));
     REVERIE_ASSIGN_OR_RETURN(std::vector<std::string> written, exporter::WriteChakraRanks(*trace, opt.prefix, opt.ranks));
     PrintWritten(written, {}, trace->stats.nodes, trace->stats.dependencies);
-    PrintReverieTime(window, graph->iteration_count(), sim->mean_iteration_ns());
+    PrintReverieTime(window, graph->step_count(), sim->mean_step_ns());
     PrintKernelNotes(*trace);
     return absl::OkStatus();
   }
@@ -270,7 +270,7 @@ absl::Status ExportOne(const Options& opt) {
   const std::vector<exporter::LaneTrace> lanes = {std::move(*lane)};
   REVERIE_ASSIGN_OR_RETURN(std::vector<std::string> written, WriteLanes(opt, lanes));
   PrintWritten(written, lanes, 0, 0);
-  PrintReverieTime(window, graph->iteration_count(), sim->mean_iteration_ns());
+  PrintReverieTime(window, graph->step_count(), sim->mean_step_ns());
   PrintTypingNotes(typing);
   PrintLaneNotes(lanes, plan.replayed, plan.replayed_p2p, plan.unsized, opt.comm);
   return absl::OkStatus();
@@ -308,7 +308,7 @@ absl::Status ExportJob(const Options& opt) {
   }
   REVERIE_ASSIGN_OR_RETURN(std::vector<std::string> written, WriteLanes(opt, lanes));
   PrintWritten(written, lanes, 0, 0);
-  PrintReverieTime(window, static_cast<size_t>(job->stats.iterations), 0);
+  PrintReverieTime(window, static_cast<size_t>(job->stats.steps), 0);
   for (int r = 0; r < job->ranks; ++r) {
     std::fprintf(stderr, "rank %d: ends at %.1f us in reverie's job simulation (%s)\n", r,
                  lanes[r].stats.rank_end_ns / 1e3, opt.traces[r].c_str());

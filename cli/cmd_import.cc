@@ -43,9 +43,9 @@ absl::Status RunImport(const Options& o) {
   // as every other command's does (issue 29: it exited 1 here alone).
   REVERIE_RETURN_IF_ERROR(WriteTrace(*trace, o.out));
   const proto::TraceChunk& ev = trace->events();
-  std::printf("%s: %d API calls, %d GPU activities, %d syncs, %d ranges, %d iterations (from %s)\n",
+  std::printf("%s: %d API calls, %d GPU activities, %d syncs, %d ranges, %d steps (from %s)\n",
               o.out.c_str(), ev.api_calls_size(), ev.gpu_activities_size(), ev.syncs_size(),
-              ev.ranges_size(), ev.iterations_size(), o.in.c_str());
+              ev.ranges_size(), ev.steps_size(), o.in.c_str());
   return absl::OkStatus();
 }
 

@@ -64,12 +64,12 @@ void PrintGraph(const GraphView& v) {
   }
   std::printf("\nmeasured breakdown per step (ms)\n  %-22s %10s %10s %10s %10s\n",
               "step", "cpu only", "gpu only", "cpu+gpu", "idle");
-  for (const depgraph::IterationBreakdown& it : v.breakdown.iterations) {
+  for (const depgraph::StepBreakdown& it : v.breakdown.steps) {
     std::printf("  %-22s %10.3f %10.3f %10.3f %10.3f\n", it.name.c_str(),
                 Ms(it.measured.cpu_only_ns), Ms(it.measured.gpu_only_ns),
                 Ms(it.measured.overlap_ns), Ms(it.measured.idle_ns));
   }
-  std::printf("\ntime per phase (ms, all iterations)\n  %-14s %10s %10s\n", "phase", "cpu", "gpu");
+  std::printf("\ntime per phase (ms, all steps)\n  %-14s %10s %10s\n", "phase", "cpu", "gpu");
   for (const depgraph::GroupTime& g : v.breakdown.by_phase) {
     std::printf("  %-14s %10.3f %10.3f\n", g.name.c_str(), Ms(g.cpu_ns), Ms(g.gpu_ns));
   }
@@ -148,9 +148,9 @@ void PrintText(const std::string& path, const Trace& trace, const TraceSummary& 
   absl::PrintF("\nthreads %lld   streams %lld   devices %lld   layers %lld\n",
                s.threads, s.streams,
                s.devices, s.layers);
-  std::printf("\niterations %zu (ProfilerStep CPU spans; the step times are below)\n",
-              s.iterations.size());
-  for (const IterationStat& it : s.iterations) {
+  std::printf("\nsteps %zu (ProfilerStep CPU spans; the step times are below)\n",
+              s.steps.size());
+  for (const StepStat& it : s.steps) {
     std::printf("  %-22s %12.3f ms\n", it.name.c_str(), Ms(it.measured_ns));
   }
   if (!s.has_gpu_events) {
@@ -209,5 +209,5 @@ RunFn SetupInfo(CLI::App& app) {
 }  // namespace reverie::cli
 
 REVERIE_COMMAND(info, "info",
-                "what a trace holds: tasks, threads, iterations, top kernels, anomalies",
+                "what a trace holds: tasks, threads, steps, top kernels, anomalies",
                 reverie::cli::SetupInfo);

@@ -5,7 +5,7 @@
 // (lua/script_runner.h: each atomic, on a copy; the script flags and the
 // prediction are shared with the other script commands, cli/script_args.h
 // and whatif/pipeline.h), then simulates the result and reports
-// predicted vs baseline iteration time, where the time goes (CPU only / GPU
+// predicted vs baseline step time, where the time goes (CPU only / GPU
 // only / overlap), per-phase and per-layer busy-time deltas, and what the
 // scripts changed.
 //
@@ -62,8 +62,8 @@ struct Options {
 };
 
 void PrintText(const whatif::PredictionReport& r) {
-  const depgraph::StepStats bs = depgraph::SummarizeSteps(r.base->iterations);
-  const depgraph::StepStats ps = depgraph::SummarizeSteps(r.pred->iterations);
+  const depgraph::StepStats bs = depgraph::SummarizeSteps(r.base->steps);
+  const depgraph::StepStats ps = depgraph::SummarizeSteps(r.pred->steps);
   const double base_us = bs.mean_ns / 1e3;
   const double pred_us = ps.mean_ns / 1e3;
   std::printf("trace: %s\n", r.trace_path.c_str());
@@ -108,16 +108,16 @@ void PrintText(const whatif::PredictionReport& r) {
     std::printf("note: the predicted change is smaller than the baseline's own step-to-step spread "
                 "(%.1f us)\n", (bs.max_ns - bs.min_ns) / 1e3);
   }
-  const size_t n = std::min(r.base->iterations.size(), r.pred->iterations.size());
+  const size_t n = std::min(r.base->steps.size(), r.pred->steps.size());
   if (n > 1) {
     std::printf("\n%-28s %14s %14s %9s\n", "step", "baseline_us", "predicted_us", "change");
     for (size_t i = 0; i < n; ++i) {
       const double b = r.base_iter_us[i];
       const double p = r.pred_iter_us[i];
       std::printf("%-28s %14.1f %14.1f %+8.1f%%%s\n",
-                  whatif::IterationName(*r.base_graph, r.base->iterations[i], i).c_str(), b, p,
+                  whatif::StepName(*r.base_graph, r.base->steps[i], i).c_str(), b, p,
                   b > 0 ? (p - b) / b * 100 : 0.0,
-                  r.base->iterations[i].counted ? "" : "  (not counted)");
+                  r.base->steps[i].counted ? "" : "  (not counted)");
     }
   }
   std::printf("\nwhere the time goes (us per step)       %12s %12s\n", "baseline", "predicted");
@@ -186,7 +186,7 @@ RunFn SetupPredict(CLI::App& app) {
 }  // namespace
 
 REVERIE_COMMAND(predict, "predict",
-                "apply optimization scripts (Lua) and predict the new iteration time",
+                "apply optimization scripts (Lua) and predict the new step time",
                 SetupPredict);
 
 }  // namespace reverie::cli

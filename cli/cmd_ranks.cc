@@ -32,7 +32,7 @@ namespace {
 using depgraph::JobGraph;
 using depgraph::RankTime;
 using whatif::JobStepNs;
-using whatif::PerIterationUs;
+using whatif::PerStepUs;
 using whatif::Straggler;
 
 struct Options {
@@ -61,17 +61,17 @@ std::string TraceColumn(const std::string& path, const whatif::RankRow& row) {
 void PrintText(const Options& opt, const std::vector<whatif::RankRow>& rows,
                const whatif::JobRun& base, const whatif::JobRun* predicted) {
   const JobGraph& job = base.job;
-  absl::PrintF("job: %d ranks; %lld collectives matched across them (%s); %d iterations\n\n",
+  absl::PrintF("job: %d ranks; %lld collectives matched across them (%s); %d steps\n\n",
                job.ranks, job.stats.collectives, CollectiveCounts(job).c_str(),
-               job.stats.iterations);
+               job.stats.steps);
   std::printf("%-4s %13s %13s %13s %8s %11s %9s  %s\n", "rank", "measured_us", "alone_us",
               "job_us", "error", "waited_us", "last_in", "trace");
   for (int r = 0; r < job.ranks; ++r) {
     const RankTime& t = base.ranks[r];
-    const double job_us = t.mean_iteration_ns / 1e3;
+    const double job_us = t.mean_step_ns / 1e3;
     const double err = rows[r].measured_us > 0 ? (job_us / rows[r].measured_us - 1) * 100 : 0;
     absl::PrintF("%-4d %13.1f %13.1f %13.1f %+7.2f%% %11.1f %4d/%-4lld  %s\n", r, rows[r].measured_us,
-                 rows[r].alone_us, job_us, err, PerIterationUs(t.wait_ns, job), t.last_arrivals,
+                 rows[r].alone_us, job_us, err, PerStepUs(t.wait_ns, job), t.last_arrivals,
                  job.stats.collectives,
                  TraceColumn(opt.traces[r], rows[r]).c_str());
   }
@@ -91,16 +91,16 @@ void PrintText(const Options& opt, const std::vector<whatif::RankRow>& rows,
                  job.stats.measured_checked);
   }
   if (job.stats.untagged_tasks > 0) {
-    absl::PrintF("note: %lld tasks of iterations beyond the %d all ranks have are not counted in "
-                 "steps\n", job.stats.untagged_tasks, job.stats.iterations);
+    absl::PrintF("note: %lld tasks of steps beyond the %d all ranks have are not counted in "
+                 "steps\n", job.stats.untagged_tasks, job.stats.steps);
   }
   if (predicted == nullptr) return;
   std::printf("\npredicted with %s\n", absl::StrJoin(opt.script.scripts, " + ").c_str());
   std::printf("%-4s %13s %13s %9s %11s\n", "rank", "job_us", "predicted_us", "speedup", "waited_us");
   for (int r = 0; r < job.ranks; ++r) {
-    const double b = base.ranks[r].mean_iteration_ns, p = predicted->ranks[r].mean_iteration_ns;
+    const double b = base.ranks[r].mean_step_ns, p = predicted->ranks[r].mean_step_ns;
     std::printf("%-4d %13.1f %13.1f %8.3fx %11.1f\n", r, b / 1e3, p / 1e3, p > 0 ? b / p : 0,
-                PerIterationUs(predicted->ranks[r].wait_ns, predicted->job));
+                PerStepUs(predicted->ranks[r].wait_ns, predicted->job));
   }
   const double b = JobStepNs(base.ranks), p = JobStepNs(predicted->ranks);
   std::printf("\njob step: baseline %.1f us, predicted %.1f us, speedup %.3fx\n", b / 1e3, p / 1e3,

@@ -1,6 +1,6 @@
 // `reverie replay TRACE [--json] [--critical-path]`: builds the dependency
 // graph, simulates it unchanged and prints measured vs simulated time per
-// iteration (the fidelity of the baseline every what-if starts from), the
+// step (the fidelity of the baseline every what-if starts from), the
 // Daydream-style breakdown and, when asked, the critical path.
 #include <chrono>
 #include <cstdio>
@@ -75,8 +75,8 @@ void PrintText(const std::string& path, const Graph& g, const depgraph::BuildSta
   std::printf("%s\n", kStepDefinition);
   std::printf("%-28s %14s %14s %9s %13s\n", "step", "measured_us", "simulated_us", "error",
               "unexplained");
-  for (size_t i = 0; i < rep.iterations.size(); ++i) {
-    const depgraph::IterationError& e = rep.iterations[i];
+  for (size_t i = 0; i < rep.steps.size(); ++i) {
+    const depgraph::StepError& e = rep.steps[i];
     const double unexplained = i < paths.size() ? UnexplainedPct(paths[i]) : 0;
     std::printf("%-28s %14.1f %14.1f %+8.2f%% %12.1f%%%s\n", e.name.c_str(), e.measured_us,
                 e.simulated_us, e.error_pct, unexplained, e.counted ? "" : "  (not counted)");
@@ -94,7 +94,7 @@ void PrintText(const std::string& path, const Graph& g, const depgraph::BuildSta
               "dependency explains (kept as it was; a prediction cannot move it)\n\n");
   std::printf("%-34s %10s %10s %10s %10s\n", "breakdown (us)", "cpu_only", "gpu_only", "overlap",
               "idle");
-  for (const depgraph::IterationBreakdown& it : b.iterations) {
+  for (const depgraph::StepBreakdown& it : b.steps) {
     const depgraph::TimeSplit* rows[2] = {&it.measured, &it.simulated};
     const char* labels[2] = {"measured", "simulated"};
     for (int k = 0; k < 2; ++k) {
@@ -170,7 +170,7 @@ RunFn SetupReplay(CLI::App& app) {
 }  // namespace
 
 REVERIE_COMMAND(replay, "replay",
-                "simulate the trace unchanged: measured vs simulated time per iteration",
+                "simulate the trace unchanged: measured vs simulated time per step",
                 SetupReplay);
 
 }  // namespace reverie::cli

@@ -74,7 +74,7 @@ absl::Status RunReport(const Options& o) {
 
   REVERIE_ASSIGN_OR_RETURN(std::unique_ptr<whatif::LoadedTrace> base, LoadForCli(trace_path));
   const whatif::LoadedTrace& lt = *base;
-  if (const size_t steps = lt.baseline.iterations.size();
+  if (const size_t steps = lt.baseline.steps.size();
       o.timeline_view.step >= static_cast<int64_t>(steps)) {
     return UsageError(absl::StrCat("--timeline-step ", o.timeline_view.step, ": ", trace_path,
                                    " has ", steps, " step", steps == 1 ? "" : "s", " (0-",

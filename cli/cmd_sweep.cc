@@ -1,6 +1,6 @@
 // `reverie sweep TRACE --script F [--script F ...] --set k=v1,v2,... [--set ...]
 //  [--json] [--svg OUT.svg] [--threads N] [--lua-budget N] [--lua-memory-mb N] [--no-sandbox]`:
-// predicts the iteration time at every point of the cartesian grid of the
+// predicts the step time at every point of the cartesian grid of the
 // --set values (scripts applied in order at each point), prints a table (or
 // JSON) of predicted time and speedup, and optionally writes a line chart:
 // x = the first parameter, one line per combination of the others
@@ -107,7 +107,7 @@ RunFn SetupSweep(CLI::App& app) {
 
 }  // namespace
 
-REVERIE_COMMAND(sweep, "sweep", "predict iteration time over a grid of script parameters",
+REVERIE_COMMAND(sweep, "sweep", "predict step time over a grid of script parameters",
                 SetupSweep);
 
 }  // namespace reverie::cli

@@ -1,5 +1,5 @@
 // reverie: answers "what if" questions about deep-learning training
-// performance from one profiled iteration. See README.md.
+// performance from one profiled step. See README.md.
 //
 // Dispatch: argv[1] names the command; its options are parsed by CLI11 on an
 // app the command set up (command.h). Every usage error, CLI11's own

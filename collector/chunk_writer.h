@@ -76,7 +76,7 @@ class ChunkWriter {
   void AddEventRecord(const EventRecordRecord& r) {
     AddEncoded(kChunkEventRecords, r, EncodeEventRecord);
   }
-  void AddIteration(const IterationRecord& r) { AddEncoded(kChunkIterations, r, EncodeIteration); }
+  void AddStep(const StepRecord& r) { AddEncoded(kChunkSteps, r, EncodeStep); }
   void AddGradientBucket(const GradientBucketRecord& r) {
     AddEncoded(kChunkGradientBuckets, r, EncodeGradientBucket);
   }

@@ -7,7 +7,7 @@
 #include "collector/chunk_writer.h"
 #include "collector/cupti_decoder.h"
 #include "collector/host_event_processor.h"
-#include "collector/iteration_window.h"
+#include "collector/step_window.h"
 #include "collector/trace_sink.h"
 #include "reverie/collector.h"
 
@@ -169,7 +169,7 @@ int Collector::Stop() {
   }
   // No lock held: flushing re-enters OnBufferCompleted on this thread. The
   // forced flush also runs when the window end already disabled CUPTI: the
-  // last iterations' records may still sit in CUPTI's buffers.
+  // last steps' records may still sit in CUPTI's buffers.
   if (cupti_active_) {
     api_.ActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
     if (!cupti_stopped_.exchange(true)) EnableActivities(false);
@@ -249,9 +249,9 @@ void Collector::NvtxStartEnd(bool start, uint64_t id, const std::string& name) {
   Enqueue(std::move(e));
 }
 
-void Collector::IterationBegin() {
+void Collector::StepBegin() {
   if (!Recording()) {
-    // The first iteration after the window: its predecessors' GPU work has
+    // The first step after the window: its predecessors' GPU work has
     // been handed over by now, so CUPTI can stop costing the host anything.
     if (IsCollecting() && window_closed_.load() && cupti_active_ &&
         !cupti_stopped_.exchange(true)) {
@@ -260,27 +260,27 @@ void Collector::IterationBegin() {
     return;
   }
   HostEvent e;
-  e.type = HostEventType::kIterationBegin;
+  e.type = HostEventType::kStepBegin;
   e.pid = pid_;
   e.tid = Tid();
   e.time_ns = Now();
-  const int64_t index = next_iteration_.fetch_add(1);
-  open_iteration_.store(index);
+  const int64_t index = next_step_.fetch_add(1);
+  open_step_.store(index);
   e.id = static_cast<uint64_t>(index);
   Enqueue(std::move(e));
 }
 
-void Collector::IterationEnd() {
+void Collector::StepEnd() {
   if (!Recording()) return;
   HostEvent e;
-  e.type = HostEventType::kIterationEnd;
+  e.type = HostEventType::kStepEnd;
   e.pid = pid_;
   e.tid = Tid();
   e.time_ns = Now();
-  const int64_t index = open_iteration_.exchange(-1);
-  e.id = static_cast<uint64_t>(index);  // -1 becomes "no such iteration" for the processor
+  const int64_t index = open_step_.exchange(-1);
+  e.id = static_cast<uint64_t>(index);  // -1 becomes "no such step" for the processor
   Enqueue(std::move(e));
-  if (index >= 0 && config_.iterations > 0 && index == config_.warmup + config_.iterations - 1) {
+  if (index >= 0 && config_.steps > 0 && index == config_.warmup + config_.steps - 1) {
     window_closed_.store(true);
     RequestWriterFlush(/*wait=*/false);
   }

@@ -50,7 +50,7 @@ namespace reverie::collector {
 class ChunkWriter;
 class CuptiDecoder;
 class HostEventProcessor;
-class IterationWindow;
+class StepWindow;
 class TraceSink;
 
 // The collector's clock: CLOCK_MONOTONIC in ns. CUPTI is told to use it too
@@ -90,8 +90,8 @@ class Collector {
   void LayerPush(const char* name, int phase);
   void RangePush(const char* name, int phase);  // a USER_ANNOTATION range
   void LayerPop();
-  void IterationBegin();
-  void IterationEnd();
+  void StepBegin();
+  void StepEnd();
   void CommBucket(int32_t index, int64_t bytes, const char* const* names, int32_t count);
   void Parameter(const char* name, const char* layer, int64_t bytes, const char* dtype);
   void SetMetadata(const char* key, const char* value);
@@ -159,8 +159,8 @@ class Collector {
   HostEventQueue host_events_;
 
   std::atomic<uint64_t> next_external_id_{1};
-  std::atomic<int64_t> next_iteration_{0};
-  std::atomic<int64_t> open_iteration_{-1};
+  std::atomic<int64_t> next_step_{0};
+  std::atomic<int64_t> open_step_{-1};
   std::atomic<bool> window_closed_{false};
   std::atomic<bool> cupti_stopped_{false};
 
@@ -184,7 +184,7 @@ class Collector {
 
   // Owned by the writer thread after Start.
   std::unique_ptr<ChunkWriter> file_;
-  std::unique_ptr<IterationWindow> window_;
+  std::unique_ptr<StepWindow> window_;
   std::unique_ptr<TraceSink> sink_;
   std::unique_ptr<CuptiDecoder> decoder_;
   std::unique_ptr<HostEventProcessor> processor_;

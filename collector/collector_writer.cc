@@ -11,7 +11,7 @@
 #include "collector/collector_runtime.h"
 #include "collector/cupti_decoder.h"
 #include "collector/host_event_processor.h"
-#include "collector/iteration_window.h"
+#include "collector/step_window.h"
 #include "collector/trace_sink.h"
 
 namespace reverie::collector {
@@ -41,7 +41,7 @@ int64_t RealtimeNs() {
 }  // namespace
 
 bool Collector::StartWriter(std::string* error) {
-  window_ = std::make_unique<IterationWindow>(config_.warmup, config_.iterations);
+  window_ = std::make_unique<StepWindow>(config_.warmup, config_.steps);
   HeaderInfo header;
   header.producer = "reverie-collector 0.1";
   header.base_time_ns = RealtimeNs() - Now();
@@ -52,8 +52,8 @@ bool Collector::StartWriter(std::string* error) {
     header.metadata.emplace_back("collector.unavailable_activity_kinds", unavailable_kinds_);
   }
   header.metadata.emplace_back("collector.warmup", std::to_string(static_cast<long long>(config_.warmup)));
-  header.metadata.emplace_back("collector.iterations",
-                               std::to_string(static_cast<long long>(config_.iterations)));
+  header.metadata.emplace_back("collector.steps",
+                               std::to_string(static_cast<long long>(config_.steps)));
   header.metadata.emplace_back("collector.clock", use_cupti_clock_ ? "cupti" : "CLOCK_MONOTONIC");
   header.metadata.emplace_back("collector.api_filter", api_filter_description_);
   if (!devices_.empty()) {
@@ -107,7 +107,7 @@ void Collector::ProcessPending(std::vector<HostEvent>* host) {
     CompletedBuffer taken[kBuffersPerRound];
     size_t n = 0;
     while (n < kBuffersPerRound && completed_->TryPop(&taken[n])) ++n;
-    // Host events after the buffers (iteration_window.h explains why).
+    // Host events after the buffers (step_window.h explains why).
     host_events_.Drain(host);
     for (const HostEvent& e : *host) processor_->Process(e);
     for (size_t i = 0; i < n; ++i) {

@@ -5,8 +5,10 @@
 
 namespace reverie::collector {
 
+// REVERIE_ITERATIONS, the deprecated name of REVERIE_STEPS, comes first so
+// that the new name wins where both are set.
 const char* const kConfigKeys[] = {
-    "REVERIE_OUTPUT",    "REVERIE_ITERATIONS", "REVERIE_WARMUP",
+    "REVERIE_ITERATIONS", "REVERIE_OUTPUT",    "REVERIE_STEPS", "REVERIE_WARMUP",
     "REVERIE_BUFFER_MB", "REVERIE_BUFFER_KB",  "REVERIE_CHUNK_KB",
     "REVERIE_FLUSH_INTERVAL_MS", "REVERIE_CUPTI_FLUSH_PERIOD_MS", "REVERIE_FSYNC",
     "REVERIE_DRIVER_API", "REVERIE_NVTX",      "REVERIE_DISABLE",
@@ -44,7 +46,8 @@ bool Config::Set(std::string_view key, std::string_view value, std::string* erro
     int64_t lo, hi;
   };
   const IntKey ints[] = {
-      {"REVERIE_ITERATIONS", &iterations, 0, int64_t{1} << 40},
+      {"REVERIE_STEPS", &steps, 0, int64_t{1} << 40},
+      {"REVERIE_ITERATIONS", &steps, 0, int64_t{1} << 40},  // deprecated name of REVERIE_STEPS
       {"REVERIE_WARMUP", &warmup, 0, int64_t{1} << 40},
       {"REVERIE_BUFFER_MB", &buffer_mb, 1, 64 * 1024},
       {"REVERIE_BUFFER_KB", &buffer_kb, 64, 256 * 1024},

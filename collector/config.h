@@ -20,7 +20,7 @@ namespace reverie::collector {
 
 struct Config {
   std::string output = "reverie_trace.pb";  // REVERIE_OUTPUT ("%p" -> pid)
-  int64_t iterations = 0;                   // REVERIE_ITERATIONS (0 = all)
+  int64_t steps = 0;                   // REVERIE_STEPS (0 = all)
   int64_t warmup = 0;                       // REVERIE_WARMUP
   int64_t buffer_mb = 64;                   // REVERIE_BUFFER_MB: CUPTI buffer pool, total
   int64_t buffer_kb = 4096;                 // REVERIE_BUFFER_KB: one CUPTI buffer

@@ -156,19 +156,23 @@ void reverie_range_pop(void) noexcept {
   }
 }
 
-void reverie_iteration_begin(void) noexcept {
+void reverie_step_begin(void) noexcept {
   try {
-    Collector::Global().IterationBegin();
+    Collector::Global().StepBegin();
   } catch (...) {
   }
 }
 
-void reverie_iteration_end(void) noexcept {
+void reverie_step_end(void) noexcept {
   try {
-    Collector::Global().IterationEnd();
+    Collector::Global().StepEnd();
   } catch (...) {
   }
 }
+
+// Deprecated names of reverie_step_begin/end (before "step" was the one word).
+void reverie_iteration_begin(void) noexcept { reverie_step_begin(); }
+void reverie_iteration_end(void) noexcept { reverie_step_end(); }
 
 void reverie_comm_bucket(int32_t index, int64_t bytes, const char* const* param_names,
                          int32_t param_count) noexcept {

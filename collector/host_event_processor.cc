@@ -23,8 +23,8 @@ void HostEventProcessor::Process(const HostEvent& e) {
     case HostEventType::kPop: return Pop(e);
     case HostEventType::kStart: return Start(e);
     case HostEventType::kEnd: return End(e);
-    case HostEventType::kIterationBegin: return IterationBegin(e);
-    case HostEventType::kIterationEnd: return IterationEnd(e);
+    case HostEventType::kStepBegin: return StepBegin(e);
+    case HostEventType::kStepEnd: return StepEnd(e);
     case HostEventType::kParameter: return Parameter(e);
     case HostEventType::kBucket: return Bucket(e);
     case HostEventType::kMetadata: return sink_->SetMetadata(e.name, e.layer);
@@ -125,30 +125,30 @@ void HostEventProcessor::End(const HostEvent& e) {
   }
 }
 
-void HostEventProcessor::IterationBegin(const HostEvent& e) {
-  if (iteration_open_) sink_->Count(TraceCounter::iteration_unclosed, 1);
-  iteration_open_ = true;
-  iteration_ = IterationRecord{};
-  iteration_.index = static_cast<int64_t>(e.id);
-  iteration_.pid = e.pid;
-  iteration_.tid = e.tid;
-  iteration_.start_ns = e.time_ns;
-  sink_->window().OnIterationBegin(iteration_.index, e.time_ns);
+void HostEventProcessor::StepBegin(const HostEvent& e) {
+  if (step_open_) sink_->Count(TraceCounter::step_unclosed, 1);
+  step_open_ = true;
+  step_ = StepRecord{};
+  step_.index = static_cast<int64_t>(e.id);
+  step_.pid = e.pid;
+  step_.tid = e.tid;
+  step_.start_ns = e.time_ns;
+  sink_->window().OnStepBegin(step_.index, e.time_ns);
 }
 
-void HostEventProcessor::IterationEnd(const HostEvent& e) {
-  if (!iteration_open_ || static_cast<int64_t>(e.id) != iteration_.index) {
-    sink_->Count(TraceCounter::iteration_end_without_begin, 1);
+void HostEventProcessor::StepEnd(const HostEvent& e) {
+  if (!step_open_ || static_cast<int64_t>(e.id) != step_.index) {
+    sink_->Count(TraceCounter::step_end_without_begin, 1);
     return;
   }
-  iteration_open_ = false;
-  iteration_.end_ns = std::max(e.time_ns, iteration_.start_ns);
-  if (sink_->window().WantIteration(iteration_.index)) {
-    iteration_.name_sid =
-        sink_->writer().Intern("Iteration#" + std::to_string(static_cast<long long>(iteration_.index)));
-    sink_->Iteration(iteration_);
+  step_open_ = false;
+  step_.end_ns = std::max(e.time_ns, step_.start_ns);
+  if (sink_->window().WantStep(step_.index)) {
+    step_.name_sid =
+        sink_->writer().Intern("Step#" + std::to_string(static_cast<long long>(step_.index)));
+    sink_->Step(step_);
   }
-  sink_->window().OnIterationEnd(iteration_.index, iteration_.end_ns);
+  sink_->window().OnStepEnd(step_.index, step_.end_ns);
 }
 
 void HostEventProcessor::Parameter(const HostEvent& e) {
@@ -199,10 +199,10 @@ void HostEventProcessor::Finish(int64_t now_ns) {
     if (sink_->window().KeepSpan(copy.start_ns, copy.end_ns)) sink_->Range(copy);
   }
   started_.clear();
-  // An iteration still open at the end is dropped without a count: with the
-  // usual "step() ends one iteration and begins the next" loop the last one
+  // A step still open at the end is dropped without a count: with the
+  // usual "step() ends one step and begins the next" loop the last one
   // begun is always empty.
-  iteration_open_ = false;
+  step_open_ = false;
 }
 
 }  // namespace reverie::collector

@@ -1,6 +1,6 @@
 // File: collector/host_event_processor.h
 //
-// HostEventProcessor: host events (host_events.h) -> Range, Iteration,
+// HostEventProcessor: host events (host_events.h) -> Range, Step,
 // Parameter and GradientBucket records in a TraceSink.
 //
 // Nested ranges (layer push/pop, NVTX push/pop) keep a stack per thread.
@@ -64,8 +64,8 @@ class HostEventProcessor {
   void Pop(const HostEvent& e);
   void Start(const HostEvent& e);
   void End(const HostEvent& e);
-  void IterationBegin(const HostEvent& e);
-  void IterationEnd(const HostEvent& e);
+  void StepBegin(const HostEvent& e);
+  void StepEnd(const HostEvent& e);
   void Parameter(const HostEvent& e);
   void Bucket(const HostEvent& e);
   // Writes the completed ranges of `t`; keeps the open ones (and their
@@ -77,8 +77,8 @@ class HostEventProcessor {
   std::unordered_map<uint64_t, ThreadRanges> threads_;  // key: pid << 32 ^ tid
   std::unordered_map<uint64_t, RangeRecord> started_;   // NVTX start/end by id
   std::unordered_map<std::string, uint32_t> parameter_layer_;
-  bool iteration_open_ = false;
-  IterationRecord iteration_;
+  bool step_open_ = false;
+  StepRecord step_;
 };
 
 }  // namespace reverie::collector

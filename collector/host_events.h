@@ -6,7 +6,7 @@
 //
 // HostEventQueue is a mutex-protected vector that the writer swaps out
 // whole. The callers are framework hooks (Python module hooks, a few per
-// layer per iteration) and NVTX ranges, not per-kernel paths, and an
+// layer per step) and NVTX ranges, not per-kernel paths, and an
 // uncontended lock + push_back is far below their own cost; a bounded size
 // keeps a stalled writer from growing memory without limit (overflow is
 // counted, never blocking).
@@ -28,8 +28,8 @@ enum class HostEventType : uint8_t {
   kPop,             // innermost range of `tid` closes
   kStart,           // NVTX start/end range `id` opens (not nested)
   kEnd,             // ... and closes
-  kIterationBegin,  // iteration `id`
-  kIterationEnd,
+  kStepBegin,  // step `id`
+  kStepEnd,
   kParameter,       // name, layer, dtype, bytes
   kBucket,          // index, bytes, names
   kMetadata,        // name = key, layer = value
@@ -42,7 +42,7 @@ struct HostEvent {
   int64_t pid = 0;
   int64_t tid = 0;
   int64_t time_ns = 0;
-  uint64_t id = 0;  // external id (push), NVTX range id (start/end), iteration index
+  uint64_t id = 0;  // external id (push), NVTX range id (start/end), step index
   int64_t bytes = 0;
   int32_t index = 0;
   std::string name;

@@ -106,7 +106,7 @@ struct RangeRecord {
   uint64_t external_id = 0;
 };
 
-struct IterationRecord {
+struct StepRecord {
   int64_t index = 0;
   uint32_t name_sid = 0;
   int64_t pid = 0;

@@ -73,7 +73,7 @@ void EncodeRange(const RangeRecord& r, WireBuffer* out) {
   out->U64(11, r.external_id);
 }
 
-void EncodeIteration(const IterationRecord& r, WireBuffer* out) {
+void EncodeStep(const StepRecord& r, WireBuffer* out) {
   out->I64(1, r.index);
   out->U32(2, r.name_sid);
   out->I64(3, r.pid);

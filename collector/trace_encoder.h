@@ -36,7 +36,7 @@ enum ChunkField : uint32_t {
   kChunkSyncs = 6,
   kChunkEventRecords = 7,
   kChunkRanges = 8,
-  kChunkIterations = 9,
+  kChunkSteps = 9,
   kChunkCollectives = 10,
   kChunkGradientBuckets = 11,
   kChunkParameters = 12,
@@ -65,7 +65,7 @@ void EncodeGpuActivity(const GpuActivityRecord& r, WireBuffer* out);
 void EncodeSync(const SyncRecord& r, WireBuffer* out);
 void EncodeEventRecord(const EventRecordRecord& r, WireBuffer* out);
 void EncodeRange(const RangeRecord& r, WireBuffer* out);
-void EncodeIteration(const IterationRecord& r, WireBuffer* out);
+void EncodeStep(const StepRecord& r, WireBuffer* out);
 void EncodeGradientBucket(const GradientBucketRecord& r, WireBuffer* out);
 void EncodeParameter(const ParameterRecord& r, WireBuffer* out);
 void EncodeThread(const ThreadRecord& r, WireBuffer* out);

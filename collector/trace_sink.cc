@@ -23,7 +23,7 @@ std::string ProcThreadName(int64_t pid, int64_t tid) {
   return name;
 }
 
-TraceSink::TraceSink(ChunkWriter* writer, IterationWindow* window, HeaderInfo header,
+TraceSink::TraceSink(ChunkWriter* writer, StepWindow* window, HeaderInfo header,
                      ThreadNameFn thread_name)
     : writer_(writer), window_(window), header_(std::move(header)), thread_name_(thread_name) {}
 
@@ -56,9 +56,9 @@ void TraceSink::FilteredApiCall(uint64_t correlation_id, int64_t start_ns, int64
 
 void TraceSink::GpuActivity(const GpuActivityRecord& r) {
   switch (window_->Judge(r.correlation_id, r.start_ns)) {
-    case IterationWindow::Decision::kKeep: return writer_->AddGpuActivity(r);
-    case IterationWindow::Decision::kDrop: return Dropped();
-    case IterationWindow::Decision::kUndecided: break;
+    case StepWindow::Decision::kKeep: return writer_->AddGpuActivity(r);
+    case StepWindow::Decision::kDrop: return Dropped();
+    case StepWindow::Decision::kUndecided: break;
   }
   Held h;
   h.gpu = r;
@@ -73,9 +73,9 @@ void TraceSink::Sync(const SyncRecord& r) {
 
 void TraceSink::EventRecord(const EventRecordRecord& r) {
   switch (window_->Judge(r.correlation_id, 0)) {
-    case IterationWindow::Decision::kKeep: return writer_->AddEventRecord(r);
-    case IterationWindow::Decision::kDrop: return Dropped();
-    case IterationWindow::Decision::kUndecided: break;
+    case StepWindow::Decision::kKeep: return writer_->AddEventRecord(r);
+    case StepWindow::Decision::kDrop: return Dropped();
+    case StepWindow::Decision::kUndecided: break;
   }
   Held h;
   h.is_event = true;
@@ -116,12 +116,12 @@ void TraceSink::ResolveHeld(bool final) {
     if (final) {
       keep = window_->KeepAtEnd(corr, t);
     } else {
-      const IterationWindow::Decision d = window_->Judge(corr, t);
-      if (d == IterationWindow::Decision::kUndecided) {
+      const StepWindow::Decision d = window_->Judge(corr, t);
+      if (d == StepWindow::Decision::kUndecided) {
         still.push_back(std::move(h));
         continue;
       }
-      keep = d == IterationWindow::Decision::kKeep;
+      keep = d == StepWindow::Decision::kKeep;
     }
     if (keep) {
       Write(h);
@@ -137,10 +137,10 @@ uint32_t TraceSink::Range(const RangeRecord& r) {
   return writer_->AddRange(r);
 }
 
-void TraceSink::Iteration(const IterationRecord& r) {
-  if (!window_->WantIteration(r.index)) return;  // not an event of the window: not counted
+void TraceSink::Step(const StepRecord& r) {
+  if (!window_->WantStep(r.index)) return;  // not an event of the window: not counted
   NoteThread(r.pid, r.tid);
-  writer_->AddIteration(r);
+  writer_->AddStep(r);
 }
 
 void TraceSink::Device(const DeviceRecord& d) {

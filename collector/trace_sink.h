@@ -1,13 +1,13 @@
 // File: collector/trace_sink.h
 //
-// TraceSink: where decoded records go. It applies the iteration window,
+// TraceSink: where decoded records go. It applies the step window,
 // registers every thread and process the first time one of their records is
 // kept (a Thread/Process message with its name), keeps the header facts
 // (devices, metadata) and rewrites the header when they change, then hands
 // the records to the ChunkWriter.
 //
 // GPU and CUDA event records the window cannot place yet (their API call
-// has not been decoded: iteration_window.h) are held, in arrival order, and
+// has not been decoded: step_window.h) are held, in arrival order, and
 // judged again by ResolveHeld(): after every CUPTI buffer, and with
 // final=true once everything is decoded. At most kMaxHeld wait; past that
 // the oldest is judged with the ids known then (`window_hold_overflow`).
@@ -29,7 +29,7 @@
 #include <unordered_set>
 
 #include "collector/chunk_writer.h"
-#include "collector/iteration_window.h"
+#include "collector/step_window.h"
 #include "collector/records.h"
 #include "collector/trace_encoder.h"
 
@@ -44,11 +44,11 @@ class TraceSink {
  public:
   static constexpr size_t kMaxHeld = size_t{1} << 16;
 
-  TraceSink(ChunkWriter* writer, IterationWindow* window, HeaderInfo header,
+  TraceSink(ChunkWriter* writer, StepWindow* window, HeaderInfo header,
             ThreadNameFn thread_name = &ProcThreadName);
 
   ChunkWriter& writer() { return *writer_; }
-  IterationWindow& window() { return *window_; }
+  StepWindow& window() { return *window_; }
   const HeaderInfo& header() const { return header_; }
 
   void ApiCall(const ApiCallRecord& r);
@@ -62,7 +62,7 @@ class TraceSink {
   // Ranges are filtered by RangeTracker (it must keep parents with their
   // children); returns the range's id for its children.
   uint32_t Range(const RangeRecord& r);
-  void Iteration(const IterationRecord& r);
+  void Step(const StepRecord& r);
   void Parameter(const ParameterRecord& r) { writer_->AddParameter(r); }
   void GradientBucket(const GradientBucketRecord& r) { writer_->AddGradientBucket(r); }
 
@@ -94,7 +94,7 @@ class TraceSink {
   void Write(const Held& h);
 
   ChunkWriter* writer_;
-  IterationWindow* window_;
+  StepWindow* window_;
   HeaderInfo header_;
   ThreadNameFn thread_name_;
   std::unordered_set<int64_t> pids_;

@@ -72,7 +72,7 @@ bool CountsAsGpu(TaskKind k) { return IsGpuKind(k) || k == TaskKind::kComm; }
 
 std::vector<TimeSplit> SplitTime(const Graph& graph, const std::vector<int64_t>& start_ns,
                                  const std::vector<int64_t>& end_ns,
-                                 const std::vector<IterationTime>& spans) {
+                                 const std::vector<StepTime>& spans) {
   std::vector<Interval> cpu, gpu;
   for (uint32_t t = 0; t < graph.task_count(); ++t) {
     const TaskId id(t);
@@ -88,7 +88,7 @@ std::vector<TimeSplit> SplitTime(const Graph& graph, const std::vector<int64_t>&
   const Union both(Intersect(c.intervals(), g.intervals()));
   std::vector<TimeSplit> out;
   out.reserve(spans.size());
-  for (const IterationTime& s : spans) {
+  for (const StepTime& s : spans) {
     const int64_t cb = c.Within(s.start_ns, s.end_ns);
     const int64_t gb = g.Within(s.start_ns, s.end_ns);
     const int64_t bb = both.Within(s.start_ns, s.end_ns);
@@ -106,18 +106,18 @@ GraphBreakdown ComputeBreakdown(const Graph& graph, const SimResult& sim) {
   GraphBreakdown b;
   const size_t n = graph.task_count();
   const TaskTimes m = MeasuredTimes(graph);
-  const std::vector<IterationTime> mspans = MeasuredIterations(graph);
+  const std::vector<StepTime> mspans = MeasuredSteps(graph);
   const std::vector<TimeSplit> measured = SplitTime(graph, m.start, m.end, mspans);
-  const std::vector<TimeSplit> simulated = SplitTime(graph, sim.start_ns, sim.end_ns, sim.iterations);
-  for (size_t i = 0; i < sim.iterations.size(); ++i) {
-    IterationBreakdown it;
-    it.iteration = sim.iterations[i].iteration;
-    it.counted = sim.iterations[i].counted;
-    it.name = i < graph.iteration_count() ? graph.iteration_info(static_cast<int32_t>(i)).name
+  const std::vector<TimeSplit> simulated = SplitTime(graph, sim.start_ns, sim.end_ns, sim.steps);
+  for (size_t i = 0; i < sim.steps.size(); ++i) {
+    StepBreakdown it;
+    it.step = sim.steps[i].step;
+    it.counted = sim.steps[i].counted;
+    it.name = i < graph.step_count() ? graph.step_info(static_cast<int32_t>(i)).name
                                           : "whole trace";
     if (i < measured.size()) it.measured = measured[i];
     it.simulated = simulated[i];
-    b.iterations.push_back(std::move(it));
+    b.steps.push_back(std::move(it));
   }
   std::vector<GroupTime> phases(kPhaseCount);
   std::vector<GroupTime> layers(graph.layer_count() + 1);

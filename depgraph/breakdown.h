@@ -1,6 +1,6 @@
 // File: depgraph/breakdown.h
 //
-// Where an iteration's time goes (Daydream Fig. 6): within each iteration's
+// Where a step's time goes (Daydream Fig. 6): within each step's
 // span, the time only the CPU was busy, only the GPU, both, and neither; for
 // the measured trace and for the simulation, so a what-if shows which part
 // it shrinks. Plus CPU and GPU task time per phase and per layer.
@@ -11,7 +11,7 @@
 //   after it (Daydream's gap), so it is CPU time too; waiting for a
 //   dependency beyond that (a blocked sync, another thread) is not. A GPU
 //   task (kernel, memcpy, memset, communication) occupies the GPU for
-//   [start, end]. All tasks active in the span count, whichever iteration
+//   [start, end]. All tasks active in the span count, whichever step
 //   they belong to (CPU work of the next step overlapping this step's GPU
 //   work is overlap).
 // - The span is the step's (step_time.h): measured spans use measured
@@ -41,8 +41,8 @@ struct TimeSplit {
   int64_t total_ns() const { return cpu_only_ns + gpu_only_ns + overlap_ns + idle_ns; }
 };
 
-struct IterationBreakdown {
-  int32_t iteration = -1;
+struct StepBreakdown {
+  int32_t step = -1;
   std::string name;
   bool counted = true;  // in the mean step time (step_time.h)
   TimeSplit measured;
@@ -56,16 +56,16 @@ struct GroupTime {
 };
 
 struct GraphBreakdown {
-  std::vector<IterationBreakdown> iterations;  // one per SimResult::iterations entry
+  std::vector<StepBreakdown> steps;  // one per SimResult::steps entry
   std::vector<GroupTime> by_phase;             // every phase with time, in Phase order
   std::vector<GroupTime> by_layer;             // layers with time, most GPU time first
 };
 
-// Per-iteration split over arbitrary task times (start/end indexed by
+// Per-step split over arbitrary task times (start/end indexed by
 // TaskId, kNotMeasured = skip) and spans.
 std::vector<TimeSplit> SplitTime(const Graph& graph, const std::vector<int64_t>& start_ns,
                                  const std::vector<int64_t>& end_ns,
-                                 const std::vector<IterationTime>& spans);
+                                 const std::vector<StepTime>& spans);
 
 GraphBreakdown ComputeBreakdown(const Graph& graph, const SimResult& sim);
 

@@ -13,7 +13,7 @@ struct Fixture {
   Fixture() {
     th = g.AddResource({ResourceKind::kCpuThread, 1, 1, -1, "t", true});
     st = g.AddResource({ResourceKind::kGpuStream, 1, 7, 0, "s", true});
-    g.AddIteration({"step", 0, 0});
+    g.AddStep({"step", 0, 0});
     a = Add(th, TaskKind::kCpuApi, "cudaLaunchKernel", 10, 0, Phase::kForward);
     b = Add(th, TaskKind::kCpuApi, "cudaMemsetAsync", 10, 10, Phase::kBackward);
     k = Add(st, TaskKind::kKernel, "volta_sgemm_128x64_nn", 30, 10, Phase::kForward);
@@ -29,7 +29,7 @@ struct Fixture {
     s.duration_ns = dur;
     s.measured_start_ns = measured;
     s.phase = phase;
-    s.iteration = 0;
+    s.step = 0;
     return g.AppendTask(s);
   }
   Graph g;
@@ -37,13 +37,13 @@ struct Fixture {
   TaskId a, b, k;
 };
 
-TEST(BreakdownTest, SplitsTheIterationSpan) {
+TEST(BreakdownTest, SplitsTheStepSpan) {
   Fixture f;
   absl::StatusOr<SimResult> sim = Simulate(f.g);
   ASSERT_TRUE(sim.ok());
   const GraphBreakdown b = ComputeBreakdown(f.g, *sim);
-  ASSERT_EQ(b.iterations.size(), 1u);
-  for (const TimeSplit* s : {&b.iterations[0].measured, &b.iterations[0].simulated}) {
+  ASSERT_EQ(b.steps.size(), 1u);
+  for (const TimeSplit* s : {&b.steps[0].measured, &b.steps[0].simulated}) {
     EXPECT_EQ(s->cpu_only_ns, 10);
     EXPECT_EQ(s->overlap_ns, 10);
     EXPECT_EQ(s->gpu_only_ns, 20);
@@ -71,7 +71,7 @@ TEST(BreakdownTest, GapsAreCpuTimeButWaitsAreIdle) {
   absl::StatusOr<SimResult> sim = Simulate(f.g);
   ASSERT_TRUE(sim.ok());
   // A [0,10] + gap [10,15]; K [30,60]; B [60,70].
-  const TimeSplit s = ComputeBreakdown(f.g, *sim).iterations[0].simulated;
+  const TimeSplit s = ComputeBreakdown(f.g, *sim).steps[0].simulated;
   EXPECT_EQ(s.total_ns(), 70);
   EXPECT_EQ(s.cpu_only_ns, 25);
   EXPECT_EQ(s.gpu_only_ns, 30);

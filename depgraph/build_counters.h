@@ -75,7 +75,7 @@ namespace reverie::depgraph {
   F(inter_thread_gap_unexplained, kAnomaly, "gaps between calls that no dependency explains")      \
   F(inter_thread_gap_unexplained_ns, kAnomaly, "that time, ns")                                     \
   F(steps_on_thread_without_calls, kAnomaly, "steps marked on a thread that made no API call")     \
-  F(trace_without_iterations, kAnomaly, "no ProfilerStep or iteration markers: one step")
+  F(trace_without_steps, kAnomaly, "no ProfilerStep or step markers: one step")
 
 enum class BuildCounter : uint16_t { REVERIE_BUILD_COUNTERS(REVERIE_COUNTER_ENUMERATOR) };
 inline constexpr CounterSpec kBuildCounterSpecs[] = {REVERIE_BUILD_COUNTERS(REVERIE_COUNTER_SPEC)};

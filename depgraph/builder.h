@@ -72,9 +72,9 @@
 //
 // Every task gets a layer (innermost enclosing Range with a module path on
 // its thread), a phase (innermost enclosing Range with a phase) and an
-// iteration (enclosing Iteration on its thread, else the latest iteration
+// step (enclosing Step on its thread, else the latest step
 // started before it); GPU tasks inherit all three from their launching call.
-// A trace without iterations gets one iteration covering everything.
+// A trace without steps gets one step covering everything.
 //
 // Data anomalies are counted in BuildStats, never fatal. Errors: only
 // kInvalidArgument for a trace that cannot form a graph at all (no tasks).

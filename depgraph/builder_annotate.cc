@@ -1,6 +1,6 @@
 // File: depgraph/builder_annotate.cc
 //
-// Layer, phase and iteration of every task (Daydream §4.3, sync-free): a CPU
+// Layer, phase and step of every task (Daydream §4.3, sync-free): a CPU
 // task takes layer and phase from the Ranges enclosing it on its thread; its
 // step is the one whose CPU span contains it whole, on any thread (the
 // profiler overview's rule, depgraph/step_time.h); a GPU task takes its
@@ -118,11 +118,11 @@ void Annotate(Context& ctx) {
     return StepContaining(ctx.steps, starts, s, e);
   };
   for (CpuCall& call : ctx.calls) {
-    call.iteration = step_of(call.start, call.end);
-    ctx.g.set_iteration(call.task, call.iteration);
+    call.step = step_of(call.start, call.end);
+    ctx.g.set_step(call.task, call.step);
   }
   for (const CpuPiece& p : ctx.pieces) {
-    if (!ctx.g.is_step_mark(p.task)) ctx.g.set_iteration(p.task, step_of(p.start, p.end));
+    if (!ctx.g.is_step_mark(p.task)) ctx.g.set_step(p.task, step_of(p.start, p.end));
   }
   // ---- layers and phases ----
   absl::flat_hash_map<ThreadKey, std::vector<uint32_t>> ranges;
@@ -157,11 +157,11 @@ void Annotate(Context& ctx) {
   // ---- GPU tasks inherit from their launch ----
   for (const GpuOp& o : ctx.ops) {
     if (o.launch == kNone) {
-      ctx.g.set_iteration(o.task, ctx.steps.empty() ? 0 : -1);
+      ctx.g.set_step(o.task, ctx.steps.empty() ? 0 : -1);
       continue;
     }
     const TaskId call = ctx.calls[o.launch].task;
-    ctx.g.set_iteration(o.task, o.anchored && !ctx.steps.empty() ? -1 : ctx.calls[o.launch].iteration);
+    ctx.g.set_step(o.task, o.anchored && !ctx.steps.empty() ? -1 : ctx.calls[o.launch].step);
     ctx.g.set_layer(o.task, ctx.g.layer_of(call));
     ctx.g.set_phase(o.task, ctx.g.phase(call));
     ctx.g.set_op(o.task, ctx.g.op_of(call));

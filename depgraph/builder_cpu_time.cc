@@ -174,12 +174,12 @@ class ThreadSplitter {
   TaskSpec MarkSpec(const Mark& mk, std::string* name) const {
     TaskSpec s;
     s.kind = TaskKind::kCpuWork;
-    *name = ctx_.g.iteration_info(mk.step).name;
+    *name = ctx_.g.step_info(mk.step).name;
     if (mk.kind == StepMark::kEnd) *name += " end";
     s.name = *name;
     s.measured_start_ns = mk.time;
     s.step_mark = mk.kind;
-    s.iteration = mk.step;
+    s.step = mk.step;
     return s;
   }
 
@@ -338,26 +338,26 @@ class ThreadSplitter {
 
 void AddSteps(Context& ctx) {
   const proto::TraceChunk& ev = ctx.trace.events();
-  std::vector<int> order(ev.iterations_size());
-  for (int i = 0; i < ev.iterations_size(); ++i) order[i] = i;
+  std::vector<int> order(ev.steps_size());
+  for (int i = 0; i < ev.steps_size(); ++i) order[i] = i;
   std::sort(order.begin(), order.end(), [&](int a, int b) {
-    return std::make_pair(ev.iterations(a).start_ns(), a) <
-           std::make_pair(ev.iterations(b).start_ns(), b);
+    return std::make_pair(ev.steps(a).start_ns(), a) <
+           std::make_pair(ev.steps(b).start_ns(), b);
   });
   for (int i : order) {
-    const proto::Iteration& it = ev.iterations(i);
+    const proto::Step& it = ev.steps(i);
     std::string name(ctx.trace.String(it.name_sid()));
     if (name.empty()) name = "ProfilerStep#" + std::to_string(it.index());
     const int64_t end = std::max(it.start_ns(), it.end_ns());
-    ctx.g.AddIteration({name, it.start_ns(), end});
+    ctx.g.AddStep({name, it.start_ns(), end});
     ctx.steps.push_back({it.start_ns(), end, it.pid(), it.tid()});
   }
   if (!ctx.steps.empty()) return;
   int64_t lo = INT64_MAX, hi = INT64_MIN;
   for (const CpuCall& c : ctx.calls) lo = std::min(lo, c.start), hi = std::max(hi, c.end);
   for (const GpuOp& o : ctx.ops) lo = std::min(lo, o.start), hi = std::max(hi, o.end);
-  ctx.g.AddIteration({"whole trace", lo, hi});
-  ctx.stats.Add(BuildCounter::trace_without_iterations);
+  ctx.g.AddStep({"whole trace", lo, hi});
+  ctx.stats.Add(BuildCounter::trace_without_steps);
 }
 
 }  // namespace reverie::depgraph::internal
@@ -413,14 +413,14 @@ void SplitCpuTime(Context& ctx) {
          absl::StrCat("thread ", key.second, " (pid ", key.first, ", steps only)"), true});
     for (size_t i = 0; i < v.size(); ++i) {
       TaskSpec s;
-      std::string name = ctx.g.iteration_info(v[i].step).name;
+      std::string name = ctx.g.step_info(v[i].step).name;
       if (v[i].kind == StepMark::kEnd) name += " end";
       s.kind = TaskKind::kCpuWork;
       s.name = name;
       s.resource = r;
       s.measured_start_ns = v[i].time;
       s.step_mark = v[i].kind;
-      s.iteration = v[i].step;
+      s.step = v[i].step;
       s.gap_ns = i + 1 < v.size() ? v[i + 1].time - v[i].time : 0;
       const TaskId task = ctx.g.AppendTask(s);
       ctx.pieces.push_back({task, v[i].time, v[i].time, kNone});

@@ -122,7 +122,7 @@ TEST(BuilderCpuTimeTest, ReplayIsUnchangedAndTheSplitAddsUpToTheThreadTime) {
   const Graph g = t.Build();
   absl::StatusOr<SimResult> sim = Simulate(g);
   ASSERT_TRUE(sim.ok());
-  EXPECT_EQ(sim->iterations[0].duration_ns(), MeasuredIterations(g)[0].duration_ns());
+  EXPECT_EQ(sim->steps[0].duration_ns(), MeasuredSteps(g)[0].duration_ns());
   const CpuTimeReport r = ComputeCpuTime(g, sim->start_ns, sim->end_ns);
   ASSERT_EQ(r.by_thread.size(), 1u);
   const ThreadCpuTime& th = r.by_thread[0];
@@ -154,7 +154,7 @@ TEST(BuilderCpuTimeTest, AThreadWithoutOpSpansKeepsItsGapsAndGetsMarkers) {
   EXPECT_EQ(g.measured_start_ns(end), 100 * us);
   absl::StatusOr<SimResult> sim = Simulate(g);
   ASSERT_TRUE(sim.ok());
-  EXPECT_EQ(sim->iterations[0].duration_ns(), 100 * us);
+  EXPECT_EQ(sim->steps[0].duration_ns(), 100 * us);
 }
 
 }  // namespace

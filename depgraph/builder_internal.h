@@ -3,7 +3,7 @@
 // State shared by the builder's passes (builder.cc: tasks and launch edges;
 // builder_sync.cc: sync, event and blocking-copy edges and the blocked
 // calls' residual durations; builder_threads.cc:
-// inter-thread edges; builder_annotate.cc: layers, phases, iterations).
+// inter-thread edges; builder_annotate.cc: layers, phases, steps).
 // Not part of the public API.
 //
 // Invariants once BuildCpuTasks/BuildGpuTasks ran:
@@ -32,7 +32,7 @@ struct CpuCall {
   uint32_t api = 0;     // index into trace api_calls
   uint32_t thread = 0;  // index into Context::threads
   TaskId task;
-  int32_t iteration = -1;
+  int32_t step = -1;
   uint32_t first_launch = kNone;  // op index of the first GPU task it launched
 };
 
@@ -67,7 +67,7 @@ struct StreamInfo {
   std::vector<int64_t> submitted;
 };
 
-// One profiler step (ProfilerStep#N / collector iteration), in graph order.
+// One profiler step (ProfilerStep#N / collector step), in graph order.
 struct StepInfo {
   int64_t start = 0;  // a_i: the CPU span
   int64_t end = 0;    // b_i
@@ -103,7 +103,7 @@ struct Context {
   std::vector<CpuCall> calls;
   std::vector<GpuOp> ops;
   absl::flat_hash_map<uint64_t, uint32_t> call_by_corr;
-  std::vector<StepInfo> steps;     // sorted by start; index = graph iteration
+  std::vector<StepInfo> steps;     // sorted by start; index = graph step
   std::vector<CpuPiece> pieces;    // per thread in time order, threads in order
   // Median idle-stream launch latency (op start - call end) per device.
   absl::flat_hash_map<int32_t, int64_t> typical_latency;

@@ -24,14 +24,14 @@ std::vector<Edge> EdgesOfKind(const Graph& g, EdgeKind k) {
   return out;
 }
 
-// Every iteration replays exactly when nothing changed.
+// Every step replays exactly when nothing changed.
 void ExpectFaithful(const Graph& g) {
   absl::StatusOr<SimResult> r = Simulate(g);
   ASSERT_TRUE(r.ok()) << r.status();
-  const std::vector<IterationTime> m = MeasuredIterations(g);
-  ASSERT_EQ(m.size(), r->iterations.size());
+  const std::vector<StepTime> m = MeasuredSteps(g);
+  ASSERT_EQ(m.size(), r->steps.size());
   for (size_t i = 0; i < m.size(); ++i) {
-    EXPECT_EQ(r->iterations[i].duration_ns(), m[i].duration_ns()) << "iteration " << i;
+    EXPECT_EQ(r->steps[i].duration_ns(), m[i].duration_ns()) << "step " << i;
   }
 }
 
@@ -65,7 +65,7 @@ TEST(BuilderTest, TasksGapsAndLaunchDelays) {
   EXPECT_LE(launches[1].delay_ns, 1201 - 1040);  // queued: does not bind
   EXPECT_EQ(launches[2].delay_ns, 5000 - 1110);
   EXPECT_EQ(stats.Get(BuildCounter::kernel_without_launch), 0);
-  EXPECT_EQ(g.iteration_count(), 1u);  // no markers: one iteration
+  EXPECT_EQ(g.step_count(), 1u);  // no markers: one step
   ExpectFaithful(g);
 }
 
@@ -450,7 +450,7 @@ TEST(BuilderTest, DeepModulePathsMakeEveryAncestorOnce) {
             g.layer(leaf).parent);
 }
 
-TEST(BuilderTest, LayersPhasesAndIterations) {
+TEST(BuilderTest, LayersPhasesAndSteps) {
   T t;
   t.Step(1, 1, 0, 1000);
   t.Step(2, 1, 1000, 2000);
@@ -459,15 +459,15 @@ TEST(BuilderTest, LayersPhasesAndIterations) {
   t.Range(1, 1000, 1500, "", proto::BACKWARD);
   t.Api("cudaLaunchKernel", 1, 50, 60, 1);    // layer.0, forward
   t.Api("cudaLaunchKernel", 1, 150, 160, 2);  // attn, forward (inherited)
-  t.Api("cudaLaunchKernel", 1, 1100, 1110, 3);  // no layer, backward, iteration 2
-  t.Api("cudaLaunchKernel", 2, 1200, 1210, 4);  // other thread: latest iteration
+  t.Api("cudaLaunchKernel", 1, 1100, 1110, 3);  // no layer, backward, step 2
+  t.Api("cudaLaunchKernel", 2, 1200, 1210, 4);  // other thread: latest step
   t.Gpu("k1", 7, 70, 80, 1);
   t.Gpu("k2", 7, 170, 180, 2);
   t.Gpu("k3", 7, 1120, 1130, 3);
   t.Gpu("k4", 7, 1220, 1230, 4);
   const Graph g = t.Build();
-  ASSERT_EQ(g.iteration_count(), 2u);
-  EXPECT_EQ(g.iteration_info(1).name, "ProfilerStep#2");
+  ASSERT_EQ(g.step_count(), 2u);
+  EXPECT_EQ(g.step_info(1).name, "ProfilerStep#2");
   const LayerId attn = g.FindLayer("encoder.layer.0.attn");
   ASSERT_TRUE(attn.valid());
   EXPECT_EQ(g.layer(attn).parent, g.FindLayer("encoder.layer.0"));
@@ -477,9 +477,9 @@ TEST(BuilderTest, LayersPhasesAndIterations) {
   EXPECT_EQ(g.phase(Find(g, "k2")), Phase::kForward);
   EXPECT_EQ(g.phase(Find(g, "k3")), Phase::kBackward);
   EXPECT_FALSE(g.layer_of(Find(g, "k3")).valid());
-  EXPECT_EQ(g.iteration_of(Find(g, "k1")), 0);
-  EXPECT_EQ(g.iteration_of(Find(g, "k3")), 1);
-  EXPECT_EQ(g.iteration_of(Find(g, "k4")), 1);
+  EXPECT_EQ(g.step_of(Find(g, "k1")), 0);
+  EXPECT_EQ(g.step_of(Find(g, "k3")), 1);
+  EXPECT_EQ(g.step_of(Find(g, "k4")), 1);
   ExpectFaithful(g);
 }
 

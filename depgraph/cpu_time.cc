@@ -8,7 +8,7 @@ namespace reverie::depgraph {
 CpuTimeReport ComputeCpuTime(const Graph& g, std::span<const int64_t> start,
                              std::span<const int64_t> end) {
   CpuTimeReport r;
-  r.by_step.resize(g.iteration_count());
+  r.by_step.resize(g.step_count());
   for (uint32_t res = 0; res < g.resource_count(); ++res) {
     const ResourceId id(res);
     if (g.resource(id).kind != ResourceKind::kCpuThread) continue;
@@ -38,7 +38,7 @@ CpuTimeReport ComputeCpuTime(const Graph& g, std::span<const int64_t> start,
       th.busy.op_ns += part.op_ns;
       th.busy.framework_ns += part.framework_ns;
       th.busy.untraced_ns += part.untraced_ns;
-      const int32_t it = g.iteration_of(t);
+      const int32_t it = g.step_of(t);
       if (it >= 0 && static_cast<size_t>(it) < r.by_step.size()) {
         CpuSplit& s = r.by_step[it];
         s.api_ns += part.api_ns;

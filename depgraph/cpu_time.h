@@ -38,7 +38,7 @@ struct ThreadCpuTime {
 };
 
 struct CpuTimeReport {
-  std::vector<CpuSplit> by_step;  // per graph iteration, over every thread
+  std::vector<CpuSplit> by_step;  // per graph step, over every thread
   std::vector<ThreadCpuTime> by_thread;
   int64_t threads_without_ops = 0;  // threads whose time after calls is untraced gaps
 };

@@ -115,22 +115,22 @@ TaskId BindingPredecessor(const Graph& graph, const SimResult& sim, TaskId t, Ed
 }
 
 std::vector<CriticalPath> CriticalPaths(const Graph& graph, const SimResult& sim) {
-  const size_t k = sim.iterations.size();
+  const size_t k = sim.steps.size();
   std::vector<CriticalPath> out(k);
-  // Last-ending task of every iteration.
+  // Last-ending task of every step.
   std::vector<TaskId> last(k);
   for (uint32_t t = 0; t < graph.task_count(); ++t) {
     const TaskId id(t);
     if (graph.removed(id)) continue;
-    const int32_t it = graph.iteration_count() == 0 ? 0 : graph.iteration_of(id);
+    const int32_t it = graph.step_count() == 0 ? 0 : graph.step_of(id);
     if (it < 0 || static_cast<size_t>(it) >= k) continue;
     if (!last[it].valid() || sim.end_ns[t] > sim.end_ns[last[it].value()]) last[it] = id;
   }
   for (size_t i = 0; i < k; ++i) {
     CriticalPath& p = out[i];
-    const IterationTime& span = sim.iterations[i];
-    p.iteration = span.iteration;
-    p.name = i < graph.iteration_count() ? graph.iteration_info(static_cast<int32_t>(i)).name
+    const StepTime& span = sim.steps[i];
+    p.step = span.step;
+    p.name = i < graph.step_count() ? graph.step_info(static_cast<int32_t>(i)).name
                                          : "whole trace";
     p.length_ns = span.duration_ns();
     if (!last[i].valid()) continue;
@@ -206,8 +206,8 @@ std::vector<CriticalPath> CriticalPaths(const Graph& graph, const SimResult& sim
 double UnexplainedShare(const Graph& graph, const SimResult& sim) {
   int64_t unexplained = 0, length = 0;
   for (const CriticalPath& p : CriticalPaths(graph, sim)) {
-    const bool counted = p.iteration < 0 || static_cast<size_t>(p.iteration) >= sim.iterations.size() ||
-                         sim.iterations[p.iteration].counted;
+    const bool counted = p.step < 0 || static_cast<size_t>(p.step) >= sim.steps.size() ||
+                         sim.steps[p.step].counted;
     if (!counted) continue;
     unexplained += p.unexplained_ns;
     length += p.length_ns;

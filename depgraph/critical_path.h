@@ -1,13 +1,13 @@
 // File: depgraph/critical_path.h
 //
-// Critical path of each simulated iteration: the chain of tasks that bounds
-// it. Walking back from the iteration's last-ending task, each step goes to
+// Critical path of each simulated step: the chain of tasks that bounds
+// it. Walking back from the step's last-ending task, each step goes to
 // the *binding* predecessor, the one whose constraint set the task's
 // simulated start: the resource predecessor (end + gap), an edge parent
 // (end + delay), or on a channel the task that held the channel. The walk
-// stops at the iteration's start or at a task nothing held back.
+// stops at the step's start or at a task nothing held back.
 //
-// Attribution: each path task's duration (clipped to the iteration span)
+// Attribution: each path task's duration (clipped to the step span)
 // goes to its resource kind, phase, layer and kernel class; the link time
 // between a task and its binding predecessor goes to "cpu gap" (untraced
 // CPU work on a thread), "gpu gap" (stream overhead) or "<edge kind>
@@ -41,9 +41,9 @@ struct PathShare {
 };
 
 struct CriticalPath {
-  int32_t iteration = -1;
+  int32_t step = -1;
   std::string name;
-  int64_t length_ns = 0;      // the iteration's simulated span
+  int64_t length_ns = 0;      // the step's simulated span
   std::vector<TaskId> tasks;  // in time order
   int64_t cpu_ns = 0;
   int64_t gpu_ns = 0;
@@ -60,7 +60,7 @@ struct CriticalPath {
   std::vector<PathShare> by_kernel_class;
 };
 
-// One per SimResult::iterations entry.
+// One per SimResult::steps entry.
 std::vector<CriticalPath> CriticalPaths(const Graph& graph, const SimResult& sim);
 
 // The share (0..1) of the counted steps' critical paths that is waiting no

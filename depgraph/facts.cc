@@ -47,8 +47,8 @@ struct CountedSteps {
 CountedSteps StepsOf(const Graph& g) {
   CountedSteps c;
   int n = 0;
-  for (size_t i = 0; i < g.iteration_count(); ++i) {
-    const Iteration& it = g.iteration_info(static_cast<int32_t>(i));
+  for (size_t i = 0; i < g.step_count(); ++i) {
+    const Step& it = g.step_info(static_cast<int32_t>(i));
     c.counted.push_back(it.counted);
     if (!it.counted) continue;
     ++n;
@@ -80,7 +80,7 @@ void DetectPrecision(const Graph& g, const CountedSteps& steps, PrecisionFact* f
   std::map<std::string, int64_t> compute, pointwise;
   for (uint32_t i = 0; i < g.task_count(); ++i) {
     const TaskId t(i);
-    if (g.removed(t) || g.kind(t) != TaskKind::kKernel || !steps.Counted(g.iteration_of(t))) continue;
+    if (g.removed(t) || g.kind(t) != TaskKind::kKernel || !steps.Counted(g.step_of(t))) continue;
     const KernelClass c = TaskClass(g, t);
     const bool heavy = c == KernelClass::kGemm || c == KernelClass::kConv || c == KernelClass::kAttention;
     const bool light = c == KernelClass::kElementwise || c == KernelClass::kActivation ||
@@ -155,7 +155,7 @@ void DetectOptimizer(const Trace& trace, const Graph& g, const CountedSteps& ste
   int64_t kernels = 0, gpu_ns = 0, zero_kernels = 0;
   for (uint32_t i = 0; i < g.task_count(); ++i) {
     const TaskId t(i);
-    if (g.removed(t) || !IsGpuKind(g.kind(t)) || !steps.Counted(g.iteration_of(t))) continue;
+    if (g.removed(t) || !IsGpuKind(g.kind(t)) || !steps.Counted(g.step_of(t))) continue;
     const std::string_view name = g.name(t);
     const bool by_name = ClassifyKernelName(name) == KernelClass::kOptimizer;
     if (g.in_optimizer_step(t) || by_name) {
@@ -217,7 +217,7 @@ void DetectDataParallel(const Trace& trace, const Graph& g, const CountedSteps& 
   int64_t kernels = 0, kernel_ns = 0;
   for (uint32_t i = 0; i < g.task_count(); ++i) {
     const TaskId t(i);
-    if (g.removed(t) || g.kind(t) != TaskKind::kKernel || !steps.Counted(g.iteration_of(t))) continue;
+    if (g.removed(t) || g.kind(t) != TaskKind::kKernel || !steps.Counted(g.step_of(t))) continue;
     if (TaskClass(g, t) != KernelClass::kCommunication) continue;
     ++kernels;
     kernel_ns += g.duration_ns(t);
@@ -271,7 +271,7 @@ void DetectFromRanges(const Trace& trace, const Graph& g, const CountedSteps& st
   for (uint32_t i = 0; i < g.task_count(); ++i) {
     const TaskId t(i);
     if (!g.removed(t) && IsCpuKind(g.kind(t)) && g.phase(t) == Phase::kDataLoading &&
-        steps.Counted(g.iteration_of(t))) {
+        steps.Counted(g.step_of(t))) {
       loading += g.duration_ns(t) + g.gap_ns(t);
     }
   }
@@ -293,7 +293,7 @@ void DetectKernelsAndCopies(const Graph& g, const CountedSteps& steps, TraceFact
   int64_t triton = 0;
   for (uint32_t i = 0; i < g.task_count(); ++i) {
     const TaskId t(i);
-    if (g.removed(t) || !steps.Counted(g.iteration_of(t))) continue;
+    if (g.removed(t) || !steps.Counted(g.step_of(t))) continue;
     const std::string_view name = g.name(t);
     if (g.kind(t) == TaskKind::kKernel && name.starts_with("triton")) ++triton;
     if (g.kind(t) != TaskKind::kMemcpy) continue;

@@ -138,9 +138,9 @@ LayerId Graph::FindLayer(std::string_view path) const {
   return it == layer_index_.end() ? LayerId::Invalid() : it->second;
 }
 
-int32_t Graph::AddIteration(Iteration it) {
-  iterations_.push_back(std::move(it));
-  return static_cast<int32_t>(iterations_.size() - 1);
+int32_t Graph::AddStep(Step it) {
+  steps_.push_back(std::move(it));
+  return static_cast<int32_t>(steps_.size() - 1);
 }
 
 OpId Graph::AddOp(std::string_view name, OpId parent, int64_t own_ns) {
@@ -174,7 +174,7 @@ TaskId Graph::NewTask(const TaskSpec& spec, ResourceId resource) {
   col_.name.push_back(InternName(spec.name));
   col_.resource.push_back(resource);
   col_.layer.push_back(spec.layer);
-  col_.iteration.push_back(spec.iteration);
+  col_.step.push_back(spec.step);
   col_.priority.push_back(0);
   col_.duration.push_back(spec.duration_ns);
   col_.gap.push_back(spec.gap_ns);

@@ -23,7 +23,7 @@
 //
 // Invariants:
 // - Every array indexed by TaskId has task_count() entries; ids are never
-//   reused. A removed task keeps its id and is skipped by iteration helpers,
+//   reused. A removed task keeps its id and is skipped by step helpers,
 //   the simulator and the adjacency.
 // - prev/next_on_resource link exactly the live tasks of one resource, in
 //   order; first_on_resource/last_on_resource are their ends.
@@ -125,7 +125,7 @@ struct Layer {
   LayerId parent;    // enclosing layer, invalid at top level
 };
 
-struct Iteration {
+struct Step {
   std::string name;                 // "ProfilerStep#12"
   int64_t measured_start_ns = 0;    // the trace's marker, informational
   int64_t measured_end_ns = 0;
@@ -223,7 +223,7 @@ struct TaskSpec {
   int64_t gap_ns = 0;
   LayerId layer;
   Phase phase = Phase::kUnknown;
-  int32_t iteration = -1;
+  int32_t step = -1;
   int64_t measured_start_ns = kNotMeasured;  // not from the trace (inserted)
   int64_t bytes = 0;               // memcpy / memset / comm payload
   KernelGeometry geometry;         // kernels only; unknown by default
@@ -259,7 +259,7 @@ struct TaskColumns {
   std::vector<uint32_t> name;
   std::vector<ResourceId> resource;
   std::vector<LayerId> layer;
-  std::vector<int32_t> iteration;
+  std::vector<int32_t> step;
   std::vector<int32_t> priority;
   std::vector<int64_t> duration;
   std::vector<int64_t> gap;
@@ -273,7 +273,7 @@ struct TaskColumns {
 
   template <typename F>
   void ForEach(F&& f) {
-    f(kind), f(phase), f(flags), f(name), f(resource), f(layer), f(iteration), f(priority);
+    f(kind), f(phase), f(flags), f(name), f(resource), f(layer), f(step), f(priority);
     f(duration), f(gap), f(measured_start), f(bytes), f(geometry), f(op), f(prev), f(next);
     f(launch_in);
   }
@@ -334,11 +334,11 @@ class Graph {
   size_t layer_count() const { return layers_.size(); }
   LayerId FindLayer(std::string_view path) const;
 
-  // ---- iterations ----
-  int32_t AddIteration(Iteration it);
-  const Iteration& iteration_info(int32_t i) const { return iterations_[i]; }
-  void set_iteration_counted(int32_t i, bool counted) { iterations_[i].counted = counted; }
-  size_t iteration_count() const { return iterations_.size(); }
+  // ---- steps ----
+  int32_t AddStep(Step it);
+  const Step& step_info(int32_t i) const { return steps_[i]; }
+  void set_step_counted(int32_t i, bool counted) { steps_[i].counted = counted; }
+  size_t step_count() const { return steps_.size(); }
 
   // ---- memory ----
   // Appends in time order; `alloc` must index an earlier allocation.
@@ -409,7 +409,7 @@ class Graph {
   EdgeId launch_edge_in(TaskId t) const { return col_.launch_in[t.value()]; }
   LayerId layer_of(TaskId t) const { return col_.layer[t.value()]; }
   Phase phase(TaskId t) const { return col_.phase[t.value()]; }
-  int32_t iteration_of(TaskId t) const { return col_.iteration[t.value()]; }
+  int32_t step_of(TaskId t) const { return col_.step[t.value()]; }
   int64_t measured_start_ns(TaskId t) const { return col_.measured_start[t.value()]; }
   // Whether the task came from the trace (it has a measured start).
   bool measured(TaskId t) const { return col_.measured_start[t.value()] != kNotMeasured; }
@@ -460,10 +460,10 @@ class Graph {
     REVERIE_CHECK(t.value() < task_count());
     col_.phase[t.value()] = p;
   }
-  void set_iteration(TaskId t, int32_t i) {
+  void set_step(TaskId t, int32_t i) {
     REVERIE_CHECK(t.value() < task_count() && i >= -1 &&
-                  (i == -1 || static_cast<size_t>(i) < iteration_count()));
-    col_.iteration[t.value()] = i;
+                  (i == -1 || static_cast<size_t>(i) < step_count()));
+    col_.step[t.value()] = i;
   }
   void set_priority(TaskId t, int32_t p) {
     REVERIE_CHECK(t.value() < task_count());
@@ -530,7 +530,7 @@ class Graph {
 
   std::vector<Layer> layers_;
   absl::flat_hash_map<std::string, LayerId> layer_index_;
-  std::vector<Iteration> iterations_;
+  std::vector<Step> steps_;
   std::vector<MemoryEvent> memory_;
   std::vector<CpuOp> ops_;
   std::vector<hardware::OpArgs> op_inputs_;

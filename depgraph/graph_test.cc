@@ -117,12 +117,12 @@ TEST(GraphDeathTest, SettersCheckTheInvariants) {
   EXPECT_DEATH(g.set_duration_ns(t, -1), "check failed");
   EXPECT_DEATH(g.set_duration_ns(mark, 10), "check failed");  // markers are zero-length
   EXPECT_DEATH(g.set_gap_ns(t, -1), "check failed");
-  EXPECT_DEATH(g.set_iteration(t, 0), "check failed");  // no iteration 0 in this graph
+  EXPECT_DEATH(g.set_step(t, 0), "check failed");  // no step 0 in this graph
   EXPECT_DEATH(g.set_layer(t, LayerId(3)), "check failed");
   EXPECT_DEATH(g.set_op(t, OpId(0)), "check failed");
   EXPECT_DEATH(g.set_bytes(TaskId(99), 1), "check failed");
   g.set_duration_ns(mark, 0);
-  g.set_iteration(t, -1);
+  g.set_step(t, -1);
   g.set_layer(t, LayerId());
   EXPECT_EQ(g.duration_ns(t), 5);
 }
@@ -160,7 +160,7 @@ TEST(GraphTest, EveryTaskCarriesItsColumns) {
   s.op = child;
   s.gap_ns = 2;
   s.phase = Phase::kBackward;
-  s.iteration = 3;
+  s.step = 3;
   s.bytes = 64;
   const TaskId t = g.AppendTask(s);
   TaskSpec m = Spec(r, 0, TaskKind::kCpuWork);
@@ -173,7 +173,7 @@ TEST(GraphTest, EveryTaskCarriesItsColumns) {
   EXPECT_EQ(g.op(child).own_ns, 12);
   EXPECT_EQ(g.gap_ns(t), 2);
   EXPECT_EQ(g.phase(t), Phase::kBackward);
-  EXPECT_EQ(g.iteration_of(t), 3);
+  EXPECT_EQ(g.step_of(t), 3);
   EXPECT_EQ(g.bytes(t), 64);
   EXPECT_FALSE(g.measured(t));  // not from a trace
   EXPECT_EQ(g.step_mark(t), StepMark::kNone);

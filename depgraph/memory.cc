@@ -67,7 +67,7 @@ struct Peak {
   int64_t at = -1;
 };
 
-Peak FindPeak(const Graph& g, const DeviceEvents& d, const IterationTime& step, StepMemory* out) {
+Peak FindPeak(const Graph& g, const DeviceEvents& d, const StepTime& step, StepMemory* out) {
   const std::span<const MemoryEvent> all = g.memory_events();
   auto time_of = [&](size_t k) { return all[d.index[k]].measured_ns; };
   Peak p;
@@ -78,7 +78,7 @@ Peak FindPeak(const Graph& g, const DeviceEvents& d, const IterationTime& step, 
   }
   p.k0 = p.k1 = lo;
   while (p.k1 < d.index.size() && time_of(p.k1) < step.end_ns) ++p.k1;
-  out->iteration = step.iteration;
+  out->step = step.step;
   out->events = static_cast<int64_t>(p.k1 - p.k0);
   out->start_level = LevelBefore(g, d, p.k0);
   out->peak = out->start_level;
@@ -107,7 +107,7 @@ void NetByPhase(const Graph& g, const DeviceEvents& d, const Peak& p, StepMemory
 // With addresses: what is live after event `at` (the peak), sorted into the
 // parts of StepMemory. `live` holds local indexes of live allocations;
 // `free_time[k]` is when allocation k is freed (kNever: not in the trace).
-void SplitLive(const Graph& g, const DeviceEvents& d, const Peak& p, const IterationTime& step,
+void SplitLive(const Graph& g, const DeviceEvents& d, const Peak& p, const StepTime& step,
                const absl::flat_hash_set<uint32_t>& live, const std::vector<int64_t>& free_time,
                StepMemory* out) {
   const std::span<const MemoryEvent> all = g.memory_events();
@@ -152,7 +152,7 @@ void SplitLive(const Graph& g, const DeviceEvents& d, const Peak& p, const Itera
 }
 
 DeviceMemory ComputeDevice(const Graph& g, int32_t device, std::vector<uint32_t> index,
-                           std::span<const IterationTime> steps) {
+                           std::span<const StepTime> steps) {
   const DeviceEvents d = EventsOf(g, std::move(index));
   const std::span<const MemoryEvent> all = g.memory_events();
   DeviceMemory out;
@@ -160,7 +160,7 @@ DeviceMemory ComputeDevice(const Graph& g, int32_t device, std::vector<uint32_t>
   out.absolute = d.absolute;
   out.events = static_cast<int64_t>(d.index.size());
   std::vector<Peak> peaks;
-  for (const IterationTime& s : steps) {
+  for (const StepTime& s : steps) {
     out.steps.emplace_back();
     peaks.push_back(FindPeak(g, d, s, &out.steps.back()));
   }
@@ -203,7 +203,7 @@ DeviceMemory ComputeDevice(const Graph& g, int32_t device, std::vector<uint32_t>
     for (size_t i = 0; i < steps.size(); ++i) NetByPhase(g, d, peaks[i], &out.steps[i]);
   }
   bool any_counted = false;
-  for (const IterationTime& s : steps) any_counted |= s.counted;
+  for (const StepTime& s : steps) any_counted |= s.counted;
   for (size_t i = 0; i < steps.size(); ++i) {
     if (any_counted && !steps[i].counted) continue;
     out.peak = std::max(out.peak, out.steps[i].peak);
@@ -214,7 +214,7 @@ DeviceMemory ComputeDevice(const Graph& g, int32_t device, std::vector<uint32_t>
 
 }  // namespace
 
-MemoryReport ComputeMemory(const Graph& graph, std::span<const IterationTime> steps) {
+MemoryReport ComputeMemory(const Graph& graph, std::span<const StepTime> steps) {
   MemoryReport r;
   absl::flat_hash_map<int32_t, std::vector<uint32_t>> by_device = ByDevice(graph);
   std::vector<int32_t> devices;

@@ -47,7 +47,7 @@ namespace reverie::depgraph {
 inline constexpr size_t kMaxMemoryDevices = 64;
 
 struct StepMemory {
-  int32_t iteration = -1;
+  int32_t step = -1;
   int64_t events = 0;          // allocations and frees in the step
   int64_t start_level = 0;     // allocated when the step starts
   int64_t peak = 0;            // its peak allocated in the step (bytes)
@@ -87,8 +87,8 @@ struct MemoryPoint {
 };
 
 // The report for every device with memory events, per span of `steps`
-// (normally MeasuredIterations(graph)).
-MemoryReport ComputeMemory(const Graph& graph, std::span<const IterationTime> steps);
+// (normally MeasuredSteps(graph)).
+MemoryReport ComputeMemory(const Graph& graph, std::span<const StepTime> steps);
 
 // The allocated (and reserved) level of `device` after each of its events.
 std::vector<MemoryPoint> MemoryTimeline(const Graph& graph, int32_t device);

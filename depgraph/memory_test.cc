@@ -31,9 +31,9 @@ struct Builder {
   }
 };
 
-IterationTime Step(int32_t i, int64_t start, int64_t end) {
-  IterationTime s;
-  s.iteration = i;
+StepTime Step(int32_t i, int64_t start, int64_t end) {
+  StepTime s;
+  s.step = i;
   s.start_ns = start;
   s.end_ns = end;
   return s;
@@ -52,7 +52,7 @@ TEST(Memory, SplitsWhatIsLiveAtThePeak) {
   b.Add(160, -4 * kMiB, Phase::kBackward, act);
   b.Add(170, -1 * kMiB, Phase::kUpdate, 0);  // from before the trace, freed in the step
   (void)grad;
-  const std::vector<IterationTime> steps = {Step(0, 100, 200)};
+  const std::vector<StepTime> steps = {Step(0, 100, 200)};
   const MemoryReport r = ComputeMemory(b.g, steps);
   ASSERT_EQ(r.devices.size(), 1u);
   const DeviceMemory& d = r.devices[0];
@@ -86,7 +86,7 @@ TEST(Memory, WithoutAddressesOnlyTheNetGrowthIsKnown) {
     m.phase = bytes > 0 ? Phase::kForward : Phase::kBackward;
     g.AddMemoryEvent(m);
   }
-  const std::vector<IterationTime> steps = {Step(0, 0, 100)};
+  const std::vector<StepTime> steps = {Step(0, 0, 100)};
   const MemoryReport r = ComputeMemory(g, steps);
   ASSERT_EQ(r.devices.size(), 1u);
   EXPECT_FALSE(r.devices[0].absolute);
@@ -110,7 +110,7 @@ TEST(Memory, StepsWithoutEventsAndTheHostApart) {
   host.device = -1;
   host.measured_ns = 60;
   g.AddMemoryEvent(host);
-  const std::vector<IterationTime> steps = {Step(0, 0, 40), Step(1, 40, 100), Step(2, 100, 200)};
+  const std::vector<StepTime> steps = {Step(0, 0, 40), Step(1, 40, 100), Step(2, 100, 200)};
   const MemoryReport r = ComputeMemory(g, steps);
   ASSERT_EQ(r.devices.size(), 2u);
   EXPECT_EQ(r.devices[0].device, 1);

@@ -176,9 +176,9 @@ absl::StatusOr<std::vector<Ordered>> OrderCollectives(std::span<const RankInput>
 }
 
 // Copies every rank's graph into the job's (its resources named after the
-// rank, steps beyond the job's `iterations` untagged and counted); returns
+// rank, steps beyond the job's `steps` untagged and counted); returns
 // each rank's task map.
-std::vector<std::vector<TaskId>> CopyRanks(std::span<const RankInput> ranks, size_t iterations,
+std::vector<std::vector<TaskId>> CopyRanks(std::span<const RankInput> ranks, size_t steps,
                                            JobGraph* job) {
   std::vector<std::vector<TaskId>> task_map(ranks.size());
   for (size_t r = 0; r < ranks.size(); ++r) {
@@ -191,15 +191,15 @@ std::vector<std::vector<TaskId>> CopyRanks(std::span<const RankInput> ranks, siz
       job->rank_of_resource.push_back(static_cast<int>(r));
     }
     const std::vector<LayerId> layers = MergeLayers(g, &job->graph);
-    std::vector<int32_t> iteration_map(g.iteration_count(), -1);
-    for (size_t i = 0; i < iterations; ++i) iteration_map[i] = static_cast<int32_t>(i);
+    std::vector<int32_t> step_map(g.step_count(), -1);
+    for (size_t i = 0; i < steps; ++i) step_map[i] = static_cast<int32_t>(i);
     for (uint32_t v = 0; v < g.task_count(); ++v) {
       const TaskId t(v);
-      if (!g.removed(t) && g.iteration_of(t) >= static_cast<int32_t>(iterations)) {
+      if (!g.removed(t) && g.step_of(t) >= static_cast<int32_t>(steps)) {
         ++job->stats.untagged_tasks;
       }
     }
-    task_map[r] = AppendGraph(g, {resources, layers, iteration_map, 0}, &job->graph);
+    task_map[r] = AppendGraph(g, {resources, layers, step_map, 0}, &job->graph);
   }
   return task_map;
 }
@@ -285,12 +285,12 @@ absl::StatusOr<JobGraph> CoupleRanks(std::span<const RankInput> ranks) {
         "ranks");
   }
 
-  // Job iterations: the fewest any rank has, named after rank 0's.
-  size_t iterations = ranks[0].graph->iteration_count();
-  for (const RankInput& in : ranks) iterations = std::min(iterations, in.graph->iteration_count());
-  job.stats.iterations = static_cast<int32_t>(iterations);
-  for (size_t i = 0; i < iterations; ++i) {
-    job.graph.AddIteration(ranks[0].graph->iteration_info(static_cast<int32_t>(i)));
+  // Job steps: the fewest any rank has, named after rank 0's.
+  size_t steps = ranks[0].graph->step_count();
+  for (const RankInput& in : ranks) steps = std::min(steps, in.graph->step_count());
+  job.stats.steps = static_cast<int32_t>(steps);
+  for (size_t i = 0; i < steps; ++i) {
+    job.graph.AddStep(ranks[0].graph->step_info(static_cast<int32_t>(i)));
   }
 
   size_t tasks = 0, edges = 0;
@@ -301,7 +301,7 @@ absl::StatusOr<JobGraph> CoupleRanks(std::span<const RankInput> ranks) {
   const size_t groups = static_cast<size_t>(job.stats.collectives);
   // Per collective: a barrier, an edge to each copy and about three from each.
   job.graph.Reserve(tasks + groups, edges + groups * 4 * static_cast<size_t>(n));
-  std::vector<std::vector<TaskId>> task_map = CopyRanks(ranks, iterations, &job);
+  std::vector<std::vector<TaskId>> task_map = CopyRanks(ranks, steps, &job);
   AddBarriers(ranks, order, task_map, &job);
   job.task_of_rank = std::move(task_map);
   if (absl::Status s = job.graph.Validate(); !s.ok()) {
@@ -316,15 +316,15 @@ std::vector<RankTime> AnalyzeJob(const JobGraph& job, const SimResult& sim,
                                  const std::vector<RankTime>* baseline) {
   const Graph& g = job.graph;
   std::vector<RankTime> out(job.ranks);
-  std::vector<std::vector<IterationTime>> frames;
+  std::vector<std::vector<StepTime>> frames;
   if (baseline != nullptr && baseline->size() == static_cast<size_t>(job.ranks)) {
-    for (const RankTime& r : *baseline) frames.push_back(r.iterations);
+    for (const RankTime& r : *baseline) frames.push_back(r.steps);
   }
-  std::vector<std::vector<IterationTime>> spans =
-      IterationSpansByGroup(g, sim, job.rank_of_resource, job.ranks, frames);
+  std::vector<std::vector<StepTime>> spans =
+      StepSpansByGroup(g, sim, job.rank_of_resource, job.ranks, frames);
   for (int r = 0; r < job.ranks; ++r) {
-    out[r].iterations = std::move(spans[r]);
-    out[r].mean_iteration_ns = MeanNonEmptyIterationNs(out[r].iterations);
+    out[r].steps = std::move(spans[r]);
+    out[r].mean_step_ns = MeanStepNs(out[r].steps);
   }
   std::vector<int64_t> ready(job.ranks);
   for (const CollectiveGroup& group : job.collectives) {

@@ -10,8 +10,8 @@
 // Model:
 // - Each rank keeps its own resources (named "rank R: ..."), tasks, gaps and
 //   edges. Layers are shared by path (the ranks run one model). Job
-//   iteration k is every rank's k-th iteration (a synchronous job steps
-//   together); tasks of iterations beyond the fewest any rank has are left
+//   step k is every rank's k-th step (a synchronous job steps
+//   together); tasks of steps beyond the fewest any rank has are left
 //   untagged and counted.
 // - Collectives are matched across ranks by communication stream, type
 //   (CollectiveOfName) and order: the i-th AllReduce on every rank's first
@@ -82,8 +82,8 @@ struct CollectiveGroup {
 struct CoupleStats {
   std::array<int64_t, kCollectiveCount> collectives_by_type{};
   int64_t collectives = 0;
-  int32_t iterations = 0;      // job iterations (the fewest any rank has)
-  int64_t untagged_tasks = 0;  // in iterations beyond that
+  int32_t steps = 0;      // job steps (the fewest any rank has)
+  int64_t untagged_tasks = 0;  // in steps beyond that
   // The matching checked against the traces' measured times (ranks.cc
   // CheckMeasuredEnds): collectives whose every copy was traced, and those
   // whose copies did not end together, beyond a constant clock offset.
@@ -112,9 +112,9 @@ absl::StatusOr<JobGraph> CoupleRanks(std::span<const RankInput> ranks);
 
 // What one rank did in a simulated job.
 struct RankTime {
-  // Job iterations over this rank's tasks (as SimResult::iterations).
-  std::vector<IterationTime> iterations;
-  double mean_iteration_ns = 0;
+  // Job steps over this rank's tasks (as SimResult::steps).
+  std::vector<StepTime> steps;
+  double mean_step_ns = 0;
   // Summed over collectives: how long the collective started after this
   // rank was ready for it (its peers were not).
   int64_t wait_ns = 0;

@@ -20,17 +20,17 @@ struct RankShape {
   int64_t compute_us = 100;
   std::vector<std::pair<std::string, int64_t>> collectives = {
       {"ncclDevKernel_AllReduce_Sum_f32_RING_LL", 50}};
-  int iterations = 1;
+  int steps = 1;
 };
 
 TaskSpec Spec(TaskKind kind, std::string_view name, ResourceId resource, int64_t duration_ns,
-              int32_t iteration) {
+              int32_t step) {
   TaskSpec s;
   s.kind = kind;
   s.name = name;
   s.resource = resource;
   s.duration_ns = duration_ns;
-  s.iteration = iteration;
+  s.step = step;
   s.measured_start_ns = 0;
   return s;
 }
@@ -40,8 +40,8 @@ Graph MakeRank(const RankShape& shape) {
   const ResourceId cpu = g.AddResource({ResourceKind::kCpuThread, 1, 1, -1, "thread 1", true});
   const ResourceId gpu = g.AddResource({ResourceKind::kGpuStream, 1, 7, 0, "stream 7", true});
   const LayerId layer = g.AddLayer("fc1", LayerId());
-  for (int it = 0; it < shape.iterations; ++it) {
-    g.AddIteration({"ProfilerStep#" + std::to_string(it), 0, 0});
+  for (int it = 0; it < shape.steps; ++it) {
+    g.AddStep({"ProfilerStep#" + std::to_string(it), 0, 0});
     const TaskSpec launch = Spec(TaskKind::kCpuApi, "cudaLaunchKernel", cpu, 5 * kUs, it);
     TaskSpec kernel =
         Spec(TaskKind::kKernel, "volta_sgemm_128x64_nn", gpu, shape.compute_us * kUs, it);
@@ -77,10 +77,10 @@ Job CoupleAndRun(const std::vector<const Graph*>& graphs) {
   return out;
 }
 
-int64_t AloneIterationNs(const Graph& g) {
+int64_t AloneStepNs(const Graph& g) {
   absl::StatusOr<SimResult> sim = Simulate(g);
   EXPECT_TRUE(sim.ok());
-  return sim->iterations[0].duration_ns();
+  return sim->steps[0].duration_ns();
 }
 
 TEST(CoupleRanksTest, IdenticalRanksRunAsEachAlone) {
@@ -89,7 +89,7 @@ TEST(CoupleRanksTest, IdenticalRanksRunAsEachAlone) {
   ASSERT_EQ(j.job.collectives.size(), 1u);
   EXPECT_EQ(j.job.stats.collectives_by_type[static_cast<int>(Collective::kAllReduce)], 1);
   for (const RankTime& r : j.ranks) {
-    EXPECT_EQ(r.iterations[0].duration_ns(), AloneIterationNs(a));
+    EXPECT_EQ(r.steps[0].duration_ns(), AloneStepNs(a));
     EXPECT_EQ(r.wait_ns, 0);
     EXPECT_EQ(r.last_arrivals, 0);  // arriving together, nobody is the straggler
   }
@@ -107,9 +107,9 @@ TEST(CoupleRanksTest, TheFastRankWaitsForTheSlowOne) {
   ASSERT_EQ(j.job.collectives.size(), 1u);
   EXPECT_EQ(j.job.collectives[0].duration_ns, 50 * kUs);  // the transfer: the shortest
   // The measured step of either rank is reproduced: 5 us launch + 200 + 50.
-  EXPECT_EQ(AloneIterationNs(fast), 255 * kUs);
-  EXPECT_EQ(j.ranks[0].iterations[0].duration_ns(), 255 * kUs);
-  EXPECT_EQ(j.ranks[1].iterations[0].duration_ns(), 255 * kUs);
+  EXPECT_EQ(AloneStepNs(fast), 255 * kUs);
+  EXPECT_EQ(j.ranks[0].steps[0].duration_ns(), 255 * kUs);
+  EXPECT_EQ(j.ranks[1].steps[0].duration_ns(), 255 * kUs);
   EXPECT_EQ(j.ranks[0].wait_ns, 100 * kUs);
   EXPECT_EQ(j.ranks[1].wait_ns, 0);
   EXPECT_EQ(j.ranks[0].last_arrivals, 0);
@@ -124,10 +124,10 @@ TEST(CoupleRanksTest, SpeedingTheStragglerUpShortensEveryRank) {
   Graph slow = MakeRank({.compute_us = 200, .collectives = {{"ncclDevKernel_AllReduce_Sum_f32_RING_LL", 50}}});
   slow.set_duration_ns(TaskId(1), 100 * kUs);  // its compute kernel
   const Job j = CoupleAndRun({&fast, &slow});
-  EXPECT_EQ(j.ranks[0].iterations[0].duration_ns(), 155 * kUs);
-  EXPECT_EQ(j.ranks[1].iterations[0].duration_ns(), 155 * kUs);
+  EXPECT_EQ(j.ranks[0].steps[0].duration_ns(), 155 * kUs);
+  EXPECT_EQ(j.ranks[1].steps[0].duration_ns(), 155 * kUs);
   EXPECT_EQ(j.ranks[0].wait_ns, 0);
-  EXPECT_EQ(AloneIterationNs(fast), 255 * kUs);  // alone, rank 0 keeps its recorded wait
+  EXPECT_EQ(AloneStepNs(fast), 255 * kUs);  // alone, rank 0 keeps its recorded wait
 }
 
 TEST(CoupleRanksTest, CollectivesMatchPerTypeInOrder) {
@@ -149,7 +149,7 @@ TEST(CoupleRanksTest, CollectivesMatchPerTypeInOrder) {
   // The i-th all-reduce of every rank is one collective: 20 us, then 30 us.
   EXPECT_EQ(j.job.collectives[0].duration_ns, 20 * kUs);
   EXPECT_EQ(j.job.collectives[1].duration_ns, 30 * kUs);
-  EXPECT_EQ(j.ranks[2].iterations[0].duration_ns(), AloneIterationNs(a));
+  EXPECT_EQ(j.ranks[2].steps[0].duration_ns(), AloneStepNs(a));
 }
 
 TEST(CoupleRanksTest, CountsThatDifferNameBothTraces) {
@@ -185,18 +185,18 @@ TEST(CoupleRanksTest, RefusesOneRankAndRanksWithoutCollectives) {
   EXPECT_THAT(std::string(job.status().message()), HasSubstr("nothing couples the ranks"));
 }
 
-TEST(CoupleRanksTest, IterationsBeyondTheCommonCountAreUntaggedAndCounted) {
-  const Graph two = MakeRank({.iterations = 2});
-  const Graph more = MakeRank({.iterations = 2});
-  Graph three = MakeRank({.iterations = 3});
+TEST(CoupleRanksTest, StepsBeyondTheCommonCountAreUntaggedAndCounted) {
+  const Graph two = MakeRank({.steps = 2});
+  const Graph more = MakeRank({.steps = 2});
+  Graph three = MakeRank({.steps = 3});
   // Three steps against two: the collectives differ too, so drop the third
   // step's all-reduce as a profiler window cut short would.
   three.RemoveTask(TaskId(three.task_count() - 1));
   const Job j = CoupleAndRun({&two, &more, &three});
-  EXPECT_EQ(j.job.stats.iterations, 2);
-  EXPECT_EQ(j.job.graph.iteration_count(), 2u);
+  EXPECT_EQ(j.job.stats.steps, 2);
+  EXPECT_EQ(j.job.graph.step_count(), 2u);
   EXPECT_EQ(j.job.stats.untagged_tasks, 3);  // two launches and the compute kernel
-  for (const RankTime& r : j.ranks) EXPECT_EQ(r.iterations.size(), 2u);
+  for (const RankTime& r : j.ranks) EXPECT_EQ(r.steps.size(), 2u);
 }
 
 TEST(CoupleRanksTest, ScriptCommTasksOnChannelsCoupleToo) {
@@ -214,7 +214,7 @@ TEST(CoupleRanksTest, ScriptCommTasksOnChannelsCoupleToo) {
   ASSERT_EQ(j.job.collectives.size(), 1u);
   EXPECT_EQ(j.job.collectives[0].type, Collective::kAllReduce);
   EXPECT_EQ(j.ranks[0].wait_ns, 200 * kUs);
-  EXPECT_EQ(j.ranks[0].iterations[0].duration_ns(), j.ranks[1].iterations[0].duration_ns());
+  EXPECT_EQ(j.ranks[0].steps[0].duration_ns(), j.ranks[1].steps[0].duration_ns());
 }
 
 // The traces' clocks check the matching (never the simulation): rank 1's

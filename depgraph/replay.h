@@ -1,7 +1,7 @@
 // File: depgraph/replay.h
 //
 // Replay(): simulate a graph built from a trace, unchanged, and compare each
-// iteration's simulated time with its measured time. This is the fidelity
+// step's simulated time with its measured time. This is the fidelity
 // check behind `reverie replay`: a what-if answer is only as good as the
 // baseline replay.
 //
@@ -22,8 +22,8 @@
 
 namespace reverie::depgraph {
 
-struct IterationError {
-  int32_t iteration = -1;
+struct StepError {
+  int32_t step = -1;
   std::string name;
   bool counted = true;  // in the mean step time (step_time.h rule 4)
   double measured_us = 0;
@@ -33,7 +33,7 @@ struct IterationError {
 
 struct ReplayReport {
   // Every step, counted or not.
-  std::vector<IterationError> iterations;
+  std::vector<StepError> steps;
   // Over counted steps with a measured time > 0; compared == 0 means no step
   // could be compared and the errors mean nothing.
   int compared = 0;
@@ -42,7 +42,7 @@ struct ReplayReport {
   StepStats measured_steps;
   StepStats simulated_steps;
   SimResult sim;
-  std::vector<IterationTime> measured;
+  std::vector<StepTime> measured;
 };
 
 absl::StatusOr<ReplayReport> Replay(const Graph& graph, const SimOptions& options = {});

@@ -28,7 +28,7 @@ std::vector<TaskId> AppendGraph(const Graph& src, const AppendMapping& m, Graph*
       s.gap_ns = src.gap_ns(t);
       s.layer = src.layer_of(t).valid() ? m.layer[src.layer_of(t).value()] : LayerId();
       s.phase = src.phase(t);
-      s.iteration = src.iteration_of(t) < 0 ? -1 : m.iteration[src.iteration_of(t)];
+      s.step = src.step_of(t) < 0 ? -1 : m.step[src.step_of(t)];
       s.measured_start_ns =
           !src.measured(t) ? kNotMeasured : src.measured_start_ns(t) + m.measured_shift_ns;
       s.bytes = src.bytes(t);
@@ -57,7 +57,7 @@ Graph ReplicateGraph(const Graph& graph, int copies) {
     const Layer& layer = graph.layer(LayerId(l));
     layers.push_back(out.AddLayer(layer.path, layer.parent));
   }
-  // Measured times of copy k are shifted by k spans so measured iterations stay apart.
+  // Measured times of copy k are shifted by k spans so measured steps stay apart.
   int64_t lo = std::numeric_limits<int64_t>::max(), hi = std::numeric_limits<int64_t>::min();
   for (uint32_t t = 0; t < graph.task_count(); ++t) {
     const TaskId id(t);
@@ -66,19 +66,19 @@ Graph ReplicateGraph(const Graph& graph, int copies) {
     hi = std::max(hi, graph.measured_start_ns(id) + graph.duration_ns(id));
   }
   const int64_t span = hi > lo ? hi - lo : 0;
-  const int32_t iters = static_cast<int32_t>(graph.iteration_count());
+  const int32_t iters = static_cast<int32_t>(graph.step_count());
   out.Reserve(graph.live_task_count() * static_cast<size_t>(copies),
               graph.live_edge_count() * static_cast<size_t>(copies));
-  std::vector<int32_t> iterations(iters);
+  std::vector<int32_t> steps(iters);
   for (int k = 0; k < copies; ++k) {
     for (int32_t i = 0; i < iters; ++i) {
-      Iteration it = graph.iteration_info(i);
+      Step it = graph.step_info(i);
       it.name = absl::StrCat(it.name, "/", k);
       it.measured_start_ns += k * span;
       it.measured_end_ns += k * span;
-      iterations[i] = out.AddIteration(std::move(it));
+      steps[i] = out.AddStep(std::move(it));
     }
-    AppendGraph(graph, {resources, layers, iterations, k * span}, &out);
+    AppendGraph(graph, {resources, layers, steps, k * span}, &out);
   }
   return out;
 }

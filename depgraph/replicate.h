@@ -18,7 +18,7 @@ namespace reverie::depgraph {
 struct AppendMapping {
   std::span<const ResourceId> resource;  // must be valid
   std::span<const LayerId> layer;        // invalid = the task loses its layer
-  std::span<const int32_t> iteration;    // -1 = the task is untagged
+  std::span<const int32_t> step;    // -1 = the task is untagged
   int64_t measured_shift_ns = 0;         // added to traced tasks' measured starts
 };
 
@@ -30,9 +30,9 @@ struct AppendMapping {
 std::vector<TaskId> AppendGraph(const Graph& src, const AppendMapping& mapping, Graph* dst);
 
 // ReplicateGraph(): the graph's tasks repeated `copies` times back to back on
-// the same resources, as if the profiled iterations had run `copies` times in
+// the same resources, as if the profiled steps had run `copies` times in
 // a row (copy k's tasks follow copy k-1's on every thread and stream; edges
-// and iterations are repeated inside each copy). Used to make large graphs
+// and steps are repeated inside each copy). Used to make large graphs
 // from real traces for benchmarks and scale tests. copies >= 1; removed
 // tasks and edges are dropped.
 Graph ReplicateGraph(const Graph& graph, int copies);

@@ -269,25 +269,21 @@ class Run {
 
 }  // namespace
 
-double SimResult::mean_iteration_ns() const { return SummarizeSteps(iterations).mean_ns; }
+double SimResult::mean_step_ns() const { return MeanStepNs(steps); }
 
 namespace {
 
-void FillIterations(const Graph& g, const std::vector<IterationTime>* frame, SimResult* r) {
-  r->iterations = frame != nullptr ? StepSpansInFrame(g, r->start_ns, r->end_ns, *frame)
+void FillSteps(const Graph& g, const std::vector<StepTime>* frame, SimResult* r) {
+  r->steps = frame != nullptr ? StepSpansInFrame(g, r->start_ns, r->end_ns, *frame)
                                    : std::move(StepSpans(g, r->start_ns, r->end_ns, {}, 1)[0]);
 }
 
 }  // namespace
 
-std::vector<std::vector<IterationTime>> IterationSpansByGroup(
+std::vector<std::vector<StepTime>> StepSpansByGroup(
     const Graph& graph, const SimResult& sim, std::span<const int32_t> group_of_resource,
-    int groups, std::span<const std::vector<IterationTime>> frames) {
+    int groups, std::span<const std::vector<StepTime>> frames) {
   return StepSpans(graph, sim.start_ns, sim.end_ns, group_of_resource, groups, frames);
-}
-
-double MeanNonEmptyIterationNs(const std::vector<IterationTime>& iterations) {
-  return SummarizeSteps(iterations).mean_ns;
 }
 
 absl::Status SimulateInto(const Graph& graph, const SimOptions& options, SimResult* result) {
@@ -297,7 +293,7 @@ absl::Status SimulateInto(const Graph& graph, const SimOptions& options, SimResu
   REVERIE_RETURN_IF_ERROR(run.Execute());
   result->makespan_ns = run.makespan();
   result->first_start_ns = run.first_start();
-  FillIterations(graph, options.step_frame, result);
+  FillSteps(graph, options.step_frame, result);
   return absl::OkStatus();
 }
 

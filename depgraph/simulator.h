@@ -12,8 +12,8 @@
 //   at a time; when several are ready the SchedulePolicy picks (default:
 //   earliest ready, then lowest TaskId).
 // - Deterministic: the same graph gives the same result.
-// - Step (iteration) times follow the one definition of depgraph/step_time.h
-//   on the simulated timeline; MeasuredIterations() applies it to the trace's
+// - Step (step) times follow the one definition of depgraph/step_time.h
+//   on the simulated timeline; MeasuredSteps() applies it to the trace's
 //   times, so the two are comparable step by step.
 // - Cost: O((V + E) log F) time, F = the event-frontier size; O(V) extra memory
 //   beyond the result (a ref count per task; ready times live in start_ns).
@@ -57,7 +57,7 @@ struct SimOptions {
   // A prediction's baseline steps: the simulated steps are read in their
   // frame (StepSpansInFrame, step_time.h) so that a graph whose work only
   // shrinks never reports a longer step. nullptr: the plain rule.
-  const std::vector<IterationTime>* step_frame = nullptr;
+  const std::vector<StepTime>* step_frame = nullptr;
 };
 
 struct SimResult {
@@ -69,25 +69,22 @@ struct SimResult {
   // first_start_ns (printed beside the step, which counts only the steps).
   int64_t first_start_ns = 0;
   int64_t span_ns() const { return makespan_ns - first_start_ns; }
-  // One entry per graph iteration (graph.iteration_count()); when the graph
-  // has no iterations, one entry covering every task (step_time.h).
-  std::vector<IterationTime> iterations;
+  // One entry per graph step (graph.step_count()); when the graph
+  // has no steps, one entry covering every task (step_time.h).
+  std::vector<StepTime> steps;
   // The step time: the mean over counted steps (SummarizeSteps).
-  double mean_iteration_ns() const;
+  double mean_step_ns() const;
 };
 
 // kFailedPrecondition when the graph has a cycle (names a task on it).
 absl::StatusOr<SimResult> Simulate(const Graph& graph, const SimOptions& options = {});
 
-// SimResult::iterations' spans, one set per group of resources:
+// SimResult::steps' spans, one set per group of resources:
 // group_of_resource[r] in [0, groups) or -1 (not counted). The ranks of a job
 // (depgraph/ranks.h) in one pass over the tasks.
-std::vector<std::vector<IterationTime>> IterationSpansByGroup(
+std::vector<std::vector<StepTime>> StepSpansByGroup(
     const Graph& graph, const SimResult& sim, std::span<const int32_t> group_of_resource,
-    int groups, std::span<const std::vector<IterationTime>> frames = {});
-
-// The step time of a set of spans: the mean over counted steps.
-double MeanNonEmptyIterationNs(const std::vector<IterationTime>& iterations);
+    int groups, std::span<const std::vector<StepTime>> frames = {});
 
 // Same as Simulate() but fills `result` in place, reusing its buffers' capacity, so that
 // a caller that simulates many variants of one graph (a transform search, a benchmark)

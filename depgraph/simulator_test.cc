@@ -30,14 +30,14 @@ class G {
     return g.AddResource({ResourceKind::kCommChannel, 1, 0, -1, "channel", false});
   }
   TaskId Add(ResourceId r, int64_t dur, int64_t gap = 0, TaskKind kind = TaskKind::kCpuApi,
-             int32_t iteration = -1) {
+             int32_t step = -1) {
     TaskSpec s;
     s.kind = kind;
     s.name = "t";
     s.resource = r;
     s.duration_ns = dur;
     s.gap_ns = gap;
-    s.iteration = iteration;
+    s.step = step;
     // A measured start that would be wrong if the simulator read it.
     s.measured_start_ns = 1'000'000'000;
     return g.AppendTask(s);
@@ -60,8 +60,8 @@ TEST(SimulatorTest, EmptyGraph) {
   absl::StatusOr<SimResult> r = Simulate(g);
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(r->makespan_ns, 0);
-  ASSERT_EQ(r->iterations.size(), 1u);
-  EXPECT_EQ(r->iterations[0].duration_ns(), 0);
+  ASSERT_EQ(r->steps.size(), 1u);
+  EXPECT_EQ(r->steps[0].duration_ns(), 0);
 }
 
 TEST(SimulatorTest, ThreadOrderUsesDurationsAndGaps) {
@@ -243,8 +243,8 @@ TEST(SimulatorTest, StepsAreThePeriodsOfTheGpuWorkTheyLaunched) {
   G b;
   const ResourceId th = b.Thread(1);
   const ResourceId st = b.Stream(1);
-  b.g.AddIteration({"ProfilerStep#1", 0, 0});
-  b.g.AddIteration({"ProfilerStep#2", 0, 0});
+  b.g.AddStep({"ProfilerStep#1", 0, 0});
+  b.g.AddStep({"ProfilerStep#2", 0, 0});
   const TaskId l0 = b.Add(th, 10, 0, TaskKind::kCpuApi, 0);
   const TaskId l1 = b.Add(th, 10, 0, TaskKind::kCpuApi, 1);
   const TaskId k0 = b.Add(st, 100, 0, TaskKind::kKernel, 0);
@@ -252,12 +252,12 @@ TEST(SimulatorTest, StepsAreThePeriodsOfTheGpuWorkTheyLaunched) {
   b.g.AddEdge(l0, k0, EdgeKind::kLaunch);
   b.g.AddEdge(l1, k1, EdgeKind::kLaunch);
   const SimResult r = b.Sim();
-  ASSERT_EQ(r.iterations.size(), 2u);
-  EXPECT_EQ(r.iterations[0].start_ns, 0);
-  EXPECT_EQ(r.iterations[0].end_ns, 110);  // kernel k0 ends after the CPU moved on
-  EXPECT_EQ(r.iterations[1].start_ns, 110);
-  EXPECT_EQ(r.iterations[1].end_ns, 160);
-  EXPECT_DOUBLE_EQ(r.mean_iteration_ns(), (110.0 + 50.0) / 2);
+  ASSERT_EQ(r.steps.size(), 2u);
+  EXPECT_EQ(r.steps[0].start_ns, 0);
+  EXPECT_EQ(r.steps[0].end_ns, 110);  // kernel k0 ends after the CPU moved on
+  EXPECT_EQ(r.steps[1].start_ns, 110);
+  EXPECT_EQ(r.steps[1].end_ns, 160);
+  EXPECT_DOUBLE_EQ(r.mean_step_ns(), (110.0 + 50.0) / 2);
 }
 
 TEST(SimulatorTest, SimulateIntoReusesAndMatches) {
@@ -296,7 +296,7 @@ Graph RandomGraph(uint32_t seed, int tasks) {
       b.g.AddEdge(src, all.back(), EdgeKind::kUser, static_cast<int32_t>(rng() % 10));
     }
   }
-  b.g.AddIteration({"it", 0, 0});
+  b.g.AddStep({"it", 0, 0});
   return std::move(b.g);
 }
 
@@ -353,7 +353,7 @@ TEST(ReplicateTest, CopiesRunBackToBack) {
   const Graph three = ReplicateGraph(g, 3);
   EXPECT_EQ(three.task_count(), 3 * g.task_count());
   EXPECT_EQ(three.live_edge_count(), 3 * g.live_edge_count());
-  EXPECT_EQ(three.iteration_count(), 3 * g.iteration_count());
+  EXPECT_EQ(three.step_count(), 3 * g.step_count());
   ASSERT_TRUE(three.Validate().ok());
   absl::StatusOr<SimResult> r = Simulate(three);
   ASSERT_TRUE(r.ok());
@@ -364,7 +364,7 @@ TEST(ReplicateTest, CopiesRunBackToBack) {
   for (uint32_t i = 0; i < g.task_count(); ++i) max_gap = std::max(max_gap, g.gap_ns(TaskId(i)));
   EXPECT_GE(r->makespan_ns, one->makespan_ns);
   EXPECT_LE(r->makespan_ns, 3 * one->makespan_ns + 2 * max_gap);
-  EXPECT_EQ(r->iterations[0].duration_ns(), one->iterations[0].duration_ns());
+  EXPECT_EQ(r->steps[0].duration_ns(), one->steps[0].duration_ns());
 }
 
 TEST(SimulatorTest, NegativeDurationsAndGapsCountAsZero) {

@@ -36,7 +36,7 @@ struct GroupFacts {
 // The baseline's frame for a prediction (step_time.h): d_i per step, and
 // the start of each step (the first non-empty one is the anchor).
 struct Frame {
-  const std::vector<IterationTime>* steps = nullptr;
+  const std::vector<StepTime>* steps = nullptr;
   bool active() const { return steps != nullptr && !steps->empty(); }
   // The least start of step i after a step that ended at `prev` (prev
   // itself without a frame).
@@ -53,16 +53,16 @@ struct Frame {
   }
 };
 
-std::vector<IterationTime> ApplyRule(const Graph& g, const GroupFacts& f, const Frame& frame) {
-  std::vector<IterationTime> out(f.steps.size());
+std::vector<StepTime> ApplyRule(const Graph& g, const GroupFacts& f, const Frame& frame) {
+  std::vector<StepTime> out(f.steps.size());
   const bool any_gpu = std::any_of(f.steps.begin(), f.steps.end(),
                                    [](const StepFacts& s) { return s.gpu_count > 0; });
   int64_t prev = kUnsetMax;
   for (size_t i = 0; i < f.steps.size(); ++i) {
     const StepFacts& s = f.steps[i];
-    IterationTime& it = out[i];
-    it.iteration = static_cast<int32_t>(i);
-    it.counted = i < g.iteration_count() ? g.iteration_info(static_cast<int32_t>(i)).counted : true;
+    StepTime& it = out[i];
+    it.step = static_cast<int32_t>(i);
+    it.counted = i < g.step_count() ? g.step_info(static_cast<int32_t>(i)).counted : true;
     const bool marked = s.begin_mark != kUnsetMin && s.end_mark != kUnsetMax;
     int64_t a = marked ? s.begin_mark : s.any_first;
     int64_t b = marked ? s.end_mark : s.any_last;
@@ -102,7 +102,7 @@ std::vector<IterationTime> ApplyRule(const Graph& g, const GroupFacts& f, const 
 std::vector<GroupFacts> GatherFacts(const Graph& g, std::span<const int64_t> start,
                                     std::span<const int64_t> end,
                                     std::span<const int32_t> group_of_resource, int groups) {
-  const size_t k = std::max<size_t>(g.iteration_count(), 1);
+  const size_t k = std::max<size_t>(g.step_count(), 1);
   std::vector<GroupFacts> facts(groups);
   for (GroupFacts& f : facts) f.steps.resize(k);
   const size_t n = g.task_count();
@@ -113,7 +113,7 @@ std::vector<GroupFacts> GatherFacts(const Graph& g, std::span<const int64_t> sta
         group_of_resource.empty() ? 0 : group_of_resource[g.resource_of(t).value()];
     if (which < 0) continue;
     GroupFacts& f = facts[which];
-    const int32_t it = g.iteration_count() == 0 ? 0 : g.iteration_of(t);
+    const int32_t it = g.step_count() == 0 ? 0 : g.step_of(t);
     const bool device = IsDeviceWork(g.kind(t));
     if (it < 0 || static_cast<size_t>(it) >= k) {
       if (device && it < 0) f.stepless_gpu_ends.push_back(end[i]);
@@ -138,12 +138,12 @@ std::vector<GroupFacts> GatherFacts(const Graph& g, std::span<const int64_t> sta
 
 }  // namespace
 
-std::vector<std::vector<IterationTime>> StepSpans(const Graph& g, std::span<const int64_t> start,
+std::vector<std::vector<StepTime>> StepSpans(const Graph& g, std::span<const int64_t> start,
                                                   std::span<const int64_t> end,
                                                   std::span<const int32_t> group_of_resource,
                                                   int groups,
-                                                  std::span<const std::vector<IterationTime>> frames) {
-  std::vector<std::vector<IterationTime>> out;
+                                                  std::span<const std::vector<StepTime>> frames) {
+  std::vector<std::vector<StepTime>> out;
   out.reserve(groups);
   const std::vector<GroupFacts> facts = GatherFacts(g, start, end, group_of_resource, groups);
   for (size_t i = 0; i < facts.size(); ++i) {
@@ -152,9 +152,9 @@ std::vector<std::vector<IterationTime>> StepSpans(const Graph& g, std::span<cons
   return out;
 }
 
-std::vector<IterationTime> StepSpansInFrame(const Graph& g, std::span<const int64_t> start,
+std::vector<StepTime> StepSpansInFrame(const Graph& g, std::span<const int64_t> start,
                                             std::span<const int64_t> end,
-                                            const std::vector<IterationTime>& baseline) {
+                                            const std::vector<StepTime>& baseline) {
   const std::vector<GroupFacts> facts = GatherFacts(g, start, end, {}, 1);
   return ApplyRule(g, facts[0], Frame{&baseline});
 }
@@ -171,15 +171,15 @@ TaskTimes MeasuredTimes(const Graph& g) {
   return m;
 }
 
-std::vector<IterationTime> MeasuredIterations(const Graph& g) {
+std::vector<StepTime> MeasuredSteps(const Graph& g) {
   const TaskTimes m = MeasuredTimes(g);
   return std::move(StepSpans(g, m.start, m.end, {}, 1)[0]);
 }
 
-StepStats SummarizeSteps(const std::vector<IterationTime>& steps) {
+StepStats SummarizeSteps(const std::vector<StepTime>& steps) {
   StepStats st;
   double sum = 0, sq = 0;
-  for (const IterationTime& it : steps) {
+  for (const StepTime& it : steps) {
     if (!it.counted) continue;
     const double d = static_cast<double>(it.duration_ns());
     if (st.counted == 0 || d < st.min_ns) st.min_ns = d;
@@ -194,14 +194,16 @@ StepStats SummarizeSteps(const std::vector<IterationTime>& steps) {
   return st;
 }
 
+double MeanStepNs(const std::vector<StepTime>& steps) { return SummarizeSteps(steps).mean_ns; }
+
 int MarkCountedSteps(Graph* g) {
-  const size_t k = g->iteration_count();
+  const size_t k = g->step_count();
   if (k < 2) return 0;
   std::vector<int64_t> gpu(k, 0);
   for (size_t i = 0; i < g->task_count(); ++i) {
     const TaskId t(static_cast<uint32_t>(i));
     if (g->removed(t) || !IsDeviceWork(g->kind(t))) continue;
-    const int32_t it = g->iteration_of(t);
+    const int32_t it = g->step_of(t);
     if (it >= 0 && static_cast<size_t>(it) < k) ++gpu[it];
   }
   int last = static_cast<int>(k) - 1;
@@ -212,7 +214,7 @@ int MarkCountedSteps(Graph* g) {
     keep = last;
   }
   for (size_t i = static_cast<size_t>(keep); i < k; ++i) {
-    g->set_iteration_counted(static_cast<int32_t>(i), false);
+    g->set_step_counted(static_cast<int32_t>(i), false);
   }
   return static_cast<int>(k) - keep;
 }

@@ -11,7 +11,7 @@
 // The rule, for steps s_1..s_n with CPU spans [a_i, b_i]:
 // 1. A GPU task (kernel, memcpy, memset, communication) belongs to the step
 //    whose CPU span contains the whole runtime call that launched it (the
-//    builder tags it: Graph::iteration_of; -1 = no step).
+//    builder tags it: Graph::step_of; -1 = no step).
 // 2. prev = a_1, raised to the end of every GPU task of no step that ends
 //    before step 1's first GPU task.
 // 3. start_i = max(prev, a_i); end_i = max(b_i, end of step i's last GPU
@@ -19,7 +19,7 @@
 // 4. Trailing steps that launched no GPU task are not counted, nor is the
 //    last step when it launched fewer than 0.8x the GPU tasks of the one
 //    before (the profiler did not capture all its work). The builder decides
-//    this once on the measured trace (Iteration::counted), so a prediction
+//    this once on the measured trace (Step::counted), so a prediction
 //    averages over the same steps as its baseline.
 // 5. The step time is the mean over counted steps; its noise band is their
 //    min, max and standard deviation.
@@ -56,11 +56,11 @@
 namespace reverie::depgraph {
 
 // One step's span under the rule above.
-struct IterationTime {
-  int32_t iteration = -1;
+struct StepTime {
+  int32_t step = -1;
   int64_t start_ns = 0;
   int64_t end_ns = 0;
-  bool counted = true;  // Iteration::counted of the graph
+  bool counted = true;  // Step::counted of the graph
   int64_t duration_ns() const { return end_ns - start_ns; }
 };
 
@@ -87,29 +87,33 @@ TaskTimes MeasuredTimes(const Graph& graph);
 // TaskId value; a task with end[t] == kNotMeasured is skipped), one vector per group of
 // resources: group_of_resource[r] in [0, groups) or -1 (not counted); an
 // empty group_of_resource puts every resource in group 0 of 1. Each vector
-// has one entry per graph iteration (one covering every task when the graph
+// has one entry per graph step (one covering every task when the graph
 // has none). `frames`, when given, holds one baseline per group (a
 // prediction's frame, above; an empty one is no frame).
-std::vector<std::vector<IterationTime>> StepSpans(const Graph& graph,
+std::vector<std::vector<StepTime>> StepSpans(const Graph& graph,
                                                   std::span<const int64_t> start,
                                                   std::span<const int64_t> end,
                                                   std::span<const int32_t> group_of_resource,
                                                   int groups,
-                                                  std::span<const std::vector<IterationTime>> frames = {});
+                                                  std::span<const std::vector<StepTime>> frames = {});
 
 // One group's spans read in the frame of `baseline` (the baseline's spans,
 // one per graph step; see above). An empty `baseline` is no frame.
-std::vector<IterationTime> StepSpansInFrame(const Graph& graph, std::span<const int64_t> start,
+std::vector<StepTime> StepSpansInFrame(const Graph& graph, std::span<const int64_t> start,
                                             std::span<const int64_t> end,
-                                            const std::vector<IterationTime>& baseline);
+                                            const std::vector<StepTime>& baseline);
 
 // The spans under the trace's measured times (measured_start_ns + duration
 // of traced tasks; inserted tasks, Graph::measured() false, are skipped).
-std::vector<IterationTime> MeasuredIterations(const Graph& graph);
+std::vector<StepTime> MeasuredSteps(const Graph& graph);
 
-StepStats SummarizeSteps(const std::vector<IterationTime>& steps);
+StepStats SummarizeSteps(const std::vector<StepTime>& steps);
 
-// Rule 4 on the measured graph: sets Iteration::counted and returns how many
+// The step time: the mean over counted steps (SummarizeSteps' mean), the one
+// figure every command reports for a measured or simulated run.
+double MeanStepNs(const std::vector<StepTime>& steps);
+
+// Rule 4 on the measured graph: sets Step::counted and returns how many
 // steps it dropped (0 when all count).
 int MarkCountedSteps(Graph* graph);
 

@@ -37,7 +37,7 @@ T AsyncSteps() {
 TEST(StepTimeTest, AnAsyncStepIsItsGpuPeriodNotItsCpuSpan) {
   T t = AsyncSteps();
   const Graph g = t.Build();
-  const std::vector<IterationTime> m = MeasuredIterations(g);
+  const std::vector<StepTime> m = MeasuredSteps(g);
   ASSERT_EQ(m.size(), 3u);
   EXPECT_EQ(m[0].duration_ns(), 2020 * kUs);  // from a_1 to its last kernel's end
   EXPECT_EQ(m[1].duration_ns(), 2000 * kUs);  // from step 1's end to its own
@@ -49,7 +49,7 @@ TEST(StepTimeTest, AnAsyncStepIsItsGpuPeriodNotItsCpuSpan) {
   EXPECT_EQ(st.max_ns, 2020 * kUs);
   absl::StatusOr<SimResult> sim = Simulate(g);
   ASSERT_TRUE(sim.ok());
-  for (size_t i = 0; i < 3; ++i) EXPECT_EQ(sim->iterations[i].duration_ns(), m[i].duration_ns());
+  for (size_t i = 0; i < 3; ++i) EXPECT_EQ(sim->steps[i].duration_ns(), m[i].duration_ns());
 }
 
 TEST(StepTimeTest, AFasterGpuShortensAnAsyncStepInSimulation) {
@@ -60,8 +60,8 @@ TEST(StepTimeTest, AFasterGpuShortensAnAsyncStepInSimulation) {
   }
   absl::StatusOr<SimResult> sim = Simulate(g);
   ASSERT_TRUE(sim.ok());
-  EXPECT_EQ(sim->iterations[1].duration_ns(), 1000 * kUs);
-  EXPECT_EQ(sim->iterations[2].duration_ns(), 1000 * kUs);
+  EXPECT_EQ(sim->steps[1].duration_ns(), 1000 * kUs);
+  EXPECT_EQ(sim->steps[2].duration_ns(), 1000 * kUs);
 }
 
 TEST(StepTimeTest, AStepThatSyncsIsItsCpuSpan) {
@@ -75,14 +75,14 @@ TEST(StepTimeTest, AStepThatSyncsIsItsCpuSpan) {
   t.Gpu("k", 7, 520 * kUs, 720 * kUs, 3);
   t.Api("cudaStreamSynchronize", 1, 530 * kUs, 721 * kUs, 4);
   const Graph g = t.Build();
-  const std::vector<IterationTime> m = MeasuredIterations(g);
+  const std::vector<StepTime> m = MeasuredSteps(g);
   ASSERT_EQ(m.size(), 2u);
   EXPECT_EQ(m[0].duration_ns(), 500 * kUs);
   EXPECT_EQ(m[1].duration_ns(), 400 * kUs);
   absl::StatusOr<SimResult> sim = Simulate(g);
   ASSERT_TRUE(sim.ok());
-  EXPECT_EQ(sim->iterations[0].duration_ns(), 500 * kUs);
-  EXPECT_EQ(sim->iterations[1].duration_ns(), 400 * kUs);
+  EXPECT_EQ(sim->steps[0].duration_ns(), 500 * kUs);
+  EXPECT_EQ(sim->steps[1].duration_ns(), 400 * kUs);
 }
 
 TEST(StepTimeTest, TrailingStepsWithoutAllTheirGpuWorkAreNotCounted) {
@@ -95,7 +95,7 @@ TEST(StepTimeTest, TrailingStepsWithoutAllTheirGpuWorkAreNotCounted) {
   t.Api("cudaMalloc", 1, 410 * kUs, 415 * kUs);
   BuildStats stats;
   const Graph g = t.Build(&stats);
-  const std::vector<IterationTime> m = MeasuredIterations(g);
+  const std::vector<StepTime> m = MeasuredSteps(g);
   ASSERT_EQ(m.size(), 5u);
   EXPECT_TRUE(m[2].counted);
   EXPECT_FALSE(m[3].counted);
@@ -112,7 +112,7 @@ TEST(StepTimeTest, GpuWorkOfNoStepBeforeTheFirstStepDelaysItsStart) {
   t.Api("cudaLaunchKernel", 1, 110 * kUs, 115 * kUs, 2);
   t.Gpu("k", 8, 400 * kUs, 500 * kUs, 2);
   const Graph g = t.Build();
-  const std::vector<IterationTime> m = MeasuredIterations(g);
+  const std::vector<StepTime> m = MeasuredSteps(g);
   ASSERT_EQ(m.size(), 1u);
   EXPECT_EQ(m[0].start_ns, 300 * kUs);  // raised to the warm-up kernel's end
   EXPECT_EQ(m[0].end_ns, 500 * kUs);
@@ -123,13 +123,13 @@ TEST(StepTimeTest, ATraceWithoutMarkersIsOneStepOverAllItsTasks) {
   t.Api("cudaLaunchKernel", 1, 50 * kUs, 55 * kUs, 1);
   t.Gpu("k", 7, 60 * kUs, 260 * kUs, 1);
   const Graph g = t.Build();
-  const std::vector<IterationTime> m = MeasuredIterations(g);
+  const std::vector<StepTime> m = MeasuredSteps(g);
   ASSERT_EQ(m.size(), 1u);
   EXPECT_EQ(m[0].start_ns, 50 * kUs);
   EXPECT_EQ(m[0].end_ns, 260 * kUs);
   absl::StatusOr<SimResult> sim = Simulate(g);
   ASSERT_TRUE(sim.ok());
-  EXPECT_EQ(sim->iterations[0].duration_ns(), 210 * kUs);
+  EXPECT_EQ(sim->steps[0].duration_ns(), 210 * kUs);
 }
 
 TEST(StepTimeTest, WithoutGpuWorkTheStepsAreTheirCpuSpans) {
@@ -139,7 +139,7 @@ TEST(StepTimeTest, WithoutGpuWorkTheStepsAreTheirCpuSpans) {
   t.Step(2, 1, 100 * kUs, 150 * kUs);
   t.Api("cudaMalloc", 1, 110 * kUs, 120 * kUs);
   const Graph g = t.Build();
-  const std::vector<IterationTime> m = MeasuredIterations(g);
+  const std::vector<StepTime> m = MeasuredSteps(g);
   ASSERT_EQ(m.size(), 2u);
   EXPECT_EQ(m[0].duration_ns(), 100 * kUs);
   EXPECT_EQ(m[1].duration_ns(), 50 * kUs);
@@ -147,7 +147,7 @@ TEST(StepTimeTest, WithoutGpuWorkTheStepsAreTheirCpuSpans) {
 }
 
 TEST(StepTimeTest, SummaryIsTheMeanAndBandOfCountedSteps) {
-  std::vector<IterationTime> v = {{0, 0, 10, true}, {1, 10, 40, true}, {2, 40, 41, false}};
+  std::vector<StepTime> v = {{0, 0, 10, true}, {1, 10, 40, true}, {2, 40, 41, false}};
   const StepStats s = SummarizeSteps(v);
   EXPECT_EQ(s.counted, 2);
   EXPECT_DOUBLE_EQ(s.mean_ns, 20);

@@ -63,7 +63,7 @@ class T {
     r->set_end_ns(end);
   }
   void Step(int64_t index, int64_t tid, int64_t start, int64_t end) {
-    proto::Iteration* it = tr.events().add_iterations();
+    proto::Step* it = tr.events().add_steps();
     it->set_index(index);
     it->set_name_sid(tr.Intern("ProfilerStep#" + std::to_string(index)));
     it->set_pid(kPid);

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes SYNTHETIC PyTorch-profiler (Kineto) traces of 3 training iterations
+"""Writes SYNTHETIC PyTorch-profiler (Kineto) traces of 3 training steps
 of a tiny 3-layer MLP on NVIDIA A100s:
 
 - examples/tiny_mlp_training.json: one GPU;
@@ -143,7 +143,7 @@ def stream_wait(tid, t, dur, ext, stream, on_stream, record):
 def ddp_buckets():
     """DDP's gradient buckets as (layer, parameter, numel) lists, in launch order.
 
-    After its first iteration DDP rebuilds the buckets in the order the
+    After its first step DDP rebuilds the buckets in the order the
     gradients became ready in backward (here: Linear_2's bias, weight, then
     Linear_1's, then Linear_0's) and fills each until it reaches its cap:
     1 MiB for the first, 25 MiB after. For this MLP: {Linear_2.*, Linear_1.*}
@@ -246,7 +246,7 @@ ELEMENTWISE = "void at::native::vectorized_elementwise_kernel<4, at::native::{op
 
 
 def step(n, t0):
-    """One training iteration starting at t0 (us); returns its end."""
+    """One training step starting at t0 (us); returns its end."""
     step_e = X("user_annotation", f"ProfilerStep#{n}", MAIN, t0, 0.0, **{"External id": nxt("ext")})
     if ddp is not None:
         ddp["done_events"], ddp["nccl_end"] = [], []

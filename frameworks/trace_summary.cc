@@ -115,8 +115,8 @@ TraceSummary Summarize(const Trace& trace, size_t top_kernels) {
   CountRanges(ev, &threads, &s);
   s.threads = static_cast<int64_t>(threads.size());
 
-  for (const proto::Iteration& it : ev.iterations()) {
-    s.iterations.push_back({std::string(trace.String(it.name_sid())), it.index(),
+  for (const proto::Step& it : ev.steps()) {
+    s.steps.push_back({std::string(trace.String(it.name_sid())), it.index(),
                             it.end_ns() - it.start_ns()});
   }
 

@@ -1,7 +1,7 @@
 // File: frameworks/trace_summary.h
 //
 // TraceSummary: the facts `reverie info` shows about a raw trace (counts per
-// task kind, threads/streams/devices/layers, iterations, top kernels,
+// task kind, threads/streams/devices/layers, steps, top kernels,
 // GPU-busy fraction, counters). Computed from a Trace alone, so a Kineto
 // import and its .pb give the same summary.
 #ifndef REVERIE_FRAMEWORKS_TRACE_SUMMARY_H_
@@ -22,7 +22,7 @@ struct KernelStat {
   int64_t total_ns = 0;
 };
 
-struct IterationStat {
+struct StepStat {
   std::string name;  // "ProfilerStep#5"
   int64_t index = 0;
   int64_t measured_ns = 0;  // end - start of the ProfilerStep range
@@ -50,7 +50,7 @@ struct TraceSummary {
   int64_t devices = 0;  // devices with GPU activity
   int64_t layers = 0;   // distinct module paths of LAYER ranges
 
-  std::vector<IterationStat> iterations;
+  std::vector<StepStat> steps;
   std::vector<KernelStat> top_kernels;  // by total time, longest first
   int64_t kernel_total_ns = 0;
 

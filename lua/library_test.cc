@@ -59,7 +59,7 @@ class LibraryTest : public ::testing::Test {
   double MeanNs() {
     depgraph::SimOptions o;
     if (runner_) o.policy = runner_->schedule().policy();
-    return depgraph::Simulate(g_, o)->mean_iteration_ns();
+    return depgraph::Simulate(g_, o)->mean_step_ns();
   }
   // The replayed peak on GPU 0 in MiB (the graph needs memory events).
   double PeakMiB() {

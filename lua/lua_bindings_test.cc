@@ -25,7 +25,7 @@ class BindingsTest : public ::testing::Test {
     ASSERT_TRUE(r.status.ok()) << r.status;
   }
   std::string Err(const std::string& code) { return FirstLine(RunLua(code, &g_).status); }
-  double MeanNs() { return depgraph::Simulate(g_)->mean_iteration_ns(); }
+  double MeanNs() { return depgraph::Simulate(g_)->mean_step_ns(); }
 };
 
 TEST_F(BindingsTest, SelectCountsAndComposes) {
@@ -39,8 +39,8 @@ TEST_F(BindingsTest, SelectCountsAndComposes) {
     assert(#graph:select{layer = "layer1"} == 16)
     assert(#graph:select{no_layer = true, kind = "kernel"} == 6)
     assert(#graph:select{phase = {"forward", "backward"}, kind = "kernel"} == 12)
-    assert(#graph:select{iteration = 1} == 19)
-    assert(#graph:select{iteration = {0, 1}, resource_kind = "stream"} == 18)
+    assert(#graph:select{step = 1} == 19)
+    assert(#graph:select{step = {0, 1}, resource_kind = "stream"} == 18)
     local stream = graph:resources("stream")[1]
     assert(#graph:select{resource = stream} == 18)
     local bwd = graph:select{phase = "backward"}
@@ -66,8 +66,8 @@ TEST_F(BindingsTest, SelectRejectsTyposAndBadNames) {
 // A float where an integer belongs names the parameter (it said "bad
 // argument #-2 to 'select' (table expected, got number)").
 TEST_F(BindingsTest, IntegerParametersSayIntegerExpected) {
-  EXPECT_THAT(Err("graph:select{iteration = 1.5}"),
-              HasSubstr("select: iteration: integer expected, got 1.5"));
+  EXPECT_THAT(Err("graph:select{step = 1.5}"),
+              HasSubstr("select: step: integer expected, got 1.5"));
   EXPECT_THAT(Err("graph:task(2.5)"), HasSubstr("task: id: integer expected, got 2.5"));
   EXPECT_THAT(Err("graph:select{kind = 'kernel'}:set_priority('high')"),
               HasSubstr("set_priority: integer expected, got string"));
@@ -92,7 +92,7 @@ TEST_F(BindingsTest, TaskFieldsAndNavigation) {
   Ok(R"(
     local k = graph:select{kind = "kernel", name = "wgrad"}[1]
     assert(k.kind == "kernel" and k.name:find("wgrad") and k.duration_ns == 120000)
-    assert(k.phase == "backward" and k.layer == "layer1.0.conv1" and k.iteration == 0)
+    assert(k.phase == "backward" and k.layer == "layer1.0.conv1" and k.step == 0)
     assert(k.resource.kind == "stream" and k.resource.ordered)
     local l = k:launcher()
     assert(l.name == "cudaLaunchKernel" and l:launched()[1] == k)
@@ -112,6 +112,30 @@ TEST_F(BindingsTest, TaskFieldsAndNavigation) {
   EXPECT_THAT(Err("local t = graph:task(0) t.duration_ns = -1"), HasSubstr("between 0 and 2^50 ns"));
   EXPECT_THAT(Err("local t = graph:task(0) t.kind = 'kernel'"), HasSubstr("cannot be set"));
   EXPECT_THAT(Err("local t = graph:task(0) return t.colour"), HasSubstr("no field 'colour'"));
+}
+
+// Scripts written for reverie 0.1.0 said "iteration" for a step; those names
+// are kept one release and mean the same as the new ones.
+TEST_F(BindingsTest, DeprecatedIterationNamesMeanStep) {
+  Ok(R"(
+    local k = graph:select{kind = "kernel", name = "wgrad"}[1]
+    assert(k.iteration == k.step and k.step == 0)
+    assert(#graph:select{iteration = 0} == #graph:select{step = 0})
+    assert(#graph:select{iteration = 1} == #graph:select{step = 1})
+    assert(graph:iteration_count() == graph:step_count())
+    assert(graph:iteration_name(1) == graph:step_name(1))
+    assert(graph:iteration_counted(1) == graph:step_counted(1))
+    local by_old, by_new = graph:all():group_by("iteration"), graph:all():group_by("step")
+    assert(#by_old[0] == #by_new[0] and #by_old[1] == #by_new[1])
+    local tl = graph:simulate()
+    assert(tl.mean_iteration_ns == tl.mean_step_ns and #tl.iterations == #tl.steps)
+    k.iteration = 1
+    assert(k.step == 1)
+    local relu = graph:select{name = "elementwise", step = 0}[1]
+    local enc = graph:insert{kind = "kernel", name = "old", after = relu, duration_us = 1,
+                             iteration = 1}
+    assert(enc.step == 1)
+  )");
 }
 
 TEST_F(BindingsTest, EditsOnSelections) {
@@ -136,10 +160,10 @@ TEST_F(BindingsTest, EditsOnSelections) {
 TEST_F(BindingsTest, InsertCpuGpuAndCommTasks) {
   const double before = MeanNs();
   const auto r = RunLua(R"(
-    local relu = graph:select{name = "elementwise", iteration = 0}[1]
+    local relu = graph:select{name = "elementwise", step = 0}[1]
     local enc, launch = graph:insert{kind = "kernel", name = "gist_encode", after = relu,
                                      duration_us = 15}
-    assert(enc.phase == "forward" and enc.layer == "layer1.0.relu" and enc.iteration == 0)
+    assert(enc.phase == "forward" and enc.layer == "layer1.0.relu" and enc.step == 0)
     assert(launch.name == "cudaLaunchKernel" and launch.duration_ns == 5000)
     assert(enc:prev() == relu and enc:launcher() == launch)
     assert(launch:prev() == relu:launcher())
@@ -148,11 +172,11 @@ TEST_F(BindingsTest, InsertCpuGpuAndCommTasks) {
     assert(cpu:next() == graph:task(0) and cpu.phase == "data_loading")
     local ch = graph:add_channel("ring")
     assert(ch.kind == "channel" and not ch.ordered)
-    local wgrad = graph:select{name = "wgrad", iteration = 0}[1]
+    local wgrad = graph:select{name = "wgrad", step = 0}[1]
     local ar = graph:insert{kind = "comm", name = "allreduce", resource = ch, duration_us = 50,
-                            bytes = 1024, iteration = 0, phase = "backward"}
+                            bytes = 1024, step = 0, phase = "backward"}
     graph:add_edge(wgrad, ar, {kind = "comm"})
-    graph:add_edge(ar, graph:select{phase = "update", kind = "kernel", iteration = 0}[1])
+    graph:add_edge(ar, graph:select{phase = "update", kind = "kernel", step = 0}[1])
     local s2 = graph:add_stream{device = 0}
     local t2 = graph:add_thread("helper")
     assert(s2.kind == "stream" and t2.kind == "thread")
@@ -207,8 +231,8 @@ TEST_F(BindingsTest, AddEdgeRefusesCycles) {
 TEST_F(BindingsTest, SimulateTimelineAndGroupBy) {
   Ok(R"(
     local tl = graph:simulate()
-    assert(tl.mean_iteration_ns > 0 and #tl.iterations == 2)
-    local k = graph:select{kind = "kernel", iteration = 0}
+    assert(tl.mean_step_ns > 0 and #tl.steps == 2)
+    local k = graph:select{kind = "kernel", step = 0}
     local last = tl:latest(k)
     assert(last.name:find("multi_tensor"), last.name)
     assert(tl:earliest(k).name:find("scudnn"))
@@ -217,7 +241,7 @@ TEST_F(BindingsTest, SimulateTimelineAndGroupBy) {
     assert(tl:start_ns(order[2]) >= tl:end_ns(order[1]))
     local lo, hi = tl:span(k)
     assert(hi - lo >= k:total_duration())
-    local by_it = graph:select{kind = "kernel"}:group_by("iteration")
+    local by_it = graph:select{kind = "kernel"}:group_by("step")
     assert(#by_it[0] == 9 and #by_it[1] == 9)
     local by_layer = graph:select{kind = "kernel"}:group_by("layer")
     assert(#by_layer["fc"] == 4 and #by_layer[""] == 6)
@@ -231,10 +255,10 @@ TEST_F(BindingsTest, SchedulePolicies) {
   // decides which goes first.
   const std::string setup = R"(
     local ch = graph:add_channel("ps")
-    local last = graph:select{kind = "kernel", iteration = 1}
+    local last = graph:select{kind = "kernel", step = 1}
     last = last[#last]
-    local a = graph:insert{kind = "comm", name = "push a", resource = ch, duration_us = 100, iteration = 1}
-    local b = graph:insert{kind = "comm", name = "push b", resource = ch, duration_us = 100, iteration = 1}
+    local a = graph:insert{kind = "comm", name = "push a", resource = ch, duration_us = 100, step = 1}
+    local b = graph:insert{kind = "comm", name = "push b", resource = ch, duration_us = 100, step = 1}
     graph:add_edge(last, a)
     graph:add_edge(last, b)
     a.priority = 5
@@ -300,8 +324,8 @@ TEST_F(BindingsTest, ModelFactsAndLaunchModel) {
     assert(#b == 1 and b[1].layers[1] == "fc")
     local m = graph:launch_model()
     assert(m.kernel_launch_ns == 5000 and m.samples == 18)
-    assert(#graph:layers() == 6 and graph:iteration_count() == 2)
-    assert(graph:iteration_name(1) == "ProfilerStep#1")
+    assert(#graph:layers() == 6 and graph:step_count() == 2)
+    assert(graph:step_name(1) == "ProfilerStep#1")
   )", &g_, {}, {}, &info);
   ASSERT_TRUE(r.status.ok()) << r.status;
 }

@@ -302,7 +302,7 @@ int GraphBatchFrees(lua_State* L) {
     lua_setfield(L, -2, "task");
     SetIntField(L, "bytes", f.bytes);
     SetIntField(L, "stretch_ns", f.stretch_ns);
-    SetIntField(L, "step", f.iteration);
+    SetIntField(L, "step", f.step);
     lua_rawseti(L, -2, ++n);
   }
   lua_setfield(L, -2, "frees");

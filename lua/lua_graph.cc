@@ -69,26 +69,26 @@ int GraphTaskCount(lua_State* L) {
   return 1;
 }
 
-int GraphIterationCount(lua_State* L) {
-  lua_pushinteger(L, static_cast<lua_Integer>(GraphOrRaise(L).iteration_count()));
+int GraphStepCount(lua_State* L) {
+  lua_pushinteger(L, static_cast<lua_Integer>(GraphOrRaise(L).step_count()));
   return 1;
 }
 
-int GraphIterationName(lua_State* L) {
-  const lua_Integer i = CheckInteger(L, 2, "iteration_name: step");
+int GraphStepName(lua_State* L) {
+  const lua_Integer i = CheckInteger(L, 2, "step_name: step");
   const Graph& g = GraphOrRaise(L);
-  if (i < 0 || static_cast<uint64_t>(i) >= g.iteration_count()) return 0;
-  lua_pushstring(L, g.iteration_info(static_cast<int32_t>(i)).name.c_str());
+  if (i < 0 || static_cast<uint64_t>(i) >= g.step_count()) return 0;
+  lua_pushstring(L, g.step_info(static_cast<int32_t>(i)).name.c_str());
   return 1;
 }
 
-// graph:iteration_counted(i): whether step i counts in the mean step time
+// graph:step_counted(i): whether step i counts in the mean step time
 // (depgraph/step_time.h rule 4); nil for no such step.
-int GraphIterationCounted(lua_State* L) {
-  const lua_Integer i = CheckInteger(L, 2, "iteration_counted: step");
+int GraphStepCounted(lua_State* L) {
+  const lua_Integer i = CheckInteger(L, 2, "step_counted: step");
   const Graph& g = GraphOrRaise(L);
-  if (i < 0 || static_cast<uint64_t>(i) >= g.iteration_count()) return 0;
-  lua_pushboolean(L, g.iteration_info(static_cast<int32_t>(i)).counted);
+  if (i < 0 || static_cast<uint64_t>(i) >= g.step_count()) return 0;
+  lua_pushboolean(L, g.step_info(static_cast<int32_t>(i)).counted);
   return 1;
 }
 
@@ -322,9 +322,13 @@ const luaL_Reg kGraphMethods[] = {
     {"from_tasks", GraphFromTasks},
     {"task", GraphTask},
     {"task_count", GraphTaskCount},
-    {"iteration_count", GraphIterationCount},
-    {"iteration_name", GraphIterationName},
-    {"iteration_counted", GraphIterationCounted},
+    {"step_count", GraphStepCount},
+    {"step_name", GraphStepName},
+    {"step_counted", GraphStepCounted},
+    // Deprecated names (reverie 0.1.0), kept one release.
+    {"iteration_count", GraphStepCount},
+    {"iteration_name", GraphStepName},
+    {"iteration_counted", GraphStepCounted},
     {"layers", GraphLayers},
     {"resources", GraphResources},
     {"insert", GraphInsert},

@@ -23,9 +23,10 @@ using depgraph::TaskKind;
 constexpr std::string_view kInsertFields[] = {
     "kind",           "name",          "duration_ns",   "duration_us",      "gap_ns",
     "gap_us",         "after",         "before",        "resource",         "phase",
-    "layer",          "iteration",     "bytes",         "priority",         "launch",
+    "layer",          "step",     "bytes",         "priority",         "launch",
     "launch_after",   "launch_duration_ns", "launch_duration_us", "launch_gap_ns",
-    "launch_gap_us",  "launch_name",   "with_op",       "op_ns",            "op_us"};
+    "launch_gap_us",  "launch_name",   "with_op",       "op_ns",            "op_us",
+    "iteration"};  // deprecated name of "step" (reverie 0.1.0)
 
 struct InsertArgs {
   const char* kind = nullptr;
@@ -33,8 +34,8 @@ struct InsertArgs {
   const char* phase = nullptr;
   transforms::Where where;
   int64_t duration = 0, gap = 0, bytes = 0;
-  bool has_layer = false, has_iteration = false, has_priority = false;
-  int32_t iteration = -1, priority = 0;
+  bool has_layer = false, has_step = false, has_priority = false;
+  int32_t step = -1, priority = 0;
   bool launch = true;
   TaskId launch_after;
   int64_t launch_duration = -1, launch_gap = 0;
@@ -90,7 +91,7 @@ absl::Status DoInsert(EngineState& S, const InsertArgs& a, InsertOut* out) {
     REVERIE_RETURN_IF_ERROR(transforms::CheckLive(g, anchor));
     spec.phase = g.phase(anchor);
     spec.layer = g.layer_of(anchor);
-    spec.iteration = g.iteration_of(anchor);
+    spec.step = g.step_of(anchor);
   }
   if (a.phase != nullptr) {
     REVERIE_ASSIGN_OR_RETURN(depgraph::Phase p, transforms::ParsePhase(a.phase));
@@ -99,7 +100,7 @@ absl::Status DoInsert(EngineState& S, const InsertArgs& a, InsertOut* out) {
   if (a.has_layer) {
     spec.layer = a.layer.empty() ? depgraph::LayerId() : LayerFor(g, a.layer);
   }
-  if (a.has_iteration) spec.iteration = a.iteration;
+  if (a.has_step) spec.step = a.step;
   if (depgraph::IsGpuKind(spec.kind)) {
     transforms::LaunchOptions o;
     o.with_launch = a.launch;
@@ -155,9 +156,9 @@ int GraphInsert(lua_State* L) {
     a.layer.assign(layer, n);
     CheckLayerPath(L, a.layer);
   }
-  if (lua_getfield(L, 2, "iteration") != LUA_TNIL) {
-    a.has_iteration = true;
-    a.iteration = CheckIteration(L, -1, "insert: iteration");
+  if (GetStepField(L, 2) != LUA_TNIL) {
+    a.has_step = true;
+    a.step = CheckStep(L, -1, "insert: step");
   }
   if (lua_getfield(L, 2, "bytes") != LUA_TNIL) a.bytes = CheckBytes(L, -1, "insert: bytes");
   if (lua_getfield(L, 2, "priority") != LUA_TNIL) {

@@ -77,16 +77,16 @@ struct SelectionUd {
   uint32_t ids[1];
 };
 inline size_t SelectionBytes(size_t n) { return offsetof(SelectionUd, ids) + n * sizeof(uint32_t); }
-// Variable-size userdata: start/end per task, then (start, end) per iteration.
+// Variable-size userdata: start/end per task, then (start, end) per step.
 struct TimelineUd {
   uint64_t tasks;
-  uint64_t iterations;
-  double mean_iteration_ns;
+  uint64_t steps;
+  double mean_step_ns;
   int64_t makespan_ns;
-  int64_t data[1];  // start[tasks], end[tasks], iter[2 * iterations]
+  int64_t data[1];  // start[tasks], end[tasks], iter[2 * steps]
 };
-inline size_t TimelineBytes(size_t tasks, size_t iterations) {
-  return offsetof(TimelineUd, data) + (2 * tasks + 2 * iterations) * sizeof(int64_t);
+inline size_t TimelineBytes(size_t tasks, size_t steps) {
+  return offsetof(TimelineUd, data) + (2 * tasks + 2 * steps) * sizeof(int64_t);
 }
 
 struct EngineState;
@@ -321,7 +321,7 @@ int ReadQuery(lua_State* L, int idx, const char* what, transforms::TaskQuery* q)
 // - CheckNs: a time in ns, |v| <= kMaxDurationNs (a duration, gap, delay or
 //   delta), raising otherwise; FieldNs reads one from a table, in ns or us;
 // - CheckInt32: an integer that fits int32 (priorities, devices);
-// - CheckIteration: -1 or an iteration of the graph (code indexes by it);
+// - CheckStep: -1 or a step of the graph (code indexes by it);
 // - CheckBytes: an integer in [0, kMaxBytes].
 int64_t CheckNs(lua_State* L, int idx);
 int64_t FieldNs(lua_State* L, int table, const char* ns_key, const char* us_key, int64_t dflt);
@@ -333,8 +333,19 @@ void WarnIfEmpty(lua_State* L, size_t count, const char* method);
 // An integer (a string or float that is not one raises "WHAT: integer
 // expected, got ..."), naming the parameter as the script wrote it.
 lua_Integer CheckInteger(lua_State* L, int idx, const char* what);
-// An iteration a task may belong to: -1 (none) or one of the graph's.
-int32_t CheckIteration(lua_State* L, int idx, const char* what);
+// A step a task may belong to: -1 (none) or one of the graph's.
+int32_t CheckStep(lua_State* L, int idx, const char* what);
+
+// "step", or "iteration", its deprecated name from reverie 0.1.0 (kept one
+// release for scripts written then; docs/LUA_API.md).
+inline bool IsStepKey(std::string_view k) { return k == "step" || k == "iteration"; }
+// Pushes the table at idx's "step" field, or its "iteration" where "step" is
+// nil; returns the pushed value's type.
+inline int GetStepField(lua_State* L, int idx) {
+  if (lua_getfield(L, idx, "step") != LUA_TNIL) return lua_type(L, -1);
+  lua_pop(L, 1);
+  return lua_getfield(L, idx, "iteration");
+}
 int64_t CheckBytes(lua_State* L, int idx, const char* what);
 // The options table at `idx` names only `allowed` fields, else raises
 // "WHAT: unknown field 'K' (allowed, ...)" (a key that is not a string is

@@ -201,16 +201,16 @@ TEST_F(LimitsTest, NameRegexOnHugeNamesStaysInBudget) {
   EXPECT_LT(FirstLine(bad.status).size(), 400u);
 }
 
-// Any int32 is a valid iteration to set and to ask for: no table sized by
+// Any int32 is a valid step to set and to ask for: no table sized by
 // the largest (2^31 + 1 overflowed int32 and asked for 256 MB).
-TEST_F(LimitsTest, ExtremeIterationNumbersAreJustNumbers) {
+TEST_F(LimitsTest, ExtremeStepNumbersAreJustNumbers) {
   const auto r = RunLua(
       "local t = graph:select{kind = 'kernel'}[1]\n"
-      "assert(#graph:select{iteration = 2147483647} == 0)\n"
-      "assert(#graph:select{iteration = {-2147483648, 2147483647}} == 0)\n"
-      "assert(not pcall(function() t.iteration = 2 end))  -- 2 steps: 0 and 1\n"
-      "t.iteration = -1\n"
-      "assert(graph:select{iteration = {-1, 2147483647}}:contains(t))\n",
+      "assert(#graph:select{step = 2147483647} == 0)\n"
+      "assert(#graph:select{step = {-2147483648, 2147483647}} == 0)\n"
+      "assert(not pcall(function() t.step = 2 end))  -- 2 steps: 0 and 1\n"
+      "t.step = -1\n"
+      "assert(graph:select{step = {-1, 2147483647}}:contains(t))\n",
       &g_, {}, Cap(16));
   EXPECT_TRUE(r.status.ok()) << r.status;
 }
@@ -255,8 +255,8 @@ TEST_F(LimitsTest, OutOfRangeNumbersAreRefused) {
            "graph:select{kind = 'cpu_api'}:scale_gap(1e30)",
            "graph:select{kind = 'kernel'}:set_priority(1 << 40)",
            "graph:select{kind = 'kernel'}[1].duration_ns = 2^60",
-           "graph:select{kind = 'kernel'}[1].iteration = 1 << 33",
-           "graph:select{kind = 'kernel'}[1].iteration = 5",
+           "graph:select{kind = 'kernel'}[1].step = 1 << 33",
+           "graph:select{kind = 'kernel'}[1].step = 5",
            "graph:select{kind = 'kernel'}[1].bytes = -1",
            "graph:add_stream{device = 1 << 40}",
            "graph:insert{name = 'x', after = graph:select{kind = 'cpu_api'}[1], duration_us = 1e300}",

@@ -12,8 +12,9 @@ namespace {
 
 constexpr std::string_view kQueryFields[] = {"kind",     "name",      "name_regex", "layer",
                                         "no_layer", "phase",     "resource",   "resource_kind",
-                                        "iteration", "op",       "cpu_time",   "class",
-                                        "where"};
+                                        "step", "op",       "cpu_time",   "class",
+                                        "where",
+                                        "iteration"};  // deprecated name of "step" (0.1.0)
 
 absl::Status AddKind(transforms::TaskQuery* q, const char* v) {
   REVERIE_ASSIGN_OR_RETURN(uint32_t m, transforms::ParseKindMask(v));
@@ -149,15 +150,15 @@ int ReadQuery(lua_State* L, int idx, const char* what, transforms::TaskQuery* q)
       }
     }
   }
-  if (lua_getfield(L, idx, "iteration") != LUA_TNIL) {
+  if (GetStepField(L, idx) != LUA_TNIL) {
     if (lua_type(L, -1) != LUA_TTABLE) {
-      q->iterations.push_back(CheckInt32(L, -1, "select: iteration"));
+      q->steps.push_back(CheckInt32(L, -1, "select: step"));
     } else {
       const auto n = static_cast<lua_Integer>(lua_rawlen(L, -1));
       ChargeWork(L, n);
       for (lua_Integer i = 1; i <= n; ++i) {
         lua_rawgeti(L, -1, i);
-        q->iterations.push_back(CheckInt32(L, -1, "select: iteration"));
+        q->steps.push_back(CheckInt32(L, -1, "select: step"));
         lua_pop(L, 1);
       }
     }

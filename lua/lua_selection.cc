@@ -256,7 +256,7 @@ int SelRemove(lua_State* L) {
 void PushGroupKey(lua_State* L, const Graph& g, TaskId t, int key) {
   std::string_view v;
   switch (key) {
-    case 0: lua_pushinteger(L, g.iteration_of(t)); return;
+    case 0: lua_pushinteger(L, g.step_of(t)); return;
     case 3: lua_pushinteger(L, g.resource_of(t).value()); return;
     case 1: {
       const depgraph::LayerId l = g.layer_of(t);
@@ -270,13 +270,16 @@ void PushGroupKey(lua_State* L, const Graph& g, TaskId t, int key) {
   lua_pushlstring(L, v.data(), v.size());
 }
 
-// sel:group_by(key): key = "iteration" | "layer" | "phase" | "resource" |
+// sel:group_by(key): key = "step" | "layer" | "phase" | "resource" |
 // "name" | "kind" -> table key -> Selection (tasks without a layer go under
 // the empty string). Two passes so that each group is allocated exactly.
 int SelGroupBy(lua_State* L) {
   SelectionUd* s = CheckSelection(L, 1);
-  static const char* const kKeys[] = {"iteration", "layer", "phase", "resource", "name", "kind", nullptr};
-  const int key = luaL_checkoption(L, 2, nullptr, kKeys);
+  // "iteration": the deprecated name of "step" (reverie 0.1.0).
+  static const char* const kKeys[] = {"step", "layer", "phase", "resource", "name", "kind",
+                                      "iteration", nullptr};
+  int key = luaL_checkoption(L, 2, nullptr, kKeys);
+  if (key == 6) key = 0;
   const Graph& g = GraphOrRaise(L);
   ChargeWork(L, 8 * static_cast<int64_t>(s->count));  // two passes of table lookups
   lua_settop(L, 2);

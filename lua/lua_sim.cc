@@ -117,14 +117,15 @@ int TlIndex(lua_State* L) {
   lua_pushvalue(L, 2);
   if (lua_rawget(L, lua_upvalueindex(1)) != LUA_TNIL) return 1;
   lua_pop(L, 1);
-  if (std::strcmp(k, "mean_iteration_ns") == 0) {
-    lua_pushnumber(L, tl->mean_iteration_ns);
+  // mean_iteration_ns, iterations: deprecated names (reverie 0.1.0).
+  if (std::strcmp(k, "mean_step_ns") == 0 || std::strcmp(k, "mean_iteration_ns") == 0) {
+    lua_pushnumber(L, tl->mean_step_ns);
   } else if (std::strcmp(k, "makespan_ns") == 0) {
     lua_pushinteger(L, tl->makespan_ns);
-  } else if (std::strcmp(k, "iterations") == 0) {
-    ChargeWork(L, 4 * static_cast<int64_t>(tl->iterations));
-    lua_createtable(L, static_cast<int>(tl->iterations), 0);
-    for (uint64_t i = 0; i < tl->iterations; ++i) {
+  } else if (std::strcmp(k, "steps") == 0 || std::strcmp(k, "iterations") == 0) {
+    ChargeWork(L, 4 * static_cast<int64_t>(tl->steps));
+    lua_createtable(L, static_cast<int>(tl->steps), 0);
+    for (uint64_t i = 0; i < tl->steps; ++i) {
       lua_createtable(L, 0, 3);
       SetIntField(L, "start_ns", Iters(tl)[2 * i]);
       SetIntField(L, "end_ns", Iters(tl)[2 * i + 1]);
@@ -133,7 +134,7 @@ int TlIndex(lua_State* L) {
     }
   } else {
     return luaL_error(L,
-                      "timeline has no field '%s' (mean_iteration_ns, makespan_ns, iterations, "
+                      "timeline has no field '%s' (mean_step_ns, makespan_ns, steps, "
                       "start_ns, end_ns, latest, earliest, order, span)",
                       k);
   }
@@ -226,16 +227,16 @@ class LuaSchedulePolicy : public depgraph::SchedulePolicy {
 void PushTimeline(lua_State* L, const depgraph::SimResult& r) {
   const size_t n = r.start_ns.size();
   auto* tl = static_cast<TimelineUd*>(
-      lua_newuserdatauv(L, TimelineBytes(n, r.iterations.size()), 0));
+      lua_newuserdatauv(L, TimelineBytes(n, r.steps.size()), 0));
   tl->tasks = n;
-  tl->iterations = r.iterations.size();
-  tl->mean_iteration_ns = r.mean_iteration_ns();
+  tl->steps = r.steps.size();
+  tl->mean_step_ns = r.mean_step_ns();
   tl->makespan_ns = r.makespan_ns;
   std::copy(r.start_ns.begin(), r.start_ns.end(), Starts(tl));
   std::copy(r.end_ns.begin(), r.end_ns.end(), Ends(tl));
-  for (size_t i = 0; i < r.iterations.size(); ++i) {
-    Iters(tl)[2 * i] = r.iterations[i].start_ns;
-    Iters(tl)[2 * i + 1] = r.iterations[i].end_ns;
+  for (size_t i = 0; i < r.steps.size(); ++i) {
+    Iters(tl)[2 * i] = r.steps[i].start_ns;
+    Iters(tl)[2 * i + 1] = r.steps[i].end_ns;
   }
   luaL_setmetatable(L, kTimelineMt);
 }

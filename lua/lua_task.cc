@@ -168,8 +168,8 @@ int TaskIndex(lua_State* L) {
     lua_pushinteger(L, g.priority(t));
   } else if (std::strcmp(k, "bytes") == 0) {
     lua_pushinteger(L, g.bytes(t));
-  } else if (std::strcmp(k, "iteration") == 0) {
-    lua_pushinteger(L, g.iteration_of(t));
+  } else if (IsStepKey(k)) {
+    lua_pushinteger(L, g.step_of(t));
   } else if (std::strcmp(k, "measured_start_ns") == 0) {
     if (!g.measured(t)) return 0;  // nil: inserted by a script
     lua_pushinteger(L, g.measured_start_ns(t));
@@ -213,7 +213,7 @@ int TaskIndex(lua_State* L) {
   } else {
     return luaL_error(L,
                       "task has no field '%s' (id, name, kind, duration_ns, gap_ns, phase, "
-                      "layer, iteration, resource, priority, bytes, removed, "
+                      "layer, step, resource, priority, bytes, removed, "
                       "measured_start_ns, geometry, op, class, collective, work)",
                       k);
   }
@@ -239,8 +239,8 @@ int TaskNewIndex(lua_State* L) {
     g.set_priority(t, CheckInt32(L, 3, "priority"));
   } else if (std::strcmp(k, "bytes") == 0) {
     g.set_bytes(t, CheckBytes(L, 3, "bytes"));
-  } else if (std::strcmp(k, "iteration") == 0) {
-    g.set_iteration(t, CheckIteration(L, 3, "iteration"));
+  } else if (IsStepKey(k)) {
+    g.set_step(t, CheckStep(L, 3, "step"));
   } else if (std::strcmp(k, "phase") == 0) {
     RaiseIfError(L, SetPhase(g, t, luaL_checkstring(L, 3)));
   } else if (std::strcmp(k, "name") == 0) {
@@ -266,7 +266,7 @@ int TaskNewIndex(lua_State* L) {
   } else {
     return luaL_error(L,
                       "task field '%s' cannot be set (duration_ns, gap_ns, priority, bytes, "
-                      "iteration, phase, name, layer)",
+                      "step, phase, name, layer)",
                       k);
   }
   return 0;
@@ -500,9 +500,9 @@ int32_t CheckInt32(lua_State* L, int idx, const char* what) {
   return static_cast<int32_t>(v);
 }
 
-int32_t CheckIteration(lua_State* L, int idx, const char* what) {
+int32_t CheckStep(lua_State* L, int idx, const char* what) {
   const lua_Integer v = CheckInteger(L, idx, what);
-  const auto n = static_cast<lua_Integer>(GraphOrRaise(L).iteration_count());
+  const auto n = static_cast<lua_Integer>(GraphOrRaise(L).step_count());
   if (v < -1 || v >= n) {
     luaL_error(L, "%s = %I: no such step (-1 for none, or 0 to %I)", what, v, n - 1);
   }

@@ -83,7 +83,7 @@ enum class CounterSeverity : uint8_t { kInfo, kAnomaly, kDataLoss };
   F(missing_end_marker, kDataLoss, "a .pb file without its end marker (a producer that stopped)")  \
   F(truncated_chunk, kDataLoss, "a damaged or cut chunk of a .pb file (dropped)")                   \
   /* CUPTI collector */                                                                            \
-  F(records_outside_window, kInfo, "records outside the iterations the collector was told to keep")  \
+  F(records_outside_window, kInfo, "records outside the steps the collector was told to keep")  \
   F(window_hold_overflow, kDataLoss,                                                               \
     "GPU records judged before their API call was decoded (the collector's hold list was full): some may be missing") \
   F(header_overflow, kDataLoss, "the header did not fit the space reserved for it")                 \
@@ -106,8 +106,8 @@ enum class CounterSeverity : uint8_t { kInfo, kAnomaly, kDataLoss };
   F(range_unbalanced_end, kAnomaly, "a framework range ended that was not started")                 \
   F(range_parent_unknown, kAnomaly, "a framework range whose parent was never completed")           \
   F(range_unclosed, kAnomaly, "a framework range still open at the end: closed there")              \
-  F(iteration_unclosed, kAnomaly, "an iteration begun while another was open")                      \
-  F(iteration_end_without_begin, kAnomaly, "an iteration end without its begin")                    \
+  F(step_unclosed, kAnomaly, "a step begun while another was open")                      \
+  F(step_end_without_begin, kAnomaly, "a step end without its begin")                    \
   F(bucket_parameter_unknown, kAnomaly, "a gradient bucket naming a parameter never registered")
 
 struct CounterSpec {

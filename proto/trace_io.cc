@@ -48,7 +48,7 @@ void TakeSome(const RepeatedPtrField<T>& src, int* pos, RepeatedPtrField<T>* dst
 uint64_t CountRecords(const proto::TraceChunk& c) {
   return static_cast<uint64_t>(c.processes_size()) + c.threads_size() + c.api_calls_size() +
          c.gpu_activities_size() + c.syncs_size() + c.event_records_size() + c.ranges_size() +
-         c.iterations_size() + c.collectives_size() + c.gradient_buckets_size() +
+         c.steps_size() + c.collectives_size() + c.gradient_buckets_size() +
          c.parameters_size() + c.flows_size() + c.memory_events_size();
 }
 
@@ -120,7 +120,7 @@ absl::Status WriteTrace(const Trace& trace, const std::string& path,
     while (ok) {
       size_t budget = per_chunk;
       TakeSome(all.ranges(), &range, chunk.mutable_ranges(), &budget);
-      TakeSome(all.iterations(), &iter, chunk.mutable_iterations(), &budget);
+      TakeSome(all.steps(), &iter, chunk.mutable_steps(), &budget);
       TakeSome(all.api_calls(), &api, chunk.mutable_api_calls(), &budget);
       TakeSome(all.gpu_activities(), &gpu, chunk.mutable_gpu_activities(), &budget);
       TakeSome(all.syncs(), &sync, chunk.mutable_syncs(), &budget);

@@ -45,7 +45,7 @@ Window WindowOf(const proto::TraceChunk& ev) {
   CollectStarts(ev.gpu_activities(), start, &starts);
   CollectStarts(ev.syncs(), start, &starts);
   CollectStarts(ev.ranges(), start, &starts);
-  CollectStarts(ev.iterations(), start, &starts);
+  CollectStarts(ev.steps(), start, &starts);
   CollectStarts(ev.collectives(), start, &starts);
   Window w;
   if (starts.empty()) return w;
@@ -256,7 +256,7 @@ void ValidateTrace(Trace* trace) {
   for (proto::GpuActivity& a : *ev.mutable_gpu_activities()) FixGpuActivity(&a, w, &c);
   for (proto::Sync& s : *ev.mutable_syncs()) FixSpan(&s, w, &c);
   for (proto::Range& r : *ev.mutable_ranges()) FixSpan(&r, w, &c);
-  for (proto::Iteration& i : *ev.mutable_iterations()) FixSpan(&i, w, &c);
+  for (proto::Step& i : *ev.mutable_steps()) FixSpan(&i, w, &c);
   for (proto::Collective& x : *ev.mutable_collectives()) FixCollective(&x, w, &c);
   for (proto::Flow& f : *ev.mutable_flows()) {
     int64_t from = f.from_ns(), to = f.to_ns();

@@ -286,7 +286,7 @@ std::string CriticalPathTasks(const Trace& t, int step) {
     Raise(absl::StrCat(t.path(), ": no step ", step, " (the trace has ", paths.size(), ")"));
   }
   const depgraph::CriticalPath& p = paths[step];
-  const int64_t origin = sim.iterations[step].start_ns;
+  const int64_t origin = sim.steps[step].start_ns;
   JsonWriter w(0);
   w.BeginObject().Field("step", p.name).Field("length_us", p.length_ns / 1e3);
   w.Field("verdict", depgraph::BoundName(p.verdict));

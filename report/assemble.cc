@@ -9,10 +9,6 @@
 
 namespace reverie::report {
 
-double MeasuredIterationNs(const depgraph::Graph& g) {
-  return depgraph::SummarizeSteps(depgraph::MeasuredIterations(g)).mean_ns;
-}
-
 ReportData AssembleReport(const AssembleInput& in) {
   ReportData d;
   d.trace_path = in.trace_path;
@@ -22,16 +18,16 @@ ReportData AssembleReport(const AssembleInput& in) {
   d.facts = in.facts;
   if (in.baseline != nullptr) {
     const depgraph::Graph& g = *in.baseline;
-    d.measured_iteration_ns = MeasuredIterationNs(g);
+    d.measured_step_ns = depgraph::MeanStepNs(depgraph::MeasuredSteps(g));
     d.graph_facts = {{"tasks", FormatNumber(static_cast<double>(g.live_task_count()))},
                      {"edges", FormatNumber(static_cast<double>(g.live_edge_count()))},
                      {"resources (threads, streams, channels)",
                       FormatNumber(static_cast<double>(g.resource_count()))},
                      {"layers", FormatNumber(static_cast<double>(g.layer_count()))},
-                     {"iterations", FormatNumber(static_cast<double>(g.iteration_count()))}};
+                     {"steps", FormatNumber(static_cast<double>(g.step_count()))}};
     if (in.baseline_sim != nullptr) {
-      d.baseline_ns = in.baseline_sim->mean_iteration_ns();
-      d.baseline_noise = depgraph::SummarizeSteps(in.baseline_sim->iterations);
+      d.baseline_ns = in.baseline_sim->mean_step_ns();
+      d.baseline_noise = depgraph::SummarizeSteps(in.baseline_sim->steps);
       d.baseline_breakdown = SimulatedBreakdown(g, *in.baseline_sim);
       if (d.critical_path.empty()) d.critical_path = CriticalPathSummary(g, *in.baseline_sim);
     }
@@ -44,8 +40,8 @@ ReportData AssembleReport(const AssembleInput& in) {
     s.log = r.log;
     if (r.error.empty() && (r.graph == nullptr || r.sim == nullptr)) s.error = "no result";
     if (s.error.empty()) {
-      s.predicted_ns = r.sim->mean_iteration_ns();
-      s.noise = depgraph::SummarizeSteps(r.sim->iterations);
+      s.predicted_ns = r.sim->mean_step_ns();
+      s.noise = depgraph::SummarizeSteps(r.sim->steps);
       s.breakdown = SimulatedBreakdown(*r.graph, *r.sim);
       if (in.baseline != nullptr) {
         s.layers = LayerDeltas(*in.baseline, *r.graph);

@@ -50,10 +50,6 @@ struct AssembleInput {
   std::vector<std::pair<std::string, std::string>> facts;
 };
 
-// Measured step time: the mean over counted steps of the trace's step spans
-// (depgraph/step_time.h, the definition every command uses), 0 when none.
-double MeasuredIterationNs(const depgraph::Graph& g);
-
 ReportData AssembleReport(const AssembleInput& in);
 
 // The timeline document (report/timeline_view.h) of the baseline and every

@@ -17,7 +17,7 @@ Graph Base() {
   const auto cpu = g.AddResource({depgraph::ResourceKind::kCpuThread, 1, 1, -1, "t", true});
   const auto gpu = g.AddResource({depgraph::ResourceKind::kGpuStream, 1, 7, 0, "s", true});
   const auto fc = g.AddLayer("fc", depgraph::LayerId());
-  g.AddIteration({"ProfilerStep#1", 0, 400'000});
+  g.AddStep({"ProfilerStep#1", 0, 400'000});
   for (int i = 0; i < 3; ++i) {
     depgraph::TaskSpec api;
     api.kind = TaskKind::kCpuApi;
@@ -25,7 +25,7 @@ Graph Base() {
     api.resource = cpu;
     api.duration_ns = 5'000;
     api.layer = fc;
-    api.iteration = 0;
+    api.step = 0;
     api.measured_start_ns = i * 10'000;
     const TaskId a = g.AppendTask(api);
     depgraph::TaskSpec k = api;
@@ -66,8 +66,8 @@ TEST(AssembleTest, FillsSummaryDeltasAndCounters) {
   // The step time, not the marker's 400'000: without step-mark tasks the
   // step runs from its first task (0) to its last kernel's end (206'000 +
   // 100'000), depgraph/step_time.h.
-  EXPECT_DOUBLE_EQ(d.measured_iteration_ns, 306'000);
-  EXPECT_DOUBLE_EQ(d.baseline_ns, s0->mean_iteration_ns());
+  EXPECT_DOUBLE_EQ(d.measured_step_ns, 306'000);
+  EXPECT_DOUBLE_EQ(d.baseline_ns, s0->mean_step_ns());
   ASSERT_EQ(d.scripts.size(), 2u);
   EXPECT_LT(d.scripts[0].predicted_ns, d.baseline_ns);
   ASSERT_FALSE(d.scripts[0].layers.empty());

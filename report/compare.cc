@@ -85,7 +85,7 @@ void AppendDiffJson(std::string& out, const std::vector<Diff>& v, int top_n) {
 }
 
 void AppendDiffTable(std::string& out, const char* title, const std::vector<Diff>& v, int top_n) {
-  absl::StrAppend(&out, "\n", title, " (ms per iteration, ", v.size(), " total)\n");
+  absl::StrAppend(&out, "\n", title, " (ms per step, ", v.size(), " total)\n");
   if (v.empty()) {
     out += "  (none)\n";
     return;
@@ -117,8 +117,8 @@ Trace OneProcess(const Trace& trace, int64_t pid) {
   for (const proto::Range& r : trace.events().ranges()) {
     if (r.pid() == pid && r.kind() != proto::Range::GPU_ANNOTATION) *out.events().add_ranges() = r;
   }
-  for (const proto::Iteration& it : trace.events().iterations()) {
-    if (it.pid() == pid) *out.events().add_iterations() = it;
+  for (const proto::Step& it : trace.events().steps()) {
+    if (it.pid() == pid) *out.events().add_steps() = it;
   }
   out.Reindex();
   return out;
@@ -130,7 +130,7 @@ double StepTimeNs(const Trace& trace, int64_t pid) {
   absl::StatusOr<depgraph::Graph> g =
       pid < 0 ? depgraph::BuildGraph(trace) : depgraph::BuildGraph(OneProcess(trace, pid));
   if (!g.ok()) return 0;
-  return depgraph::SummarizeSteps(depgraph::MeasuredIterations(*g)).mean_ns;
+  return depgraph::MeanStepNs(depgraph::MeasuredSteps(*g));
 }
 
 KernelClass ClassifyKernel(std::string_view name, proto::GpuActivity::Kind kind) {
@@ -194,9 +194,9 @@ TraceProfile ProfileTrace(const Trace& trace, std::string_view path, int64_t pid
     return pid < 0 || correlations.contains(g.correlation_id());
   };
   double iter_sum = 0;
-  for (const proto::Iteration& it : ev.iterations()) {
+  for (const proto::Step& it : ev.steps()) {
     if (it.end_ns() <= it.start_ns() || (pid >= 0 && it.pid() != pid)) continue;
-    ++p.iterations;
+    ++p.steps;
     iter_sum += static_cast<double>(it.end_ns() - it.start_ns());
   }
   int64_t lo = std::numeric_limits<int64_t>::max(), hi = std::numeric_limits<int64_t>::min();
@@ -224,17 +224,17 @@ TraceProfile ProfileTrace(const Trace& trace, std::string_view path, int64_t pid
       sum += run->step_us[i];
       ++n;
     }
-    p.iterations = static_cast<int64_t>(run->step_us.size());
-    p.iteration_ns = n > 0 ? sum / n * 1e3 : 0;
+    p.steps = static_cast<int64_t>(run->step_us.size());
+    p.step_ns = n > 0 ? sum / n * 1e3 : 0;
     p.path = absl::StrCat(Sv(path), " (pid ", pid, ": ", run->label, ")");
   } else if (const double step = StepTimeNs(trace, pid); step > 0) {
-    p.iteration_ns = step;
-  } else if (p.iterations > 0) {
-    p.iteration_ns = iter_sum / static_cast<double>(p.iterations);
+    p.step_ns = step;
+  } else if (p.steps > 0) {
+    p.step_ns = iter_sum / static_cast<double>(p.steps);
   } else if (hi > lo) {
-    p.iteration_ns = static_cast<double>(hi - lo);
+    p.step_ns = static_cast<double>(hi - lo);
   }
-  const double per = 1.0 / static_cast<double>(std::max<int64_t>(p.iterations, 1));
+  const double per = 1.0 / static_cast<double>(std::max<int64_t>(p.steps, 1));
   for (const proto::GpuActivity& g : ev.gpu_activities()) {
     if (!keep_gpu(g)) continue;
     const double d = static_cast<double>(std::max<int64_t>(g.end_ns() - g.start_ns(), 0)) * per;
@@ -264,11 +264,11 @@ CompareResult Compare(const TraceProfile& a, const TraceProfile& b) {
   CompareResult r;
   r.a_path = a.path;
   r.b_path = b.path;
-  r.a_iterations = a.iterations;
-  r.b_iterations = b.iterations;
-  r.a_iteration_ns = a.iteration_ns;
-  r.b_iteration_ns = b.iteration_ns;
-  r.relative_error = b.iteration_ns > 0 ? (a.iteration_ns - b.iteration_ns) / b.iteration_ns : 0;
+  r.a_steps = a.steps;
+  r.b_steps = b.steps;
+  r.a_step_ns = a.step_ns;
+  r.b_step_ns = b.step_ns;
+  r.relative_error = b.step_ns > 0 ? (a.step_ns - b.step_ns) / b.step_ns : 0;
   for (int c = 0; c < kKernelClassCount; ++c) {
     r.classes.push_back({std::string(KernelClassName(static_cast<KernelClass>(c))),
                          a.classes[c].total_ns, b.classes[c].total_ns, a.classes[c].count,
@@ -286,12 +286,12 @@ CompareResult Compare(const TraceProfile& a, const TraceProfile& b) {
 std::string CompareText(const CompareResult& r, int top_n) {
   std::string out;
   absl::StrAppendFormat(&out,
-                "A: %s (%lld iterations)\nB: %s (%lld iterations)\n"
-                "iteration time: A %.3f ms, B %.3f ms, A-B %+.3f ms, error %+.2f%%\n",
-                r.a_path.c_str(), r.a_iterations, r.b_path.c_str(),
-                r.b_iterations, Ms(r.a_iteration_ns), Ms(r.b_iteration_ns),
-                Ms(r.a_iteration_ns - r.b_iteration_ns), 100.0 * r.relative_error);
-  out += "\nkernel classes (GPU ms per iteration)\n";
+                "A: %s (%lld steps)\nB: %s (%lld steps)\n"
+                "step time: A %.3f ms, B %.3f ms, A-B %+.3f ms, error %+.2f%%\n",
+                r.a_path.c_str(), r.a_steps, r.b_path.c_str(),
+                r.b_steps, Ms(r.a_step_ns), Ms(r.b_step_ns),
+                Ms(r.a_step_ns - r.b_step_ns), 100.0 * r.relative_error);
+  out += "\nkernel classes (GPU ms per step)\n";
   absl::StrAppendFormat(&out, "  %-14s %10s %10s %10s %9s %9s\n", "class", "A", "B", "A-B",
                 "A count", "B count");
   for (const Diff& d : r.classes) {
@@ -308,13 +308,13 @@ std::string CompareText(const CompareResult& r, int top_n) {
 std::string CompareJson(const CompareResult& r, int top_n) {
   std::string out = "{\"a\":{\"path\":";
   AppendJsonString(out, r.a_path);
-  absl::StrAppend(&out, ",\"iterations\":", r.a_iterations,
-                  ",\"step_us\":", JsonNumber(Us(r.a_iteration_ns)), "},\"b\":{\"path\":");
+  absl::StrAppend(&out, ",\"steps\":", r.a_steps,
+                  ",\"step_us\":", JsonNumber(Us(r.a_step_ns)), "},\"b\":{\"path\":");
   AppendJsonString(out, r.b_path);
-  absl::StrAppend(&out, ",\"iterations\":", r.b_iterations,
-                  ",\"step_us\":", JsonNumber(Us(r.b_iteration_ns)), "}");
+  absl::StrAppend(&out, ",\"steps\":", r.b_steps,
+                  ",\"step_us\":", JsonNumber(Us(r.b_step_ns)), "}");
   absl::StrAppend(&out,
-                  ",\"step_diff_us\":", JsonNumber(Us(r.a_iteration_ns - r.b_iteration_ns)),
+                  ",\"step_diff_us\":", JsonNumber(Us(r.a_step_ns - r.b_step_ns)),
                   ",\"relative_error\":", JsonNumber(r.relative_error), ",\"classes\":");
   AppendDiffJson(out, r.classes, kKernelClassCount);
   out += ",\"layers\":";

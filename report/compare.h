@@ -5,9 +5,9 @@
 // run of the optimized program). Works on raw traces, so either side can be
 // a Kineto JSON or a reverie .pb.
 //
-// All times are per iteration: a trace's totals are divided by its number of
-// iterations (ProfilerStep markers; 1 when it has none), so traces that
-// profiled different numbers of steps compare fairly. The iteration time is
+// All times are per step: a trace's totals are divided by its number of
+// steps (ProfilerStep markers; 1 when it has none), so traces that
+// profiled different numbers of steps compare fairly. The step time is
 // the step time of depgraph/step_time.h (the profiler overview's step, mean
 // over counted steps), measured on the trace (or the one pid of a timeline),
 // or the span of all events when no graph can be built from it.
@@ -58,22 +58,22 @@ KernelClass ClassifyKernel(std::string_view name,
 double StepTimeNs(const Trace& trace, int64_t pid);
 
 struct TimeCount {
-  double total_ns = 0;  // per iteration
-  double count = 0;     // per iteration
+  double total_ns = 0;  // per step
+  double count = 0;     // per step
 };
 
 // What compare needs from one trace.
 struct TraceProfile {
   std::string path;
-  int64_t iterations = 0;   // ProfilerStep markers (0: none)
-  double iteration_ns = 0;  // mean iteration time
-  double gpu_busy_ns = 0;   // per iteration, summed over activities
+  int64_t steps = 0;   // ProfilerStep markers (0: none)
+  double step_ns = 0;  // mean step time
+  double gpu_busy_ns = 0;   // per step, summed over activities
   TimeCount classes[kKernelClassCount];
   absl::flat_hash_map<std::string, TimeCount> kernels;  // by GPU activity name
   absl::flat_hash_map<std::string, TimeCount> layers;   // by module path (LAYER ranges)
 };
 
-// `pid` >= 0 keeps one process only: its API calls, ranges and iterations,
+// `pid` >= 0 keeps one process only: its API calls, ranges and steps,
 // and the GPU activities whose correlation id matches one of its calls. That
 // selects one run of a timeline written by report/timeline.h (pid 1 =
 // measured, 2 = simulated baseline, 3 = predicted), where every run shares
@@ -104,8 +104,8 @@ struct Diff {
 
 struct CompareResult {
   std::string a_path, b_path;
-  int64_t a_iterations = 0, b_iterations = 0;
-  double a_iteration_ns = 0, b_iteration_ns = 0;
+  int64_t a_steps = 0, b_steps = 0;
+  double a_step_ns = 0, b_step_ns = 0;
   double relative_error = 0;    // (A - B) / B; 0 when B is 0
   std::vector<Diff> classes;    // every class, fixed order
   std::vector<Diff> layers;     // sorted by |diff|, descending

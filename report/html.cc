@@ -70,7 +70,7 @@ std::string DeltaTable(const std::vector<Diff>& rows, int top_n, const char* wha
 std::string BreakdownChart(const std::vector<BreakdownRow>& rows, const std::string& title) {
   BarChart c;
   c.title = title;
-  c.x_label = "iteration";
+  c.x_label = "step";
   c.y_label = "time (ms)";
   c.stacked = true;
   c.series = {"CPU only", "GPU only", "CPU + GPU", "idle"};
@@ -101,16 +101,16 @@ std::string Noise(const depgraph::StepStats& n) {
 
 void Summary(const ReportData& d, std::string& h) {
   h += "<h2>Summary</h2><div class=\"cards\">\n";
-  if (d.measured_iteration_ns > 0) {
+  if (d.measured_step_ns > 0) {
     absl::StrAppend(&h, "<div class=\"card\"><div>measured step</div><div class=\"v\">",
-                    MsText(d.measured_iteration_ns), " ms</div></div>\n");
+                    MsText(d.measured_step_ns), " ms</div></div>\n");
   }
   absl::StrAppend(&h, "<div class=\"card\"><div>simulated baseline</div><div class=\"v\">",
                   MsText(d.baseline_ns), " ms</div>");
-  if (d.measured_iteration_ns > 0) {
+  if (d.measured_step_ns > 0) {
     char buf[64];
     std::snprintf(buf, sizeof(buf), "%+.1f%%",
-                  100.0 * (d.baseline_ns - d.measured_iteration_ns) / d.measured_iteration_ns);
+                  100.0 * (d.baseline_ns - d.measured_step_ns) / d.measured_step_ns);
     absl::StrAppend(&h, "<div class=\"muted\">simulation vs measured: ", buf, "</div>");
   }
   h += "</div>\n";
@@ -128,8 +128,8 @@ void Summary(const ReportData& d, std::string& h) {
   if (!d.warning.empty()) absl::StrAppend(&h, "<p class=\"slower\">", EscapeHtml(d.warning), "</p>\n");
   h += "<table><tr><th class=\"l\">run</th><th>step (ms)</th><th>step-to-step spread (ms)</th>"
        "<th>speedup vs baseline</th></tr>\n";
-  if (d.measured_iteration_ns > 0) {
-    absl::StrAppend(&h, "<tr>", Cell("measured", true), Cell(MsText(d.measured_iteration_ns)),
+  if (d.measured_step_ns > 0) {
+    absl::StrAppend(&h, "<tr>", Cell("measured", true), Cell(MsText(d.measured_step_ns)),
                     Cell("-"), Cell("-"), "</tr>\n");
   }
   absl::StrAppend(&h, "<tr>", Cell("baseline (simulated)", true), Cell(MsText(d.baseline_ns)),

@@ -8,7 +8,7 @@
 // candidates, the best combined, what does not apply); summary (measured, simulated baseline, each script's prediction
 // and speedup with the step-to-step spread), each script's parameters and
 // log, the interactive timeline of one step (report/timeline_view.h;
-// the page's only script, inline), charts (runtime breakdown per iteration,
+// the page's only script, inline), charts (runtime breakdown per step,
 // baseline vs predicted per script, per-layer deltas), top changed layers
 // and kernels, critical path summary, anomaly counters, and the settings
 // used. Without a timeline the page has no script at all.
@@ -60,7 +60,7 @@ struct AdviceSection {
 
 struct ReportData {
   std::string trace_path;
-  double measured_iteration_ns = 0;  // 0: unknown (no iteration markers)
+  double measured_step_ns = 0;  // 0: unknown (no step markers)
   double baseline_ns = 0;            // simulated, unmodified graph
   depgraph::StepStats baseline_noise;  // its step-to-step spread
   std::string warning;               // one line above the results, or empty

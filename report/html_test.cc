@@ -9,7 +9,7 @@ namespace {
 TEST(HtmlTest, SelfContainedAndWellFormed) {
   ReportData d;
   d.trace_path = "/traces/<odd>&name.json";
-  d.measured_iteration_ns = 105e6;
+  d.measured_step_ns = 105e6;
   d.baseline_ns = 100e6;
   d.baseline_breakdown = {{"ProfilerStep#1", 10e6, 60e6, 20e6, 10e6}};
   ScriptOutcome amp;

@@ -1,7 +1,7 @@
 // File: report/plots.h
 //
 // The report's charts, drawn with report/svg.h: vertical bar charts (stacked
-// runtime breakdown per iteration as in Daydream Fig. 6, grouped baseline vs
+// runtime breakdown per step as in Daydream Fig. 6, grouped baseline vs
 // predicted per script as in Fig. 5/7), horizontal signed bars (per-layer
 // deltas) and line charts (parameter sweeps, Fig. 8/10).
 //

@@ -15,10 +15,10 @@ using testing::CountTag;
 // Data bars and points carry a <title> tooltip; axes, grid and legends don't.
 int DataMarks(const std::string& s) { return Count(s, "</title>"); }
 
-TEST(PlotsTest, StackedBreakdownHasOneBarPerSeriesAndIteration) {
+TEST(PlotsTest, StackedBreakdownHasOneBarPerSeriesAndStep) {
   BarChart c;
   c.title = "Runtime breakdown";
-  c.x_label = "iteration";
+  c.x_label = "step";
   c.y_label = "time (ms)";
   c.stacked = true;
   c.categories = {"ProfilerStep#1", "ProfilerStep#2", "ProfilerStep#3"};
@@ -28,7 +28,7 @@ TEST(PlotsTest, StackedBreakdownHasOneBarPerSeriesAndIteration) {
   EXPECT_EQ(CheckWellFormed(s), "") << s;
   EXPECT_EQ(DataMarks(s), 12);
   for (const char* label :
-       {"Runtime breakdown", "time (ms)", "iteration", "CPU only", "idle", "ProfilerStep#2"}) {
+       {"Runtime breakdown", "time (ms)", "step", "CPU only", "idle", "ProfilerStep#2"}) {
     EXPECT_NE(s.find(label), std::string::npos) << label;
   }
   // Highest stack is 18.5 ms: the top tick (step 5) must reach it.
@@ -38,7 +38,7 @@ TEST(PlotsTest, StackedBreakdownHasOneBarPerSeriesAndIteration) {
 TEST(PlotsTest, GroupedBarsEscapeNames) {
   BarChart c;
   c.title = "baseline vs predicted";
-  c.y_label = "iteration time (ms)";
+  c.y_label = "step time (ms)";
   c.categories = {"amp.lua", "a<b>&c.lua"};
   c.series = {"baseline", "predicted"};
   c.values = {{10, 10}, {6, 12}};
@@ -68,7 +68,7 @@ TEST(PlotsTest, LineChartOneLinePerSeriesSkipsMissing) {
   LineChart c;
   c.title = "sweep";
   c.x_label = "workers";
-  c.y_label = "iteration time (ms)";
+  c.y_label = "step time (ms)";
   c.x = {1, 2, 4, 8};
   c.series = {{"bw=10", {10, 6, 4, 3}}, {"bw=25", {10, 5, NAN, 2}}};
   const std::string s = RenderLineChart(c).Str();

@@ -16,13 +16,13 @@ namespace {
 using depgraph::Graph;
 using depgraph::TaskId;
 
-double Iterations(const Graph& g) {
-  return static_cast<double>(std::max<size_t>(g.iteration_count(), 1));
+double Steps(const Graph& g) {
+  return static_cast<double>(std::max<size_t>(g.step_count(), 1));
 }
 
 absl::flat_hash_map<std::string, TimeCount> ByLayer(const Graph& g) {
   absl::flat_hash_map<std::string, TimeCount> m;
-  const double per = 1.0 / Iterations(g);
+  const double per = 1.0 / Steps(g);
   for (size_t i = 0; i < g.task_count(); ++i) {
     const TaskId t(static_cast<uint32_t>(i));
     if (g.removed(t)) continue;
@@ -37,7 +37,7 @@ absl::flat_hash_map<std::string, TimeCount> ByLayer(const Graph& g) {
 
 absl::flat_hash_map<std::string, TimeCount> ByKernel(const Graph& g) {
   absl::flat_hash_map<std::string, TimeCount> m;
-  const double per = 1.0 / Iterations(g);
+  const double per = 1.0 / Steps(g);
   for (size_t i = 0; i < g.task_count(); ++i) {
     const TaskId t(static_cast<uint32_t>(i));
     if (g.removed(t) || depgraph::IsCpuKind(g.kind(t))) continue;
@@ -73,9 +73,9 @@ std::vector<Diff> Deltas(const absl::flat_hash_map<std::string, TimeCount>& a,
 
 std::vector<BreakdownRow> SimulatedBreakdown(const Graph& g, const depgraph::SimResult& sim) {
   std::vector<BreakdownRow> rows;
-  for (const depgraph::IterationBreakdown& it : depgraph::ComputeBreakdown(g, sim).iterations) {
+  for (const depgraph::StepBreakdown& it : depgraph::ComputeBreakdown(g, sim).steps) {
     BreakdownRow r;
-    r.label = it.name.empty() ? absl::StrCat("iteration ", it.iteration) : it.name;
+    r.label = it.name.empty() ? absl::StrCat("step ", it.step) : it.name;
     r.cpu_only_ns = static_cast<double>(it.simulated.cpu_only_ns);
     r.gpu_only_ns = static_cast<double>(it.simulated.gpu_only_ns);
     r.both_ns = static_cast<double>(it.simulated.overlap_ns);
@@ -87,7 +87,7 @@ std::vector<BreakdownRow> SimulatedBreakdown(const Graph& g, const depgraph::Sim
 
 std::vector<std::pair<std::string, std::string>> CriticalPathSummary(const Graph& g,
                                                                      const depgraph::SimResult& sim,
-                                                                     int max_iterations) {
+                                                                     int max_steps) {
   std::vector<std::pair<std::string, std::string>> rows;
   const std::vector<depgraph::CriticalPath> paths = depgraph::CriticalPaths(g, sim);
   auto pct = [](int64_t part, int64_t whole) {
@@ -102,8 +102,8 @@ std::vector<std::pair<std::string, std::string>> CriticalPathSummary(const Graph
   };
   int shown = 0;
   for (const depgraph::CriticalPath& p : paths) {
-    if (shown++ >= max_iterations) break;
-    const std::string name = p.name.empty() ? absl::StrCat("iteration ", p.iteration) : p.name;
+    if (shown++ >= max_steps) break;
+    const std::string name = p.name.empty() ? absl::StrCat("step ", p.step) : p.name;
     rows.emplace_back(absl::StrCat(name, ": length"),
                       absl::StrFormat("%.3f ms, %d tasks, %s-bound", p.length_ns / 1e6,
                                       p.tasks.size(), std::string(depgraph::BoundName(p.verdict))));
@@ -114,8 +114,8 @@ std::vector<std::pair<std::string, std::string>> CriticalPathSummary(const Graph
     rows.emplace_back(absl::StrCat(name, ": top kernel classes"), top(p.by_kernel_class, 4));
     rows.emplace_back(absl::StrCat(name, ": top layers"), top(p.by_layer, 4));
   }
-  if (paths.size() > static_cast<size_t>(max_iterations)) {
-    rows.emplace_back("more iterations", absl::StrCat(paths.size() - max_iterations, " not shown"));
+  if (paths.size() > static_cast<size_t>(max_steps)) {
+    rows.emplace_back("more steps", absl::StrCat(paths.size() - max_steps, " not shown"));
   }
   return rows;
 }

@@ -148,7 +148,7 @@ std::string SweepJson(const SweepResult& r) {
 
 Svg SweepChart(const SweepResult& r) {
   LineChart chart;
-  chart.title = "Predicted iteration time";
+  chart.title = "Predicted step time";
   chart.y_label = "step time (ms)";
   if (r.params.empty()) {
     chart.x_label = "(no parameter)";

@@ -2,7 +2,7 @@
 //
 // Parameter sweeps for `reverie sweep`: the grid is the cartesian product of
 // every `--set key=v1,v2,...`, in the order given (the last key varies
-// fastest). Each point's predicted iteration time comes from the caller
+// fastest). Each point's predicted step time comes from the caller
 // (which runs the scripts); this file only builds the grid and renders the
 // table, JSON and line chart (x = first parameter, one line per combination
 // of the others).
@@ -50,7 +50,7 @@ struct SweepResult {
 
 std::string SweepTable(const SweepResult& r);
 std::string SweepJson(const SweepResult& r);
-// Line chart of predicted iteration time (ms). Values of the first parameter
+// Line chart of predicted step time (ms). Values of the first parameter
 // are the x axis when all numeric, else their index.
 Svg SweepChart(const SweepResult& r);
 

@@ -76,7 +76,7 @@ class RunWriter {
     WriteTasks();
     WriteFlows();
     WriteLayerRanges();
-    WriteIterations();
+    WriteSteps();
   }
 
  private:
@@ -206,7 +206,7 @@ class RunWriter {
         out_ += ",";
       }
       absl::StrAppend(&out_, "\"phase\":\"", Sv(depgraph::PhaseName(g_.phase(t))),
-                      "\",\"iteration\":", g_.iteration_of(t), ",\"task\":", i, "}}");
+                      "\",\"step\":", g_.step_of(t), ",\"task\":", i, "}}");
     }
   }
 
@@ -229,7 +229,7 @@ class RunWriter {
   }
 
   // A layer's range is the span of the CPU tasks attributed to it or to its
-  // descendants, per (iteration, phase), on the thread of its first task.
+  // descendants, per (step, phase), on the thread of its first task.
   void WriteLayerRanges() {
     struct Span {
       int64_t start = std::numeric_limits<int64_t>::max();
@@ -238,13 +238,13 @@ class RunWriter {
     };
     struct Key {
       uint32_t layer;
-      int32_t iteration;
+      int32_t step;
       uint8_t phase;
     };
-    // (layer, iteration, phase) packed in one key.
+    // (layer, step, phase) packed in one key.
     auto pack = [](const Key& k) {
       return (static_cast<uint64_t>(k.layer) << 40) ^
-             (static_cast<uint64_t>(static_cast<uint32_t>(k.iteration) & 0xffffffffu) << 8) ^
+             (static_cast<uint64_t>(static_cast<uint32_t>(k.step) & 0xffffffffu) << 8) ^
              k.phase;
     };
     absl::flat_hash_map<uint64_t, Span> spans;
@@ -253,7 +253,7 @@ class RunWriter {
       const TaskId t(static_cast<uint32_t>(i));
       if (g_.removed(t) || !Timed(t) || !depgraph::IsCpuKind(g_.kind(t))) continue;
       for (depgraph::LayerId l = g_.layer_of(t); l.valid(); l = g_.layer(l).parent) {
-        const Key key{l.value(), g_.iteration_of(t), static_cast<uint8_t>(g_.phase(t))};
+        const Key key{l.value(), g_.step_of(t), static_cast<uint8_t>(g_.phase(t))};
         auto [it, inserted] = spans.try_emplace(pack(key));
         if (inserted) {
           it->second.tid = tid_[g_.resource_of(t).value()];
@@ -292,11 +292,11 @@ class RunWriter {
       AppendTs(out_, s.end - s.start);
       out_ += ",\"args\":{\"Module Hierarchy\":";
       AppendJsonString(out_, path);
-      absl::StrAppend(&out_, ",\"iteration\":", key.iteration, "}}");
+      absl::StrAppend(&out_, ",\"step\":", key.step, "}}");
     }
   }
 
-  void WriteIterations() {
+  void WriteSteps() {
     // The thread with the most CPU tasks carries the ProfilerStep ranges.
     absl::flat_hash_map<uint32_t, int64_t> cpu_tasks;
     uint32_t main = 0;
@@ -308,21 +308,21 @@ class RunWriter {
       if (c > best) best = c, main = g_.resource_of(t).value();
     }
     if (best < 0) return;
-    for (size_t it = 0; it < g_.iteration_count(); ++it) {
+    for (size_t it = 0; it < g_.step_count(); ++it) {
       int64_t s, e;
       if (run_.sim != nullptr) {
-        if (it >= run_.sim->iterations.size()) continue;
-        s = run_.sim->iterations[it].start_ns;
-        e = run_.sim->iterations[it].end_ns;
+        if (it >= run_.sim->steps.size()) continue;
+        s = run_.sim->steps[it].start_ns;
+        e = run_.sim->steps[it].end_ns;
       } else {
-        s = g_.iteration_info(static_cast<int32_t>(it)).measured_start_ns;
-        e = g_.iteration_info(static_cast<int32_t>(it)).measured_end_ns;
+        s = g_.step_info(static_cast<int32_t>(it)).measured_start_ns;
+        e = g_.step_info(static_cast<int32_t>(it)).measured_end_ns;
       }
       if (e <= s || s < origin_) continue;
-      std::string name = g_.iteration_info(static_cast<int32_t>(it)).name;
+      std::string name = g_.step_info(static_cast<int32_t>(it)).name;
       if (name.empty()) name = absl::StrCat("ProfilerStep#", it);
       BeginEvent();
-      ++stats_.iteration_ranges;
+      ++stats_.step_ranges;
       out_ += "{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":";
       AppendJsonString(out_, name);
       absl::StrAppend(&out_, ",\"pid\":", pid_, ",\"tid\":", tid_[main], ",\"ts\":");
@@ -379,8 +379,8 @@ void AppendRecordedSteps(const std::vector<TimelineRun>& runs, std::string& out)
   bool first = true;
   for (size_t i = 0; i < runs.size(); ++i) {
     if (runs[i].graph == nullptr) continue;
-    const std::vector<depgraph::IterationTime> steps =
-        runs[i].sim != nullptr ? runs[i].sim->iterations : depgraph::MeasuredIterations(*runs[i].graph);
+    const std::vector<depgraph::StepTime> steps =
+        runs[i].sim != nullptr ? runs[i].sim->steps : depgraph::MeasuredSteps(*runs[i].graph);
     std::string value = runs[i].label + "|";
     for (size_t k = 0; k < steps.size(); ++k) {
       absl::StrAppend(&value, k > 0 ? ";" : "", absl::StrFormat("%.3f", steps[k].duration_ns() / 1e3),

@@ -15,7 +15,7 @@
 //   (forward; nested like the layers, which is how the Kineto importer
 //   rebuilds dotted paths) or `user_annotation` "<path> [backward]" etc., on
 //   the thread that ran them, with args "Module Hierarchy" = the full path,
-//   and iterations `user_annotation` "ProfilerStep#N".
+//   and steps `user_annotation` "ProfilerStep#N".
 // Each run's times are shifted so that it starts at 0 us: runs line up for
 // visual comparison.
 //
@@ -46,7 +46,7 @@ struct TimelineStats {
   int64_t tasks = 0;   // task slices written
   int64_t flows = 0;   // launch arrows (pairs)
   int64_t layer_ranges = 0;
-  int64_t iteration_ranges = 0;
+  int64_t step_ranges = 0;
   int64_t skipped_untimed = 0;  // live tasks with no time in their run
 };
 

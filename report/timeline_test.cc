@@ -28,7 +28,7 @@ Graph SmallGraph() {
   const auto cpu = g.AddResource({ResourceKind::kCpuThread, 100, 7, -1, "thread 7", true});
   const auto gpu = g.AddResource({ResourceKind::kGpuStream, 100, 7, 0, "stream 7", true});
   const auto fc = g.AddLayer("fc", depgraph::LayerId());
-  g.AddIteration({"ProfilerStep#3", 1'000'000, 1'100'000});
+  g.AddStep({"ProfilerStep#3", 1'000'000, 1'100'000});
   auto add = [&](TaskKind k, const char* name, depgraph::ResourceId r, int64_t start, int64_t dur,
                  depgraph::LayerId layer) {
     TaskSpec s;
@@ -38,7 +38,7 @@ Graph SmallGraph() {
     s.duration_ns = dur;
     s.layer = layer;
     s.phase = Phase::kForward;
-    s.iteration = 0;
+    s.step = 0;
     s.measured_start_ns = start;
     return g.AppendTask(s);
   };
@@ -101,7 +101,7 @@ TEST(TimelineTest, MeasuredAndSimulatedRuns) {
     sim.start_ns[i] = static_cast<int64_t>(i) * 1000;
     sim.end_ns[i] = sim.start_ns[i] + g.duration_ns(TaskId(static_cast<uint32_t>(i)));
   }
-  sim.iterations = {{0, 0, 90'000}};
+  sim.steps = {{0, 0, 90'000}};
   TimelineStats st;
   const std::string json = RenderTimeline({{"measured", &g, nullptr}, {"baseline", &g, &sim}}, &st);
   const Parsed p = Parse(json);

@@ -93,8 +93,8 @@ TimelineLevel Decimate(const TimelineLevel& finer, std::span<const int64_t> dura
 }
 
 int32_t DefaultTimelineStep(const depgraph::SimResult& sim) {
-  for (const depgraph::IterationTime& it : sim.iterations) {
-    if (it.counted && it.duration_ns() > 0) return it.iteration;
+  for (const depgraph::StepTime& it : sim.steps) {
+    if (it.counted && it.duration_ns() > 0) return it.step;
   }
   return 0;
 }
@@ -124,7 +124,7 @@ TimelineIndex::TimelineIndex(const Graph& graph, const depgraph::SimResult& sim)
 StepView TimelineIndex::View(int32_t step) const {
   StepView v;
   v.step = step;
-  const depgraph::IterationTime& span = sim_.iterations[step];
+  const depgraph::StepTime& span = sim_.steps[step];
   v.window_start_ns = span.start_ns;
   v.window_ns = span.duration_ns();
   const int64_t lo = span.start_ns, hi = span.end_ns;
@@ -161,7 +161,7 @@ StepView TimelineIndex::View(int32_t step) const {
 void TimelineIndex::AddCriticalPath(int32_t step, StepView* v) const {
   const depgraph::CriticalPath* path = nullptr;
   for (const depgraph::CriticalPath& p : paths_) {
-    if (p.iteration == step) path = &p;
+    if (p.step == step) path = &p;
   }
   if (path == nullptr || path->tasks.empty()) return;
   absl::flat_hash_map<uint32_t, LaneTask> where;

@@ -6,11 +6,11 @@
 // arrows, in a compact JSON document the page embeds.
 //
 // A view is one run (baseline or a prediction) in one step. Its window is
-// the step's span under that run's simulated times (SimResult::iterations,
+// the step's span under that run's simulated times (SimResult::steps,
 // the one step-time definition of depgraph/step_time.h); it holds every live
 // task that overlaps the window, except the zero-length step markers, with
 // times relative to the window's start. Steps are numbered as the graph's
-// iterations (0-based, trace order).
+// steps (0-based, trace order).
 //
 // Decimation: a canvas cannot draw 100k rectangles a frame smoothly, and
 // most of them would be narrower than a pixel anyway. Each lane carries
@@ -96,9 +96,9 @@ TimelineLevel Decimate(const TimelineLevel& finer, std::span<const int64_t> dura
 class TimelineIndex {
  public:
   TimelineIndex(const depgraph::Graph& graph, const depgraph::SimResult& sim);
-  // The view of `step` (an index of sim.iterations, which must exist).
+  // The view of `step` (an index of sim.steps, which must exist).
   StepView View(int32_t step) const;
-  size_t step_count() const { return sim_.iterations.size(); }
+  size_t step_count() const { return sim_.steps.size(); }
 
  private:
   struct Lane {

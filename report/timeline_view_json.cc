@@ -231,7 +231,7 @@ void AppendHead(const std::vector<TimelineViewRun>& runs, const Tables& tables, 
     out += r > 0 ? ",{\"label\":" : "{\"label\":";
     AppendSafeString(out, runs[r].label);
     std::vector<int64_t> spans;
-    for (const depgraph::IterationTime& it : runs[r].sim->iterations) {
+    for (const depgraph::StepTime& it : runs[r].sim->steps) {
       spans.push_back(it.duration_ns());
     }
     out += ',';
@@ -243,11 +243,11 @@ void AppendHead(const std::vector<TimelineViewRun>& runs, const Tables& tables, 
   const depgraph::SimResult& base = *runs[0].sim;
   for (size_t s = 0; s < views.of_step.size(); ++s) {
     const int32_t step = static_cast<int32_t>(s);
-    std::string label = s < g.iteration_count() ? g.iteration_info(step).name : "whole trace";
+    std::string label = s < g.step_count() ? g.step_info(step).name : "whole trace";
     if (label.empty()) label = absl::StrCat("step ", s);
     out += s > 0 ? ",{\"label\":" : "{\"label\":";
     AppendSafeString(out, label);
-    absl::StrAppend(&out, ",\"counted\":", base.iterations[s].counted ? "true" : "false", ",");
+    absl::StrAppend(&out, ",\"counted\":", base.steps[s].counted ? "true" : "false", ",");
     AppendArray(out, "views", views.of_step[s]);
     out += '}';
   }
@@ -265,7 +265,7 @@ absl::StatusOr<std::string> RenderTimelineViewJson(const std::vector<TimelineVie
           absl::StrCat("timeline: run '", r.label, "' has no simulation of its graph"));
     }
   }
-  const int32_t steps = static_cast<int32_t>(runs[0].sim->iterations.size());
+  const int32_t steps = static_cast<int32_t>(runs[0].sim->steps.size());
   const int32_t open = options.step >= 0 ? options.step : DefaultTimelineStep(*runs[0].sim);
   if (open >= steps) {
     return absl::InvalidArgumentError(

@@ -72,8 +72,8 @@ TEST(TimelineViewTest, StepViewHoldsTheStepsTasksPerLane) {
   ASSERT_EQ(index.step_count(), 3u);
   EXPECT_EQ(DefaultTimelineStep(sim), 0);
   const StepView v = index.View(1);
-  EXPECT_EQ(v.window_start_ns, sim.iterations[1].start_ns);
-  EXPECT_EQ(v.window_ns, sim.iterations[1].duration_ns());
+  EXPECT_EQ(v.window_start_ns, sim.steps[1].start_ns);
+  EXPECT_EQ(v.window_ns, sim.steps[1].duration_ns());
   ASSERT_EQ(v.lanes.size(), 3u);
   EXPECT_EQ(v.lanes[0].kind, depgraph::ResourceKind::kCpuThread);
   EXPECT_EQ(v.lanes[1].name, "stream 7 (gpu 0)");
@@ -100,7 +100,7 @@ TEST(TimelineViewTest, StepViewHoldsTheStepsTasksPerLane) {
   for (uint32_t i = 0; i < g.task_count(); ++i) {
     const TaskId t(i);
     if (g.is_step_mark(t)) continue;
-    EXPECT_EQ(in_view.contains(i), g.iteration_of(t) == 1) << g.name(t) << " #" << i;
+    EXPECT_EQ(in_view.contains(i), g.step_of(t) == 1) << g.name(t) << " #" << i;
   }
 }
 
@@ -121,7 +121,7 @@ TEST(TimelineViewTest, CriticalPathAndLaunchesPointAtTheRightTasks) {
   int launches = 0;
   for (uint32_t e = 0; e < g.edge_count(); ++e) {
     const depgraph::Edge& edge = g.edge(depgraph::EdgeId(e));
-    if (edge.kind == depgraph::EdgeKind::kLaunch && g.iteration_of(edge.src) == 1) ++launches;
+    if (edge.kind == depgraph::EdgeKind::kLaunch && g.step_of(edge.src) == 1) ++launches;
   }
   ASSERT_EQ(v.launches.size(), static_cast<size_t>(launches));
   for (const TimelineLaunch& a : v.launches) {
@@ -177,7 +177,7 @@ TEST(TimelineViewTest, JsonParsesAndMatchesTheViews) {
     EXPECT_EQ(view["run"].get_int64().value(), run);
     EXPECT_EQ(view["span"].get_int64().value(), expected.window_ns);
     EXPECT_EQ(root["runs"].at(run)["step_ns"].at(2).get_int64().value(),
-              rs.iterations[2].duration_ns());
+              rs.steps[2].duration_ns());
     simdjson::dom::array lanes = view["lanes"].get_array().value();
     ASSERT_EQ(lanes.size(), expected.lanes.size());
     for (size_t l = 0; l < expected.lanes.size(); ++l) {

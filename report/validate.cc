@@ -10,16 +10,16 @@
 namespace reverie::report {
 
 using depgraph::Graph;
-using depgraph::IterationTime;
+using depgraph::StepTime;
 using depgraph::TaskId;
 
 StepProfile ProfileSteps(const Graph& g, std::span<const int64_t> start,
-                         std::span<const int64_t> end, const std::vector<IterationTime>& steps) {
+                         std::span<const int64_t> end, const std::vector<StepTime>& steps) {
   StepProfile p;
   p.steps = steps;
   p.stats = depgraph::SummarizeSteps(steps);
   const double n = std::max(1, p.stats.counted);
-  std::vector<IterationTime> counted;
+  std::vector<StepTime> counted;
   std::vector<uint8_t> in_step(steps.size() + 1, 0);
   for (size_t i = 0; i < steps.size(); ++i) {
     if (!steps[i].counted) continue;
@@ -34,7 +34,7 @@ StepProfile ProfileSteps(const Graph& g, std::span<const int64_t> start,
   for (uint32_t i = 0; i < g.task_count(); ++i) {
     const TaskId t(i);
     if (g.removed(t) || end[i] == depgraph::kNotMeasured || !depgraph::IsGpuKind(g.kind(t))) continue;
-    const int32_t it = g.iteration_count() == 0 ? 0 : g.iteration_of(t);
+    const int32_t it = g.step_count() == 0 ? 0 : g.step_of(t);
     if (it < 0 || static_cast<size_t>(it) >= steps.size() || !in_step[it]) continue;
     const double d = static_cast<double>(std::max<int64_t>(0, g.duration_ns(t))) / n;
     if (g.kind(t) == depgraph::TaskKind::kKernel) p.kernels += 1 / n;

@@ -38,7 +38,7 @@ namespace reverie::report {
 
 // One side of the comparison, per counted step.
 struct StepProfile {
-  std::vector<depgraph::IterationTime> steps;
+  std::vector<depgraph::StepTime> steps;
   depgraph::StepStats stats;
   double gpu_busy_ns = 0;
   double cpu_busy_ns = 0;
@@ -50,7 +50,7 @@ struct StepProfile {
 // Times are per task (indexed by TaskId value; kNotMeasured = skip).
 StepProfile ProfileSteps(const depgraph::Graph& g, std::span<const int64_t> start,
                          std::span<const int64_t> end,
-                         const std::vector<depgraph::IterationTime>& steps);
+                         const std::vector<depgraph::StepTime>& steps);
 
 struct Metric {
   std::string name;

@@ -119,7 +119,7 @@ for _, step in ipairs(C.steps(graph)) do
 end
 reverie.log(string.format("%d forward kernels recomputed in the backward pass (%d segments per step)",
                           recomputed, P.segments))
-local steps = math.max(1, graph:iteration_count())
+local steps = math.max(1, graph:step_count())
 if saved then
   reverie.log(string.format("memory: per step %.0f of %.0f saved tensors (%.2f MiB) released after " ..
                             "their segment's forward and allocated again in its recomputation",

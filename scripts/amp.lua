@@ -335,7 +335,7 @@ end
 local halved, halved_from, halved_to = 0, 0, 0
 for _, a in ipairs(allocations) do
   local p = a.producer
-  local in_step = a.freed_at ~= nil and a.freed_at.iteration == a.step
+  local in_step = a.freed_at ~= nil and a.freed_at.step == a.step
   if has_memory and a.device >= 0 and p and half[p.id] and in_step and
      (a.phase == "forward" or (a.phase == "backward" and a.freed_in == "backward")) then
     local to = math.max(512, math.ceil(a.bytes / 2 / 512) * 512)

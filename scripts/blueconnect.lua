@@ -65,10 +65,10 @@ local edges, buckets = {}, 0
 for s, step in ipairs(steps) do
   local consumer = G.consumer(steps, s)
   for _, b in ipairs(G.step_buckets(graph, P, step, source, total) or {}) do
-    local it = b.ready.iteration
+    local it = b.ready.step
     local function task(name, ch, d)
       return graph:insert{kind = "comm", name = name, resource = ch, bytes = math.floor(b.bytes),
-                          duration_ns = d, iteration = it, phase = "backward"}
+                          duration_ns = d, step = it, phase = "backward"}
     end
     local rs = task("reduce-scatter (intra)", rs_ch, rs_ag(b.bytes))
     local ag = task("all-gather (intra)", ag_ch, rs_ag(b.bytes))

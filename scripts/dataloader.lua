@@ -61,17 +61,17 @@ end
 -- Per step: loading time L and the baseline step time.
 local tl = graph:simulate()
 local load = {}
-for t in loader:tasks() do load[t.iteration] = (load[t.iteration] or 0) + t.duration_ns end
+for t in loader:tasks() do load[t.step] = (load[t.step] or 0) + t.duration_ns end
 
 local before, after = 0, 0
 for t in loader:tasks() do
   local d = t.duration_ns / P.speedup
   if P.num_workers > 0 then
-    local it = tl.iterations[t.iteration + 1]
-    local L = (load[t.iteration] or 0) / P.speedup
-    local rest = it and (it.duration_ns - (load[t.iteration] or 0)) or 0
+    local it = tl.steps[t.step + 1]
+    local L = (load[t.step] or 0) / P.speedup
+    local rest = it and (it.duration_ns - (load[t.step] or 0)) or 0
     -- This task's share of the step's wait (a step usually has one).
-    local share = t.duration_ns / math.max(1, load[t.iteration] or 1)
+    local share = t.duration_ns / math.max(1, load[t.step] or 1)
     local wait = math.max(P.fetch_us * 1e3, L / P.num_workers - rest)
     d = wait * share
   end
@@ -79,7 +79,7 @@ for t in loader:tasks() do
   t.duration_ns = math.floor(d + 0.5)
   after = after + t.duration_ns
 end
-local steps = math.max(1, graph:iteration_count())
+local steps = math.max(1, graph:step_count())
 reverie.log(string.format("main-thread loading per step %.1f -> %.1f us (%d DataLoader tasks; " ..
                           "num_workers=%d, speedup=%g)", before / steps / 1e3, after / steps / 1e3,
                           #loader, P.num_workers, P.speedup))

@@ -164,7 +164,7 @@ for s, step in ipairs(steps) do
                               resource = channel, bytes = math.floor(b.bytes),
                               duration_ns = C.ring_allreduce_ns(b.bytes, P.workers,
                                                                 bandwidth_gbps, P.latency_us),
-                              phase = "backward", iteration = b.ready.iteration}
+                              phase = "backward", step = b.ready.step}
       graph:add_edge(b.ready, ar, {kind = "comm"})
       if consumer then graph:add_edge(ar, consumer, {kind = "comm"}) end
       inserted = inserted + 1

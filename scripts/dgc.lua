@@ -59,7 +59,7 @@ for s, step in ipairs(steps) do
     end
     local ag = graph:insert{kind = "comm", name = "sparse all-gather", resource = channel,
                             bytes = math.floor(sparse), duration_ns = comm_ns,
-                            iteration = b.ready.iteration, phase = "backward"}
+                            step = b.ready.step, phase = "backward"}
     edges[#edges + 1] = {comp, ag, kind = "comm"}
     if consumer then
       local dec = graph:insert{kind = "kernel", name = "dgc_decompress (scatter-add)", before = consumer,

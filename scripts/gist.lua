@@ -64,7 +64,7 @@ end
 if pairs_done == 0 then
   reverie.nothing_to_change("no forward activation kernel with a backward counterpart")
 end
-local n = math.max(1, graph:iteration_count())
+local n = math.max(1, graph:step_count())
 reverie.log(string.format("per step: %.0f activations encoded after the forward ReLU and decoded " ..
                           "before its backward", pairs_done / n))
 if saved then

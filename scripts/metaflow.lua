@@ -61,6 +61,6 @@ if fused == 0 then
 end
 local sel = graph:from_tasks(victims)
 local removed = graph:remove(sel | sel:launches())
-local n = math.max(1, graph:iteration_count())
+local n = math.max(1, graph:step_count())
 reverie.log(string.format("per step: %.0f compute kernels absorbed %.0f element-wise kernels (%.0f " ..
                           "tasks removed)", fused / n, #victims / n, removed / n))

@@ -65,11 +65,11 @@ for s, step in ipairs(steps) do
   for _, b in ipairs(parts or {}) do
     -- Needed first = smallest key: parameters used early in the forward.
     local key = math.floor((1 - b.fraction_end) * 1e6)
-    local it = b.ready.iteration
+    local it = b.ready.step
     local ps = graph:insert{kind = "comm", name = "push slice", resource = push, bytes = math.floor(b.bytes),
-                            duration_ns = cost(b.bytes), priority = key, iteration = it, phase = "backward"}
+                            duration_ns = cost(b.bytes), priority = key, step = it, phase = "backward"}
     local pl = graph:insert{kind = "comm", name = "pull slice", resource = pull, bytes = math.floor(b.bytes),
-                            duration_ns = cost(b.bytes), priority = key, iteration = it, phase = "backward"}
+                            duration_ns = cost(b.bytes), priority = key, step = it, phase = "backward"}
     edges[#edges + 1] = {b.ready, ps, kind = "comm"}
     edges[#edges + 1] = {ps, pl, kind = "comm"}
     local consumer = nxt and G.forward_at(nxt, 1 - b.fraction_end)

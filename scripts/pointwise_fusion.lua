@@ -99,7 +99,7 @@ if runs == 0 then
                                           "stream%s", P.min_run,
                                           compiled.used and " (the trace is already compiled)" or ""))
 end
-local n = math.max(1, graph:iteration_count())
+local n = math.max(1, graph:step_count())
 reverie.log(string.format("per step: %.1f runs of pointwise kernels (%.1f kernels) fused; GPU time " ..
                           "%.1f us less%s%s", runs / n, fused_kernels / n, saved_ns / n / 1e3,
                           P.remove_framework and string.format("; %.1f us of framework time removed",

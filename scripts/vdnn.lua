@@ -62,7 +62,7 @@ for _, step in ipairs(C.steps(graph)) do
   local bwd = C.runs(step.backward, C.is_compute)
   for j, conv in ipairs(fwd) do
     local k = C.mirror(j, #fwd, #bwd)
-    local it = conv[1].iteration
+    local it = conv[1].step
     -- The convolution's input: the tensor the GPU work before it wrote and
     -- the forward saved, when the trace records it; else activation_mb.
     local input = saved and C.take_saved(saved, conv[1]:prev(), 3) or nil
@@ -71,7 +71,7 @@ for _, step in ipairs(C.steps(graph)) do
     local offload_ns, prefetch_ns = transfer_ns("dtoh_pinned", bytes), transfer_ns("htod_pinned", bytes)
     out_ns, back_ns = out_ns + offload_ns, back_ns + prefetch_ns
     local off = graph:insert{kind = "comm", name = "vdnn offload (DtoH)", resource = d2h,
-                             bytes = bytes, duration_ns = offload_ns, iteration = it,
+                             bytes = bytes, duration_ns = offload_ns, step = it,
                              phase = "forward"}
     edges[#edges + 1] = {conv[1], off}
     -- vDNN synchronizes the host at the end of each layer: the next
@@ -80,7 +80,7 @@ for _, step in ipairs(C.steps(graph)) do
     if k then
       -- Consumer position in the backward pass: the prefetch order key.
       local pre = graph:insert{kind = "comm", name = "vdnn prefetch (HtoD)", resource = h2d,
-                               bytes = bytes, duration_ns = prefetch_ns, iteration = it,
+                               bytes = bytes, duration_ns = prefetch_ns, step = it,
                                phase = "backward", priority = k}
       edges[#edges + 1] = {off, pre}
       if k > 1 then edges[#edges + 1] = {bwd[k - 1][1], pre} end
@@ -102,7 +102,7 @@ graph:set_policy(function(task, ready_ns)
   if task.priority > 0 then return task.priority end
   return ready_ns
 end)
-local n = math.max(1, graph:iteration_count())
+local n = math.max(1, graph:step_count())
 reverie.log(string.format("per step: %.0f feature maps offloaded and prefetched (%.1f us out, %.1f us back); " ..
                           "%.0f sized from the trace's saved tensors (%.2f MiB, freed while offloaded), " ..
                           "the rest %g MiB (activation_mb)",

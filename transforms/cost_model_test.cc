@@ -47,14 +47,14 @@ Built Make() {
       g.AddResource({depgraph::ResourceKind::kCpuThread, 1, 100, -1, "thread 100", true});
   const depgraph::ResourceId gpu =
       g.AddResource({depgraph::ResourceKind::kGpuStream, 1, 7, 0, "stream 7 (gpu 0)", true});
-  g.AddIteration({"ProfilerStep#0", 0, 0});
+  g.AddStep({"ProfilerStep#0", 0, 0});
   auto launch = [&](const char* name, TaskKind kind, double ns, OpId op, int64_t bytes) {
     TaskSpec l;
     l.kind = TaskKind::kCpuApi;
     l.name = kind == TaskKind::kKernel ? "cudaLaunchKernel" : "cudaMemcpyAsync";
     l.resource = cpu;
     l.duration_ns = 4000;
-    l.iteration = 0;
+    l.step = 0;
     l.phase = depgraph::Phase::kForward;
     const TaskId lt = g.AppendTask(l);
     if (op.valid()) g.set_op(lt, op);
@@ -64,7 +64,7 @@ Built Make() {
     k.resource = gpu;
     k.duration_ns = static_cast<int64_t>(std::nearbyint(ns));
     k.bytes = bytes;
-    k.iteration = 0;
+    k.step = 0;
     k.phase = depgraph::Phase::kForward;
     const TaskId kt = g.AppendTask(k);
     g.AddEdge(lt, kt, EdgeKind::kLaunch);

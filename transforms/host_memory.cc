@@ -25,7 +25,7 @@ std::vector<BatchFree> BatchFrees(const Graph& g) {
     const TaskId t(i);
     if (g.removed(t) || g.kind(t) != TaskKind::kMemcpy || g.bytes(t) <= 0) continue;
     const std::optional<CopyKind> k = CopyKindOf(g.name(t));
-    if (k == CopyKind::kHtoDPageable || k == CopyKind::kHtoDPinned) copied.insert({g.iteration_of(t), g.bytes(t)});
+    if (k == CopyKind::kHtoDPageable || k == CopyKind::kHtoDPinned) copied.insert({g.step_of(t), g.bytes(t)});
   }
   std::vector<BatchFree> out;
   if (copied.empty()) return out;
@@ -35,7 +35,7 @@ std::vector<BatchFree> BatchFrees(const Graph& g) {
     if (m.device != -1 || m.bytes >= 0 || !m.anchor.valid() || g.removed(m.anchor)) continue;
     // In a stretch of framework or op time, not in or after an API call.
     if (g.kind(m.anchor) != TaskKind::kCpuWork || m.anchor_offset_ns > g.duration_ns(m.anchor)) continue;
-    const int32_t step = g.iteration_of(m.anchor);
+    const int32_t step = g.step_of(m.anchor);
     if (!copied.contains({step, -m.bytes})) continue;
     out.push_back({e, m.anchor, -m.bytes, m.anchor_offset_ns, step});
   }

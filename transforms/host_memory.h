@@ -38,7 +38,7 @@ struct BatchFree {
   depgraph::TaskId task;    // the CPU stretch it fell in
   int64_t bytes = 0;        // freed (positive)
   int64_t stretch_ns = 0;   // from the stretch's start to the free, as measured
-  int32_t iteration = -1;   // the step of the stretch
+  int32_t step = -1;   // the step of the stretch
 };
 
 struct HostFreeRate {

@@ -35,7 +35,7 @@ Built Build() {
   const auto gpu = g.AddResource({depgraph::ResourceKind::kGpuStream, 1, 7, 0, "stream 7 (gpu 0)", true});
   int64_t now = 0;
   for (int32_t step = 0; step < 2; ++step) {
-    g.AddIteration({"ProfilerStep#0", 0, 0});
+    g.AddStep({"ProfilerStep#0", 0, 0});
     for (int64_t bytes : {131584, 64}) {
       TaskSpec copy;
       copy.kind = TaskKind::kMemcpy;
@@ -43,7 +43,7 @@ Built Build() {
       copy.resource = gpu;
       copy.duration_ns = 1000;
       copy.bytes = bytes;
-      copy.iteration = step;
+      copy.step = step;
       g.AppendTask(copy);
       TaskSpec fw;
       fw.kind = TaskKind::kCpuWork;
@@ -51,7 +51,7 @@ Built Build() {
       fw.resource = cpu;
       const int64_t stretch = static_cast<int64_t>(kFixedNs + kNsPerByte * static_cast<double>(bytes));
       fw.duration_ns = stretch + 500;
-      fw.iteration = step;
+      fw.step = step;
       fw.measured_start_ns = now;
       const TaskId t = g.AppendTask(fw);
       b.stretches.push_back(t);
@@ -77,7 +77,7 @@ TEST(HostMemoryTest, FreesOfCopiedBytesAreBatchFrees) {
   EXPECT_EQ(frees[0].bytes, 131584);
   EXPECT_EQ(frees[0].task, b.stretches[0]);
   EXPECT_EQ(frees[1].bytes, 64);
-  EXPECT_EQ(frees[3].iteration, 1);
+  EXPECT_EQ(frees[3].step, 1);
 }
 
 TEST(HostMemoryTest, TheFitRecoversTheLine) {

@@ -117,7 +117,7 @@ std::vector<Allocation> Allocations(const Graph& g) {
     a.phase = m.phase;
     a.layer = m.layer;
     if (m.anchor.valid()) {
-      a.step = g.iteration_of(m.anchor);
+      a.step = g.step_of(m.anchor);
       a.producer = ProducerOf(g, adj, m.anchor);
     }
     a.free = free_of[i];

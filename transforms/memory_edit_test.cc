@@ -46,7 +46,7 @@ Built Build() {
     s.duration_ns = ns;
     s.phase = p;
     s.op = op;
-    s.iteration = 0;
+    s.step = 0;
     return g.AppendTask(s);
   };
   x.fwd_op = task(TaskKind::kCpuWork, "aten::conv2d", cpu, 100, Phase::kForward, conv);

@@ -76,7 +76,7 @@ absl::StatusOr<TaskId> AddOpTime(Graph& g, TaskId call, std::string_view op_name
   s.duration_ns = cost_ns;
   s.phase = g.phase(call);
   s.layer = g.layer_of(call);
-  s.iteration = g.iteration_of(call);
+  s.step = g.step_of(call);
   s.op = op;
   const TaskId t = g.InsertTaskBefore(call, s);
   g.set_op(call, op);

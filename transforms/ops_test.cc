@@ -37,7 +37,7 @@ T Trace() {
   return t;
 }
 
-int64_t StepNs(const Graph& g) { return depgraph::Simulate(g)->iterations[0].duration_ns(); }
+int64_t StepNs(const Graph& g) { return depgraph::Simulate(g)->steps[0].duration_ns(); }
 
 TEST(OpsTest, RemovingAKernelAndItsLaunchRemovesItsOpsOwnTimeAndNothingElse) {
   T t = Trace();

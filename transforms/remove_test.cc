@@ -18,11 +18,11 @@ class RemoveTest : public ::testing::Test {
   depgraph::Graph g_ = testing::MakeTrainingGraph(2);
   const depgraph::ResourceId cpu_{0}, gpu_{1};
 
-  Selection Query(uint32_t kinds, Phase phase, int32_t iteration = -2) {
+  Selection Query(uint32_t kinds, Phase phase, int32_t step = -2) {
     TaskQuery q;
     q.kinds = kinds;
     q.phases = PhaseBit(phase);
-    if (iteration >= -1) q.iterations = {iteration};
+    if (step >= -1) q.steps = {step};
     return *Select(g_, q);
   }
   bool HasEdge(TaskId s, TaskId d, EdgeKind* kind = nullptr) {
@@ -86,7 +86,7 @@ TEST_F(RemoveTest, RemovingTheUpdatePhaseKeepsTheSyncWaitingForTheGpu) {
 }
 
 TEST_F(RemoveTest, RemovingABlockInTheMiddleKeepsCrossResourceOrder) {
-  // Remove the whole backward of iteration 0 (launches and kernels): the
+  // Remove the whole backward of step 0 (launches and kernels): the
   // first update kernel must still wait for the forward's last kernel (by the
   // stream) and for the launch call before the block (by a new edge).
   const Selection bwd = Query(0, Phase::kBackward, 0);

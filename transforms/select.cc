@@ -39,9 +39,9 @@ absl::StatusOr<Selection> Select(const Graph& g, const TaskQuery& q) {
       }
     }
   }
-  // The iterations asked for, sorted: a script may set and ask for any
+  // The steps asked for, sorted: a script may set and ask for any
   // int32, so no table sized by the largest one (2^31 + 1 overflowed).
-  std::vector<int32_t> iters(q.iterations);
+  std::vector<int32_t> iters(q.steps);
   std::sort(iters.begin(), iters.end());
   // An op matches when its name or an enclosing op's does (parents first).
   std::vector<bool> op_ok;
@@ -80,7 +80,7 @@ absl::StatusOr<Selection> Select(const Graph& g, const TaskQuery& q) {
       if (!l.valid() || l.value() >= layer_ok.size() || !layer_ok[l.value()]) continue;
     }
     if (!resource_ok.empty() && !resource_ok[g.resource_of(t).value()]) continue;
-    if (!iters.empty() && !std::binary_search(iters.begin(), iters.end(), g.iteration_of(t))) {
+    if (!iters.empty() && !std::binary_search(iters.begin(), iters.end(), g.step_of(t))) {
       continue;
     }
     out.push_back(t);

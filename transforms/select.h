@@ -1,7 +1,7 @@
 // File: transforms/select.h
 //
 // Select(): Daydream's selection primitive. A TaskQuery is a conjunction of
-// optional filters (kind, name, layer, phase, resource, iteration); each
+// optional filters (kind, name, layer, phase, resource, step); each
 // filter is a disjunction of its values. Name and layer filters are resolved
 // against the name / layer tables first (transforms/pattern.h), so a query is
 // one forward pass over the task arrays: O(V) with a few byte compares per
@@ -35,7 +35,7 @@ struct TaskQuery {
   uint32_t phases = 0;
   std::vector<depgraph::ResourceId> resources;  // any of
   uint32_t resource_kinds = 0;
-  std::vector<int32_t> iterations;  // any of
+  std::vector<int32_t> steps;  // any of
   // Op name patterns (transforms/pattern.h): a task matches when its op or
   // an enclosing op matches (kernels carry their launch's op).
   std::vector<std::string> ops;

@@ -12,7 +12,7 @@ using depgraph::TaskKind;
 class SelectTest : public ::testing::Test {
  protected:
   depgraph::Graph g_ = testing::MakeTrainingGraph(2);
-  // Per iteration: 9 launches + 9 kernels + 1 sync = 19 tasks.
+  // Per step: 9 launches + 9 kernels + 1 sync = 19 tasks.
   size_t Count(const TaskQuery& q) {
     absl::StatusOr<Selection> s = Select(g_, q);
     EXPECT_TRUE(s.ok()) << s.status();
@@ -49,7 +49,7 @@ TEST_F(SelectTest, ByLayerIncludesSubLayers) {
   TaskQuery q;
   q.kinds = KindBit(TaskKind::kKernel);
   q.layers = {"layer1"};
-  EXPECT_EQ(Count(q), 8u);  // conv, relu, bn, wgrad x 2 iterations
+  EXPECT_EQ(Count(q), 8u);  // conv, relu, bn, wgrad x 2 steps
   q.layers = {"layer1.*.conv*"};
   EXPECT_EQ(Count(q), 4u);
   q.layers.clear();
@@ -57,15 +57,15 @@ TEST_F(SelectTest, ByLayerIncludesSubLayers) {
   EXPECT_EQ(Count(q), 6u);  // the update kernels
 }
 
-TEST_F(SelectTest, ByPhaseResourceIterationCombined) {
+TEST_F(SelectTest, ByPhaseResourceStepCombined) {
   TaskQuery q;
   q.phases = PhaseBit(Phase::kBackward);
   EXPECT_EQ(Count(q), 12u);
   q.resources = {depgraph::ResourceId(1)};
   EXPECT_EQ(Count(q), 6u);
-  q.iterations = {1};
+  q.steps = {1};
   EXPECT_EQ(Count(q), 3u);
-  q.iterations = {5};
+  q.steps = {5};
   EXPECT_EQ(Count(q), 0u);
   q.resources = {depgraph::ResourceId(9)};
   EXPECT_EQ(Select(g_, q).status().code(), absl::StatusCode::kInvalidArgument);

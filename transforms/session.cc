@@ -34,7 +34,7 @@ ChangeSummary Diff(const Graph& before, const Graph& after) {
     if (before.duration_ns(t) != after.duration_ns(t) || before.gap_ns(t) != after.gap_ns(t) ||
         before.priority(t) != after.priority(t) || before.name_id(t) != after.name_id(t) ||
         before.resource_of(t) != after.resource_of(t) || before.layer_of(t) != after.layer_of(t) ||
-        before.phase(t) != after.phase(t) || before.iteration_of(t) != after.iteration_of(t) ||
+        before.phase(t) != after.phase(t) || before.step_of(t) != after.step_of(t) ||
         before.bytes(t) != after.bytes(t) || before.kind(t) != after.kind(t)) {
       ++c.modified;
     }

@@ -213,7 +213,7 @@ absl::StatusOr<InsertedGpuTask> InsertGpuTask(Graph& g, const Where& w, const Ta
   launch.gap_ns = o.launch_gap_ns;
   launch.layer = spec.layer;
   launch.phase = spec.phase;
-  launch.iteration = spec.iteration;
+  launch.step = spec.step;
   out.launch = launch_before ? g.InsertTaskBefore(launch_anchor, launch)
                              : g.InsertTaskAfter(launch_anchor, launch);
   // E.g. a launch placed after a call that waits for work behind the new GPU

@@ -86,7 +86,7 @@ struct InsertedGpuTask {
 // Inserts a GPU task (spec.kind kernel / memcpy / memset) on a stream and,
 // unless told not to, the CPU launch call that triggers it, with a kLaunch
 // edge between them (Daydream Fig. 4b). The launch call takes the GPU task's
-// phase, layer and iteration.
+// phase, layer and step.
 absl::StatusOr<InsertedGpuTask> InsertGpuTask(Graph& g, const Where& where, const TaskSpec& spec,
                                               const LaunchOptions& options,
                                               const LaunchModel& model);

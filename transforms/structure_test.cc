@@ -89,7 +89,7 @@ TEST_F(StructureTest, InsertGpuTaskAddsItsLaunchCallAsInFig4) {
   enc.name = "gist_encode";
   enc.duration_ns = 40'000;
   enc.phase = Phase::kForward;
-  enc.iteration = 0;
+  enc.step = 0;
   const int64_t before = SimNs();
   absl::StatusOr<InsertedGpuTask> ins =
       InsertGpuTask(g_, Where::After(relu), enc, LaunchOptions{}, InferLaunchModel(g_));

@@ -30,7 +30,7 @@ void Launch(Ctx& c, const char* kernel, int64_t us, LayerId layer, Phase phase, 
   l.gap_ns = 2'000;
   l.layer = layer;
   l.phase = phase;
-  l.iteration = it;
+  l.step = it;
   const TaskId lt = c.g.AppendTask(l);
   TaskSpec k;
   k.kind = TaskKind::kKernel;
@@ -39,7 +39,7 @@ void Launch(Ctx& c, const char* kernel, int64_t us, LayerId layer, Phase phase, 
   k.duration_ns = us * 1'000;
   k.layer = layer;
   k.phase = phase;
-  k.iteration = it;
+  k.step = it;
   const TaskId kt = c.g.AppendTask(k);
   c.g.AddEdge(lt, kt, EdgeKind::kLaunch);
 }
@@ -62,14 +62,14 @@ void AppendSync(Ctx& c, int32_t it) {
   sync.duration_ns = 2'000;
   sync.gap_ns = 10'000;
   sync.phase = Phase::kUpdate;
-  sync.iteration = it;
+  sync.step = it;
   const TaskId s = c.g.AppendTask(sync);
   c.g.AddEdge(c.g.last_on_resource(c.gpu), s, EdgeKind::kSync);
 }
 
 }  // namespace
 
-Graph MakeTrainingGraph(int iterations) {
+Graph MakeTrainingGraph(int steps) {
   Ctx c = OneThreadOneStream();
   const LayerId l1 = c.g.AddLayer("layer1", LayerId());
   const LayerId l10 = c.g.AddLayer("layer1.0", l1);
@@ -77,8 +77,8 @@ Graph MakeTrainingGraph(int iterations) {
   const LayerId relu = c.g.AddLayer("layer1.0.relu", l10);
   const LayerId bn = c.g.AddLayer("layer1.0.bn1", l10);
   const LayerId fc = c.g.AddLayer("fc", LayerId());
-  for (int it = 0; it < iterations; ++it) {
-    c.g.AddIteration({"ProfilerStep#" + std::to_string(it), 0, 0});
+  for (int it = 0; it < steps; ++it) {
+    c.g.AddStep({"ProfilerStep#" + std::to_string(it), 0, 0});
     Launch(c, "volta_scudnn_128x64_relu_interior_nn_v1", 100, conv, Phase::kForward, it);
     Launch(c, "void at::native::vectorized_elementwise_kernel<4, relu>", 20, relu,
            Phase::kForward, it);
@@ -94,12 +94,12 @@ Graph MakeTrainingGraph(int iterations) {
   return std::move(c.g);
 }
 
-Graph MakeDeepTrainingGraph(int layers, int iterations) {
+Graph MakeDeepTrainingGraph(int layers, int steps) {
   Ctx c = OneThreadOneStream();
   std::vector<LayerId> fc;
   for (int i = 0; i < layers; ++i) fc.push_back(c.g.AddLayer("fc" + std::to_string(i), LayerId()));
-  for (int it = 0; it < iterations; ++it) {
-    c.g.AddIteration({"ProfilerStep#" + std::to_string(it), 0, 0});
+  for (int it = 0; it < steps; ++it) {
+    c.g.AddStep({"ProfilerStep#" + std::to_string(it), 0, 0});
     for (int i = 0; i < layers; ++i) {
       Launch(c, "volta_sgemm_128x64_nn", 50, fc[i], Phase::kForward, it);
       Launch(c, "void at::native::vectorized_elementwise_kernel<4, relu>", 20, fc[i], Phase::kForward, it);
@@ -156,12 +156,12 @@ Graph MakeLargeGraph(int64_t n) {
       "void at::native::reduce_kernel<512, 1>",
       "implicit_convolve_sgemm<float, float, 128, 5, 5, 3, 3, 3, 1, false, false, true>",
   };
-  const int32_t per_iteration = 10'000;
+  const int32_t per_step = 10'000;
   for (int64_t i = 0; i < n / 2; ++i) {
-    const int32_t it = static_cast<int32_t>(i / per_iteration);
-    if (i % per_iteration == 0) c.g.AddIteration({"step " + std::to_string(it), 0, 0});
-    const Phase phase = (i % per_iteration) < per_iteration / 3       ? Phase::kForward
-                        : (i % per_iteration) < per_iteration * 9 / 10 ? Phase::kBackward
+    const int32_t it = static_cast<int32_t>(i / per_step);
+    if (i % per_step == 0) c.g.AddStep({"step " + std::to_string(it), 0, 0});
+    const Phase phase = (i % per_step) < per_step / 3       ? Phase::kForward
+                        : (i % per_step) < per_step * 9 / 10 ? Phase::kBackward
                                                                        : Phase::kUpdate;
     Launch(c, kNames[i % 6], 10 + (i * 7919) % 90, LayerId(), phase, it);
   }

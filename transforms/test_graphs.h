@@ -11,7 +11,7 @@
 
 namespace reverie::transforms::testing {
 
-// One CPU thread (resource 0) and one GPU stream (resource 1). Per iteration:
+// One CPU thread (resource 0) and one GPU stream (resource 1). Per step:
 //   forward : conv (100us, "volta_scudnn_128x64_relu_interior_nn_v1", layer
 //             layer1.0.conv1), relu (20us, elementwise, layer1.0.relu),
 //             fc gemm (50us, "volta_sgemm_64x64_nn", fc)
@@ -23,13 +23,13 @@ namespace reverie::transforms::testing {
 //   update kernel.
 // Every kernel has a "cudaLaunchKernel" call (5us, gap 2us) with a launch
 // edge. Layers: layer1 > layer1.0 > {conv1, relu, bn1}, and fc.
-depgraph::Graph MakeTrainingGraph(int iterations = 2);
+depgraph::Graph MakeTrainingGraph(int steps = 2);
 
-// One thread and one stream as MakeTrainingGraph, per iteration `layers`
+// One thread and one stream as MakeTrainingGraph, per step `layers`
 // x (gemm "volta_sgemm_128x64_nn" 50us, relu 20us) forward, their mirrors
 // (relu_backward 20us, gemm "volta_sgemm_128x64_nt" 60us) in reverse in the
 // backward, one update kernel (10us) and a synchronize.
-depgraph::Graph MakeDeepTrainingGraph(int layers, int iterations = 2);
+depgraph::Graph MakeDeepTrainingGraph(int layers, int steps = 2);
 
 // Adds what a profile_memory trace records to a graph of the two above on
 // GPU 0: 4 MiB of weights allocated before the first step and never freed;

@@ -110,14 +110,14 @@ double Diagnosis::Share(std::string_view what) const {
 Diagnosis Diagnose(const LoadedTrace& base) {
   Diagnosis d;
   const depgraph::SimResult& sim = base.baseline;
-  d.step = depgraph::SummarizeSteps(sim.iterations);
+  d.step = depgraph::SummarizeSteps(sim.steps);
   // Causes on the counted steps' critical paths.
   std::map<std::string_view, int64_t> ns;
   int64_t length = 0;
   int counted = 0;
   for (const depgraph::CriticalPath& p : depgraph::CriticalPaths(base.graph, sim)) {
-    const bool in_range = p.iteration >= 0 && static_cast<size_t>(p.iteration) < sim.iterations.size();
-    if (in_range && !sim.iterations[p.iteration].counted) continue;
+    const bool in_range = p.step >= 0 && static_cast<size_t>(p.step) < sim.steps.size();
+    if (in_range && !sim.steps[p.step].counted) continue;
     ++counted;
     const int64_t loading = ShareNs(p.by_phase, depgraph::PhaseName(depgraph::Phase::kDataLoading));
     const int64_t copies = ShareNs(p.by_kernel_class, "memcpy") + ShareNs(p.by_kernel_class, "memset");
@@ -138,8 +138,8 @@ Diagnosis Diagnose(const LoadedTrace& base) {
                    [](const LimitShare& a, const LimitShare& b) { return a.share > b.share; });
   // How busy each side is over the counted steps.
   int64_t cpu = 0, gpu = 0, total = 0;
-  for (const depgraph::IterationBreakdown& it :
-       depgraph::ComputeBreakdown(base.graph, sim).iterations) {
+  for (const depgraph::StepBreakdown& it :
+       depgraph::ComputeBreakdown(base.graph, sim).steps) {
     if (!it.counted) continue;
     cpu += it.simulated.cpu_only_ns + it.simulated.overlap_ns;
     gpu += it.simulated.gpu_only_ns + it.simulated.overlap_ns;

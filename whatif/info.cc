@@ -7,6 +7,7 @@
 #include "base/json_writer.h"
 #include "depgraph/model_info.h"
 #include "report/step_report.h"
+#include "whatif/deprecated_names.h"
 #include "whatif/facts_view.h"
 #include "whatif/memory_view.h"
 
@@ -52,7 +53,7 @@ void WriteGraphJson(JsonWriter& w, const GraphView& v) {
   w.EndArray();
   w.Field("cpu_threads_without_op_spans", v.cpu.threads_without_ops);
   w.Key("breakdown").BeginArray();
-  for (const depgraph::IterationBreakdown& it : v.breakdown.iterations) {
+  for (const depgraph::StepBreakdown& it : v.breakdown.steps) {
     w.BeginObject().Field("name", it.name);
     w.Key("measured");
     report::WriteTimeSplitJson(w, it.measured);
@@ -98,11 +99,11 @@ GraphView ViewOf(const Trace& trace, const depgraph::Graph& graph, const depgrap
   v.tasks = graph.live_task_count();
   v.edges = graph.live_edge_count();
   v.breakdown = depgraph::ComputeBreakdown(graph, sim);
-  v.steps = depgraph::MeasuredIterations(graph);
+  v.steps = depgraph::MeasuredSteps(graph);
   v.step_stats = depgraph::SummarizeSteps(v.steps);
   for (size_t i = 0; i < v.steps.size(); ++i) {
-    v.step_names.push_back(i < graph.iteration_count()
-                               ? graph.iteration_info(static_cast<int32_t>(i)).name
+    v.step_names.push_back(i < graph.step_count()
+                               ? graph.step_info(static_cast<int32_t>(i)).name
                                : "whole trace");
   }
   const depgraph::TaskTimes m = depgraph::MeasuredTimes(graph);
@@ -140,12 +141,18 @@ std::string InfoJson(const Trace& trace, const TraceSummary& s, const GraphView&
   w.Field("streams", s.streams);
   w.Field("devices", s.devices);
   w.Field("layers", s.layers);
-  w.Key("iterations").BeginArray();
-  for (const IterationStat& it : s.iterations) {
-    w.BeginObject().Field("name", it.name).Field("index", it.index);
-    w.Field("cpu_span_us", Us(it.measured_ns)).EndObject();
-  }
-  w.EndArray();
+  const auto steps = [&] {
+    w.BeginArray();
+    for (const StepStat& it : s.steps) {
+      w.BeginObject().Field("name", it.name).Field("index", it.index);
+      w.Field("cpu_span_us", Us(it.measured_ns)).EndObject();
+    }
+    w.EndArray();
+  };
+  w.Key("steps");
+  steps();
+  w.Key(kDeprecatedStepsKey);  // one release, for readers of reverie 0.1.0
+  steps();
   w.Field("has_gpu_events", s.has_gpu_events);
   w.Field("gpu_busy_fraction", s.gpu_busy_fraction);
   w.Field("gpu_busy_us", Us(s.gpu_busy_ns));

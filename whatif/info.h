@@ -35,7 +35,7 @@ struct GraphView {
   size_t edges = 0;
   depgraph::BuildStats stats;
   depgraph::GraphBreakdown breakdown;
-  std::vector<depgraph::IterationTime> steps;  // measured, by the one step definition
+  std::vector<depgraph::StepTime> steps;  // measured, by the one step definition
   std::vector<std::string> step_names;
   depgraph::StepStats step_stats;
   depgraph::CpuTimeReport cpu;  // measured

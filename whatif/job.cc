@@ -12,6 +12,7 @@
 #include "base/status_macros.h"
 #include "base/sv.h"
 #include "base/text.h"
+#include "whatif/deprecated_names.h"
 
 namespace reverie::whatif {
 namespace {
@@ -82,8 +83,9 @@ void WriteRanksJson(JsonWriter& w, const JobRun& run) {
     const RankTime& t = run.ranks[r];
     w.BeginObject();
     w.Field("rank", r);
-    w.Field("job_us", t.mean_iteration_ns / 1e3);
-    w.Field("waited_us_per_iteration", PerIterationUs(t.wait_ns, run.job));
+    w.Field("job_us", t.mean_step_ns / 1e3);
+    w.Field("waited_us_per_step", PerStepUs(t.wait_ns, run.job));
+    w.Field("waited_us_per_iteration", PerStepUs(t.wait_ns, run.job));  // deprecated alias
     w.Field("last_arrivals", t.last_arrivals);
     w.EndObject();
   }
@@ -131,8 +133,8 @@ absl::StatusOr<JobReport> SimulateJob(const std::vector<const LoadedTrace*>& ran
   std::vector<depgraph::RankInput> inputs;
   for (const LoadedTrace* l : ranks) {
     r.traces.push_back(l->path);
-    RankRow row{depgraph::MeanNonEmptyIterationNs(depgraph::MeasuredIterations(l->graph)) / 1e3,
-                depgraph::MeanNonEmptyIterationNs(l->baseline.iterations) / 1e3};
+    RankRow row{depgraph::MeanStepNs(depgraph::MeasuredSteps(l->graph)) / 1e3,
+                depgraph::MeanStepNs(l->baseline.steps) / 1e3};
     if (l->trace.header().has_distributed()) {
       row.recorded_rank = l->trace.header().distributed().rank();
       row.world_size = l->trace.header().distributed().world_size();
@@ -149,15 +151,15 @@ absl::StatusOr<JobReport> SimulateJob(const std::vector<const LoadedTrace*>& ran
   return r;
 }
 
-double PerIterationUs(int64_t ns, const JobGraph& job) {
-  return static_cast<double>(ns) / 1e3 / std::max(1, job.stats.iterations);
+double PerStepUs(int64_t ns, const JobGraph& job) {
+  return static_cast<double>(ns) / 1e3 / std::max(1, job.stats.steps);
 }
 
 // (The span over all ranks' tasks would add the ranks' skew at the step's
 // start and end.)
 double JobStepNs(const std::vector<RankTime>& ranks) {
   double slowest = 0;
-  for (const RankTime& r : ranks) slowest = std::max(slowest, r.mean_iteration_ns);
+  for (const RankTime& r : ranks) slowest = std::max(slowest, r.mean_step_ns);
   return slowest;
 }
 
@@ -177,7 +179,8 @@ std::string JobJson(const JobReport& r) {
   JsonWriter w;
   w.BeginObject();
   w.Field("ranks", base.job.ranks);
-  w.Field("iterations", base.job.stats.iterations);
+  w.Field("steps", base.job.stats.steps);
+  w.Field(kDeprecatedStepsKey, base.job.stats.steps);  // deprecated alias
   w.Key("collectives").BeginObject();
   for (int c = 0; c < depgraph::kCollectiveCount; ++c) {
     const int64_t n = base.job.stats.collectives_by_type[c];

@@ -52,8 +52,8 @@ struct JobReport {
 absl::StatusOr<JobReport> SimulateJob(const std::vector<const LoadedTrace*>& ranks,
                                       const ScriptSpec& spec);
 
-// Waits are per job iteration, as the step times are.
-double PerIterationUs(int64_t ns, const depgraph::JobGraph& job);
+// Waits are per job step, as the step times are.
+double PerStepUs(int64_t ns, const depgraph::JobGraph& job);
 // A synchronous job steps at the pace of its slowest rank.
 double JobStepNs(const std::vector<depgraph::RankTime>& ranks);
 // The rank last to arrive most often, or -1 when the ranks arrive together.

@@ -48,7 +48,7 @@ std::string MemorySize(int64_t bytes) {
 }
 
 std::string MemoryText(const depgraph::MemoryReport& m, const std::vector<std::string>& step_names,
-                       const std::vector<depgraph::IterationTime>& steps) {
+                       const std::vector<depgraph::StepTime>& steps) {
   if (m.empty()) return "";
   std::string out = absl::StrCat("\n", kMemoryDefinition, "\n");
   for (const DeviceMemory& d : m.devices) {
@@ -94,7 +94,7 @@ std::string MemoryText(const depgraph::MemoryReport& m, const std::vector<std::s
 
 void WriteMemoryJson(JsonWriter& w, const depgraph::MemoryReport& m,
                      const std::vector<std::string>& step_names,
-                     const std::vector<depgraph::IterationTime>& steps) {
+                     const std::vector<depgraph::StepTime>& steps) {
   w.BeginObject().Field("definition", kMemoryDefinition);
   w.Field("devices_left_out", m.devices_left_out);
   w.Key("devices").BeginArray();

@@ -29,12 +29,12 @@ std::string MemorySize(int64_t bytes);
 
 // Text for `info`; empty when the trace recorded no memory.
 std::string MemoryText(const depgraph::MemoryReport& m, const std::vector<std::string>& step_names,
-                       const std::vector<depgraph::IterationTime>& steps);
+                       const std::vector<depgraph::StepTime>& steps);
 
 // The "memory" object of `info --json` (the caller writes the key).
 void WriteMemoryJson(JsonWriter& w, const depgraph::MemoryReport& m,
                      const std::vector<std::string>& step_names,
-                     const std::vector<depgraph::IterationTime>& steps);
+                     const std::vector<depgraph::StepTime>& steps);
 
 }  // namespace reverie::whatif
 

@@ -102,7 +102,7 @@ absl::StatusOr<Prediction> Predict(const LoadedTrace& base, const ScriptSpec& sp
   lua::ScriptRunner runner(std::move(options));
   // A step of 0 us has no speedup (issue 29, D27): refused before any
   // script runs, whatever the scripts would say about such a trace.
-  if (!(base.baseline.mean_iteration_ns() > 0)) {
+  if (!(base.baseline.mean_step_ns() > 0)) {
     return absl::InvalidArgumentError(absl::StrCat(
         base.path, ": every step of the baseline takes 0 us: there is no step time to predict "
         "a change of"));
@@ -120,7 +120,7 @@ absl::StatusOr<Prediction> Predict(const LoadedTrace& base, const ScriptSpec& sp
   }
   depgraph::SimOptions opts;
   opts.policy = runner.schedule().policy();
-  opts.step_frame = &base.baseline.iterations;  // never a longer step for less work
+  opts.step_frame = &base.baseline.steps;  // never a longer step for less work
   absl::StatusOr<depgraph::SimResult> sim = absl::InternalError("not simulated");
   try {
     sim = depgraph::Simulate(p.graph, opts);
@@ -138,7 +138,7 @@ absl::StatusOr<Prediction> Predict(const LoadedTrace& base, const ScriptSpec& sp
   p.sim = std::move(*sim);
   // A step of 0 us has no speedup: refused rather than printed as "0.000x"
   // (issue 29, D27).
-  if (!(p.sim.mean_iteration_ns() > 0)) {
+  if (!(p.sim.mean_step_ns() > 0)) {
     return absl::InvalidArgumentError(absl::StrCat(
         scripts, ": after the scripts every step takes 0 us (they removed its work, or moved it "
                  "out of every step): there is no step time to compare"));

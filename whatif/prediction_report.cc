@@ -12,6 +12,7 @@
 #include "absl/strings/str_format.h"
 #include "depgraph/critical_path.h"
 #include "report/step_report.h"
+#include "whatif/deprecated_names.h"
 
 namespace reverie::whatif {
 namespace {
@@ -19,10 +20,10 @@ namespace {
 using report::kStepDefinition;
 using report::WriteStepJson;
 
-// Busy time per group and per iteration, baseline vs predicted, keeping the
+// Busy time per group and per step, baseline vs predicted, keeping the
 // groups' order of first appearance.
 std::vector<GroupDelta> Deltas(const std::vector<depgraph::GroupTime>& base,
-                               const std::vector<depgraph::GroupTime>& pred, double iterations) {
+                               const std::vector<depgraph::GroupTime>& pred, double steps) {
   std::vector<GroupDelta> out;
   std::map<std::string, size_t> index;
   auto slot = [&](const std::string& name) -> GroupDelta& {
@@ -32,13 +33,13 @@ std::vector<GroupDelta> Deltas(const std::vector<depgraph::GroupTime>& base,
   };
   for (const depgraph::GroupTime& g : base) {
     GroupDelta& d = slot(g.name);
-    d.base_cpu_us = g.cpu_ns / 1e3 / iterations;
-    d.base_gpu_us = g.gpu_ns / 1e3 / iterations;
+    d.base_cpu_us = g.cpu_ns / 1e3 / steps;
+    d.base_gpu_us = g.gpu_ns / 1e3 / steps;
   }
   for (const depgraph::GroupTime& g : pred) {
     GroupDelta& d = slot(g.name);
-    d.pred_cpu_us = g.cpu_ns / 1e3 / iterations;
-    d.pred_gpu_us = g.gpu_ns / 1e3 / iterations;
+    d.pred_cpu_us = g.cpu_ns / 1e3 / steps;
+    d.pred_gpu_us = g.gpu_ns / 1e3 / steps;
   }
   return out;
 }
@@ -55,7 +56,7 @@ std::vector<GroupDelta> TopByDelta(std::vector<GroupDelta> v, int n) {
 depgraph::TimeSplit MeanSplit(const depgraph::GraphBreakdown& b) {
   depgraph::TimeSplit m;
   int64_t n = 0;
-  for (const depgraph::IterationBreakdown& it : b.iterations) {
+  for (const depgraph::StepBreakdown& it : b.steps) {
     if (!it.counted) continue;
     ++n;
     m.cpu_only_ns += it.simulated.cpu_only_ns;
@@ -71,9 +72,9 @@ depgraph::TimeSplit MeanSplit(const depgraph::GraphBreakdown& b) {
   return m;
 }
 
-std::vector<double> IterationTimesUs(const depgraph::SimResult& r) {
+std::vector<double> StepTimesUs(const depgraph::SimResult& r) {
   std::vector<double> out;
-  for (const depgraph::IterationTime& it : r.iterations) out.push_back(it.duration_ns() / 1e3);
+  for (const depgraph::StepTime& it : r.steps) out.push_back(it.duration_ns() / 1e3);
   return out;
 }
 
@@ -106,8 +107,8 @@ void WriteGroups(JsonWriter& w, const std::vector<GroupDelta>& v) {
 }  // namespace
 
 std::string PredictionJson(const PredictionReport& r) {
-  const depgraph::StepStats bs = depgraph::SummarizeSteps(r.base->iterations);
-  const depgraph::StepStats ps = depgraph::SummarizeSteps(r.pred->iterations);
+  const depgraph::StepStats bs = depgraph::SummarizeSteps(r.base->steps);
+  const depgraph::StepStats ps = depgraph::SummarizeSteps(r.pred->steps);
   const double base_us = bs.mean_ns / 1e3;
   const double pred_us = ps.mean_ns / 1e3;
   JsonWriter w;
@@ -174,17 +175,23 @@ std::string PredictionJson(const PredictionReport& r) {
   WriteStepJson(w, ps);
   w.Key("changes");
   WriteChanges(w, r.prediction->changes);
-  w.Key("iterations").BeginArray();
-  const size_t n = std::min(r.base->iterations.size(), r.pred->iterations.size());
-  for (size_t i = 0; i < n; ++i) {
-    w.BeginObject();
-    w.Field("name", IterationName(*r.base_graph, r.base->iterations[i], i));
-    w.Field("counted", r.base->iterations[i].counted);
-    w.Field("baseline_us", r.base_iter_us[i]);
-    w.Field("predicted_us", r.pred_iter_us[i]);
-    w.EndObject();
-  }
-  w.EndArray();
+  const auto steps = [&] {
+    w.BeginArray();
+    const size_t n = std::min(r.base->steps.size(), r.pred->steps.size());
+    for (size_t i = 0; i < n; ++i) {
+      w.BeginObject();
+      w.Field("name", StepName(*r.base_graph, r.base->steps[i], i));
+      w.Field("counted", r.base->steps[i].counted);
+      w.Field("baseline_us", r.base_iter_us[i]);
+      w.Field("predicted_us", r.pred_iter_us[i]);
+      w.EndObject();
+    }
+    w.EndArray();
+  };
+  w.Key("steps");
+  steps();
+  w.Key(kDeprecatedStepsKey);  // one release, for readers of reverie 0.1.0
+  steps();
   w.Key("time_split").BeginObject();
   w.Key("baseline");
   report::WriteTimeSplitJson(w, r.base_split);
@@ -210,12 +217,12 @@ PredictionReport SummarizePrediction(const LoadedTrace& base, const Prediction& 
   r.prediction = &prediction;
   const depgraph::GraphBreakdown bb = depgraph::ComputeBreakdown(base.graph, base.baseline);
   const depgraph::GraphBreakdown pb = depgraph::ComputeBreakdown(prediction.graph, prediction.sim);
-  const double iters = static_cast<double>(std::max<size_t>(1, base.baseline.iterations.size()));
+  const double iters = static_cast<double>(std::max<size_t>(1, base.baseline.steps.size()));
   r.base_split = MeanSplit(bb);
   r.pred_split = MeanSplit(pb);
-  r.base_iter_us = IterationTimesUs(base.baseline);
+  r.base_iter_us = StepTimesUs(base.baseline);
   r.base_unexplained = depgraph::UnexplainedShare(base.graph, base.baseline);
-  r.pred_iter_us = IterationTimesUs(prediction.sim);
+  r.pred_iter_us = StepTimesUs(prediction.sim);
   r.phases = Deltas(bb.by_phase, pb.by_phase, iters);
   r.layers = TopByDelta(Deltas(bb.by_layer, pb.by_layer, iters), top);
   r.memory = FitMemory(base.graph, base.baseline, prediction.graph, prediction.sim, base.model.devices,
@@ -231,11 +238,11 @@ std::string UnexplainedWarning(double share) {
       share * 100);
 }
 
-std::string IterationName(const depgraph::Graph& g, const depgraph::IterationTime& it, size_t i) {
-  if (it.iteration >= 0 && static_cast<size_t>(it.iteration) < g.iteration_count()) {
-    return g.iteration_info(it.iteration).name;
+std::string StepName(const depgraph::Graph& g, const depgraph::StepTime& it, size_t i) {
+  if (it.step >= 0 && static_cast<size_t>(it.step) < g.step_count()) {
+    return g.step_info(it.step).name;
   }
-  return "iteration " + std::to_string(i);
+  return "step " + std::to_string(i);
 }
 
 }  // namespace reverie::whatif

@@ -57,8 +57,8 @@ PredictionReport SummarizePrediction(const LoadedTrace& base, const Prediction& 
 // `reverie predict --json`.
 std::string PredictionJson(const PredictionReport& r);
 
-// The step's name in `g`, or "iteration i".
-std::string IterationName(const depgraph::Graph& g, const depgraph::IterationTime& it, size_t i);
+// The step's name in `g`, or "step i".
+std::string StepName(const depgraph::Graph& g, const depgraph::StepTime& it, size_t i);
 
 }  // namespace reverie::whatif
 

@@ -2,6 +2,7 @@
 
 #include "base/json_writer.h"
 #include "report/step_report.h"
+#include "whatif/deprecated_names.h"
 
 namespace reverie::whatif {
 namespace {
@@ -12,7 +13,7 @@ using report::WriteTimeSplitJson;
 
 void WriteBreakdownJson(JsonWriter& w, const depgraph::GraphBreakdown& b) {
   w.BeginArray();
-  for (const depgraph::IterationBreakdown& it : b.iterations) {
+  for (const depgraph::StepBreakdown& it : b.steps) {
     w.BeginObject();
     w.Field("name", it.name);
     w.Key("measured");
@@ -91,22 +92,28 @@ std::string ReplayJson(const LoadedTrace& t, const ReplayResult& r, bool critica
   w.BeginObject();
   w.Field("trace", t.path);
   w.Field("step_definition", kStepDefinition);
-  w.Key("steps").BeginArray();
-  for (size_t i = 0; i < rep.iterations.size(); ++i) {
-    const depgraph::IterationError& e = rep.iterations[i];
-    w.BeginObject();
-    w.Field("name", e.name);
-    w.Field("counted", e.counted);
-    w.Field("measured_us", e.measured_us);
-    w.Field("simulated_us", e.simulated_us);
-    w.Field("error_pct", e.error_pct);
-    if (i < paths.size()) {
-      w.Field("unexplained_waiting_us", paths[i].unexplained_ns / 1e3);
-      w.Field("unexplained_waiting_pct", UnexplainedPct(paths[i]));
+  const auto steps = [&] {
+    w.BeginArray();
+    for (size_t i = 0; i < rep.steps.size(); ++i) {
+      const depgraph::StepError& e = rep.steps[i];
+      w.BeginObject();
+      w.Field("name", e.name);
+      w.Field("counted", e.counted);
+      w.Field("measured_us", e.measured_us);
+      w.Field("simulated_us", e.simulated_us);
+      w.Field("error_pct", e.error_pct);
+      if (i < paths.size()) {
+        w.Field("unexplained_waiting_us", paths[i].unexplained_ns / 1e3);
+        w.Field("unexplained_waiting_pct", UnexplainedPct(paths[i]));
+      }
+      w.EndObject();
     }
-    w.EndObject();
-  }
-  w.EndArray();
+    w.EndArray();
+  };
+  w.Key("steps");
+  steps();
+  w.Key(kDeprecatedStepsKey);  // one release, for readers of reverie 0.1.0
+  steps();
   w.Key("step").BeginObject();
   w.Field("measured_us", rep.measured_steps.mean_ns / 1e3);
   w.Field("simulated_us", rep.simulated_steps.mean_ns / 1e3);
@@ -126,7 +133,7 @@ std::string ReplayJson(const LoadedTrace& t, const ReplayResult& r, bool critica
   }
   w.EndObject();
   w.Key("breakdown").BeginObject();
-  w.Key("iterations");
+  w.Key("steps");
   WriteBreakdownJson(w, b);
   w.Key("by_phase");
   WriteGroupsJson(w, b.by_phase);

@@ -16,7 +16,7 @@ absl::StatusOr<report::SweepResult> Sweep(const LoadedTrace& base, const ScriptS
   report::SweepResult result;
   result.trace_path = base.path;
   result.scripts = spec.scripts;
-  result.baseline_ns = base.baseline.mean_iteration_ns();
+  result.baseline_ns = base.baseline.mean_step_ns();
   result.params = params;
   const std::vector<std::vector<report::Setting>> grid = report::SweepGrid(params);
   const int total = static_cast<int>(grid.size());
@@ -34,7 +34,7 @@ absl::StatusOr<report::SweepResult> Sweep(const LoadedTrace& base, const ScriptS
     try {
       absl::StatusOr<Prediction> p = Predict(base, point_spec);
       if (p.ok()) {
-        point.predicted_ns = p->sim.mean_iteration_ns();
+        point.predicted_ns = p->sim.mean_step_ns();
       } else {
         point.error = std::string(p.status().message());
       }

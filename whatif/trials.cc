@@ -40,7 +40,7 @@ TrialResult RunOne(const LoadedTrace& base, const Trial& trial, const ScriptSpec
   spec.settings.insert(spec.settings.end(), common.settings.begin(), common.settings.end());
   spec.settings_for_several_runs = true;
   TrialResult r;
-  r.baseline = depgraph::SummarizeSteps(base.baseline.iterations);
+  r.baseline = depgraph::SummarizeSteps(base.baseline.steps);
   absl::StatusOr<Prediction> p = Predict(base, spec);
   if (!p.ok()) {
     r.reason = RefusalReason(p.status());
@@ -48,13 +48,13 @@ TrialResult RunOne(const LoadedTrace& base, const Trial& trial, const ScriptSpec
     if (r.reason.empty()) r.reason = FirstLine(StdSv(p.status().message()));
     return r;
   }
-  r.predicted = depgraph::SummarizeSteps(p->sim.iterations);
+  r.predicted = depgraph::SummarizeSteps(p->sim.steps);
   // A counted step that had work and is predicted empty is no answer to
   // rank (its mean would be a step that does nothing): a fault of the
   // scripts' model together, reported instead of ranked.
-  for (size_t i = 0; i < p->sim.iterations.size() && i < base.baseline.iterations.size(); ++i) {
-    const depgraph::IterationTime& before = base.baseline.iterations[i];
-    const depgraph::IterationTime& after = p->sim.iterations[i];
+  for (size_t i = 0; i < p->sim.steps.size() && i < base.baseline.steps.size(); ++i) {
+    const depgraph::StepTime& before = base.baseline.steps[i];
+    const depgraph::StepTime& after = p->sim.steps[i];
     if (before.counted && before.duration_ns() > 0 && after.duration_ns() <= 0) {
       r.outcome = TrialOutcome::kFailed;
       r.reason = absl::StrCat("the prediction empties step ", i, " (",

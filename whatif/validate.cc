@@ -25,7 +25,7 @@ double GpuPeakMiB(const depgraph::Graph& g, std::span<const int64_t> start, std:
 }
 
 bool HasMarkers(const depgraph::Graph& g) {
-  return !(g.iteration_count() == 1 && g.iteration_info(0).name == "whole trace");
+  return !(g.step_count() == 1 && g.step_info(0).name == "whole trace");
 }
 
 }  // namespace
@@ -42,8 +42,8 @@ absl::StatusOr<report::Validation> ValidatePrediction(const LoadedTrace& before,
                      ": has no ProfilerStep markers while the other trace has them: "
                      "the pair cannot be compared step by step"));
   }
-  const depgraph::StepStats bs = depgraph::SummarizeSteps(depgraph::MeasuredIterations(bg));
-  const depgraph::StepStats as = depgraph::SummarizeSteps(depgraph::MeasuredIterations(ag));
+  const depgraph::StepStats bs = depgraph::SummarizeSteps(depgraph::MeasuredSteps(bg));
+  const depgraph::StepStats as = depgraph::SummarizeSteps(depgraph::MeasuredSteps(ag));
   if (bs.counted != as.counted) {
     return absl::FailedPreconditionError(
         absl::StrCat(after.path, ": ", as.counted, " counted steps where ", before.path, " has ",
@@ -51,14 +51,14 @@ absl::StatusOr<report::Validation> ValidatePrediction(const LoadedTrace& before,
   }
   REVERIE_ASSIGN_OR_RETURN(Prediction p, Predict(before, spec, traceback));
   const report::StepProfile base = report::ProfileSteps(
-      bg, before.baseline.start_ns, before.baseline.end_ns, before.baseline.iterations);
+      bg, before.baseline.start_ns, before.baseline.end_ns, before.baseline.steps);
   const report::StepProfile pred =
-      report::ProfileSteps(p.graph, p.sim.start_ns, p.sim.end_ns, p.sim.iterations);
+      report::ProfileSteps(p.graph, p.sim.start_ns, p.sim.end_ns, p.sim.steps);
   const depgraph::TaskTimes am = depgraph::MeasuredTimes(ag);
-  const report::StepProfile meas = report::ProfileSteps(ag, am.start, am.end, depgraph::MeasuredIterations(ag));
+  const report::StepProfile meas = report::ProfileSteps(ag, am.start, am.end, depgraph::MeasuredSteps(ag));
   std::vector<std::string> names;
-  for (size_t i = 0; i < ag.iteration_count(); ++i) {
-    names.push_back(ag.iteration_info(static_cast<int32_t>(i)).name);
+  for (size_t i = 0; i < ag.step_count(); ++i) {
+    names.push_back(ag.step_info(static_cast<int32_t>(i)).name);
   }
   report::Validation v = report::Validate(base, pred, meas, names, top_kernels);
   // Memory, where both traces recorded it with the allocator's totals.

@@ -58,7 +58,7 @@ class Bench:
 
     def export(self, traces, npus, *flags):
         """Runs reverie export; returns a dict with prefix, span_ns,
-        iterations, wall, rss_kib, stderr, or error."""
+        steps, wall, rss_kib, stderr, or error."""
         self.count += 1
         folder = os.path.join(self.work, f"e{self.count}")
         os.makedirs(folder, exist_ok=True)
@@ -70,9 +70,9 @@ class Bench:
         if status != 0:
             return {"error": err.strip().splitlines()[-1] if err.strip() else f"exit {status}"}
         span = re.search(r"compare with (\d+)", out)
-        its = re.search(r", (\d+) iterations", out)
+        its = re.search(r", (\d+) steps", out)
         return {"prefix": prefix, "folder": folder, "span_ns": int(span.group(1)),
-                "iterations": int(its.group(1)) if its else 1, "wall": wall, "rss_kib": rss,
+                "steps": int(its.group(1)) if its else 1, "wall": wall, "rss_kib": rss,
                 "stderr": err}
 
     def astra(self, exported, dims, trace=False):
@@ -248,8 +248,8 @@ def scale_table(bench, sizes, label, path):
         return f"skipped: {path} not under {TRACES}"
     rows = ["| NPUs | ASTRA-sim network (rings of 8) | export s | export peak RSS MiB | "
             "ET per rank KiB | ASTRA-sim s | ASTRA-sim peak RSS MiB | ASTRA-sim / export (wall) | "
-            "reverie us per iteration | ASTRA-sim us per iteration | ASTRA-sim communication "
-            "us per iteration (exposed) |", "|---|---|---|---|---|---|---|---|---|---|---|"]
+            "reverie us per step | ASTRA-sim us per step | ASTRA-sim communication "
+            "us per step (exposed) |", "|---|---|---|---|---|---|---|---|---|---|---|"]
     for n in sizes:
         dims = SCALE_DIMS.get(n, [n])
         exported = bench.export([trace], n, "--script", "ddp.lua", "--set", f"workers={n}",
@@ -259,7 +259,7 @@ def scale_table(bench, sizes, label, path):
             continue
         size = os.path.getsize(exported["prefix"] + ".0.et")
         r = bench.astra(exported, dims)
-        its = exported["iterations"]
+        its = exported["steps"]
         step = f"{max(r['finish']) / its / 1e3:.1f}" if r["ok"] else f"FAILED (exit {r['status']})"
         comm = (f"{r['comm0'] / its / 1e3:.1f} ({r['exposed'][0] / its / 1e3:.1f})"
                 if r["ok"] and r["comm0"] is not None else "-")

@@ -119,7 +119,7 @@ void BM_DecodeCuptiKernelsToFile(benchmark::State& state) {
   const std::string path = "/tmp/collector_bench." + std::to_string(::getpid()) + ".pb";
   for (auto _ : state) {
     ChunkWriter writer;
-    IterationWindow window(0, 0);
+    StepWindow window(0, 0);
     std::string error;
     writer.Open(path, HeaderInfo{}, {}, &error);
     TraceSink sink(&writer, &window, HeaderInfo{}, &NoThreadName);

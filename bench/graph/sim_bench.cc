@@ -83,7 +83,7 @@ int main(int argc, char** argv) {
               runs, med_sim * 1e3, n / med_sim / 1e6, median(ratio));
   std::printf("memory: graph %.1f B/task + simulator result %.1f B/task = %.1f B/task\n",
               graph_bytes / n, sim_bytes / n, (graph_bytes + sim_bytes) / n);
-  std::printf("mean simulated iteration: %.1f us over %zu iterations\n",
-              result.mean_iteration_ns() / 1e3, result.iterations.size());
+  std::printf("mean simulated step: %.1f us over %zu steps\n",
+              result.mean_step_ns() / 1e3, result.steps.size());
   return 0;
 }

@@ -55,7 +55,7 @@ std::optional<Graph> TraceStep(const std::string& path, size_t tasks) {
   Graph g = reverie::depgraph::ReplicateGraph(*base, copies);
   // One step: every task (its markers included) in step 0.
   for (uint32_t i = 0; i < g.task_count(); ++i) {
-    if (!g.removed(TaskId(i))) g.set_iteration(TaskId(i), 0);
+    if (!g.removed(TaskId(i))) g.set_step(TaskId(i), 0);
   }
   return g;
 }
@@ -112,7 +112,7 @@ int main(int argc, char** argv) {
   reverie::report::ReportData d;
   d.trace_path = trace.empty() ? "synthetic" : trace;
   d.timeline_json = *json;
-  d.baseline_ns = s0->mean_iteration_ns();
+  d.baseline_ns = s0->mean_step_ns();
   const std::string scratch = reverie::testing::TempDir("timeline_bench");
   const std::string html = keep.empty() ? scratch + "/bench.html" : keep;
   const std::string page = reverie::report::RenderHtmlReport(d);

@@ -1,9 +1,9 @@
 // cuda_mlp: a framework-free CUDA training loop for a small MLP, marked up
-// with reverie's collector C API (layers, phases, iterations, parameters).
+// with reverie's collector C API (layers, phases, steps, parameters).
 // It is the collector's end-to-end test on a GPU machine and an example of
 // the C API:
 //
-//   reverie collect -o trace.pb --warmup 2 --iterations 3 -- cuda_mlp
+//   reverie collect -o trace.pb --warmup 2 --steps 3 -- cuda_mlp
 //   cuda_mlp --trace trace.pb          # starts the collector itself
 //
 // Model: input -> fc1 -> ReLU -> fc2 -> ReLU -> fc3 -> softmax cross-entropy,
@@ -11,7 +11,7 @@
 // gradient, loss, SGD/Adam). Matrices are column-major (cuBLAS's layout):
 // activations are features x batch, weights are out x in.
 //
-// Each iteration exercises what the collector must see: a host-to-device
+// Each step exercises what the collector must see: a host-to-device
 // copy (data loading), kernels on the compute stream, an optimizer on a
 // second stream ordered by cudaEventRecord/cudaStreamWaitEvent, a memset, a
 // device-to-host copy of the loss and a stream synchronization.
@@ -141,7 +141,7 @@ float* DeviceAlloc(long n) {
 }
 
 struct Options {
-  int iterations = 20;
+  int steps = 20;
   int batch = 256;
   int input = 1024;
   int hidden = 2048;
@@ -155,8 +155,8 @@ bool ParseArgs(int argc, char** argv, Options* o) {
     const std::string a = argv[i];
     auto value = [&]() -> const char* { return i + 1 < argc ? argv[++i] : nullptr; };
     const char* v = nullptr;
-    if (a == "--iterations" && (v = value())) {
-      o->iterations = std::atoi(v);
+    if (a == "--steps" && (v = value())) {
+      o->steps = std::atoi(v);
     } else if (a == "--batch" && (v = value())) {
       o->batch = std::atoi(v);
     } else if (a == "--hidden" && (v = value())) {
@@ -167,12 +167,12 @@ bool ParseArgs(int argc, char** argv, Options* o) {
       o->trace = v;
     } else {
       std::fprintf(stderr,
-                   "usage: cuda_mlp [--iterations N] [--batch N] [--hidden N] "
+                   "usage: cuda_mlp [--steps N] [--batch N] [--hidden N] "
                    "[--optimizer sgd|adam] [--trace OUT.pb]\n");
       return false;
     }
   }
-  return o->iterations > 0 && o->batch > 0 && o->hidden > 0;
+  return o->steps > 0 && o->batch > 0 && o->hidden > 0;
 }
 
 }  // namespace
@@ -230,7 +230,7 @@ int main(int argc, char** argv) {
     reverie_parameter_typed(p->name.c_str(), p->layer.c_str(), p->n * sizeof(float), "Float");
   }
 
-  // Pinned host batch, refreshed every iteration (the "data loading").
+  // Pinned host batch, refreshed every step (the "data loading").
   const long x_elems = static_cast<long>(opt.input) * opt.batch;
   float* host_x = nullptr;
   int* host_labels = nullptr;
@@ -247,8 +247,8 @@ int main(int argc, char** argv) {
 
   unsigned rng = 12345;
   float last_loss = 0.0f;
-  for (int it = 0; it < opt.iterations; ++it) {
-    reverie_iteration_begin();
+  for (int it = 0; it < opt.steps; ++it) {
+    reverie_step_begin();
 
     reverie_range_push("data", REVERIE_PHASE_DATA_LOADING);
     for (int j = 0; j < opt.batch; ++j) {
@@ -265,7 +265,7 @@ int main(int argc, char** argv) {
                                compute));
     reverie_range_pop();
 
-    // The previous iteration's update must finish before these weights are read.
+    // The previous step's update must finish before these weights are read.
     if (it > 0) CHECK_CUDA(cudaStreamWaitEvent(compute, weights_ready, 0));
 
     const float* input = x;
@@ -321,11 +321,11 @@ int main(int argc, char** argv) {
     CHECK_CUDA(cudaMemcpyAsync(host_loss, loss, sizeof(float), cudaMemcpyDeviceToHost, compute));
     CHECK_CUDA(cudaStreamSynchronize(compute));
     last_loss = *host_loss;
-    reverie_iteration_end();
+    reverie_step_end();
   }
   CHECK_CUDA(cudaDeviceSynchronize());
   CHECK_CUDA(cudaGetLastError());
-  std::printf("cuda_mlp: %d iterations, final loss %.4f\n", opt.iterations, last_loss);
+  std::printf("cuda_mlp: %d steps, final loss %.4f\n", opt.steps, last_loss);
 
   for (Param* p : params) {
     cudaFree(p->w);

@@ -3,7 +3,7 @@
 // KinetoTraceBuilder turns decoded Kineto events (RawEvent) into a reverie
 // Trace. AddEvent() is called once per event in file order; Finish() does
 // what needs the whole trace: correlation checks, range nesting, phase and
-// layer inference (kineto_ranges.cc), iterations, collectives, flows,
+// layer inference (kineto_ranges.cc), steps, collectives, flows,
 // threads and devices.
 //
 // Invariants:

@@ -13,7 +13,7 @@
 //   gpu_memset), Sync (cuda_sync, pid/tid taken from the runtime call with the
 //   same correlation), EventRecord (cuda_event), Flow (fwdbwd), Collective
 //   (record_param_comms with "Collective name" args, else "nccl:X"/"gloo:X"
-//   annotations), Iteration (one per distinct ProfilerStep#N on a CPU thread).
+//   annotations), Step (one per distinct ProfilerStep#N on a CPU thread).
 // - Range: cpu_op/Operator -> CPU_OP, user_annotation -> USER_ANNOTATION,
 //   gpu_user_annotation -> GPU_ANNOTATION (tid = stream, device set),
 //   python_function "nn.Module: X_N" -> LAYER with module_path

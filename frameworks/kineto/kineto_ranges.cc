@@ -22,7 +22,7 @@ constexpr uint32_t kNoRange = UINT32_MAX;
 bool StartsWith(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
 
 // Among ranges with identical intervals, which one encloses the others:
-// the iteration, then annotations, then layers, then ops.
+// the step, then annotations, then layers, then ops.
 int NestingRank(const RangeRec& r) {
   if (r.is_profiler_step) return 0;
   switch (r.kind) {
@@ -372,7 +372,7 @@ class RangeInference {
   }
 
   // Appends the ranges in sorted order; ProfilerStep ranges also become
-  // iterations (one per distinct N).
+  // steps (one per distinct N).
   void Emit() {
     proto::TraceChunk& ev = trace_->events();
     const uint32_t base = static_cast<uint32_t>(ev.ranges_size());
@@ -402,7 +402,7 @@ class RangeInference {
         trace_->AddCounter(TraceCounter::duplicate_profiler_step);
         continue;
       }
-      proto::Iteration* it = ev.add_iterations();
+      proto::Step* it = ev.add_steps();
       it->set_index(index);
       it->set_name_sid(r.name_sid);
       it->set_pid(r.pid);
@@ -410,8 +410,8 @@ class RangeInference {
       it->set_start_ns(r.start_ns);
       it->set_end_ns(r.end_ns);
     }
-    std::sort(ev.mutable_iterations()->begin(), ev.mutable_iterations()->end(),
-              [](const proto::Iteration& a, const proto::Iteration& b) {
+    std::sort(ev.mutable_steps()->begin(), ev.mutable_steps()->end(),
+              [](const proto::Step& a, const proto::Step& b) {
                 return a.index() < b.index();
               });
   }

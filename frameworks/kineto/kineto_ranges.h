@@ -68,7 +68,7 @@ struct FwdBwdLink {
 };
 
 // Nests, infers phases and module paths, and appends the ranges to
-// trace->events().ranges() (and ProfilerStep iterations to iterations()).
+// trace->events().ranges() (and ProfilerStep steps to steps()).
 // Anomalies go to trace counters (range_overlap, duplicate_profiler_step,
 // backward_op_without_forward).
 // `inputs` (may be null) holds the ops' recorded inputs RangeRec points into.

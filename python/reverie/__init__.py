@@ -1,5 +1,5 @@
 """reverie: "what if" questions about deep-learning training from one profiled
-iteration (Daydream-style), from Python.
+step (Daydream-style), from Python.
 
     import reverie
     t = reverie.load("examples/tiny_mlp_training.json")

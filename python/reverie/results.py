@@ -137,7 +137,7 @@ class Replay(Result):
 class Prediction(Result):
     """``reverie predict --json``: baseline vs predicted step time."""
 
-    TABLE = "iterations"
+    TABLE = "steps"
 
     def __repr__(self):
         d = self._data

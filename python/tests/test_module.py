@@ -157,7 +157,7 @@ def test_rows_flatten_the_main_table(tiny):
     assert len(rows) == len(tiny.info().graph.steps) == 3
     assert {"name", "counted", "step_us", "cpu.api_us", "cpu.op_us"} <= set(rows[0])
     assert [r["predicted_us"] for r in tiny.predict("amp.lua").rows()] == [
-        it.predicted_us for it in tiny.predict("amp.lua").iterations]
+        it.predicted_us for it in tiny.predict("amp.lua").steps]
 
 
 def test_to_pandas(tiny):

@@ -54,7 +54,7 @@ inline depgraph::Graph SyntheticStepGraph(int steps, int ops) {
     s.resource = r;
     s.duration_ns = dur;
     s.gap_ns = kind == TaskKind::kCpuApi ? next(200, 2'000) : 0;
-    s.iteration = step;
+    s.step = step;
     s.phase = phase;
     s.layer = layer;
     s.measured_start_ns = clock;
@@ -62,12 +62,12 @@ inline depgraph::Graph SyntheticStepGraph(int steps, int ops) {
   };
   for (int step = 0; step < steps; ++step) {
     const std::string step_name = "ProfilerStep#" + std::to_string(step + 1);
-    g.AddIteration({step_name, clock, clock + 1});
+    g.AddStep({step_name, clock, clock + 1});
     TaskSpec mark;
     mark.kind = TaskKind::kCpuWork;
     mark.name = step_name;
     mark.resource = cpu;
-    mark.iteration = step;
+    mark.step = step;
     mark.measured_start_ns = clock;
     mark.step_mark = depgraph::StepMark::kBegin;
     g.AppendTask(mark);

@@ -44,8 +44,8 @@ end
 -- Training steps as runs of GPU work in simulated order. A step is the
 -- forward, backward and weight-update GPU tasks between one forward pass and
 -- the next: a new step starts at a forward GPU task that follows backward or
--- update work. Works whether or not the trace marked iterations (a trace
--- without ProfilerStep markers is one graph iteration holding every step).
+-- update work. Works whether or not the trace marked steps (a trace
+-- without ProfilerStep markers is one graph step holding every step).
 -- Each step: {forward = {...}, backward = {...}, update = {...}} arrays of
 -- tasks in simulated start order.
 function C.steps(graph, timeline)

@@ -206,7 +206,7 @@ TEST_F(CliFlagsTest, CollectPassesTheProgramThrough) {
     int exit_code;
   };
   const std::vector<Case> cases = {
-      {{"-o", out, "--iterations=4", "--", "sh", "-c", "echo $REVERIE_ITERATIONS; exit 3"}, "4\n", 3},
+      {{"-o", out, "--steps=4", "--", "sh", "-c", "echo $REVERIE_STEPS; exit 3"}, "4\n", 3},
       {{absl::StrCat("--output=", out), "--warmup", "2", "sh", "-c", "echo $REVERIE_WARMUP --help"}, "2 --help\n",
        0},
       {{"-o", out, "--", "sh", "-c", "echo \"$0\"", "--no-such-flag"}, "--no-such-flag\n", 0},

@@ -79,7 +79,7 @@ TEST_F(CliHostileTest, StepsOfZeroMicrosecondsAreRefused) {
   ExpectRefused(Run({"predict", kTrace, "--script", all}), "after the scripts every step takes 0 us");
   const std::string out_of_steps = Write(
       "out.lua",
-      "for t in graph:all():tasks() do pcall(function() t.iteration = -1 end) end\n");
+      "for t in graph:all():tasks() do pcall(function() t.step = -1 end) end\n");
   ExpectRefused(Run({"predict", kTrace, "--script", out_of_steps, "--json"}), "takes 0 us");
 }
 

@@ -14,7 +14,7 @@ for s in $syms; do
   esac
 done
 for want in InitializeInjection reverie_start reverie_stop reverie_flush reverie_layer_push \
-            reverie_layer_pop reverie_range_push reverie_range_pop reverie_iteration_begin reverie_iteration_end reverie_comm_bucket \
+            reverie_layer_pop reverie_range_push reverie_range_pop reverie_step_begin reverie_step_end reverie_iteration_begin reverie_iteration_end reverie_comm_bucket \
             reverie_parameter reverie_configure; do
   echo "$syms" | grep -qx "$want" || { echo "missing export: $want"; fail=1; }
 done

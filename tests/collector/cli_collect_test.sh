@@ -18,7 +18,7 @@ check "no arguments: one line" 1 "$(wc -l <"$work/err")"
 "$reverie" collect -o "$work/t.pb" >"$work/out" 2>"$work/err"; rc=$?
 check "no command: exit 2" 2 $rc
 
-"$reverie" collect -o "$work/t.pb" --iterations x -- true >"$work/out" 2>"$work/err"; rc=$?
+"$reverie" collect -o "$work/t.pb" --steps x -- true >"$work/out" 2>"$work/err"; rc=$?
 check "bad count: exit 2" 2 $rc
 
 REVERIE_COLLECTOR_LIB=/nonexistent/libreverie_collector.so \
@@ -28,8 +28,8 @@ check "missing library: one line" 1 "$(wc -l <"$work/err")"
 grep -q "not found" "$work/err" || { echo "FAIL missing library message: $(cat "$work/err")"; fail=1; }
 
 # Found next to the executable's build tree when the variable is unset.
-out=$(cd "$work" && env -u REVERIE_COLLECTOR_LIB "$reverie" collect -o t.pb --iterations 4 --warmup 2 -- \
-      sh -c 'echo "$CUDA_INJECTION64_PATH|$REVERIE_OUTPUT|$REVERIE_ITERATIONS|$REVERIE_WARMUP|$REVERIE_COLLECTOR_LIB"' \
+out=$(cd "$work" && env -u REVERIE_COLLECTOR_LIB "$reverie" collect -o t.pb --steps 4 --warmup 2 -- \
+      sh -c 'echo "$CUDA_INJECTION64_PATH|$REVERIE_OUTPUT|$REVERIE_STEPS|$REVERIE_WARMUP|$REVERIE_COLLECTOR_LIB"' \
       2>"$work/err")
 rc=$?
 check "env: exit 0" 0 $rc
@@ -37,7 +37,7 @@ expected_lib=$(realpath "$lib")
 got_lib=$(echo "$out" | cut -d'|' -f1)
 check "env: injection path" "$expected_lib" "$(realpath "$got_lib")"
 check "env: output is absolute" "$(realpath "$work")/t.pb" "$(echo "$out" | cut -d'|' -f2)"
-check "env: iterations" 4 "$(echo "$out" | cut -d'|' -f3)"
+check "env: steps" 4 "$(echo "$out" | cut -d'|' -f3)"
 check "env: warmup" 2 "$(echo "$out" | cut -d'|' -f4)"
 grep -q "no trace written" "$work/err" || { echo "FAIL expected 'no trace written': $(cat "$work/err")"; fail=1; }
 

@@ -1,5 +1,5 @@
 // Smaller collector pieces: settings, CUDA detection for LD_PRELOAD, NVTX
-// callback decoding, the iteration window.
+// callback decoding, the step window.
 #include <generated_nvtx_meta.h>
 #include <unistd.h>
 
@@ -7,7 +7,7 @@
 
 #include "collector/config.h"
 #include "collector/cuda_detect.h"
-#include "collector/iteration_window.h"
+#include "collector/step_window.h"
 #include "collector/api_filter.h"
 
 #include <cupti_driver_cbid.h>
@@ -21,16 +21,16 @@ namespace {
 TEST(ConfigTest, KeysValuesAndErrors) {
   Config c;
   std::string error;
-  EXPECT_TRUE(c.Set("REVERIE_ITERATIONS", "3", &error));
-  EXPECT_EQ(c.iterations, 3);
+  EXPECT_TRUE(c.Set("REVERIE_STEPS", "3", &error));
+  EXPECT_EQ(c.steps, 3);
   EXPECT_TRUE(c.Set("REVERIE_WARMUP", "2", &error));
   EXPECT_TRUE(c.Set("REVERIE_FSYNC", "yes", &error));
   EXPECT_TRUE(c.fsync_each_chunk);
   EXPECT_TRUE(c.Set("REVERIE_DRIVER_API", "0", &error));
   EXPECT_FALSE(c.driver_api);
-  EXPECT_FALSE(c.Set("REVERIE_ITERATIONS", "-1", &error));
-  EXPECT_NE(error.find("REVERIE_ITERATIONS=-1"), std::string::npos);
-  EXPECT_EQ(c.iterations, 3);  // unchanged on error
+  EXPECT_FALSE(c.Set("REVERIE_STEPS", "-1", &error));
+  EXPECT_NE(error.find("REVERIE_STEPS=-1"), std::string::npos);
+  EXPECT_EQ(c.steps, 3);  // unchanged on error
   EXPECT_FALSE(c.Set("REVERIE_BUFFER_MB", "12abc", &error));
   EXPECT_FALSE(c.Set("REVERIE_NVTX", "maybe", &error));
   EXPECT_FALSE(c.Set("REVERIE_OUTPUT", "", &error));
@@ -94,6 +94,19 @@ TEST(ConfigTest, EnvironmentIsRead) {
   EXPECT_EQ(c.warmup, 7);
   ASSERT_EQ(errors.size(), 1u);
   EXPECT_NE(errors[0].find("REVERIE_CHUNK_KB"), std::string::npos);
+}
+
+TEST(ConfigTest, DeprecatedIterationsNameSetsStepsAndLoses) {
+  ::setenv("REVERIE_ITERATIONS", "4", 1);
+  Config old_name;
+  EXPECT_TRUE(old_name.LoadFromEnvironment().empty());
+  EXPECT_EQ(old_name.steps, 4);
+  ::setenv("REVERIE_STEPS", "6", 1);
+  Config both;
+  EXPECT_TRUE(both.LoadFromEnvironment().empty());
+  ::unsetenv("REVERIE_ITERATIONS");
+  ::unsetenv("REVERIE_STEPS");
+  EXPECT_EQ(both.steps, 6);
 }
 
 TEST(CudaDetectTest, LibraryNamesAndPreloadList) {
@@ -166,66 +179,66 @@ TEST(NvtxDecodeTest, PushPopStartEndAndRegisteredStrings) {
             NvtxAction::kNone);
 }
 
-TEST(IterationWindowTest, InactiveKeepsEverything) {
-  IterationWindow w(0, 0);
+TEST(StepWindowTest, InactiveKeepsEverything) {
+  StepWindow w(0, 0);
   EXPECT_FALSE(w.active());
   EXPECT_TRUE(w.KeepTime(5));
-  EXPECT_EQ(w.Judge(1, 0), IterationWindow::Decision::kKeep);
-  EXPECT_TRUE(w.WantIteration(100));
+  EXPECT_EQ(w.Judge(1, 0), StepWindow::Decision::kKeep);
+  EXPECT_TRUE(w.WantStep(100));
 }
 
-TEST(IterationWindowTest, WarmupOnlyIsOpenEnded) {
-  IterationWindow w(2, 0);
+TEST(StepWindowTest, WarmupOnlyIsOpenEnded) {
+  StepWindow w(2, 0);
   EXPECT_FALSE(w.KeepTime(5));
-  w.OnIterationBegin(1, 10);
+  w.OnStepBegin(1, 10);
   EXPECT_FALSE(w.KeepTime(15));
-  w.OnIterationBegin(2, 20);
+  w.OnStepBegin(2, 20);
   EXPECT_TRUE(w.KeepTime(25));
-  w.OnIterationEnd(2, 30);
+  w.OnStepEnd(2, 30);
   EXPECT_FALSE(w.closed());
   EXPECT_TRUE(w.KeepTime(1000));
-  EXPECT_FALSE(w.WantIteration(1));
-  EXPECT_TRUE(w.WantIteration(5));
+  EXPECT_FALSE(w.WantStep(1));
+  EXPECT_TRUE(w.WantStep(5));
 }
 
-TEST(IterationWindowTest, SpansOverlappingTheWindowAreKept) {
-  IterationWindow w(0, 1);
-  w.OnIterationBegin(0, 100);
-  w.OnIterationEnd(0, 200);
+TEST(StepWindowTest, SpansOverlappingTheWindowAreKept) {
+  StepWindow w(0, 1);
+  w.OnStepBegin(0, 100);
+  w.OnStepEnd(0, 200);
   EXPECT_TRUE(w.closed());
   EXPECT_TRUE(w.KeepSpan(50, 150));    // starts before
   EXPECT_TRUE(w.KeepSpan(50, 250));    // encloses
   EXPECT_FALSE(w.KeepSpan(10, 90));
   EXPECT_FALSE(w.KeepSpan(201, 300));
   EXPECT_TRUE(w.KeepApiCall(10, 120, 130));
-  EXPECT_EQ(w.Judge(10, 999), IterationWindow::Decision::kKeep);  // GPU tail of a kept call
+  EXPECT_EQ(w.Judge(10, 999), StepWindow::Decision::kKeep);  // GPU tail of a kept call
   // 9 and 11 may belong to calls not decoded yet (another thread's buffer).
-  EXPECT_EQ(w.Judge(11, 150), IterationWindow::Decision::kUndecided);
-  EXPECT_EQ(w.Judge(9, 150), IterationWindow::Decision::kUndecided);
+  EXPECT_EQ(w.Judge(11, 150), StepWindow::Decision::kUndecided);
+  EXPECT_EQ(w.Judge(9, 150), StepWindow::Decision::kUndecided);
   EXPECT_FALSE(w.KeepAtEnd(11, 150));
   EXPECT_FALSE(w.KeepAtEnd(9, 150));
 }
 
-TEST(IterationWindowTest, DroppedCallsBoundWhatCanStillBeKept) {
-  IterationWindow w(1, 1);
+TEST(StepWindowTest, DroppedCallsBoundWhatCanStillBeKept) {
+  StepWindow w(1, 1);
   EXPECT_FALSE(w.KeepApiCall(3, 10, 20));  // before the window began
-  w.OnIterationBegin(0, 0);
-  w.OnIterationBegin(1, 100);
-  EXPECT_FALSE(w.KeepApiCall(5, 60, 70));  // warmup iteration
+  w.OnStepBegin(0, 0);
+  w.OnStepBegin(1, 100);
+  EXPECT_FALSE(w.KeepApiCall(5, 60, 70));  // warmup step
   EXPECT_TRUE(w.KeepApiCall(8, 110, 120));
   // Open window: later ids were launched inside it.
-  EXPECT_EQ(w.Judge(9, 0), IterationWindow::Decision::kKeep);
-  EXPECT_EQ(w.Judge(6, 0), IterationWindow::Decision::kUndecided);
-  EXPECT_EQ(w.Judge(5, 0), IterationWindow::Decision::kDrop);
-  w.OnIterationEnd(1, 200);
-  EXPECT_EQ(w.Judge(9, 0), IterationWindow::Decision::kUndecided);
+  EXPECT_EQ(w.Judge(9, 0), StepWindow::Decision::kKeep);
+  EXPECT_EQ(w.Judge(6, 0), StepWindow::Decision::kUndecided);
+  EXPECT_EQ(w.Judge(5, 0), StepWindow::Decision::kDrop);
+  w.OnStepEnd(1, 200);
+  EXPECT_EQ(w.Judge(9, 0), StepWindow::Decision::kUndecided);
   EXPECT_TRUE(w.KeepApiCall(9, 190, 210));  // straddles the end: kept
   EXPECT_FALSE(w.KeepApiCall(12, 220, 230));
-  EXPECT_EQ(w.Judge(9, 0), IterationWindow::Decision::kKeep);
-  EXPECT_EQ(w.Judge(11, 0), IterationWindow::Decision::kUndecided);
-  EXPECT_EQ(w.Judge(12, 0), IterationWindow::Decision::kDrop);
-  EXPECT_EQ(w.Judge(0, 150), IterationWindow::Decision::kKeep);  // no id: by time
-  EXPECT_EQ(w.Judge(0, 250), IterationWindow::Decision::kDrop);
+  EXPECT_EQ(w.Judge(9, 0), StepWindow::Decision::kKeep);
+  EXPECT_EQ(w.Judge(11, 0), StepWindow::Decision::kUndecided);
+  EXPECT_EQ(w.Judge(12, 0), StepWindow::Decision::kDrop);
+  EXPECT_EQ(w.Judge(0, 150), StepWindow::Decision::kKeep);  // no id: by time
+  EXPECT_EQ(w.Judge(0, 250), StepWindow::Decision::kDrop);
   EXPECT_FALSE(w.KeepAtEnd(11, 0));
   EXPECT_TRUE(w.KeepAtEnd(8, 0));
 }

@@ -1,6 +1,6 @@
 // The whole collector runtime with a fake CUPTI (fake_cupti.h): CUPTI-like
 // threads request, fill and complete buffers with real activity structs
-// while the application marks layers and iterations; the writer thread
+// while the application marks layers and steps; the writer thread
 // decodes; Stop flushes. Run under ThreadSanitizer as well.
 #include "collector/collector_runtime.h"
 
@@ -147,7 +147,7 @@ TEST_F(CollectorRuntimeTest, FullSessionFromSeveralCuptiThreads) {
   EXPECT_EQ(state_->nvtx_domain_enabled.load(), 1);
   EXPECT_EQ(c->Configure("REVERIE_WARMUP", "1"), REVERIE_ALREADY_STARTED);
 
-  c->IterationBegin();
+  c->StepBegin();
   c->RangePush("data", REVERIE_PHASE_DATA_LOADING);
   c->LayerPop();
   c->LayerPush("fc1", REVERIE_PHASE_FORWARD);
@@ -168,7 +168,7 @@ TEST_F(CollectorRuntimeTest, FullSessionFromSeveralCuptiThreads) {
   ProduceLaunches(100000, 3, /*hold=*/true);  // delivered by Stop's flush
   c->Parameter("fc1.weight", "fc1", 4096, "Float");
   c->SetMetadata("framework", "test-framework 1.0");
-  c->IterationEnd();
+  c->StepEnd();
   ASSERT_EQ(c->Stop(), REVERIE_OK);
   EXPECT_FALSE(c->IsCollecting());
   EXPECT_EQ(c->Stop(), REVERIE_NOT_COLLECTING);
@@ -197,7 +197,7 @@ TEST_F(CollectorRuntimeTest, FullSessionFromSeveralCuptiThreads) {
     }
   }
   EXPECT_EQ(layers, 2);
-  EXPECT_EQ(t.events().iterations_size(), 1);
+  EXPECT_EQ(t.events().steps_size(), 1);
   EXPECT_EQ(t.events().parameters_size(), 1);
   EXPECT_EQ(t.header().framework(), "test-framework 1.0");
   EXPECT_EQ(t.header().metadata().at("collector.cupti"), "active");
@@ -215,16 +215,16 @@ TEST_F(CollectorRuntimeTest, AnotherSubscriberMeansOneWarningAndHostOnly) {
   EXPECT_NE(err.find("MULTIPLE_SUBSCRIBERS"), std::string::npos) << err;
   EXPECT_EQ(state_->enables.load(), 0);
   EXPECT_EQ(state_->timestamp_callbacks.load(), 0);  // the other tool's setup is untouched
-  c->IterationBegin();
+  c->StepBegin();
   c->LayerPush("fc1", REVERIE_PHASE_FORWARD);
   c->LayerPop();
-  c->IterationEnd();
+  c->StepEnd();
   EXPECT_EQ(state_->pushes.load(), 0);
   EXPECT_EQ(c->Stop(), REVERIE_OK);
   EXPECT_EQ(state_->flushes.load(), 0);
   Trace t = Read();
   EXPECT_EQ(t.events().ranges_size(), 1);
-  EXPECT_EQ(t.events().iterations_size(), 1);
+  EXPECT_EQ(t.events().steps_size(), 1);
   EXPECT_EQ(t.GetCounter(TraceCounter::cupti_unavailable), 1);
   EXPECT_EQ(t.header().metadata().at("collector.cupti"), "unavailable");
 }
@@ -269,15 +269,15 @@ TEST_F(CollectorRuntimeTest, ExhaustedPoolHandsCuptiNoBufferAndCountsIt) {
 TEST_F(CollectorRuntimeTest, WindowEndStopsCuptiAndMarkers) {
   auto c = MakeCollector("window");
   ASSERT_EQ(c->Configure("REVERIE_WARMUP", "1"), REVERIE_OK);
-  ASSERT_EQ(c->Configure("REVERIE_ITERATIONS", "1"), REVERIE_OK);
+  ASSERT_EQ(c->Configure("REVERIE_STEPS", "1"), REVERIE_OK);
   ASSERT_EQ(c->Start(Collector::Mode::kApi), REVERIE_OK);
   for (int i = 0; i < 3; ++i) {
-    c->IterationBegin();
+    c->StepBegin();
     c->LayerPush("layer", REVERIE_PHASE_FORWARD);
     c->LayerPop();
-    c->IterationEnd();
+    c->StepEnd();
   }
-  // Iteration 2's begin came after the window: CUPTI was flushed and
+  // Step 2's begin came after the window: CUPTI was flushed and
   // disabled, and its markers cost nothing.
   EXPECT_EQ(state_->flushes.load(), 1);
   EXPECT_EQ(state_->disables.load(), 11);
@@ -287,8 +287,8 @@ TEST_F(CollectorRuntimeTest, WindowEndStopsCuptiAndMarkers) {
   EXPECT_EQ(state_->disables.load(), 11);  // not disabled twice
   EXPECT_EQ(state_->forced_flushes.load(), 1);  // but still flushed
   Trace t = Read();
-  ASSERT_EQ(t.events().iterations_size(), 1);
-  EXPECT_EQ(t.events().iterations(0).index(), 1);
+  ASSERT_EQ(t.events().steps_size(), 1);
+  EXPECT_EQ(t.events().steps(0).index(), 1);
   EXPECT_EQ(t.events().ranges_size(), 1);
 }
 
@@ -298,14 +298,14 @@ TEST_F(CollectorRuntimeTest, WindowEndStopsCuptiAndMarkers) {
 // the kernels of the window's launches must all be in the trace.
 TEST_F(CollectorRuntimeTest, WindowKeepsKernelsWhoseRecordsPrecedeTheirLaunch) {
   auto c = MakeCollector("kernel_first");
-  ASSERT_EQ(c->Configure("REVERIE_ITERATIONS", "1"), REVERIE_OK);
+  ASSERT_EQ(c->Configure("REVERIE_STEPS", "1"), REVERIE_OK);
   ASSERT_EQ(c->Start(Collector::Mode::kApi), REVERIE_OK);
-  c->IterationBegin();
+  c->StepBegin();
   const uint64_t t0 = MonotonicNowNs();
   std::this_thread::sleep_for(std::chrono::milliseconds(2));
-  c->IterationEnd();
+  c->StepEnd();
   const uint64_t t1 = MonotonicNowNs();
-  c->IterationBegin();  // after the window: CUPTI flushed and disabled
+  c->StepBegin();  // after the window: CUPTI flushed and disabled
   fake::FakeState* s = state_.get();
   uint8_t* buffer = nullptr;
   size_t size = 0, max_records = 0;
@@ -316,7 +316,7 @@ TEST_F(CollectorRuntimeTest, WindowKeepsKernelsWhoseRecordsPrecedeTheirLaunch) {
     const bool inside = corr < 13;  // launch 13 came after the window
     auto k = Zeroed<CUpti_ActivityKernel10>();
     k.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
-    k.start = t1 + 1000 * corr;  // the GPU tail runs after the iteration
+    k.start = t1 + 1000 * corr;  // the GPU tail runs after the step
     k.end = k.start + 500;
     k.correlationId = corr;
     k.streamId = 7;
@@ -555,7 +555,7 @@ TEST_F(CollectorRuntimeTest, ForkedChildSeesNoSession) {
 
 TEST_F(CollectorRuntimeTest, ConfigureRejectsBadValuesAndDisableIsSilent) {
   auto c = MakeCollector("disabled");
-  EXPECT_EQ(c->Configure("REVERIE_ITERATIONS", "many"), REVERIE_BAD_ARGUMENT);
+  EXPECT_EQ(c->Configure("REVERIE_STEPS", "many"), REVERIE_BAD_ARGUMENT);
   EXPECT_EQ(c->Configure("REVERIE_NOPE", "1"), REVERIE_BAD_ARGUMENT);
   EXPECT_EQ(c->Configure(nullptr, "1"), REVERIE_BAD_ARGUMENT);
   EXPECT_EQ(c->Configure("REVERIE_DISABLE", "1"), REVERIE_OK);

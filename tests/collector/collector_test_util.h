@@ -1,7 +1,7 @@
 // File: tests/collector/collector_test_util.h
 //
 // Helpers for the collector tests: a temporary trace file with the writer
-// stack (ChunkWriter -> IterationWindow -> TraceSink), reading it back with
+// stack (ChunkWriter -> StepWindow -> TraceSink), reading it back with
 // reverie's own ReadTrace, and looking records up by name.
 #ifndef REVERIE_TESTS_COLLECTOR_COLLECTOR_TEST_UTIL_H_
 #define REVERIE_TESTS_COLLECTOR_COLLECTOR_TEST_UTIL_H_
@@ -12,7 +12,7 @@
 #include <string>
 
 #include "collector/chunk_writer.h"
-#include "collector/iteration_window.h"
+#include "collector/step_window.h"
 #include "collector/trace_sink.h"
 #include "gtest/gtest.h"
 #include "proto/trace.h"
@@ -37,9 +37,9 @@ inline std::string FakeThreadName(int64_t pid, int64_t tid) {
 
 // ChunkWriter + window + sink writing to a temp file.
 struct SinkFixture {
-  explicit SinkFixture(const std::string& name, int64_t warmup = 0, int64_t iterations = 0,
+  explicit SinkFixture(const std::string& name, int64_t warmup = 0, int64_t steps = 0,
                        size_t chunk_bytes = 1 << 20)
-      : path(TempTracePath(name)), window(warmup, iterations) {
+      : path(TempTracePath(name)), window(warmup, steps) {
     HeaderInfo header;
     header.producer = "test";
     ChunkWriter::Options options;
@@ -58,7 +58,7 @@ struct SinkFixture {
 
   std::string path;
   ChunkWriter writer;
-  IterationWindow window;
+  StepWindow window;
   std::unique_ptr<TraceSink> sink;
 };
 

@@ -80,8 +80,8 @@ CUpti_ActivityKernel10 Kernel(uint32_t corr, uint64_t start) {
 }
 
 struct DecoderFixture : SinkFixture {
-  explicit DecoderFixture(const std::string& name, int64_t warmup = 0, int64_t iterations = 0)
-      : SinkFixture(name, warmup, iterations), decoder(sink.get(), &FakeName, nullptr, kPid) {}
+  explicit DecoderFixture(const std::string& name, int64_t warmup = 0, int64_t steps = 0)
+      : SinkFixture(name, warmup, steps), decoder(sink.get(), &FakeName, nullptr, kPid) {}
   CuptiDecoder decoder;
 };
 
@@ -373,17 +373,17 @@ TEST(CuptiDecoderTest, SyncsJoinPartnersDecodedLaterInALongBuffer) {
 // the window only), launches stay, and a dropped call's id still bounds
 // the window (the kernel launched after the window is not kept).
 TEST(CuptiDecoderTest, FilteredQueriesAreCountedNotWritten) {
-  SinkFixture sf("filter", /*warmup=*/0, /*iterations=*/1);
+  SinkFixture sf("filter", /*warmup=*/0, /*steps=*/1);
   CuptiDecoder d(sf.sink.get(), &FakeName, nullptr, kPid, /*filter_queries=*/true);
   const uint32_t get_device = CUPTI_RUNTIME_TRACE_CBID_cudaGetDevice_v3020;
   const uint32_t launch = CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000;
   Feed(&d, Api(CUPTI_ACTIVITY_KIND_RUNTIME, get_device, 1, 10, 20, 1));  // before the window
-  sf.window.OnIterationBegin(0, 100);
+  sf.window.OnStepBegin(0, 100);
   Feed(&d, Api(CUPTI_ACTIVITY_KIND_RUNTIME, get_device, 2, 110, 115, 1));
   Feed(&d, Api(CUPTI_ACTIVITY_KIND_DRIVER, CUPTI_DRIVER_TRACE_CBID_cuDevicePrimaryCtxGetState, 3,
                116, 117, 1));
   Feed(&d, Api(CUPTI_ACTIVITY_KIND_RUNTIME, launch, 4, 120, 130, 1));
-  sf.window.OnIterationEnd(0, 200);
+  sf.window.OnStepEnd(0, 200);
   Feed(&d, Api(CUPTI_ACTIVITY_KIND_RUNTIME, get_device, 5, 210, 215, 1));  // after
   Feed(&d, Kernel(4, 140));
   Feed(&d, Kernel(6, 240));  // launched after the window: bounded by call 5
@@ -471,10 +471,10 @@ TEST(CuptiDecoderTest, OverheadAndUnknownKindsBecomeCounters) {
   EXPECT_EQ(t.GetCounter(TraceCounter::cupti_record_unhandled_kind), 1);
 }
 
-// REVERIE_WARMUP=1, REVERIE_ITERATIONS=1: only iteration 1's API calls, and
-// only the GPU work those calls launched (even after the iteration ends).
-TEST(CuptiDecoderTest, WindowKeepsTheIterationAndItsGpuTail) {
-  DecoderFixture f("window", /*warmup=*/1, /*iterations=*/1);
+// REVERIE_WARMUP=1, REVERIE_STEPS=1: only step 1's API calls, and
+// only the GPU work those calls launched (even after the step ends).
+TEST(CuptiDecoderTest, WindowKeepsTheStepAndItsGpuTail) {
+  DecoderFixture f("window", /*warmup=*/1, /*steps=*/1);
   auto kernel = [&](uint32_t corr, uint64_t start) {
     auto k = Zeroed<CUpti_ActivityKernel10>();
     k.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
@@ -485,15 +485,15 @@ TEST(CuptiDecoderTest, WindowKeepsTheIterationAndItsGpuTail) {
     Feed(&f.decoder, k);
   };
   const uint32_t launch = CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000;
-  f.window.OnIterationBegin(0, 100);
+  f.window.OnStepBegin(0, 100);
   Feed(&f.decoder, Api(CUPTI_ACTIVITY_KIND_RUNTIME, launch, 1, 110, 120, 1));  // warmup
   kernel(1, 130);
-  f.window.OnIterationBegin(1, 200);
+  f.window.OnStepBegin(1, 200);
   Feed(&f.decoder, Api(CUPTI_ACTIVITY_KIND_RUNTIME, launch, 2, 210, 220, 1));
   Feed(&f.decoder, Api(CUPTI_ACTIVITY_KIND_RUNTIME, launch, 3, 280, 290, 1));
-  f.window.OnIterationEnd(1, 300);
+  f.window.OnStepEnd(1, 300);
   kernel(2, 230);
-  kernel(3, 310);  // runs after the CPU ended the iteration: still kept
+  kernel(3, 310);  // runs after the CPU ended the step: still kept
   Feed(&f.decoder, Api(CUPTI_ACTIVITY_KIND_RUNTIME, launch, 4, 320, 330, 1));  // after
   kernel(4, 340);
   Trace t = f.CloseAndRead();
@@ -510,17 +510,17 @@ TEST(CuptiDecoderTest, WindowKeepsTheIterationAndItsGpuTail) {
 // What CUDA 13's CUPTI delivered on an H100 (issue 32): one buffer per
 // thread, a kernel's record *before* the record of the cudaLaunchKernel
 // that launched it, and the main thread's last buffer decoded only at stop,
-// after the window had closed. Every kernel of those iterations was
-// dropped (ResNet-50: 287 of 669 per iteration in the last four; the CUDA
+// after the window had closed. Every kernel of those steps was
+// dropped (ResNet-50: 287 of 669 per step in the last four; the CUDA
 // MLP: all of them). Each kernel must be kept whatever the order.
 TEST(CuptiDecoderTest, WindowKeepsKernelsDecodedBeforeTheirLaunchAfterItClosed) {
-  DecoderFixture f("kernel_first", /*warmup=*/1, /*iterations=*/2);
+  DecoderFixture f("kernel_first", /*warmup=*/1, /*steps=*/2);
   const uint32_t launch = CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000;
-  f.window.OnIterationBegin(0, 100);
-  f.window.OnIterationBegin(1, 200);
-  f.window.OnIterationEnd(1, 300);
-  f.window.OnIterationBegin(2, 300);
-  f.window.OnIterationEnd(2, 400);  // closed before any buffer was decoded
+  f.window.OnStepBegin(0, 100);
+  f.window.OnStepBegin(1, 200);
+  f.window.OnStepEnd(1, 300);
+  f.window.OnStepBegin(2, 300);
+  f.window.OnStepEnd(2, 400);  // closed before any buffer was decoded
   // The main thread's buffer: warmup launch 1, window launches 10 and 20 on
   // thread 1, then launch 40 after the window; each kernel first.
   Feed(&f.decoder, Kernel(1, 150));
@@ -532,7 +532,7 @@ TEST(CuptiDecoderTest, WindowKeepsKernelsDecodedBeforeTheirLaunchAfterItClosed) 
   Feed(&f.decoder, Kernel(40, 430));
   Feed(&f.decoder, Api(CUPTI_ACTIVITY_KIND_RUNTIME, launch, 40, 410, 420, 1));
   f.sink->ResolveHeld(false);
-  // The backward thread's buffer, decoded later: launch 30 (iteration 2).
+  // The backward thread's buffer, decoded later: launch 30 (step 2).
   Feed(&f.decoder, Kernel(30, 360));
   Feed(&f.decoder, Api(CUPTI_ACTIVITY_KIND_RUNTIME, launch, 30, 340, 350, 2));
   f.sink->ResolveHeld(false);
@@ -553,10 +553,10 @@ TEST(CuptiDecoderTest, WindowKeepsKernelsDecodedBeforeTheirLaunchAfterItClosed) 
 // The lowest id kept so far must not drop it; and the GPU tail of the
 // warmup, decoded before any API call, must not be kept by its GPU time.
 TEST(CuptiDecoderTest, WindowPlacesKernelsDecodedBeforeAnyOfTheWindowsCalls) {
-  DecoderFixture f("window_start", /*warmup=*/1, /*iterations=*/1);
+  DecoderFixture f("window_start", /*warmup=*/1, /*steps=*/1);
   const uint32_t launch = CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000;
-  f.window.OnIterationBegin(0, 100);
-  f.window.OnIterationBegin(1, 200);
+  f.window.OnStepBegin(0, 100);
+  f.window.OnStepBegin(1, 200);
   Feed(&f.decoder, Kernel(5, 210));  // warmup launch 5, ran after the window began
   Feed(&f.decoder, Api(CUPTI_ACTIVITY_KIND_RUNTIME, launch, 30, 260, 270, 2));  // backward thread
   Feed(&f.decoder, Kernel(30, 280));
@@ -578,12 +578,12 @@ TEST(CuptiDecoderTest, WindowPlacesKernelsDecodedBeforeAnyOfTheWindowsCalls) {
 // Records whose API call never arrives are judged at the end by the ids
 // kept; past TraceSink::kMaxHeld the oldest are judged early and counted.
 TEST(CuptiDecoderTest, HeldRecordsAreBoundedAndJudgedAtTheEnd) {
-  DecoderFixture f("held", /*warmup=*/0, /*iterations=*/1);
+  DecoderFixture f("held", /*warmup=*/0, /*steps=*/1);
   const uint32_t launch = CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000;
-  f.window.OnIterationBegin(0, 100);
+  f.window.OnStepBegin(0, 100);
   Feed(&f.decoder, Api(CUPTI_ACTIVITY_KIND_RUNTIME, launch, 10, 110, 120, 1));
   Feed(&f.decoder, Api(CUPTI_ACTIVITY_KIND_RUNTIME, launch, 20, 150, 160, 1));
-  f.window.OnIterationEnd(0, 200);
+  f.window.OnStepEnd(0, 200);
   Feed(&f.decoder, Kernel(15, 170));  // inside the kept ids: kept at once
   Feed(&f.decoder, Kernel(25, 210));  // its launch is never decoded: dropped at the end
   EXPECT_EQ(f.sink->held(), 1u);

@@ -13,7 +13,7 @@ fi
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 # A GPU that cuInit cannot use (driver too old for CUDA 13, ...) is no GPU.
-if ! "$mlp" --iterations 1 >"$work/probe" 2>&1; then
+if ! "$mlp" --steps 1 >"$work/probe" 2>&1; then
   if grep -qiE 'driver|no CUDA-capable device' "$work/probe"; then
     echo "SKIP: CUDA unusable here: $(cat "$work/probe")"
     exit 77
@@ -21,7 +21,7 @@ if ! "$mlp" --iterations 1 >"$work/probe" 2>&1; then
 fi
 fail=0
 
-check_trace() {  # name, trace, expected iterations
+check_trace() {  # name, trace, expected steps
   if ! "$reverie" info "$2" --json >"$work/$1.json" 2>"$work/$1.err"; then
     echo "FAIL $1: reverie info: $(cat "$work/$1.err")"; fail=1; return
   fi
@@ -37,8 +37,8 @@ for key in ("kernel", "memcpy", "memset", "sync", "runtime"):
 if name != "preload":
     if info["ranges"].get("layer", 0) <= 0:
         problems.append("no layer ranges")
-    if len(info["iterations"]) != want_iters:
-        problems.append(f"{len(info['iterations'])} iterations, expected {want_iters}")
+    if len(info["steps"]) != want_iters:
+        problems.append(f"{len(info['steps'])} steps, expected {want_iters}")
 if t.get("event_record", 0) <= 0:
     problems.append("no CUDA event records")
 if info.get("devices", 0) <= 0:
@@ -57,25 +57,25 @@ if name != "preload":
             problems.append(f"no GPU time in {phase}")
 print(f"{name}: kernels={t['kernel']} memcpy={t['memcpy']} sync={t['sync']} "
       f"events={t.get('event_record')} layers={info['ranges'].get('layer')} "
-      f"iterations={len(info['iterations'])}")
+      f"steps={len(info['steps'])}")
 if problems:
     print(f"FAIL {name}: " + "; ".join(problems))
     sys.exit(1)
 PY
 }
 
-# 1. Injection through `reverie collect`, iterations 2..4 of 8.
-"$reverie" collect -o "$work/inject.pb" --warmup 2 --iterations 3 -- "$mlp" --iterations 8 \
+# 1. Injection through `reverie collect`, steps 2..4 of 8.
+"$reverie" collect -o "$work/inject.pb" --warmup 2 --steps 3 -- "$mlp" --steps 8 \
   >"$work/inject.out" 2>"$work/inject.err" || { echo "FAIL collect: $(cat "$work/inject.err")"; fail=1; }
 check_trace inject "$work/inject.pb" 3
 
 # 2. API mode: the program starts the collector (reverie_start).
-"$mlp" --iterations 3 --trace "$work/api.pb" >"$work/api.out" 2>"$work/api.err" ||
+"$mlp" --steps 3 --trace "$work/api.pb" >"$work/api.out" 2>"$work/api.err" ||
   { echo "FAIL api mode: $(cat "$work/api.err")"; fail=1; }
 check_trace api "$work/api.pb" 3
 
 # 3. LD_PRELOAD: the constructor sees the program's device code.
-REVERIE_OUTPUT="$work/preload.pb" LD_PRELOAD="$lib" "$mlp" --iterations 2 \
+REVERIE_OUTPUT="$work/preload.pb" LD_PRELOAD="$lib" "$mlp" --steps 2 \
   >"$work/pre.out" 2>"$work/pre.err" || { echo "FAIL preload: $(cat "$work/pre.err")"; fail=1; }
 check_trace preload "$work/preload.pb" 2
 exit $fail

@@ -1,7 +1,7 @@
 // The collector's output from a real GPU (tests/data/gpu/README.md): two
 // traces the collector wrote on an H100 in issue 32, before the fixes of
 // the `collector` branch. Each test reads its file with reverie's .pb reader
-// and checks what a collector trace must hold (iterations, API calls with
+// and checks what a collector trace must hold (steps, API calls with
 // names and correlation ids, kernels with names and launch geometry, layers
 // with their phases, parameters, the device, no data-loss counter), and
 // states exactly what these two files lack because of the defects found on
@@ -73,13 +73,24 @@ void ExpectWellFormed(const Trace& t) {
     ASSERT_NE(spec, nullptr) << c.name();
     EXPECT_NE(spec->severity, CounterSeverity::kDataLoss) << c.name() << " = " << c.value();
   }
-  for (int i = 0; i < ev.iterations_size(); ++i) {
-    const proto::Iteration& it = ev.iterations(i);
-    EXPECT_EQ(t.String(it.name_sid()), "Iteration#" + std::to_string(it.index()));
+  for (int i = 0; i < ev.steps_size(); ++i) {
+    const proto::Step& it = ev.steps(i);
+    // The GPU data was recorded before the collector named steps "Step#N".
+    const std::string name(t.String(it.name_sid()));
+    const std::string index = std::to_string(it.index());
+    EXPECT_TRUE(name == "Step#" + index || name == "Iteration#" + index) << name;
     if (i > 0) {
-      EXPECT_EQ(it.index(), ev.iterations(i - 1).index() + 1);
+      EXPECT_EQ(it.index(), ev.steps(i - 1).index() + 1);
     }
   }
+}
+
+// The collector's step count; GPU data recorded before the rename says
+// "collector.iterations".
+std::string StepsMetadata(const Trace& t) {
+  const auto& m = t.header().metadata();
+  if (m.count("collector.steps") != 0) return m.at("collector.steps");
+  return m.count("collector.iterations") != 0 ? m.at("collector.iterations") : "";
 }
 
 // Launch calls, and how many of them have their kernel in the trace.
@@ -108,18 +119,18 @@ Launches CountLaunches(const Trace& t) {
 
 // A small MLP (Linear 4096x4096, ReLU, Linear 4096x4096, ReLU, Linear
 // 4096x10; batch 512, FP32, Adam) under reverie_torch.profile(warmup=1,
-// iterations=5) after 3 bare steps.
+// steps=5) after 3 bare steps.
 TEST(GpuDataTest, MlpTwinUnderReverieTorch) {
   const Trace t = Load("mlp_twin.pb");
   ExpectWellFormed(t);
   const proto::TraceChunk& ev = t.events();
   EXPECT_EQ(t.header().framework(), "pytorch 2.11.0+cu130");
   EXPECT_EQ(t.header().metadata().at("collector.warmup"), "1");
-  EXPECT_EQ(t.header().metadata().at("collector.iterations"), "5");
+  EXPECT_EQ(StepsMetadata(t), "5");
 
-  ASSERT_EQ(ev.iterations_size(), 5);
-  EXPECT_EQ(ev.iterations(0).index(), 1);  // iteration 0 was the warmup
-  for (const proto::Iteration& it : ev.iterations()) {
+  ASSERT_EQ(ev.steps_size(), 5);
+  EXPECT_EQ(ev.steps(0).index(), 1);  // step 0 was the warmup
+  for (const proto::Step& it : ev.steps()) {
     EXPECT_GT(it.end_ns() - it.start_ns(), 3'000'000);
     EXPECT_LT(it.end_ns() - it.start_ns(), 3'400'000);
   }
@@ -129,7 +140,7 @@ TEST(GpuDataTest, MlpTwinUnderReverieTorch) {
   ASSERT_TRUE(tid.count("python3") && tid.count("pt_autograd_0"));
 
   // Layers: the module paths, forward on the main thread and backward on
-  // the autograd thread, every iteration; the optimizer step as an UPDATE
+  // the autograd thread, every step; the optimizer step as an UPDATE
   // annotation.
   std::map<std::pair<std::string, int>, int> layers;
   int update = 0;
@@ -183,14 +194,14 @@ TEST(GpuDataTest, MlpTwinUnderReverieTorch) {
   EXPECT_EQ(t.GetCounter(TraceCounter::records_outside_window), 675);
 }
 
-// examples/cuda_mlp under `reverie collect --warmup 2 --iterations 3`
+// examples/cuda_mlp under `reverie collect --warmup 2 --steps 3`
 // (injection; cuBLAS, two streams ordered by events, Adam).
 TEST(GpuDataTest, CudaMlpUnderReverieCollect) {
   const Trace t = Load("cuda_mlp.pb");
   ExpectWellFormed(t);
   const proto::TraceChunk& ev = t.events();
   EXPECT_EQ(t.header().metadata().at("collector.warmup"), "2");
-  EXPECT_EQ(t.header().metadata().at("collector.iterations"), "3");
+  EXPECT_EQ(StepsMetadata(t), "3");
 
   // Injected at cuInit: CUPTI's DEVICE record came.
   ASSERT_EQ(t.header().devices_size(), 1);
@@ -204,8 +215,8 @@ TEST(GpuDataTest, CudaMlpUnderReverieCollect) {
   EXPECT_EQ(d.sm_clock_khz(), 1980000);
   EXPECT_NEAR(d.memory_bandwidth_gbps(), 3352.3, 0.1);
 
-  ASSERT_EQ(ev.iterations_size(), 3);
-  EXPECT_EQ(ev.iterations(0).index(), 2);
+  ASSERT_EQ(ev.steps_size(), 3);
+  EXPECT_EQ(ev.steps(0).index(), 2);
   ASSERT_EQ(ev.threads_size(), 1);
   EXPECT_EQ(ev.threads(0).name(), "cuda_mlp");
   EXPECT_EQ(ev.api_calls_size(), 390);

@@ -1,5 +1,5 @@
 // HostEventProcessor: nested ranges written parents-first with global parent
-// indexes, per-thread stacks, NVTX start/end ranges, iterations and the
+// indexes, per-thread stacks, NVTX start/end ranges, steps and the
 // window, parameters and DDP buckets; anomalies counted, never fatal.
 #include "collector/host_event_processor.h"
 
@@ -161,30 +161,30 @@ TEST(HostEventProcessorTest, LongOpenRangeDoesNotHoldEverything) {
   EXPECT_GT(t.GetCounter(TraceCounter::range_parent_unknown), 0);
 }
 
-TEST(HostEventProcessorTest, IterationsAndWindow) {
-  SinkFixture f("iterations", /*warmup=*/1, /*iterations=*/2);
+TEST(HostEventProcessorTest, StepsAndWindow) {
+  SinkFixture f("steps", /*warmup=*/1, /*steps=*/2);
   HostEventProcessor p(f.sink.get());
   for (int i = 0; i < 4; ++i) {
     const int64_t base = 1000 * i;
-    p.Process(Simple(HostEventType::kIterationBegin, 10, base, i));
+    p.Process(Simple(HostEventType::kStepBegin, 10, base, i));
     p.Process(Push(10, base + 10, "layer", static_cast<uint64_t>(i + 1)));
     p.Process(Simple(HostEventType::kPop, 10, base + 20));
-    p.Process(Simple(HostEventType::kIterationEnd, 10, base + 900, i));
+    p.Process(Simple(HostEventType::kStepEnd, 10, base + 900, i));
   }
-  p.Process(Simple(HostEventType::kIterationEnd, 10, 9000, 99));
+  p.Process(Simple(HostEventType::kStepEnd, 10, 9000, 99));
   EXPECT_TRUE(f.window.closed());
   Trace t = f.CloseAndRead();
-  ASSERT_EQ(t.events().iterations_size(), 2);
-  EXPECT_EQ(t.events().iterations(0).index(), 1);
-  EXPECT_EQ(Str(t, t.events().iterations(0).name_sid()), "Iteration#1");
-  EXPECT_EQ(t.events().iterations(0).start_ns(), 1000);
-  EXPECT_EQ(t.events().iterations(0).end_ns(), 1900);
-  EXPECT_EQ(t.events().iterations(1).index(), 2);
+  ASSERT_EQ(t.events().steps_size(), 2);
+  EXPECT_EQ(t.events().steps(0).index(), 1);
+  EXPECT_EQ(Str(t, t.events().steps(0).name_sid()), "Step#1");
+  EXPECT_EQ(t.events().steps(0).start_ns(), 1000);
+  EXPECT_EQ(t.events().steps(0).end_ns(), 1900);
+  EXPECT_EQ(t.events().steps(1).index(), 2);
   ASSERT_EQ(t.events().ranges_size(), 2);
   EXPECT_EQ(t.events().ranges(0).start_ns(), 1010);
   EXPECT_EQ(t.events().ranges(1).start_ns(), 2010);
   EXPECT_EQ(t.GetCounter(TraceCounter::records_outside_window), 2);
-  EXPECT_EQ(t.GetCounter(TraceCounter::iteration_end_without_begin), 1);
+  EXPECT_EQ(t.GetCounter(TraceCounter::step_end_without_begin), 1);
 }
 
 TEST(HostEventProcessorTest, ParametersAndBucketsWithLayers) {

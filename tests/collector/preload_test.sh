@@ -27,6 +27,6 @@ compare plain "$plain" 3 alpha beta
 REVERIE_PLAIN_VALUE=x compare plain-env "$plain" 0
 # Even with collector settings in the environment, nothing happens to a
 # program that does not use CUDA.
-REVERIE_OUTPUT="$work/should-not-exist.pb" REVERIE_ITERATIONS=1 compare plain-config "$plain" 4
+REVERIE_OUTPUT="$work/should-not-exist.pb" REVERIE_STEPS=1 compare plain-config "$plain" 4
 if [ -e "$work/should-not-exist.pb" ]; then echo "a trace was written for a non-CUDA program"; fail=1; fi
 exit $fail

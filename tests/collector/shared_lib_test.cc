@@ -34,8 +34,8 @@ struct Api {
   decltype(&::reverie_layer_pop) layer_pop;
   decltype(&::reverie_range_push) range_push;
   decltype(&::reverie_range_pop) range_pop;
-  decltype(&::reverie_iteration_begin) iteration_begin;
-  decltype(&::reverie_iteration_end) iteration_end;
+  decltype(&::reverie_step_begin) step_begin;
+  decltype(&::reverie_step_end) step_end;
   decltype(&::reverie_parameter) parameter;
   decltype(&::reverie_comm_bucket) comm_bucket;
   decltype(&::reverie_set_metadata) set_metadata;
@@ -58,8 +58,8 @@ bool LoadApi(Api* api) {
          Load(h, "reverie_layer_pop", &api->layer_pop) &&
          Load(h, "reverie_range_push", &api->range_push) &&
          Load(h, "reverie_range_pop", &api->range_pop) &&
-         Load(h, "reverie_iteration_begin", &api->iteration_begin) &&
-         Load(h, "reverie_iteration_end", &api->iteration_end) &&
+         Load(h, "reverie_step_begin", &api->step_begin) &&
+         Load(h, "reverie_step_end", &api->step_end) &&
          Load(h, "reverie_parameter", &api->parameter) &&
          Load(h, "reverie_comm_bucket", &api->comm_bucket) &&
          Load(h, "reverie_set_metadata", &api->set_metadata);
@@ -116,14 +116,14 @@ TEST(SharedLibTest, ApiModeRecordsMarkersWithOrWithoutCupti) {
     const char* names[] = {"fc.weight"};
     api.comm_bucket(0, 1024, names, 1);
     for (int i = 0; i < 2; ++i) {
-      api.iteration_begin();
+      api.step_begin();
       api.layer_push("fc", REVERIE_PHASE_FORWARD);
       api.layer_pop();
       api.layer_push("fc", REVERIE_PHASE_BACKWARD);
       api.layer_pop();
       api.range_push("optimizer", REVERIE_PHASE_UPDATE);
       api.range_pop();
-      api.iteration_end();
+      api.step_end();
     }
     if (api.flush() != REVERIE_OK) return 14;
     // No reverie_stop: the exit handler must finish the file.
@@ -142,7 +142,7 @@ TEST(SharedLibTest, ApiModeRecordsMarkersWithOrWithoutCupti) {
   EXPECT_EQ(t->header().producer(), "reverie-collector 0.1");
   EXPECT_EQ(t->header().framework(), "shared-lib-test");
   EXPECT_EQ(t->events().ranges_size(), 6);
-  EXPECT_EQ(t->events().iterations_size(), 2);
+  EXPECT_EQ(t->events().steps_size(), 2);
   EXPECT_EQ(t->events().parameters_size(), 1);
   ASSERT_EQ(t->events().gradient_buckets_size(), 1);
   EXPECT_EQ(t->events().gradient_buckets(0).layer_sids_size(), 1);
@@ -181,12 +181,12 @@ TEST(SharedLibTest, MarkersBeforeStartAndBadArgumentsAreHarmless) {
     api.layer_pop();  // pop before anything
     api.layer_push(nullptr, 99);
     api.layer_pop();
-    api.iteration_end();
+    api.step_end();
     api.comm_bucket(1, 2, nullptr, 5);
     api.parameter(nullptr, nullptr, -1);
     api.set_metadata(nullptr, nullptr);
     if (api.configure(nullptr, nullptr) != REVERIE_BAD_ARGUMENT) return 10;
-    if (api.configure("REVERIE_ITERATIONS", "x") != REVERIE_BAD_ARGUMENT) return 11;
+    if (api.configure("REVERIE_STEPS", "x") != REVERIE_BAD_ARGUMENT) return 11;
     if (api.stop() != REVERIE_NOT_COLLECTING) return 12;
     if (api.flush() != REVERIE_NOT_COLLECTING) return 13;
     if (api.is_collecting() != 0) return 14;

@@ -57,10 +57,10 @@ class FakeLib:
     def range_push(self, name, phase):
         self._log("push", name, phase, threading.get_ident(), "annotation")
 
-    def iteration_begin(self):
+    def step_begin(self):
         self._log("begin")
 
-    def iteration_end(self):
+    def step_end(self):
         self._log("end")
 
     def comm_bucket(self, index, nbytes, names):
@@ -226,7 +226,7 @@ class LayerTrackerTest(unittest.TestCase):
         self.assertFalse(t.pop("b", F))
         self.assertEqual(t.anomalies["end_not_open"], 1)
 
-    def test_stale_ranges_close_before_a_new_iteration_pushes(self):
+    def test_stale_ranges_close_before_a_new_step_pushes(self):
         lib = FakeLib()
         t = _layers.LayerTracker(lib)
         t.push("left_open", B)
@@ -238,7 +238,7 @@ class LayerTrackerTest(unittest.TestCase):
 
 
 class ModuleHooksTest(unittest.TestCase):
-    def run_iteration(self, backward_thread=False):
+    def run_step(self, backward_thread=False):
         tape, model = make_model()
         lib = FakeLib()
         tracker = _layers.LayerTracker(lib)
@@ -253,7 +253,7 @@ class ModuleHooksTest(unittest.TestCase):
         return lib, hooks, model, tracker
 
     def test_forward_and_backward_ranges_nest(self):
-        lib, _, _, tracker = self.run_iteration()
+        lib, _, _, tracker = self.run_step()
         self.assertEqual(lib.marks(), [
             ("+", "Seq", F), ("+", "fc1", F), ("-", "fc1", F), ("+", "relu", F),
             ("-", "relu", F), ("+", "fc2", F), ("-", "fc2", F), ("-", "Seq", F),
@@ -265,7 +265,7 @@ class ModuleHooksTest(unittest.TestCase):
         self.assertEqual(sum(tracker.anomalies.values()), 0, tracker.anomalies)
 
     def test_backward_on_another_thread_uses_that_threads_stack(self):
-        lib, _, _, _ = self.run_iteration(backward_thread=True)
+        lib, _, _, _ = self.run_step(backward_thread=True)
         main = threading.get_ident()
         backward_threads = {c[3] for c in lib.calls if c[0] == "push" and c[2] == B}
         self.assertEqual(len(backward_threads), 1)
@@ -290,12 +290,12 @@ class ModuleHooksTest(unittest.TestCase):
         lib = FakeLib()
         tracker = _layers.LayerTracker(lib)
         _layers.ModuleHooks(model, tracker)
-        x = Tensor(requires_grad=True)  # the same leaf every iteration
+        x = Tensor(requires_grad=True)  # the same leaf every step
         for generation in range(3):
             tracker.generation = generation
             tape.ops.clear()
             tape.backward(model(x))
-        self.assertEqual(len(x._reverie_calls["in"]), 2)  # Seq and fc1, this iteration only
+        self.assertEqual(len(x._reverie_calls["in"]), 2)  # Seq and fc1, this step only
         self.assertEqual(len(x.hooks), 1)
         self.assertEqual(sum(tracker.anomalies.values()), 0, tracker.anomalies)
 
@@ -424,7 +424,7 @@ class ProfilerTest(unittest.TestCase):
         tape, model = make_model()
         opt = FakeOptimizer()
         lib = FakeLib()
-        with reverie_torch.profile(model, opt, out="t.pb", iterations=3, warmup=2, lib=lib,
+        with reverie_torch.profile(model, opt, out="t.pb", steps=3, warmup=2, lib=lib,
                                    framework="fake 1.0") as prof:
             for _ in range(2):
                 tape.backward(model(Tensor()))
@@ -432,18 +432,18 @@ class ProfilerTest(unittest.TestCase):
                 prof.step()
         kinds = [c[0] for c in lib.calls]
         self.assertEqual(lib.calls[:4], [("configure", "REVERIE_OUTPUT", "t.pb"),
-                                         ("configure", "REVERIE_ITERATIONS", "3"),
+                                         ("configure", "REVERIE_STEPS", "3"),
                                          ("configure", "REVERIE_WARMUP", "2"), ("start",)])
         self.assertIn(("metadata", "framework", "fake 1.0"), lib.calls)
         self.assertEqual(kinds.count("param"), 4)
         self.assertEqual(kinds.count("begin"), 3)
-        self.assertEqual(kinds.count("end"), 2)  # the empty third iteration is not ended
+        self.assertEqual(kinds.count("end"), 2)  # the empty third step is not ended
         self.assertEqual(kinds[-1], "stop")
         self.assertEqual(kinds.count("push"), kinds.count("pop"))
         self.assertEqual(model.pre, [])  # hooks removed at exit
         self.assertEqual(opt.pre, [])
 
-    def test_partial_last_iteration_is_ended(self):
+    def test_partial_last_step_is_ended(self):
         tape, model = make_model()
         lib = FakeLib()
         with reverie_torch.profile(model, lib=lib):
@@ -519,7 +519,7 @@ class LibraryTest(unittest.TestCase):
                 lib = reverie_torch.CollectorLib({lib_path!r})
                 tape, model = make_model()
                 opt = FakeOptimizer()
-                with reverie_torch.profile(model, opt, out={out!r}, iterations=2, warmup=1,
+                with reverie_torch.profile(model, opt, out={out!r}, steps=2, warmup=1,
                                            lib=lib) as prof:
                     for _ in range(4):
                         tape.backward(model(Tensor()))
@@ -538,11 +538,11 @@ class LibraryTest(unittest.TestCase):
             with open(out, "rb") as f:
                 data = f.read()
             self.assertIn(b"reverie.trace", data[:32])
-            for name in (b"fc1.weight", b"Optimizer.step#FakeOptimizer.step", b"Iteration#1",
-                         b"Iteration#2"):
+            for name in (b"fc1.weight", b"Optimizer.step#FakeOptimizer.step", b"Step#1",
+                         b"Step#2"):
                 self.assertIn(name, data)
-            self.assertNotIn(b"Iteration#0", data)  # warmup
-            self.assertNotIn(b"Iteration#3", data)
+            self.assertNotIn(b"Step#0", data)  # warmup
+            self.assertNotIn(b"Step#3", data)
 
 
 if __name__ == "__main__":

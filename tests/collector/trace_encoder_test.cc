@@ -112,7 +112,7 @@ TEST(TraceEncoderTest, GpuActivityEveryField) {
   EXPECT_EQ(p.graph_id(), 17);
 }
 
-TEST(TraceEncoderTest, SyncEventRecordRangeIteration) {
+TEST(TraceEncoderTest, SyncEventRecordRangeStep) {
   SyncRecord s{SyncKind::kStreamWaitEvent, 10, 11, 12, 13, 14, 2, 15, 16, 17, 18};
   WireBuffer w;
   EncodeSync(s, &w);
@@ -155,10 +155,10 @@ TEST(TraceEncoderTest, SyncEventRecordRangeIteration) {
   EXPECT_EQ(pr.depth(), 36u);
   EXPECT_EQ(pr.external_id(), 37u);
 
-  IterationRecord it{41, 42, 43, 44, 45, 46};
+  StepRecord it{41, 42, 43, 44, 45, 46};
   w.clear();
-  EncodeIteration(it, &w);
-  const auto pi = Parse<proto::Iteration>(w);
+  EncodeStep(it, &w);
+  const auto pi = Parse<proto::Step>(w);
   EXPECT_EQ(pi.index(), 41);
   EXPECT_EQ(pi.name_sid(), 42u);
   EXPECT_EQ(pi.pid(), 43);

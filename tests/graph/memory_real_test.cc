@@ -28,7 +28,7 @@ depgraph::MemoryReport MemoryOf(const std::string& path, Trace* keep = nullptr) 
   EXPECT_TRUE(g.ok()) << g.status();
   if (!g.ok()) return {};
   if (keep != nullptr) *keep = std::move(*trace);
-  return depgraph::ComputeMemory(*g, depgraph::MeasuredIterations(*g));
+  return depgraph::ComputeMemory(*g, depgraph::MeasuredSteps(*g));
 }
 
 const depgraph::DeviceMemory* Gpu(const depgraph::MemoryReport& r) {
@@ -52,7 +52,7 @@ void CheckSplitSums(const depgraph::DeviceMemory& d) {
     if (!s.matched) continue;
     int64_t sum = s.persistent + s.from_earlier + s.kept;
     for (int64_t b : s.by_phase) sum += b;
-    EXPECT_EQ(sum, s.peak) << "step " << s.iteration << ": the parts of the peak sum to it";
+    EXPECT_EQ(sum, s.peak) << "step " << s.step << ": the parts of the peak sum to it";
     EXPECT_GE(s.persistent, 0);
     EXPECT_GE(s.from_earlier, 0);
     EXPECT_GE(s.kept, 0);

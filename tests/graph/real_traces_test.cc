@@ -1,9 +1,9 @@
 // Replay fidelity and graph properties on the shared real traces.
 //
 // Fidelity bound (the project's acceptance criterion): on every shared trace
-// that holds whole ProfilerStep iterations with GPU work (not the 7-event
+// that holds whole ProfilerStep steps with GPU work (not the 7-event
 // backward_thread.json excerpt, not the down-sampled sampled_rank-0), the
-// mean absolute per-iteration replay error is <= 5%, and the mean of those
+// mean absolute per-step replay error is <= 5%, and the mean of those
 // means over the traces is <= 2%.
 #include <cmath>
 #include <cstdio>
@@ -91,19 +91,19 @@ TEST_P(StepTraceTest, ReplaysWithinFivePercentAndValidates) {
   ASSERT_TRUE(b.graph.Validate().ok()) << b.graph.Validate();
   absl::StatusOr<ReplayReport> rep = Replay(b.graph);
   ASSERT_TRUE(rep.ok()) << rep.status();
-  ASSERT_FALSE(rep->iterations.empty());
-  for (const IterationError& e : rep->iterations) {
+  ASSERT_FALSE(rep->steps.empty());
+  for (const StepError& e : rep->steps) {
     std::printf("  %-24s measured %12.1f us simulated %12.1f us error %+.3f%%\n", e.name.c_str(),
                 e.measured_us, e.simulated_us, e.error_pct);
   }
   EXPECT_LE(rep->mean_abs_error_pct, 5.0);
   // The breakdown partitions each simulated span.
   const GraphBreakdown br = ComputeBreakdown(b.graph, rep->sim);
-  for (const IterationBreakdown& it : br.iterations) {
-    EXPECT_EQ(it.simulated.total_ns(), rep->sim.iterations[it.iteration < 0 ? 0 : it.iteration].duration_ns());
+  for (const StepBreakdown& it : br.steps) {
+    EXPECT_EQ(it.simulated.total_ns(), rep->sim.steps[it.step < 0 ? 0 : it.step].duration_ns());
   }
   const std::vector<CriticalPath> paths = CriticalPaths(b.graph, rep->sim);
-  ASSERT_EQ(paths.size(), rep->sim.iterations.size());
+  ASSERT_EQ(paths.size(), rep->sim.steps.size());
   for (const CriticalPath& p : paths) {
     if (p.length_ns > 0) {
       EXPECT_FALSE(p.tasks.empty()) << p.name;
@@ -148,7 +148,7 @@ TEST_P(AnyTraceTest, BuildsAnAcyclicGraphOrRefusesClearly) {
   EXPECT_TRUE(g->Validate().ok()) << g->Validate();
   absl::StatusOr<SimResult> sim = Simulate(*g);
   ASSERT_TRUE(sim.ok()) << sim.status();
-  EXPECT_FALSE(sim->iterations.empty());
+  EXPECT_FALSE(sim->steps.empty());
 }
 
 INSTANTIATE_TEST_SUITE_P(Shared, AnyTraceTest, ::testing::ValuesIn(kAllKinetoTraces));
@@ -172,8 +172,8 @@ TEST(RealGraphPropertyTest, ShorterTasksNeverEndLater) {
     absl::StatusOr<SimResult> r = Simulate(g);
     ASSERT_TRUE(r.ok());
     EXPECT_LE(r->makespan_ns, base->makespan_ns);
-    for (size_t i = 0; i < r->iterations.size(); ++i) {
-      EXPECT_LE(r->iterations[i].end_ns, base->iterations[i].end_ns) << "iteration " << i;
+    for (size_t i = 0; i < r->steps.size(); ++i) {
+      EXPECT_LE(r->steps[i].end_ns, base->steps[i].end_ns) << "step " << i;
     }
     for (size_t t = 0; t < g.task_count(); ++t) ASSERT_LE(r->end_ns[t], base->end_ns[t]) << t;
   }
@@ -203,16 +203,16 @@ TEST(RealGraphPropertyTest, ZeroGpuLeavesTheCpuOnlyTime) {
   ASSERT_TRUE(r.ok());
   const GraphBreakdown br = ComputeBreakdown(g, *r);
   int64_t cpu_busy = 0;
-  EXPECT_LE(r->iterations.back().end_ns - r->iterations.front().start_ns,
-            base->iterations.back().end_ns - base->iterations.front().start_ns);
-  for (size_t i = 0; i < r->iterations.size(); ++i) {
-    EXPECT_EQ(br.iterations[i].simulated.gpu_only_ns, 0);
-    EXPECT_EQ(br.iterations[i].simulated.overlap_ns, 0);
+  EXPECT_LE(r->steps.back().end_ns - r->steps.front().start_ns,
+            base->steps.back().end_ns - base->steps.front().start_ns);
+  for (size_t i = 0; i < r->steps.size(); ++i) {
+    EXPECT_EQ(br.steps[i].simulated.gpu_only_ns, 0);
+    EXPECT_EQ(br.steps[i].simulated.overlap_ns, 0);
   }
   // One thread in this trace: the CPU is never idle in-between, so the whole
   // run is exactly the CPU work.
   const std::vector<TimeSplit> whole =
-      SplitTime(g, r->start_ns, r->end_ns, {IterationTime{0, 0, r->makespan_ns}});
+      SplitTime(g, r->start_ns, r->end_ns, {StepTime{0, 0, r->makespan_ns}});
   cpu_busy = whole[0].cpu_only_ns;
   EXPECT_GE(cpu_busy, cpu_total * 99 / 100);
   EXPECT_LE(cpu_busy, cpu_total);

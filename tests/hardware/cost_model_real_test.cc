@@ -91,7 +91,7 @@ TEST(CostModelRealTest, WorkOfRecordedShapes) {
   for (uint32_t i = 0; i < rg->graph.task_count(); ++i) {
     const TaskId t(i);
     const transforms::KernelWork* w = m.WorkOf(t);
-    if (w == nullptr || rg->graph.op_name(w->op) != "aten::addmm" || rg->graph.iteration_of(t) != 0) continue;
+    if (w == nullptr || rg->graph.op_name(w->op) != "aten::addmm" || rg->graph.step_of(t) != 0) continue;
     const hardware::OpArgs* in = rg->graph.op_inputs(w->op);
     if (in == nullptr || (*in)[1].shapes[0] != std::vector<int64_t>{16, 2056}) continue;
     flops += w->flops;

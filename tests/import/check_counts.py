@@ -64,7 +64,7 @@ def expected_counts(events):
             m = STEP.match(str(e.get("name", "")))
             if m:
                 steps.add(int(m.group(1)))
-    c["iterations"] = sorted(steps)
+    c["steps"] = sorted(steps)
     return c
 
 
@@ -114,12 +114,12 @@ def main():
             failures += 1
             continue
         got = {k: info["tasks"][k] for k in ("kernel", "memcpy", "memset", "cpu_api")}
-        got["iterations"] = sorted(it["index"] for it in info["iterations"])
-        names_ok = all(it["name"] == f"ProfilerStep#{it['index']}" for it in info["iterations"])
+        got["steps"] = sorted(it["index"] for it in info["steps"])
+        names_ok = all(it["name"] == f"ProfilerStep#{it['index']}" for it in info["steps"])
         ok = got == want and names_ok
         failures += not ok
         detail = (f"kernels {got['kernel']} memcpy {got['memcpy']} memset {got['memset']} "
-                  f"api {got['cpu_api']} steps {len(got['iterations'])}")
+                  f"api {got['cpu_api']} steps {len(got['steps'])}")
         print(f"{'ok  ' if ok else 'FAIL'} {rel}: {detail}" +
               ("" if ok else f"\n     expected {want}\n     got      {got}"))
     print(f"\n{kineto} Kineto traces checked, {refused} non-traces refused, {failures} failure(s)")

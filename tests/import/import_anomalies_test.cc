@@ -119,7 +119,7 @@ TEST(ImportAnomalies, DuplicateProfilerStep) {
       R"J({"ph":"X","cat":"user_annotation","name":"ProfilerStep#2","pid":1,"tid":1,"ts":0,"dur":10},)J"
       R"J({"ph":"X","cat":"user_annotation","name":"ProfilerStep#2","pid":1,"tid":1,"ts":20,"dur":10})J");
   EXPECT_EQ(t.GetCounter(TraceCounter::duplicate_profiler_step), 1);
-  EXPECT_EQ(t.events().iterations_size(), 1);
+  EXPECT_EQ(t.events().steps_size(), 1);
 }
 
 TEST(ImportAnomalies, BackwardOpWithoutForwardLayer) {

@@ -44,8 +44,8 @@ TEST(ArrayForm, ClosedUnclosedGzippedAndObjectFormAgree) {
   const Trace a = Import(closed);
   EXPECT_EQ(a.events().api_calls_size(), 3);
   EXPECT_EQ(a.events().gpu_activities_size(), 3);
-  ASSERT_EQ(a.events().iterations_size(), 2);
-  EXPECT_EQ(testing::Str(a, a.events().iterations(1).name_sid()), "ProfilerStep#5");
+  ASSERT_EQ(a.events().steps_size(), 2);
+  EXPECT_EQ(testing::Str(a, a.events().steps(1).name_sid()), "ProfilerStep#5");
   ASSERT_EQ(a.events().threads_size(), 1);
   EXPECT_EQ(a.events().threads(0).name(), "main thread");
   EXPECT_EQ(a.events().counters_size(), 0) << "a closed array is not an anomaly";
@@ -82,7 +82,7 @@ TEST(ArrayForm, CutInsideAnEventKeepsEveryCompleteOne) {
 
 TEST(ArrayForm, Schema2021WithoutProfilerSteps) {
   const Trace t = Import(ReadFile(kData + "array_2021.json"));
-  EXPECT_EQ(t.events().iterations_size(), 0);
+  EXPECT_EQ(t.events().steps_size(), 0);
   EXPECT_EQ(t.events().api_calls_size(), 4);
   int kernels = 0, memcpys = 0;
   for (const proto::GpuActivity& g : t.events().gpu_activities()) {

@@ -203,7 +203,7 @@ TEST(ImportCli, StatusCodes) {
             absl::StatusCode::kInvalidArgument);
   absl::StatusOr<Trace> ok = LoadTraceFile(kSourceDir + "/data/cpu_only.json");
   ASSERT_TRUE(ok.ok()) << ok.status();
-  EXPECT_EQ(ok->events().iterations_size(), 2);
+  EXPECT_EQ(ok->events().steps_size(), 2);
 }
 
 }  // namespace

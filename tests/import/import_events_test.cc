@@ -224,10 +224,10 @@ TEST(ImportEvents, RangesNestPerThread) {
   EXPECT_EQ(r[5].kind(), proto::Range::GPU_ANNOTATION);
   EXPECT_EQ(r[5].tid(), 7);
   EXPECT_EQ(r[5].device(), 0);
-  // One iteration, from the CPU ProfilerStep only.
-  ASSERT_EQ(t.events().iterations_size(), 1);
-  EXPECT_EQ(t.events().iterations(0).index(), 3);
-  EXPECT_EQ(t.events().iterations(0).end_ns() - t.events().iterations(0).start_ns(), 100000);
+  // One step, from the CPU ProfilerStep only.
+  ASSERT_EQ(t.events().steps_size(), 1);
+  EXPECT_EQ(t.events().steps(0).index(), 3);
+  EXPECT_EQ(t.events().steps(0).end_ns() - t.events().steps(0).start_ns(), 100000);
   EXPECT_EQ(t.events().counters_size(), 0);
 }
 
@@ -370,8 +370,8 @@ TEST(ImportEvents, Schema2021) {
   EXPECT_EQ(t.events().gpu_activities(0).stream(), 7);
   EXPECT_EQ(t.events().gpu_activities(0).start_ns(), 1621401187223120000);
   EXPECT_EQ(t.events().gpu_activities(1).copy_kind(), proto::GpuActivity::HTOD);
-  ASSERT_EQ(t.events().iterations_size(), 1);
-  EXPECT_EQ(t.events().iterations(0).index(), 4);
+  ASSERT_EQ(t.events().steps_size(), 1);
+  EXPECT_EQ(t.events().steps(0).index(), 4);
   std::map<std::string, proto::Phase> phase;
   for (const proto::Range& r : t.events().ranges()) phase[Str(t, r.name_sid())] = r.phase();
   EXPECT_EQ(phase["aten::conv2d"], proto::FORWARD);

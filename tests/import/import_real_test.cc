@@ -22,8 +22,8 @@ TEST(ImportReal, DdpTraceWithPhaseMarkers) {
   REVERIE_REQUIRE_TRACE(path, std::string(kHta) + "nccl_parser_config/nccl_data.json.gz");
   absl::StatusOr<Trace> t = LoadTraceFile(path);
   ASSERT_TRUE(t.ok()) << t.status();
-  ASSERT_EQ(t->events().iterations_size(), 3);
-  EXPECT_EQ(t->events().iterations(0).index(), 4);
+  ASSERT_EQ(t->events().steps_size(), 3);
+  EXPECT_EQ(t->events().steps(0).index(), 4);
   EXPECT_EQ(t->header().distributed().world_size(), 2);
   EXPECT_EQ(t->events().flows_size(), 543);
   int forward = 0, backward = 0, update = 0;
@@ -64,7 +64,7 @@ TEST(ImportReal, LargeDdpTraceCollectivesFromAnnotations) {
   REVERIE_REQUIRE_TRACE(path, std::string(kHta) + "df_index_resolver/df_index_resolver.json.gz");
   absl::StatusOr<Trace> t = LoadTraceFile(path);
   ASSERT_TRUE(t.ok()) << t.status();
-  EXPECT_EQ(t->events().iterations_size(), 5);
+  EXPECT_EQ(t->events().steps_size(), 5);
   ASSERT_EQ(t->events().collectives_size(), 2020);
   for (const proto::Collective& c : t->events().collectives()) {
     ASSERT_EQ(Str(*t, c.name_sid()), "all_reduce");
@@ -88,7 +88,7 @@ TEST(ImportReal, Schema2021Trace) {
   REVERIE_REQUIRE_TRACE(path, "pytorch__kineto/tb_plugin/samples/resnet50_num_workers_0/worker0.1623143089861.pt.trace.json.gz");
   absl::StatusOr<Trace> t = LoadTraceFile(path);
   ASSERT_TRUE(t.ok()) << t.status();
-  EXPECT_EQ(t->events().iterations_size(), 6);
+  EXPECT_EQ(t->events().steps_size(), 6);
   EXPECT_EQ(t->GetCounter(TraceCounter::unmatched_correlation), 0);
   int backward = 0;
   for (const proto::Range& r : t->events().ranges()) backward += r.phase() == proto::BACKWARD;

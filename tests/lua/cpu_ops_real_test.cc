@@ -59,7 +59,7 @@ ew:remove(); launches:remove()
       if (rg->graph.kind(t) == TaskKind::kCpuWork) op_time += d;
     }
   }
-  const double steps = depgraph::SummarizeSteps(rg->baseline.iterations).counted;
+  const double steps = depgraph::SummarizeSteps(rg->baseline.steps).counted;
   const double saving_us = p.base_us - p.pred_us;
   EXPECT_GT(op_time, 0);  // ops' own time went
   EXPECT_GT(saving_us, 0);

@@ -87,7 +87,7 @@ TEST_F(PredictCliTest, JsonHasTheDocumentedFields) {
                            " --script amp.lua --set compute_speedup=2 --set memory_speedup=2 --json");
   ASSERT_EQ(r.rc, 0) << r.err;
   for (const char* key : {"\"baseline_us\"", "\"predicted_us\"", "\"speedup\"", "\"changes\"",
-                          "\"added\"", "\"removed\"", "\"modified\"", "\"iterations\"",
+                          "\"added\"", "\"removed\"", "\"modified\"", "\"steps\"",
                           "\"phases\"", "\"layers\"", "\"scripts\"", "\"compute_speedup\": 2"}) {
     EXPECT_THAT(r.out, HasSubstr(key));
   }

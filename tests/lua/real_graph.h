@@ -45,7 +45,7 @@ inline const RealGraph* LoadOrFail(const std::string& path) {
 }
 
 // The step time as every command reports it (depgraph/step_time.h).
-inline double PeriodUs(const depgraph::SimResult& r) { return r.mean_iteration_ns() / 1e3; }
+inline double PeriodUs(const depgraph::SimResult& r) { return r.mean_step_ns() / 1e3; }
 
 // A prediction as `reverie predict` makes it (whatif::Predict), with the
 // baseline and predicted step times.

@@ -18,7 +18,7 @@ using ::testing::HasSubstr;
 using testing::Predict;
 using testing::Prediction;
 
-// FP32 ResNet training on an RTX 2080 Ti, 30 steps, no iteration markers, no
+// FP32 ResNet training on an RTX 2080 Ti, 30 steps, no step markers, no
 // layer hooks: the acceptance trace.
 constexpr char kResnet[] = "facebookresearch__param/et_replay/tests/inputs/resnet_kineto.json.gz";
 // GPU-bound ResNet-like training on a V100, 5 ProfilerSteps.

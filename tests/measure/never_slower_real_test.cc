@@ -76,7 +76,7 @@ TEST_P(NeverSlowerTest, LessWorkNeverReportsALongerStep) {
     return;
   }
   const SimResult& b = (*base)->baseline;
-  const double base_step = b.mean_iteration_ns();
+  const double base_step = b.mean_step_ns();
   const Trial trials[] = {
       {1, 1, 1, 1, 0},      {0.5, 0.5, 0, 0, 0},  {0, 0, 1, 1, 0},    {0.2, 0.2, 0.2, 0.2, 0},
       {1, 0, 0, 0, 0},      {0, 1, 0, 0, 0},      {0.1, 0.1, 0.5, 0, 0.05},
@@ -84,13 +84,13 @@ TEST_P(NeverSlowerTest, LessWorkNeverReportsALongerStep) {
   };
   std::mt19937_64 rng(std::hash<std::string>()(GetParam()));
   depgraph::SimOptions opts;
-  opts.step_frame = &b.iterations;
+  opts.step_frame = &b.steps;
   for (size_t n = 0; n < std::size(trials); ++n) {
     Graph g = (*base)->graph;
     Shrink(trials[n], rng, &g);
     absl::StatusOr<SimResult> s = depgraph::Simulate(g, opts);
     ASSERT_TRUE(s.ok()) << s.status();
-    EXPECT_LE(s->mean_iteration_ns(), base_step) << "trial " << n;
+    EXPECT_LE(s->mean_step_ns(), base_step) << "trial " << n;
     EXPECT_LE(s->makespan_ns, b.makespan_ns) << "trial " << n;
     int later = 0;
     for (uint32_t i = 0; i < g.task_count(); ++i) {
@@ -101,10 +101,10 @@ TEST_P(NeverSlowerTest, LessWorkNeverReportsALongerStep) {
   // The frame read on the baseline itself changes nothing.
   absl::StatusOr<SimResult> same = depgraph::Simulate((*base)->graph, opts);
   ASSERT_TRUE(same.ok());
-  ASSERT_EQ(same->iterations.size(), b.iterations.size());
-  for (size_t i = 0; i < b.iterations.size(); ++i) {
-    EXPECT_EQ(same->iterations[i].start_ns, b.iterations[i].start_ns) << "step " << i;
-    EXPECT_EQ(same->iterations[i].end_ns, b.iterations[i].end_ns) << "step " << i;
+  ASSERT_EQ(same->steps.size(), b.steps.size());
+  for (size_t i = 0; i < b.steps.size(); ++i) {
+    EXPECT_EQ(same->steps[i].start_ns, b.steps[i].start_ns) << "step " << i;
+    EXPECT_EQ(same->steps[i].end_ns, b.steps[i].end_ns) << "step " << i;
   }
   // Through the pipeline: a script that shrinks every kernel, copy and CPU task.
   whatif::ScriptSpec spec;
@@ -113,9 +113,9 @@ TEST_P(NeverSlowerTest, LessWorkNeverReportsALongerStep) {
                                  "graph:select{kind = 'cpu'}:shrink(1.3)\n"}};
   absl::StatusOr<whatif::Prediction> p = whatif::Predict(**base, spec);
   ASSERT_TRUE(p.ok()) << p.status();
-  EXPECT_LE(p->sim.mean_iteration_ns(), base_step);
+  EXPECT_LE(p->sim.mean_step_ns(), base_step);
   std::printf("%s: baseline %.1f us, everything shrunk %.1f us\n", GetParam().c_str(),
-              base_step / 1e3, p->sim.mean_iteration_ns() / 1e3);
+              base_step / 1e3, p->sim.mean_step_ns() / 1e3);
 }
 
 INSTANTIATE_TEST_SUITE_P(Shared, NeverSlowerTest, ::testing::ValuesIn(testing::AllKinetoTraces()),

@@ -132,7 +132,7 @@ void ExpectSameGraph(const Graph& a, const Graph& b) {
     const TaskId t(i);
     const bool same = a.kind(t) == b.kind(t) && a.name(t) == b.name(t) &&
                       a.duration_ns(t) == b.duration_ns(t) && a.gap_ns(t) == b.gap_ns(t) &&
-                      a.resource_of(t) == b.resource_of(t) && a.iteration_of(t) == b.iteration_of(t) &&
+                      a.resource_of(t) == b.resource_of(t) && a.step_of(t) == b.step_of(t) &&
                       a.phase(t) == b.phase(t) && a.removed(t) == b.removed(t) &&
                       (a.layer_of(t).valid() ? std::string_view(a.layer(a.layer_of(t)).path) : "") ==
                           (b.layer_of(t).valid() ? std::string_view(b.layer(b.layer_of(t)).path) : "");
@@ -159,10 +159,10 @@ void ExpectSameSim(const SimResult& a, const SimResult& b) {
   ASSERT_EQ(a.start_ns.size(), b.start_ns.size());
   EXPECT_TRUE(a.start_ns == b.start_ns) << "simulated starts differ";
   EXPECT_TRUE(a.end_ns == b.end_ns) << "simulated ends differ";
-  ASSERT_EQ(a.iterations.size(), b.iterations.size());
-  for (size_t i = 0; i < a.iterations.size(); ++i) {
-    EXPECT_EQ(a.iterations[i].start_ns, b.iterations[i].start_ns) << "step " << i;
-    EXPECT_EQ(a.iterations[i].end_ns, b.iterations[i].end_ns) << "step " << i;
+  ASSERT_EQ(a.steps.size(), b.steps.size());
+  for (size_t i = 0; i < a.steps.size(); ++i) {
+    EXPECT_EQ(a.steps[i].start_ns, b.steps[i].start_ns) << "step " << i;
+    EXPECT_EQ(a.steps[i].end_ns, b.steps[i].end_ns) << "step " << i;
   }
 }
 
@@ -176,7 +176,7 @@ void ExpectSameTasks(const Graph& a, const Graph& b) {
       const TaskId t(i);
       if (g.removed(t)) continue;
       out.push_back(absl::StrCat(static_cast<int>(g.kind(t)), "|", Sv(g.name(t)), "|", g.duration_ns(t), "|",
-                                 g.gap_ns(t), "|", g.resource(g.resource_of(t)).name, "|", g.iteration_of(t),
+                                 g.gap_ns(t), "|", g.resource(g.resource_of(t)).name, "|", g.step_of(t),
                                  "|", static_cast<int>(g.phase(t)), "|",
                                  g.layer_of(t).valid() ? g.layer(g.layer_of(t)).path : ""));
     }
@@ -204,17 +204,17 @@ void ExpectSameTasks(const Graph& a, const Graph& b) {
 // What a user reads of a simulation: the steps, the makespan, the breakdown.
 void ExpectSameTimes(const Graph& ga, const SimResult& a, const Graph& gb, const SimResult& b) {
   EXPECT_EQ(a.makespan_ns, b.makespan_ns);
-  ASSERT_EQ(a.iterations.size(), b.iterations.size());
-  for (size_t i = 0; i < a.iterations.size(); ++i) {
-    EXPECT_EQ(a.iterations[i].start_ns, b.iterations[i].start_ns) << "step " << i;
-    EXPECT_EQ(a.iterations[i].end_ns, b.iterations[i].end_ns) << "step " << i;
+  ASSERT_EQ(a.steps.size(), b.steps.size());
+  for (size_t i = 0; i < a.steps.size(); ++i) {
+    EXPECT_EQ(a.steps[i].start_ns, b.steps[i].start_ns) << "step " << i;
+    EXPECT_EQ(a.steps[i].end_ns, b.steps[i].end_ns) << "step " << i;
   }
   const depgraph::GraphBreakdown x = depgraph::ComputeBreakdown(ga, a);
   const depgraph::GraphBreakdown y = depgraph::ComputeBreakdown(gb, b);
-  ASSERT_EQ(x.iterations.size(), y.iterations.size());
-  for (size_t i = 0; i < x.iterations.size(); ++i) {
-    for (const auto& [p, q] : {std::pair{x.iterations[i].simulated, y.iterations[i].simulated},
-                               std::pair{x.iterations[i].measured, y.iterations[i].measured}}) {
+  ASSERT_EQ(x.steps.size(), y.steps.size());
+  for (size_t i = 0; i < x.steps.size(); ++i) {
+    for (const auto& [p, q] : {std::pair{x.steps[i].simulated, y.steps[i].simulated},
+                               std::pair{x.steps[i].measured, y.steps[i].measured}}) {
       EXPECT_EQ(p.cpu_only_ns, q.cpu_only_ns) << "step " << i;
       EXPECT_EQ(p.gpu_only_ns, q.gpu_only_ns) << "step " << i;
       EXPECT_EQ(p.overlap_ns, q.overlap_ns) << "step " << i;
@@ -399,24 +399,24 @@ TEST_P(MetamorphicTest, StretchingTimeStretchesEveryReportedTime) {
   const int64_t path_slack = 0;
   const SimResult& a = original_->baseline;
   const SimResult& b = s->baseline;
-  ASSERT_EQ(a.iterations.size(), b.iterations.size());
-  for (size_t i = 0; i < a.iterations.size(); ++i) {
-    ExpectScaled(b.iterations[i].duration_ns(), a.iterations[i].duration_ns(), k, path_slack,
+  ASSERT_EQ(a.steps.size(), b.steps.size());
+  for (size_t i = 0; i < a.steps.size(); ++i) {
+    ExpectScaled(b.steps[i].duration_ns(), a.steps[i].duration_ns(), k, path_slack,
                  "simulated step " + std::to_string(i));
   }
   ExpectScaled(b.makespan_ns, a.makespan_ns, k, path_slack, "makespan");
-  const std::vector<depgraph::IterationTime> ma = depgraph::MeasuredIterations(g);
-  const std::vector<depgraph::IterationTime> mb = depgraph::MeasuredIterations(s->graph);
+  const std::vector<depgraph::StepTime> ma = depgraph::MeasuredSteps(g);
+  const std::vector<depgraph::StepTime> mb = depgraph::MeasuredSteps(s->graph);
   ASSERT_EQ(ma.size(), mb.size());
   for (size_t i = 0; i < ma.size(); ++i) {
     ExpectScaled(mb[i].duration_ns(), ma[i].duration_ns(), k, slack, "measured step " + std::to_string(i));
   }
   const depgraph::GraphBreakdown ba = depgraph::ComputeBreakdown(g, a);
   const depgraph::GraphBreakdown bb = depgraph::ComputeBreakdown(s->graph, b);
-  ASSERT_EQ(ba.iterations.size(), bb.iterations.size());
-  for (size_t i = 0; i < ba.iterations.size(); ++i) {
-    const depgraph::TimeSplit& x = ba.iterations[i].simulated;
-    const depgraph::TimeSplit& y = bb.iterations[i].simulated;
+  ASSERT_EQ(ba.steps.size(), bb.steps.size());
+  for (size_t i = 0; i < ba.steps.size(); ++i) {
+    const depgraph::TimeSplit& x = ba.steps[i].simulated;
+    const depgraph::TimeSplit& y = bb.steps[i].simulated;
     ExpectScaled(y.cpu_only_ns, x.cpu_only_ns, k, path_slack, "cpu only");
     ExpectScaled(y.gpu_only_ns, x.gpu_only_ns, k, path_slack, "gpu only");
     ExpectScaled(y.overlap_ns, x.overlap_ns, k, path_slack, "cpu + gpu");
@@ -430,8 +430,8 @@ TEST_P(MetamorphicTest, StretchingTimeStretchesEveryReportedTime) {
     // step's path.
     int64_t kernels = 0;
     for (uint32_t i = 0; i < g.task_count(); ++i) kernels += g.kind(TaskId(i)) == depgraph::TaskKind::kKernel;
-    ExpectScaled(static_cast<int64_t>(pb->sim.mean_iteration_ns()),
-                 static_cast<int64_t>(pa->sim.mean_iteration_ns()), k, k * (kernels + 1),
+    ExpectScaled(static_cast<int64_t>(pb->sim.mean_step_ns()),
+                 static_cast<int64_t>(pa->sim.mean_step_ns()), k, k * (kernels + 1),
                  "predicted step");
   }
 }

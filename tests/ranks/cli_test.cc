@@ -50,7 +50,7 @@ TEST(RanksCliTest, FindsTheStragglerAndTheWait) {
   const std::string dir = TempDir("ranks_pair");
   const CliResult r = RunCli(kCli, {"ranks", kRank0, kRank1}, dir);
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_THAT(r.out, HasSubstr("6 collectives matched across them (AllReduce 6); 3 iterations"));
+  EXPECT_THAT(r.out, HasSubstr("6 collectives matched across them (AllReduce 6); 3 steps"));
   EXPECT_THAT(r.out, HasSubstr("straggler: rank 1, last to arrive at 3 of 6 collectives"));
   EXPECT_THAT(r.out, HasSubstr("ddp_rank1.json (rank 1 of 2)"));
   EXPECT_THAT(r.out, ::testing::Not(HasSubstr("warning")));  // the matching checks out
@@ -59,7 +59,7 @@ TEST(RanksCliTest, FindsTheStragglerAndTheWait) {
     EXPECT_NEAR(Column(r.out, rank, 3), Column(r.out, rank, 1), 0.5) << rank;
   }
   // The generator built in 105 + 191 + 214 us of waiting at rank 0's first
-  // bucket: 170 us per iteration.
+  // bucket: 170 us per step.
   EXPECT_NEAR(Column(r.out, 0, 5), 170.0, 1.0);
   EXPECT_EQ(Column(r.out, 1, 5), 0.0);
   std::filesystem::remove_all(dir);
@@ -74,7 +74,7 @@ TEST(RanksCliTest, ScriptsRunOnEveryRankAndTheWaitShrinksWithTheCompute) {
   EXPECT_LT(predicted, base);
   // The straggler's 20% lead is 20% of a shorter compute: rank 0 waits less.
   const std::string wait0 =
-      R"("rank": 0,\s*"job_us": [0-9.]+,\s*"waited_us_per_iteration": ([0-9.]+))";
+      R"("rank": 0,\s*"job_us": [0-9.]+,\s*"waited_us_per_step": ([0-9.]+))";
   const double wait_before = Capture(r.out, R"("baseline":[\s\S]*?)" + wait0);
   const double wait_after = Capture(r.out, R"("predicted":[\s\S]*?)" + wait0);
   EXPECT_GT(wait_before, 0);

@@ -43,7 +43,7 @@ Graph Build(const std::string& path) {
 double AloneMeanNs(const Graph& g) {
   absl::StatusOr<depgraph::SimResult> sim = depgraph::Simulate(g);
   EXPECT_TRUE(sim.ok()) << sim.status();
-  return sim->mean_iteration_ns();
+  return sim->mean_step_ns();
 }
 
 struct JobRun {
@@ -71,15 +71,15 @@ TEST(RanksRealTest, TwoCopiesOfOneRankRunAsItDoesAlone) {
   using depgraph::Collective;
   EXPECT_EQ(run.job.stats.collectives_by_type[static_cast<int>(Collective::kAllReduce)], 15);
   EXPECT_EQ(run.job.stats.collectives_by_type[static_cast<int>(Collective::kBroadcast)], 6);
-  EXPECT_EQ(run.job.stats.iterations, static_cast<int32_t>(g.iteration_count()));
+  EXPECT_EQ(run.job.stats.steps, static_cast<int32_t>(g.step_count()));
   EXPECT_EQ(run.job.stats.measured_misaligned, 0);
   EXPECT_EQ(run.job.stats.measured_checked, run.job.stats.collectives);
   absl::StatusOr<depgraph::SimResult> alone = depgraph::Simulate(g);
   ASSERT_TRUE(alone.ok());
   for (const depgraph::RankTime& r : run.ranks) {
-    ASSERT_EQ(r.iterations.size(), alone->iterations.size());
-    for (size_t i = 0; i < r.iterations.size(); ++i) {
-      EXPECT_EQ(r.iterations[i].duration_ns(), alone->iterations[i].duration_ns()) << i;
+    ASSERT_EQ(r.steps.size(), alone->steps.size());
+    for (size_t i = 0; i < r.steps.size(); ++i) {
+      EXPECT_EQ(r.steps[i].duration_ns(), alone->steps[i].duration_ns()) << i;
     }
     EXPECT_EQ(r.wait_ns, 0);
     EXPECT_EQ(r.last_arrivals, 0);
@@ -106,9 +106,9 @@ TEST(RanksRealTest, ASlowerRankIsTheStragglerAndTheOtherWaits) {
   // The fast rank is held back; no rank of the job beats the slow rank alone
   // by more than the rounding of the shorter collectives (both copies keep
   // their recorded durations, so the shortest is each one's own).
-  EXPECT_GT(run.ranks[0].mean_iteration_ns, fast_alone);
-  EXPECT_GE(run.sim.mean_iteration_ns(), slow_alone * 0.999);
-  EXPECT_LE(run.ranks[0].mean_iteration_ns, run.sim.mean_iteration_ns());
+  EXPECT_GT(run.ranks[0].mean_step_ns, fast_alone);
+  EXPECT_GE(run.sim.mean_step_ns(), slow_alone * 0.999);
+  EXPECT_LE(run.ranks[0].mean_step_ns, run.sim.mean_step_ns());
 }
 
 TEST(RanksRealTest, RanksOfDifferentJobsAreRefusedByName) {

@@ -106,12 +106,12 @@ else
 fi
 
 # ---- empty steps, trailing content, gzip bombs, FIFOs ------------------------
-run D6 empty_second_iteration "$reverie" predict empty_second_iteration.json --script amp.lua \
+run D6 empty_second_step "$reverie" predict empty_second_step.json --script amp.lua \
   --set compute_speedup=3 --set memory_speedup=2
-if { [ "$rc" -eq 0 ] && [[ "$out" != *"0.000x"* ]]; } || one_line "empty_second_iteration.json"; then
-  report D6 empty_second_iteration 1 ""
+if { [ "$rc" -eq 0 ] && [[ "$out" != *"0.000x"* ]]; } || one_line "empty_second_step.json"; then
+  report D6 empty_second_step 1 ""
 else
-  report D6 empty_second_iteration 0 "baseline 0 / speedup 0.000x"
+  report D6 empty_second_step 0 "baseline 0 / speedup 0.000x"
 fi
 run D16 replay_negative_ts "$reverie" replay replay_negative_ts_zero_error.json
 if { [ "$rc" -eq 0 ] && [[ "$out" != *"mean abs error 0.00%"* ]]; } ||

@@ -71,7 +71,7 @@ TEST_F(CompareCliTest, JsonReportsDifferences) {
   simdjson::dom::parser parser;
   simdjson::dom::element doc;
   ASSERT_EQ(parser.parse(r.out).get(doc), simdjson::SUCCESS) << r.out;
-  EXPECT_EQ(doc["a"]["iterations"].get_int64().value(), 1);
+  EXPECT_EQ(doc["a"]["steps"].get_int64().value(), 1);
   EXPECT_DOUBLE_EQ(doc["step_diff_us"].get_double().value(), 0.0);
   // relu: 50 us in A, 30 us in B.
   bool found = false;

@@ -16,7 +16,7 @@ namespace {
 ReportData SyntheticReport() {
   ReportData d;
   d.trace_path = "synthetic.json";
-  d.measured_iteration_ns = 105e6;
+  d.measured_step_ns = 105e6;
   d.baseline_ns = 100e6;
   for (int i = 1; i <= 3; ++i) {
     d.baseline_breakdown.push_back(

@@ -1,5 +1,5 @@
 // Timeline -> LoadTraceFile: what WriteTimeline writes must re-import as a
-// Kineto trace with every task, launch link, layer and iteration intact.
+// Kineto trace with every task, launch link, layer and step intact.
 #include <filesystem>
 #include <string>
 
@@ -29,7 +29,7 @@ Graph TestGraph() {
   const auto s9 = g.AddResource({ResourceKind::kGpuStream, 42, 9, 0, "stream 9", true});
   const auto net = g.AddLayer("Net_0", depgraph::LayerId());
   const auto fc = g.AddLayer("Net_0.Linear_1", net);
-  g.AddIteration({"ProfilerStep#5", 0, 200'000});
+  g.AddStep({"ProfilerStep#5", 0, 200'000});
   int64_t t = 1'000;
   for (int i = 0; i < 10; ++i) {
     depgraph::TaskSpec api;
@@ -39,7 +39,7 @@ Graph TestGraph() {
     api.duration_ns = 4'000;
     api.layer = i < 5 ? fc : net;
     api.phase = depgraph::Phase::kForward;
-    api.iteration = 0;
+    api.step = 0;
     api.measured_start_ns = t;
     const TaskId a = g.AppendTask(api);
     depgraph::TaskSpec gpu = api;
@@ -94,7 +94,7 @@ TEST(TimelineRoundTripTest, ReimportsAsKinetoTrace) {
   }
   EXPECT_TRUE(paths.contains("Net_0")) << paths.size();
   EXPECT_TRUE(paths.contains("Net_0.Linear_1"));
-  EXPECT_GE(ev.iterations_size(), 1);
+  EXPECT_GE(ev.steps_size(), 1);
   std::filesystem::remove_all(dir);
 }
 

@@ -60,8 +60,8 @@ inline void CheckSameAsPredict(const whatif::LoadedTrace& base, const whatif::Ca
   }
   absl::StatusOr<whatif::Prediction> p = whatif::Predict(base, spec);
   ASSERT_TRUE(p.ok()) << c.label << ": " << p.status();
-  const double base_ns = depgraph::SummarizeSteps(base.baseline.iterations).mean_ns;
-  const double pred_ns = depgraph::SummarizeSteps(p->sim.iterations).mean_ns;
+  const double base_ns = depgraph::MeanStepNs(base.baseline.steps);
+  const double pred_ns = depgraph::MeanStepNs(p->sim.steps);
   EXPECT_NEAR(c.result.speedup, base_ns / pred_ns, 1e-3 * c.result.speedup) << c.label;
   EXPECT_NEAR(c.result.work_factor, p->work_factor, 1e-9) << c.label;
 }

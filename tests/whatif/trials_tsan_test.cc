@@ -87,7 +87,7 @@ TEST(TrialsTest, ASweepOnAllCoresEqualsOneAtATime) {
 TEST(TrialsTest, EmptiedStepFailsTheTrial) {
   static const whatif::LoadedTrace* const base = Synthetic().release();  // see above
   whatif::ScriptSpec common;
-  common.sources = {{"empty.lua", "graph:select{iteration = 0}:remove()\n"}};
+  common.sources = {{"empty.lua", "graph:select{step = 0}:remove()\n"}};
   const std::vector<whatif::TrialResult> r =
       whatif::RunTrials(*base, {{{"empty.lua"}, {}}}, common, 1);
   ASSERT_EQ(r.size(), 1u);

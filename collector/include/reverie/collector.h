@@ -9,7 +9,7 @@
  *   2. LD_PRELOAD=libreverie_collector.so: a constructor starts collection
  *      only when the process visibly uses CUDA; any other program is untouched.
  *   3. Linked or dlopen()ed: the program calls reverie_start() itself and
- *      marks layers and iterations with the functions below.
+ *      marks layers and steps with the functions below.
  *
  * Every function is safe to call at any time and from any thread: before
  * reverie_start(), after reverie_stop(), in a forked child, or when CUPTI
@@ -57,7 +57,7 @@ enum {
   REVERIE_OK = 0,
   /* CUPTI could not start (no driver, no GPU, another CUPTI subscriber such
    * as the PyTorch profiler or Nsight). One warning line went to stderr; the
-   * trace still records the host-side markers (layers, iterations,
+   * trace still records the host-side markers (layers, steps,
    * parameters, buckets) and counts `cupti_unavailable`. */
   REVERIE_HOST_ONLY = 1,
   /* Not collecting: disabled by REVERIE_DISABLE, stopped, in a forked child,
@@ -74,7 +74,7 @@ enum {
 REVERIE_API int InitializeInjection(void) REVERIE_NOEXCEPT;
 
 /* Sets one configuration key (the environment variable names, e.g.
- * "REVERIE_OUTPUT", "REVERIE_ITERATIONS") before reverie_start(). */
+ * "REVERIE_OUTPUT", "REVERIE_STEPS") before reverie_start(). */
 REVERIE_API int reverie_configure(const char* key, const char* value) REVERIE_NOEXCEPT;
 
 /* Starts collection (idempotent). Returns REVERIE_OK, REVERIE_HOST_ONLY or
@@ -110,8 +110,11 @@ REVERIE_API void reverie_layer_pop(void) REVERIE_NOEXCEPT;
 REVERIE_API void reverie_range_push(const char* name, int phase) REVERIE_NOEXCEPT;
 REVERIE_API void reverie_range_pop(void) REVERIE_NOEXCEPT;
 
-/* Marks the start and end of a training iteration (numbered 0, 1, ...).
- * REVERIE_WARMUP / REVERIE_ITERATIONS select which iterations are kept. */
+/* Marks the start and end of a training step (numbered 0, 1, ...).
+ * REVERIE_WARMUP / REVERIE_STEPS select which steps are kept. */
+REVERIE_API void reverie_step_begin(void) REVERIE_NOEXCEPT;
+REVERIE_API void reverie_step_end(void) REVERIE_NOEXCEPT;
+/* Deprecated: the names reverie_step_begin/end had in reverie 0.1.0. */
 REVERIE_API void reverie_iteration_begin(void) REVERIE_NOEXCEPT;
 REVERIE_API void reverie_iteration_end(void) REVERIE_NOEXCEPT;
 

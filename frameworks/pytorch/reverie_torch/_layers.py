@@ -55,7 +55,7 @@ class LayerTracker:
     def __init__(self, lib):
         self._lib = lib
         self._local = threading.local()
-        self.generation = 0  # bumped per iteration; stale entries close first
+        self.generation = 0  # bumped per step; stale entries close first
         self.pushes = 0  # ranges opened so far (any thread)
         self.anomalies = collections.Counter()
 
@@ -68,7 +68,7 @@ class LayerTracker:
     def push(self, name, phase, layer=True):
         """Opens a range: a model layer, or (layer=False) another region."""
         stack = self._stack()
-        # Ranges left open by an earlier iteration on this thread (their end
+        # Ranges left open by an earlier step on this thread (their end
         # signal never came) end now, before anything new opens.
         while stack and stack[0][2] < self.generation:
             stack.pop()
@@ -155,7 +155,7 @@ class ModuleHooks:
             h.remove()
         self._handles = []
 
-    def new_iteration(self):
+    def new_step(self):
         """Forgets waits that never completed (unused parameters...)."""
         with self._lock:
             self._param_waiters.clear()
@@ -212,8 +212,8 @@ class ModuleHooks:
                 pass
             tensor.register_hook(lambda grad, roles=roles: self._on_grad(roles))
         elif roles["generation"] != self._tracker.generation:
-            # A tensor that outlives an iteration (a leaf input reused every
-            # step): forget the calls of earlier iterations.
+            # A tensor that outlives a step (a leaf input reused every
+            # step): forget the calls of earlier steps.
             roles.update(generation=self._tracker.generation, **{"in": [], "out": []})
         roles[role].append(call)
 

@@ -90,8 +90,8 @@ class CollectorLib:
         self._declare(c.reverie_layer_push, None, [c_str, ctypes.c_int])
         self._declare(c.reverie_layer_pop, None, [])
         self._declare(c.reverie_range_push, None, [c_str, ctypes.c_int])
-        self._declare(c.reverie_iteration_begin, None, [])
-        self._declare(c.reverie_iteration_end, None, [])
+        self._declare(c.reverie_step_begin, None, [])
+        self._declare(c.reverie_step_end, None, [])
         self._declare(c.reverie_comm_bucket, None,
                       [ctypes.c_int32, ctypes.c_int64, ctypes.POINTER(c_str), ctypes.c_int32])
         self._declare(c.reverie_parameter_typed, None,
@@ -135,11 +135,11 @@ class CollectorLib:
         """A range that is not a model layer (optimizer step, data loading)."""
         self._c.reverie_range_push(self._b(name), int(phase))
 
-    def iteration_begin(self):
-        self._c.reverie_iteration_begin()
+    def step_begin(self):
+        self._c.reverie_step_begin()
 
-    def iteration_end(self):
-        self._c.reverie_iteration_end()
+    def step_end(self):
+        self._c.reverie_step_end()
 
     def comm_bucket(self, index, nbytes, names):
         arr = (ctypes.c_char_p * max(1, len(names)))(*[self._b(n) for n in names])

@@ -138,7 +138,7 @@ class DdpBuckets:
     GradBucket's index and parameters, then runs DDP's default all-reduce
     (torch.distributed.algorithms.ddp_comm_hooks.default_hooks.allreduce_hook),
     so training is unchanged. DDP rebuilds its buckets after the first
-    iteration; the last layout seen is the one written.
+    step; the last layout seen is the one written.
 
     Fallback (a comm hook is already registered -- DDP allows one -- or the
     hook API is missing): buckets are approximated the way DDP first builds

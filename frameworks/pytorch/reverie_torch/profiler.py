@@ -1,14 +1,14 @@
 """reverie_torch.profile: record a reverie trace of a PyTorch training loop.
 
     with reverie_torch.profile(model, optimizer, out="trace.pb",
-                               iterations=3, warmup=2) as prof:
+                               steps=3, warmup=2) as prof:
         for batch in loader:
             train_step(batch)
             prof.step()
 
 The collector (libreverie_collector.so) records CUDA activity through CUPTI;
 this package adds what only the framework knows: layer ranges (module
-paths, forward/backward), the optimizer step (UPDATE), iteration marks,
+paths, forward/backward), the optimizer step (UPDATE), step marks,
 parameter sizes and DDP gradient buckets.
 """
 
@@ -23,25 +23,30 @@ from . import _training
 class Profiler:
     """One recording session. Use through ``profile(...)``.
 
-    Iteration i runs from the i-th ``step()`` (or the ``with`` entry) to the
-    next; the collector keeps iterations ``warmup .. warmup+iterations-1``
-    and stops recording after them (``iterations=0``: all). An iteration
+    Step i runs from the i-th ``step()`` (or the ``with`` entry) to the
+    next; the collector keeps steps ``warmup .. warmup+steps-1``
+    and stops recording after them (``steps=0``: all). A step
     begun by the last ``step()`` with no work in it is discarded.
     """
 
-    def __init__(self, model, optimizer=None, out="trace.pb", iterations=3, warmup=2,
-                 lib=None, record_parameters=True, ddp_buckets=True, framework=None):
+    def __init__(self, model, optimizer=None, out="trace.pb", steps=3, warmup=2,
+                 lib=None, record_parameters=True, ddp_buckets=True, framework=None,
+                 iterations=None):
+        if iterations is not None:
+            warnings.warn("reverie_torch: 'iterations' is deprecated; use 'steps'",
+                          DeprecationWarning, stacklevel=2)
+            steps = iterations
         self.model = model
         self.optimizer = optimizer
         self.out = out
-        self.iterations = int(iterations)
+        self.steps = int(steps)
         self.warmup = int(warmup)
         self._lib = lib if lib is not None else _lib.CollectorLib()
         self._record_parameters = record_parameters
         self._ddp_buckets = ddp_buckets
         self._framework = framework
         self.status = None
-        self.iteration = -1
+        self.step_index = -1
         self._active = False
         self._tracker = _layers.LayerTracker(self._lib)
         self._modules = None
@@ -52,7 +57,7 @@ class Profiler:
     # Lifecycle -----------------------------------------------------------
     def start(self):
         lib = self._lib
-        settings = {"REVERIE_OUTPUT": self.out, "REVERIE_ITERATIONS": self.iterations,
+        settings = {"REVERIE_OUTPUT": self.out, "REVERIE_STEPS": self.steps,
                     "REVERIE_WARMUP": self.warmup}
         for key, value in settings.items():
             if value is None:
@@ -81,16 +86,16 @@ class Profiler:
             names = _training.record_parameters(self.model, lib)
         if self._ddp_buckets and _training.is_ddp(self.model):
             self._buckets = _training.DdpBuckets(self.model, names, lib)
-        self._begin_iteration()
+        self._begin_step()
         return self
 
     def step(self):
-        """Ends the current iteration and begins the next."""
+        """Ends the current step and begins the next."""
         if not self._active:
             return
         self._tracker.close_all()
-        self._lib.iteration_end()
-        self._begin_iteration()
+        self._lib.step_end()
+        self._begin_step()
 
     def stop(self):
         if not self._active:
@@ -99,8 +104,8 @@ class Profiler:
         self._tracker.close_all()
         if self._tracker.pushes > self._pushes_at_begin:
             # Work happened since the last step(): a real (maybe partial)
-            # iteration. An empty one is left open and the collector drops it.
-            self._lib.iteration_end()
+            # step. An empty one is left open and the collector drops it.
+            self._lib.step_end()
         for hooks in (self._modules, self._optimizer_hooks):
             if hooks is not None:
                 hooks.remove()
@@ -127,13 +132,13 @@ class Profiler:
         finally:
             self._tracker.pop(name, phase)
 
-    def _begin_iteration(self):
-        self.iteration += 1
-        self._tracker.generation = self.iteration
+    def _begin_step(self):
+        self.step_index += 1
+        self._tracker.generation = self.step_index
         if self._modules is not None:
-            self._modules.new_iteration()
+            self._modules.new_step()
         self._pushes_at_begin = self._tracker.pushes
-        self._lib.iteration_begin()
+        self._lib.step_begin()
 
     # Context manager -------------------------------------------------------
     def __enter__(self):
@@ -144,9 +149,9 @@ class Profiler:
         return False
 
 
-def profile(model, optimizer=None, out="trace.pb", iterations=3, warmup=2, **kwargs):
+def profile(model, optimizer=None, out="trace.pb", steps=3, warmup=2, **kwargs):
     """A Profiler for ``with`` (see Profiler)."""
-    return Profiler(model, optimizer, out=out, iterations=iterations, warmup=warmup, **kwargs)
+    return Profiler(model, optimizer, out=out, steps=steps, warmup=warmup, **kwargs)
 
 
 def _framework_name():

@@ -1,17 +1,17 @@
-// File: collector/iteration_window.h
+// File: collector/step_window.h
 //
-// IterationWindow: which records belong to the iterations the user asked
-// for (REVERIE_WARMUP iterations skipped, then REVERIE_ITERATIONS kept).
+// StepWindow: which records belong to the steps the user asked
+// for (REVERIE_WARMUP steps skipped, then REVERIE_STEPS kept).
 //
 // The window is active only when one of the two settings is non-zero;
 // otherwise every record is kept. When active it spans from the begin of
-// iteration `warmup` to the end of iteration `warmup + iterations - 1`
-// (open-ended while that end has not been seen, or when iterations == 0).
+// step `warmup` to the end of step `warmup + steps - 1`
+// (open-ended while that end has not been seen, or when steps == 0).
 //
 // Host-side records (API calls, syncs, ranges) are judged by time. GPU
 // records and CUDA event records are judged by the correlation id of the
 // API call that launched them, because their GPU time may fall after the
-// last iteration ended on the CPU (the GPU tail belongs to the iteration).
+// last step ended on the CPU (the GPU tail belongs to the step).
 // CUPTI correlation ids grow with API entry order, so a correlated record
 // belongs to the window exactly when its id lies within the ids of the API
 // calls kept.
@@ -26,46 +26,46 @@
 // what can still be kept), and at the end uses KeepAtEnd(), once every API
 // call has been decoded.
 //
-// Invariant: the writer thread drains host events (iteration marks) before
+// Invariant: the writer thread drains host events (step marks) before
 // decoding each batch of CUPTI buffers, so a record produced after an
-// iteration began or ended is never judged before the window knows it.
+// step began or ended is never judged before the window knows it.
 // Hence an API call decoded while the window has not begun was made before
 // it began, and a GPU record decoded while the window is still open was
 // launched before it closed.
 //
 // Not thread-safe: owned by the writer thread.
-#ifndef REVERIE_COLLECTOR_ITERATION_WINDOW_H_
-#define REVERIE_COLLECTOR_ITERATION_WINDOW_H_
+#ifndef REVERIE_COLLECTOR_STEP_WINDOW_H_
+#define REVERIE_COLLECTOR_STEP_WINDOW_H_
 
 #include <cstdint>
 #include <limits>
 
 namespace reverie::collector {
 
-class IterationWindow {
+class StepWindow {
  public:
   enum class Decision { kKeep, kDrop, kUndecided };
 
-  IterationWindow(int64_t warmup, int64_t iterations)
+  StepWindow(int64_t warmup, int64_t steps)
       : warmup_(warmup < 0 ? 0 : warmup),
-        iterations_(iterations < 0 ? 0 : iterations),
-        active_(warmup_ > 0 || iterations_ > 0) {}
+        steps_(steps < 0 ? 0 : steps),
+        active_(warmup_ > 0 || steps_ > 0) {}
 
   bool active() const { return active_; }
   bool begun() const { return !active_ || begin_ns_ != kUnset; }
-  // True once the last requested iteration ended.
+  // True once the last requested step ended.
   bool closed() const { return active_ && end_ns_ != kUnset; }
 
-  // Is iteration `index` one of those to record?
-  bool WantIteration(int64_t index) const {
+  // Is step `index` one of those to record?
+  bool WantStep(int64_t index) const {
     if (!active_) return true;
-    return index >= warmup_ && (iterations_ == 0 || index < warmup_ + iterations_);
+    return index >= warmup_ && (steps_ == 0 || index < warmup_ + steps_);
   }
-  void OnIterationBegin(int64_t index, int64_t t) {
+  void OnStepBegin(int64_t index, int64_t t) {
     if (active_ && index == warmup_ && begin_ns_ == kUnset) begin_ns_ = t;
   }
-  void OnIterationEnd(int64_t index, int64_t t) {
-    if (active_ && iterations_ > 0 && index == warmup_ + iterations_ - 1 && begin_ns_ != kUnset) {
+  void OnStepEnd(int64_t index, int64_t t) {
+    if (active_ && steps_ > 0 && index == warmup_ + steps_ - 1 && begin_ns_ != kUnset) {
       end_ns_ = t;
     }
   }
@@ -135,7 +135,7 @@ class IterationWindow {
   }
 
   int64_t warmup_;
-  int64_t iterations_;
+  int64_t steps_;
   bool active_;
   int64_t begin_ns_ = kUnset;
   int64_t end_ns_ = kUnset;
@@ -147,4 +147,4 @@ class IterationWindow {
 
 }  // namespace reverie::collector
 
-#endif  // REVERIE_COLLECTOR_ITERATION_WINDOW_H_
+#endif  // REVERIE_COLLECTOR_STEP_WINDOW_H_
