@@ -1,6 +1,6 @@
 // `reverie compare A B [--json] [--top N]`: how far trace A (a prediction or
 // any trace) is from trace B (a measured run), per step, per kernel
-// class, per layer and per kernel. See report/compare.h for the rules.
+// class, per layer and per kernel. See whatif/compare.h for the rules.
 // --a-pid / --b-pid pick one run of a timeline written with --timeline
 // (1 = measured, 2 = simulated baseline, 3 = predicted).
 #include <cstdio>
@@ -10,13 +10,13 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "base/status_macros.h"
 #include "absl/strings/str_replace.h"
+#include "base/status_macros.h"
 #include "cli/command.h"
 #include "cli/flags.h"
-#include "frameworks/trace_loader.h"
-#include "report/compare.h"
 #include "cli/progress.h"
+#include "frameworks/trace_loader.h"
+#include "whatif/compare.h"
 
 namespace reverie::cli {
 namespace {
@@ -36,7 +36,7 @@ struct Options {
 };
 
 absl::Status RunCompare(const Options& o) {
-  report::TraceProfile profiles[2];
+  whatif::TraceProfile profiles[2];
   for (int k = 0; k < 2; ++k) {
     const std::string& file = o.files[k];
     Progress progress("loading", 2);
@@ -49,14 +49,14 @@ absl::Status RunCompare(const Options& o) {
     }
     int64_t pid = o.pids[k];
     if (pid < 0) {
-      REVERIE_ASSIGN_OR_RETURN(int64_t chosen, report::DefaultRun(*trace, file));
+      REVERIE_ASSIGN_OR_RETURN(int64_t chosen, whatif::DefaultRun(*trace, file));
       pid = chosen;
     }
-    profiles[k] = report::ProfileTrace(*trace, file, pid);
+    profiles[k] = whatif::ProfileTrace(*trace, file, pid);
   }
-  const report::CompareResult r = report::Compare(profiles[0], profiles[1]);
-  const std::string out = o.json ? report::CompareJson(r, o.top_n > 0 ? o.top_n : 50)
-                                 : report::CompareText(r, o.top_n);
+  const whatif::CompareResult r = whatif::Compare(profiles[0], profiles[1]);
+  const std::string out = o.json ? whatif::CompareJson(r, o.top_n > 0 ? o.top_n : 50)
+                                 : whatif::CompareText(r, o.top_n);
   std::fwrite(out.data(), 1, out.size(), stdout);
   return absl::OkStatus();
 }

@@ -6,11 +6,10 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "base/status_macros.h"
 #include "absl/strings/str_format.h"
+#include "base/status_macros.h"
 #include "cli/command.h"
 #include "cli/flags.h"
-#include "report/step_report.h"
 #include "depgraph/breakdown.h"
 #include "depgraph/builder.h"
 #include "depgraph/cpu_time.h"
@@ -21,12 +20,13 @@
 #include "whatif/facts_view.h"
 #include "whatif/info.h"
 #include "whatif/memory_view.h"
+#include "whatif/step_report.h"
 
 namespace reverie::cli {
 namespace {
 
-using report::kStepDefinition;
-using report::StepText;
+using whatif::kStepDefinition;
+using whatif::StepText;
 using whatif::GraphView;
 double Ms(int64_t ns) { return static_cast<double>(ns) / 1e6; }
 

@@ -34,23 +34,23 @@
 #include "cli/load.h"
 #include "cli/paths.h"
 #include "cli/script_args.h"
-#include "report/step_report.h"
 #include "depgraph/breakdown.h"
 #include "depgraph/builder.h"
-#include "depgraph/simulator.h"
-#include "frameworks/trace_loader.h"
-#include "report/timeline.h"
-#include "lua/script_runner.h"
 #include "depgraph/model_info.h"
+#include "depgraph/simulator.h"
+#include "export/timeline.h"
+#include "frameworks/trace_loader.h"
+#include "lua/script_runner.h"
 #include "whatif/prediction_report.h"
+#include "whatif/step_report.h"
 
 namespace reverie::cli {
 namespace {
 
 using depgraph::Graph;
 using depgraph::SimResult;
-using report::kStepDefinition;
-using report::StepText;
+using whatif::kStepDefinition;
+using whatif::StepText;
 
 struct Options {
   std::string trace;
@@ -161,7 +161,7 @@ absl::Status RunPredict(Options& opt) {
   }
   const Graph& predicted = prediction->graph;
   const SimResult* pred = &prediction->sim;
-  REVERIE_RETURN_IF_ERROR(report::MaybeWriteTimeline(opt.timeline, *graph, *base, &predicted, pred));
+  REVERIE_RETURN_IF_ERROR(exporter::MaybeWriteTimeline(opt.timeline, *graph, *base, &predicted, pred));
 
   const whatif::PredictionReport r = whatif::SummarizePrediction(*loaded, *prediction, opt.top);
   if (opt.json) {

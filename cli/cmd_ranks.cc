@@ -17,14 +17,14 @@
 #include "absl/strings/str_join.h"
 #include "base/status_macros.h"
 #include "base/sv.h"
-#include "cli/load.h"
 #include "cli/command.h"
 #include "cli/flags.h"
+#include "cli/load.h"
 #include "cli/paths.h"
 #include "cli/script_args.h"
 #include "depgraph/ranks.h"
+#include "export/timeline.h"
 #include "whatif/job.h"
-#include "report/timeline.h"
 
 namespace reverie::cli {
 namespace {
@@ -127,10 +127,10 @@ absl::Status RunRanks(const Options& opt) {
   const whatif::JobRun* predicted = job.predicted.get();
 
   if (!opt.timeline.empty()) {
-    std::vector<report::TimelineRun> runs = {{"job (simulated)", &base->job.graph, &base->sim}};
+    std::vector<exporter::TimelineRun> runs = {{"job (simulated)", &base->job.graph, &base->sim}};
     if (predicted) runs.push_back({"job (predicted)", &predicted->job.graph, &predicted->sim});
-    report::TimelineStats stats;
-    REVERIE_RETURN_IF_ERROR(report::WriteTimeline(opt.timeline, runs, &stats));
+    exporter::TimelineStats stats;
+    REVERIE_RETURN_IF_ERROR(exporter::WriteTimeline(opt.timeline, runs, &stats));
     absl::FPrintF(stderr, "timeline: %s (%lld events)\n", opt.timeline.c_str(),
                   stats.events);
   }

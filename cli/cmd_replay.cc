@@ -14,14 +14,14 @@
 #include "cli/command.h"
 #include "cli/flags.h"
 #include "cli/paths.h"
-#include "report/step_report.h"
 #include "depgraph/breakdown.h"
 #include "depgraph/builder.h"
 #include "depgraph/critical_path.h"
 #include "depgraph/replay.h"
-#include "report/timeline.h"
+#include "export/timeline.h"
 #include "whatif/pipeline.h"
 #include "whatif/replay.h"
+#include "whatif/step_report.h"
 
 namespace reverie::cli {
 namespace {
@@ -29,8 +29,8 @@ namespace {
 using depgraph::CriticalPath;
 using depgraph::Graph;
 using depgraph::ReplayReport;
-using report::kStepDefinition;
-using report::StepText;
+using whatif::kStepDefinition;
+using whatif::StepText;
 using whatif::UnexplainedPct;
 
 // Wall time per phase, for --timings (stderr, so --json stays clean).
@@ -145,7 +145,7 @@ absl::Status RunReplay(const Options& o) {
   };
   REVERIE_ASSIGN_OR_RETURN(std::unique_ptr<whatif::LoadedTrace> t, whatif::LoadAndSimulate(path, load));
   clock.Lap("simulate");
-  REVERIE_RETURN_IF_ERROR(report::MaybeWriteTimeline(o.timeline, t->graph, t->baseline));
+  REVERIE_RETURN_IF_ERROR(exporter::MaybeWriteTimeline(o.timeline, t->graph, t->baseline));
   const whatif::ReplayResult r = whatif::Replay(*t);
   clock.Lap("breakdown and critical paths");
   if (o.timings) std::fprintf(stderr, "timings: %s\n", clock.Report().c_str());

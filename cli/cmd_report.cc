@@ -20,21 +20,21 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "base/atomic_file.h"
-#include "cli/load.h"
 #include "base/status_macros.h"
 #include "cli/command.h"
 #include "cli/flags.h"
+#include "cli/load.h"
 #include "cli/paths.h"
+#include "cli/progress.h"
 #include "cli/script_args.h"
 #include "depgraph/critical_path.h"
+#include "export/timeline.h"
 #include "report/assemble.h"
 #include "report/html.h"
-#include "cli/progress.h"
-#include "report/timeline.h"
 #include "report/timeline_view.h"
 #include "whatif/advise.h"
-#include "whatif/prediction_report.h"
 #include "whatif/facts_view.h"
+#include "whatif/prediction_report.h"
 #include "whatif/several.h"
 
 namespace reverie::cli {
@@ -115,7 +115,7 @@ absl::Status RunReport(const Options& o) {
   if (!o.timeline.empty()) {
     const bool one = predictions.size() == 1;
     const whatif::Prediction* p = one ? &(predictions)[0].prediction : nullptr;
-    REVERIE_RETURN_IF_ERROR(report::MaybeWriteTimeline(o.timeline, lt.graph, lt.baseline,
+    REVERIE_RETURN_IF_ERROR(exporter::MaybeWriteTimeline(o.timeline, lt.graph, lt.baseline,
                                                        one ? &p->graph : nullptr,
                                                        one ? &p->sim : nullptr));
   }

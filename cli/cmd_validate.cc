@@ -1,7 +1,7 @@
 // `reverie validate BEFORE AFTER --script F [--script F ...] [--set k=v ...]
 // [--json] [--top N]`: predicts AFTER from BEFORE with the scripts and
 // compares the prediction with what AFTER measured, per step and on the
-// mean, with each file's step-to-step noise (report/validate.h). The one
+// mean, with each file's step-to-step noise (whatif/validate.h). The one
 // step-time definition applies to all three sides (depgraph/step_time.h).
 //
 // Errors (one line, exit 2): a file that cannot be loaded or simulated, a
@@ -16,19 +16,18 @@
 
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
-#include "cli/load.h"
 #include "cli/command.h"
 #include "cli/flags.h"
+#include "cli/load.h"
 #include "cli/script_args.h"
-#include "report/step_report.h"
 #include "depgraph/step_time.h"
-#include "report/validate.h"
+#include "whatif/step_report.h"
 #include "whatif/validate.h"
 
 namespace reverie::cli {
 namespace {
 
-using report::kStepDefinition;
+using whatif::kStepDefinition;
 
 struct Options {
   std::string before, after;
@@ -46,15 +45,15 @@ absl::Status RunValidate(Options& o) {
   REVERIE_ASSIGN_OR_RETURN(std::unique_ptr<whatif::LoadedTrace> before, LoadForCli(o.before, o.build));
   REVERIE_ASSIGN_OR_RETURN(std::unique_ptr<whatif::LoadedTrace> after, LoadForCli(o.after, o.build));
   std::string traceback;
-  REVERIE_ASSIGN_OR_RETURN(report::Validation v, whatif::ValidatePrediction(*before, *after, o.script, o.top, &traceback));
+  REVERIE_ASSIGN_OR_RETURN(whatif::Validation v, whatif::ValidatePrediction(*before, *after, o.script, o.top, &traceback));
   if (o.json) {
-    std::printf("%s\n", report::ValidationJson(v, o.before, o.after,
+    std::printf("%s\n", whatif::ValidationJson(v, o.before, o.after,
                                                 o.build.cpu_ops ? "ops" : "gaps", o.script.scripts)
                             .c_str());
   } else {
     std::printf("before: %s\nafter:  %s\nscripts:", o.before.c_str(), o.after.c_str());
     for (const std::string& s : o.script.scripts) std::printf(" %s", s.c_str());
-    std::printf("\n%s\n\n%s", kStepDefinition, report::ValidationText(v).c_str());
+    std::printf("\n%s\n\n%s", kStepDefinition, whatif::ValidationText(v).c_str());
   }
   return absl::OkStatus();
 }

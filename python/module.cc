@@ -31,16 +31,15 @@
 #include "depgraph/critical_path.h"
 #include "depgraph/replay.h"
 #include "frameworks/trace_summary.h"
-#include "report/sweep.h"
-#include "report/validate.h"
 #include "lua/lua_engine.h"
 #include "lua/script_runner.h"
+#include "report/sweep.h"
 #include "whatif/advise.h"
 #include "whatif/info.h"
 #include "whatif/job.h"
 #include "whatif/pipeline.h"
-#include "whatif/replay.h"
 #include "whatif/prediction_report.h"
+#include "whatif/replay.h"
 #include "whatif/script_catalog.h"
 #include "whatif/sweep.h"
 #include "whatif/validate.h"
@@ -196,10 +195,10 @@ std::string Validate(const Trace& before, const Trace& after, const whatif::Scri
   Outcome out;
   {
     py::gil_scoped_release release;
-    absl::StatusOr<report::Validation> v =
+    absl::StatusOr<whatif::Validation> v =
         whatif::ValidatePrediction(*before.loaded, *after.loaded, spec, top, &out.traceback);
     if (v.ok()) {
-      out.json = report::ValidationJson(*v, before.path(), after.path(), before.cpu_model,
+      out.json = whatif::ValidationJson(*v, before.path(), after.path(), before.cpu_model,
                                         spec.scripts);
     } else {
       out.status = v.status();

@@ -22,7 +22,7 @@
 
 #include "depgraph/step_time.h"
 
-#include "report/compare.h"
+#include "report/diff.h"
 #include "report/memory_chart.h"
 #include "report/summary.h"
 

@@ -20,8 +20,8 @@ double Steps(const Graph& g) {
   return static_cast<double>(std::max<size_t>(g.step_count(), 1));
 }
 
-absl::flat_hash_map<std::string, TimeCount> ByLayer(const Graph& g) {
-  absl::flat_hash_map<std::string, TimeCount> m;
+TimeByName ByLayer(const Graph& g) {
+  TimeByName m;
   const double per = 1.0 / Steps(g);
   for (size_t i = 0; i < g.task_count(); ++i) {
     const TaskId t(static_cast<uint32_t>(i));
@@ -35,8 +35,8 @@ absl::flat_hash_map<std::string, TimeCount> ByLayer(const Graph& g) {
   return m;
 }
 
-absl::flat_hash_map<std::string, TimeCount> ByKernel(const Graph& g) {
-  absl::flat_hash_map<std::string, TimeCount> m;
+TimeByName ByKernel(const Graph& g) {
+  TimeByName m;
   const double per = 1.0 / Steps(g);
   for (size_t i = 0; i < g.task_count(); ++i) {
     const TaskId t(static_cast<uint32_t>(i));
@@ -48,24 +48,10 @@ absl::flat_hash_map<std::string, TimeCount> ByKernel(const Graph& g) {
   return m;
 }
 
-std::vector<Diff> Deltas(const absl::flat_hash_map<std::string, TimeCount>& a,
-                         const absl::flat_hash_map<std::string, TimeCount>& b) {
+std::vector<Diff> Deltas(const TimeByName& a, const TimeByName& b) {
   std::vector<Diff> out;
-  for (const auto& [name, tc] : a) {
-    Diff d{name, tc.total_ns, 0, tc.count, 0};
-    if (auto it = b.find(name); it != b.end()) {
-      d.b_ns = it->second.total_ns;
-      d.b_count = it->second.count;
-    }
-    out.push_back(std::move(d));
-  }
-  for (const auto& [name, tc] : b) {
-    if (!a.contains(name)) out.push_back({name, 0, tc.total_ns, 0, tc.count});
-  }
-  std::sort(out.begin(), out.end(), [](const Diff& x, const Diff& y) {
-    const double dx = std::fabs(x.diff_ns()), dy = std::fabs(y.diff_ns());
-    return dx != dy ? dx > dy : x.name < y.name;
-  });
+  JoinByName(a, b, &out, nullptr, nullptr);
+  SortByAbsDiff(out);
   return out;
 }
 

@@ -14,7 +14,7 @@
 
 #include "depgraph/graph.h"
 #include "depgraph/simulator.h"
-#include "report/compare.h"
+#include "report/diff.h"
 
 namespace reverie::report {
 

@@ -4,10 +4,10 @@
 #include <algorithm>
 
 #include "base/json_writer.h"
-#include "report/step_report.h"
 #include "whatif/advise.h"
 #include "whatif/facts_view.h"
 #include "whatif/script_catalog.h"
+#include "whatif/step_report.h"
 #include "whatif/validation_corpus.h"
 
 namespace reverie::whatif {
@@ -25,7 +25,7 @@ void WriteDiagnosis(JsonWriter& w, const Diagnosis& d) {
   w.Field("gpu_busy_pct", d.gpu_busy * 100).Field("cpu_busy_pct", d.cpu_busy * 100);
   w.Field("unexplained_pct", d.unexplained * 100);
   w.Key("step");
-  report::WriteStepJson(w, d.step);
+  WriteStepJson(w, d.step);
   w.Key("limits").BeginArray();
   for (const LimitShare& l : d.limits) {
     w.BeginObject().Field("what", l.what).Field("critical_path_pct", l.share * 100);
@@ -72,7 +72,7 @@ std::string AdviceJson(const Advice& a, int top) {
   WriteDiagnosis(w, a.diagnosis);
   w.Field("baseline_us", a.diagnosis.step.mean_ns / 1e3);
   w.Key("baseline_noise");
-  report::WriteStepJson(w, a.diagnosis.step);
+  WriteStepJson(w, a.diagnosis.step);
   w.Field("candidates_total", static_cast<int64_t>(a.candidates.size()));
   w.Key("candidates").BeginArray();
   const size_t shown = std::min(a.candidates.size(), static_cast<size_t>(std::max(0, top)));

@@ -6,16 +6,14 @@
 #include "absl/status/statusor.h"
 #include "base/json_writer.h"
 #include "depgraph/model_info.h"
-#include "report/step_report.h"
 #include "whatif/deprecated_names.h"
 #include "whatif/facts_view.h"
 #include "whatif/memory_view.h"
+#include "whatif/step_report.h"
 
 namespace reverie::whatif {
 namespace {
 
-using report::kStepDefinition;
-using report::WriteStepJson;
 
 double Us(int64_t ns) { return static_cast<double>(ns) / 1000.0; }
 
@@ -56,7 +54,7 @@ void WriteGraphJson(JsonWriter& w, const GraphView& v) {
   for (const depgraph::StepBreakdown& it : v.breakdown.steps) {
     w.BeginObject().Field("name", it.name);
     w.Key("measured");
-    report::WriteTimeSplitJson(w, it.measured);
+    WriteTimeSplitJson(w, it.measured);
     w.EndObject();
   }
   w.EndArray();

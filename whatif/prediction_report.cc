@@ -8,17 +8,15 @@
 #include <vector>
 
 #include "absl/strings/numbers.h"
-#include "base/json_writer.h"
 #include "absl/strings/str_format.h"
+#include "base/json_writer.h"
 #include "depgraph/critical_path.h"
-#include "report/step_report.h"
 #include "whatif/deprecated_names.h"
+#include "whatif/step_report.h"
 
 namespace reverie::whatif {
 namespace {
 
-using report::kStepDefinition;
-using report::WriteStepJson;
 
 // Busy time per group and per step, baseline vs predicted, keeping the
 // groups' order of first appearance.
@@ -194,9 +192,9 @@ std::string PredictionJson(const PredictionReport& r) {
   steps();
   w.Key("time_split").BeginObject();
   w.Key("baseline");
-  report::WriteTimeSplitJson(w, r.base_split);
+  WriteTimeSplitJson(w, r.base_split);
   w.Key("predicted");
-  report::WriteTimeSplitJson(w, r.pred_split);
+  WriteTimeSplitJson(w, r.pred_split);
   w.EndObject();
   w.Key("phases");
   WriteGroups(w, r.phases);

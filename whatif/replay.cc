@@ -1,15 +1,12 @@
 #include "whatif/replay.h"
 
 #include "base/json_writer.h"
-#include "report/step_report.h"
 #include "whatif/deprecated_names.h"
+#include "whatif/step_report.h"
 
 namespace reverie::whatif {
 namespace {
 
-using report::kStepDefinition;
-using report::WriteStepJson;
-using report::WriteTimeSplitJson;
 
 void WriteBreakdownJson(JsonWriter& w, const depgraph::GraphBreakdown& b) {
   w.BeginArray();

@@ -16,7 +16,7 @@
 #include "base/status_macros.h"
 #include "base/sv.h"
 #include "base/text.h"
-#include "report/step_report.h"
+#include "whatif/step_report.h"
 
 namespace reverie::whatif {
 namespace {
@@ -268,7 +268,7 @@ void WriteTrialFields(JsonWriter& w, const TrialResult& r) {
   }
   w.Key("predicted_noise");
   if (ran) {
-    report::WriteStepJson(w, r.predicted);
+    WriteStepJson(w, r.predicted);
   } else {
     w.Null();
   }

@@ -28,11 +28,11 @@
 #include "depgraph/replicate.h"
 #include "depgraph/simulator.h"
 #include "report/html.h"
-#include "report/timeline_view.h"
-#include "simdjson.h"
 #include "report/testing/chromium.h"
 #include "report/testing/devtools.h"
 #include "report/testing/synthetic_step.h"
+#include "report/timeline_view.h"
+#include "simdjson.h"
 
 namespace {
 

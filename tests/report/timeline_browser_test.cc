@@ -11,15 +11,15 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "base/testing/cli_runner.h"
 #include "depgraph/simulator.h"
 #include "gtest/gtest.h"
 #include "report/html.h"
-#include "report/timeline_view.h"
-#include "simdjson.h"
 #include "report/testing/chromium.h"
-#include "base/testing/cli_runner.h"
 #include "report/testing/devtools.h"
 #include "report/testing/synthetic_step.h"
+#include "report/timeline_view.h"
+#include "simdjson.h"
 
 namespace reverie::testing {
 namespace {

@@ -1,8 +1,8 @@
-#include "report/compare.h"
+#include "whatif/compare.h"
 
 #include "gtest/gtest.h"
 
-namespace reverie::report {
+namespace reverie::whatif {
 namespace {
 
 // Name patterns are depgraph's (kernel_class_test.cc); what compare adds is
@@ -96,4 +96,4 @@ TEST(CompareTest, NoStepsUsesSpan) {
 }
 
 }  // namespace
-}  // namespace reverie::report
+}  // namespace reverie::whatif

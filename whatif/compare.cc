@@ -1,4 +1,4 @@
-#include "report/compare.h"
+#include "whatif/compare.h"
 
 #include <algorithm>
 #include <cctype>
@@ -8,10 +8,10 @@
 #include <string>
 
 #include "absl/container/flat_hash_set.h"
-#include "absl/strings/str_cat.h"
-#include "absl/strings/str_format.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "base/sv.h"
 #include "base/text.h"
@@ -19,55 +19,20 @@
 #include "depgraph/step_time.h"
 #include "report/json.h"
 
-namespace reverie::report {
+namespace reverie::whatif {
 namespace {
+
+using report::JoinByName;  // shared with the HTML report's tables
+using report::JsonNumber;
+using report::SortByAbsDiff;
 
 double Ms(double ns) { return ns / 1e6; }
 double Us(double ns) { return ns / 1e3; }
-
-void SortByAbsDiff(std::vector<Diff>& v) {
-  std::stable_sort(v.begin(), v.end(), [](const Diff& x, const Diff& y) {
-    return std::fabs(x.diff_ns()) > std::fabs(y.diff_ns());
-  });
-}
 
 void SortByTime(std::vector<Diff>& v) {
   std::stable_sort(v.begin(), v.end(), [](const Diff& x, const Diff& y) {
     return std::max(x.a_ns, x.b_ns) > std::max(y.a_ns, y.b_ns);
   });
-}
-
-// Joins two name -> time maps into diffs.
-void Join(const absl::flat_hash_map<std::string, TimeCount>& a,
-          const absl::flat_hash_map<std::string, TimeCount>& b, std::vector<Diff>* both,
-          std::vector<Diff>* only_a, std::vector<Diff>* only_b) {
-  for (const auto& [name, tc] : a) {
-    auto it = b.find(name);
-    Diff d{name, tc.total_ns, 0, tc.count, 0};
-    if (it != b.end()) {
-      d.b_ns = it->second.total_ns;
-      d.b_count = it->second.count;
-      both->push_back(std::move(d));
-    } else if (only_a != nullptr) {
-      only_a->push_back(std::move(d));
-    } else {
-      both->push_back(std::move(d));
-    }
-  }
-  for (const auto& [name, tc] : b) {
-    if (a.contains(name)) continue;
-    Diff d{name, 0, tc.total_ns, 0, tc.count};
-    if (only_b != nullptr) {
-      only_b->push_back(std::move(d));
-    } else {
-      both->push_back(std::move(d));
-    }
-  }
-  // Deterministic order before the stable sorts.
-  auto by_name = [](const Diff& x, const Diff& y) { return x.name < y.name; };
-  std::sort(both->begin(), both->end(), by_name);
-  if (only_a != nullptr) std::sort(only_a->begin(), only_a->end(), by_name);
-  if (only_b != nullptr) std::sort(only_b->begin(), only_b->end(), by_name);
 }
 
 void AppendDiffJson(std::string& out, const std::vector<Diff>& v, int top_n) {
@@ -274,9 +239,9 @@ CompareResult Compare(const TraceProfile& a, const TraceProfile& b) {
                          a.classes[c].total_ns, b.classes[c].total_ns, a.classes[c].count,
                          b.classes[c].count});
   }
-  Join(a.layers, b.layers, &r.layers, nullptr, nullptr);
+  JoinByName(a.layers, b.layers, &r.layers, nullptr, nullptr);
   SortByAbsDiff(r.layers);
-  Join(a.kernels, b.kernels, &r.kernels, &r.only_in_a, &r.only_in_b);
+  JoinByName(a.kernels, b.kernels, &r.kernels, &r.only_in_a, &r.only_in_b);
   SortByAbsDiff(r.kernels);
   SortByTime(r.only_in_a);
   SortByTime(r.only_in_b);
@@ -329,4 +294,4 @@ std::string CompareJson(const CompareResult& r, int top_n) {
   return out;
 }
 
-}  // namespace reverie::report
+}  // namespace reverie::whatif

@@ -4,14 +4,14 @@
 #include <string>
 
 #include "absl/container/flat_hash_set.h"
+#include "base/testing/cli_runner.h"
 #include "depgraph/graph.h"
 #include "depgraph/simulator.h"
+#include "export/timeline.h"
 #include "frameworks/trace_loader.h"
 #include "gtest/gtest.h"
-#include "report/timeline.h"
-#include "base/testing/cli_runner.h"
 
-namespace reverie::report {
+namespace reverie::exporter {
 namespace {
 
 using depgraph::EdgeKind;
@@ -99,4 +99,4 @@ TEST(TimelineRoundTripTest, ReimportsAsKinetoTrace) {
 }
 
 }  // namespace
-}  // namespace reverie::report
+}  // namespace reverie::exporter

@@ -1,4 +1,4 @@
-// File: report/compare.h
+// File: whatif/compare.h
 //
 // `reverie compare A B`: how far trace A (typically a prediction, exported
 // with a timeline flag, or any trace) is from trace B (typically a measured
@@ -29,21 +29,21 @@
 //                  cat_array, catarray, index, add, mul, div
 //   memcpy / memset  also matched by "memcpy" / "memset" in the name
 //   other          everything else
-#ifndef REVERIE_REPORT_COMPARE_H_
-#define REVERIE_REPORT_COMPARE_H_
+#ifndef REVERIE_WHATIF_COMPARE_H_
+#define REVERIE_WHATIF_COMPARE_H_
 
 #include <cstdint>
 #include <string>
-
-#include "absl/status/statusor.h"
 #include <string_view>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/status/statusor.h"
 #include "depgraph/kernel_class.h"
 #include "proto/trace.h"
+#include "report/diff.h"
 
-namespace reverie::report {
+namespace reverie::whatif {
 
 // Kernel classes are depgraph's (depgraph/kernel_class.h), shared with the
 // critical-path summary.
@@ -57,10 +57,9 @@ KernelClass ClassifyKernel(std::string_view name,
 // definition; 0 when no graph can be built from it.
 double StepTimeNs(const Trace& trace, int64_t pid);
 
-struct TimeCount {
-  double total_ns = 0;  // per step
-  double count = 0;     // per step
-};
+using report::Diff;
+using report::TimeByName;
+using report::TimeCount;
 
 // What compare needs from one trace.
 struct TraceProfile {
@@ -75,13 +74,13 @@ struct TraceProfile {
 
 // `pid` >= 0 keeps one process only: its API calls, ranges and steps,
 // and the GPU activities whose correlation id matches one of its calls. That
-// selects one run of a timeline written by report/timeline.h (pid 1 =
+// selects one run of a timeline written by export/timeline.h (pid 1 =
 // measured, 2 = simulated baseline, 3 = predicted), where every run shares
 // the devices and streams but correlation ids are unique per run.
 TraceProfile ProfileTrace(const Trace& trace, std::string_view path, int64_t pid = -1);
 
 // A run of a reverie timeline with the steps reverie reported for it
-// (report/timeline.h writes them; empty for any other trace).
+// (export/timeline.h writes them; empty for any other trace).
 struct RecordedRun {
   int64_t pid = 0;
   std::string label;               // "measured", "predicted (simulated)"
@@ -95,12 +94,6 @@ std::vector<RecordedRun> RecordedRuns(const Trace& trace);
 // kInvalidArgument naming the runs it holds (`path` names the file).
 absl::StatusOr<int64_t> DefaultRun(const Trace& trace, std::string_view path);
 
-struct Diff {
-  std::string name;
-  double a_ns = 0, b_ns = 0;
-  double a_count = 0, b_count = 0;
-  double diff_ns() const { return a_ns - b_ns; }
-};
 
 struct CompareResult {
   std::string a_path, b_path;
@@ -121,6 +114,6 @@ std::string CompareText(const CompareResult& r, int top_n = 10);
 // One JSON object (times in ms); lists capped at `top_n` rows each.
 std::string CompareJson(const CompareResult& r, int top_n = 50);
 
-}  // namespace reverie::report
+}  // namespace reverie::whatif
 
-#endif  // REVERIE_REPORT_COMPARE_H_
+#endif  // REVERIE_WHATIF_COMPARE_H_

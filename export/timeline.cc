@@ -1,4 +1,4 @@
-#include "report/timeline.h"
+#include "export/timeline.h"
 
 #include <algorithm>
 #include <cinttypes>
@@ -15,9 +15,9 @@
 #include "base/status_macros.h"
 #include "base/sv.h"
 #include "depgraph/step_time.h"
-#include "report/json.h"
+#include "base/json_writer.h"
 
-namespace reverie::report {
+namespace reverie::exporter {
 namespace {
 
 using depgraph::EdgeKind;
@@ -438,4 +438,4 @@ absl::Status MaybeWriteTimeline(const std::string& path, const depgraph::Graph& 
   return absl::OkStatus();
 }
 
-}  // namespace reverie::report
+}  // namespace reverie::exporter

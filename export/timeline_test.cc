@@ -1,4 +1,4 @@
-#include "report/timeline.h"
+#include "export/timeline.h"
 
 #include <filesystem>
 #include <fstream>
@@ -8,7 +8,7 @@
 #include "gtest/gtest.h"
 #include "simdjson.h"
 
-namespace reverie::report {
+namespace reverie::exporter {
 namespace {
 
 using depgraph::EdgeKind;
@@ -161,4 +161,4 @@ TEST(TimelineTest, ValidatesRunsAndWritesFile) {
 }
 
 }  // namespace
-}  // namespace reverie::report
+}  // namespace reverie::exporter

@@ -5,15 +5,15 @@
 #include <filesystem>
 #include <string>
 
+#include "base/testing/cli_runner.h"
 #include "depgraph/builder.h"
 #include "depgraph/simulator.h"
+#include "export/timeline.h"
 #include "frameworks/trace_loader.h"
 #include "gtest/gtest.h"
-#include "report/timeline.h"
 #include "tests/common/real_traces.h"
-#include "base/testing/cli_runner.h"
 
-namespace reverie::report {
+namespace reverie::exporter {
 namespace {
 
 TEST(TimelineRealTest, ResnetTimelineReimports) {
@@ -52,4 +52,4 @@ TEST(TimelineRealTest, ResnetTimelineReimports) {
 }
 
 }  // namespace
-}  // namespace reverie::report
+}  // namespace reverie::exporter

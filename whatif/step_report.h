@@ -1,11 +1,11 @@
-// File: report/step_report.h
+// File: whatif/step_report.h
 //
 // How every command shows a step time: the mean over counted steps with the
 // noise band of the steps it averages (min-max and standard deviation), in
 // text and in JSON, so that `replay`, `predict`, `sweep`, `validate` and
 // `ranks` print the same quantity the same way (depgraph/step_time.h).
-#ifndef REVERIE_REPORT_STEP_REPORT_H_
-#define REVERIE_REPORT_STEP_REPORT_H_
+#ifndef REVERIE_WHATIF_STEP_REPORT_H_
+#define REVERIE_WHATIF_STEP_REPORT_H_
 
 #include <string>
 
@@ -14,7 +14,7 @@
 #include "depgraph/breakdown.h"
 #include "depgraph/step_time.h"
 
-namespace reverie::report {
+namespace reverie::whatif {
 
 inline constexpr char kStepDefinition[] =
     "step = ProfilerStep#N extended to the GPU work it launched (as the PyTorch profiler's "
@@ -50,6 +50,6 @@ inline void WriteTimeSplitJson(JsonWriter& w, const depgraph::TimeSplit& s) {
   w.EndObject();
 }
 
-}  // namespace reverie::report
+}  // namespace reverie::whatif
 
-#endif  // REVERIE_REPORT_STEP_REPORT_H_
+#endif  // REVERIE_WHATIF_STEP_REPORT_H_

@@ -1,4 +1,4 @@
-// File: report/timeline.h
+// File: export/timeline.h
 //
 // Timeline export: writes one or more runs of a graph (the measured run, the
 // simulated baseline, a predicted run) as Chrome-trace JSON that Perfetto and
@@ -22,8 +22,8 @@
 // Invariants: a task without a time (removed, or inserted and shown as
 // measured) is skipped and counted in TimelineStats, never written with a
 // made-up time.
-#ifndef REVERIE_REPORT_TIMELINE_H_
-#define REVERIE_REPORT_TIMELINE_H_
+#ifndef REVERIE_EXPORT_TIMELINE_H_
+#define REVERIE_EXPORT_TIMELINE_H_
 
 #include <cstdint>
 #include <string>
@@ -33,7 +33,7 @@
 #include "depgraph/graph.h"
 #include "depgraph/simulator.h"
 
-namespace reverie::report {
+namespace reverie::exporter {
 
 struct TimelineRun {
   std::string label;  // "measured", "baseline (simulated)"
@@ -72,6 +72,6 @@ absl::Status MaybeWriteTimeline(const std::string& path, const depgraph::Graph& 
                                 const depgraph::Graph* predicted = nullptr,
                                 const depgraph::SimResult* predicted_sim = nullptr);
 
-}  // namespace reverie::report
+}  // namespace reverie::exporter
 
-#endif  // REVERIE_REPORT_TIMELINE_H_
+#endif  // REVERIE_EXPORT_TIMELINE_H_
