@@ -47,14 +47,10 @@ local function inter(bytes)  -- one shard's cross-node all-reduce
   return ns(2 * (n - 1) / n * (bytes / g) * 8 / (P.inter_gbps / g * 1e9))
 end
 
-local steps = C.steps(graph)
-local source = G.source(graph)
-local total, how = nil, nil
-if source == "estimate" then total, how = G.estimate_total(graph, P, steps) end
 -- A trace that already ran data-parallel: this scheme replaces its recorded
 -- all-reduces (lib/gradients.lua, source "records").
-local replaced = source == "records" and G.replace_recorded(graph) or {n = 0}
-local function replaced_note() return G.replaced_note(replaced) end
+local plan = G.replacement_plan(graph, P)
+local steps, source, total, how = plan.steps, plan.source, plan.total, plan.how
 
 local rs_ch = graph:add_channel("intra-node reduce-scatter")
 local ag_ch = graph:add_channel("intra-node all-gather")
@@ -86,4 +82,4 @@ graph:add_edges(edges)
 reverie.log(string.format("%d buckets x (reduce-scatter, %d shard all-reduces, all-gather); %d workers; " ..
                           "intra-node %.0f Gbit/s (%s); gradients from %s%s", buckets, g, n * g,
                           intra_gbps, intra_note, source, how and (" (" .. how .. ")") or "") ..
-            replaced_note())
+            plan.note)

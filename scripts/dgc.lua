@@ -35,14 +35,10 @@ local P = reverie.params(G.param_specs{
   compress_passes = {default = 4, min = 0, doc = "passes of the compression kernel over a bucket"},
 })
 
-local steps = C.steps(graph)
-local source = G.source(graph)
-local total, how = nil, nil
-if source == "estimate" then total, how = G.estimate_total(graph, P, steps) end
 -- A trace that already ran data-parallel: this scheme replaces its recorded
 -- all-reduces (lib/gradients.lua, source "records").
-local replaced = source == "records" and G.replace_recorded(graph) or {n = 0}
-local function replaced_note() return G.replaced_note(replaced) end
+local plan = G.replacement_plan(graph, P)
+local steps, source, total, how = plan.steps, plan.source, plan.total, plan.how
 local mem_bps = G.memory_gbs(graph, P) * 1e9
 
 local channel = graph:add_channel("sparse all-gather")
@@ -72,4 +68,4 @@ end
 graph:add_edges(edges)
 reverie.log(string.format("%d buckets compressed to %.3g%% density; %d workers; gradients from %s%s",
                           buckets, P.density * 100, P.workers, source, how and (" (" .. how .. ")") or "") ..
-            replaced_note())
+            plan.note)

@@ -42,14 +42,10 @@ specs.bucket_mb = nil  -- slices replace buckets
 local P = reverie.params(specs)
 P.bucket_mb = P.slice_kb / 1024
 
-local steps = C.steps(graph)
-local source = G.source(graph)
-local total, how = nil, nil
-if source == "estimate" then total, how = G.estimate_total(graph, P, steps) end
 -- A trace that already ran data-parallel: this scheme replaces its recorded
 -- all-reduces (lib/gradients.lua, source "records").
-local replaced = source == "records" and G.replace_recorded(graph) or {n = 0}
-local function replaced_note() return G.replaced_note(replaced) end
+local plan = G.replacement_plan(graph, P)
+local steps, source, total, how = plan.steps, plan.source, plan.total, plan.how
 
 local push = graph:add_channel("ps push (send)")
 local pull = graph:add_channel("ps pull (receive)")
@@ -93,7 +89,7 @@ if P.priority then graph:set_policy("priority") end
 local n = math.max(1, #steps)
 reverie.log(string.format("%d slices pushed and pulled over %d steps (gradients from %s%s); %s scheduling",
                           slices, #steps, source, how and (" (" .. how .. ")") or "",
-                          P.priority and "priority" or "FIFO") .. replaced_note())
+                          P.priority and "priority" or "FIFO") .. plan.note)
 if removed > 0 then
   -- Why a worker's step can beat the single-GPU step: its optimizer runs
   -- on the servers (the worker only pushes and pulls).

@@ -147,10 +147,7 @@ std::string InfoJson(const Trace& trace, const TraceSummary& s, const GraphView&
     }
     w.EndArray();
   };
-  w.Key("steps");
-  steps();
-  w.Key(kDeprecatedStepsKey);  // one release, for readers of reverie 0.1.0
-  steps();
+  WriteStepsAndAlias(w, steps);
   w.Field("has_gpu_events", s.has_gpu_events);
   w.Field("gpu_busy_fraction", s.gpu_busy_fraction);
   w.Field("gpu_busy_us", Us(s.gpu_busy_ns));

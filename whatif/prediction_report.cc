@@ -186,10 +186,7 @@ std::string PredictionJson(const PredictionReport& r) {
     }
     w.EndArray();
   };
-  w.Key("steps");
-  steps();
-  w.Key(kDeprecatedStepsKey);  // one release, for readers of reverie 0.1.0
-  steps();
+  WriteStepsAndAlias(w, steps);
   w.Key("time_split").BeginObject();
   w.Key("baseline");
   WriteTimeSplitJson(w, r.base_split);

@@ -107,10 +107,7 @@ std::string ReplayJson(const LoadedTrace& t, const ReplayResult& r, bool critica
     }
     w.EndArray();
   };
-  w.Key("steps");
-  steps();
-  w.Key(kDeprecatedStepsKey);  // one release, for readers of reverie 0.1.0
-  steps();
+  WriteStepsAndAlias(w, steps);
   w.Key("step").BeginObject();
   w.Field("measured_us", rep.measured_steps.mean_ns / 1e3);
   w.Field("simulated_us", rep.simulated_steps.mean_ns / 1e3);

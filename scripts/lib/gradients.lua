@@ -155,6 +155,20 @@ function G.replaced_note(r)
                        r.n, r.ns / 1e6)
 end
 
+-- What a scheme that replaces data parallelism's all-reduce starts from:
+-- {steps (C.steps), source (G.source), total and how (the estimate source's
+-- bytes and how they were found), replaced (G.replace_recorded's result; the
+-- recorded all-reduces take no time any more), note (its log clause)}.
+function G.replacement_plan(graph, P)
+  local plan = {steps = C.steps(graph), source = G.source(graph)}
+  if plan.source == "estimate" then
+    plan.total, plan.how = G.estimate_total(graph, P, plan.steps)
+  end
+  plan.replaced = plan.source == "records" and G.replace_recorded(graph) or {n = 0}
+  plan.note = G.replaced_note(plan.replaced)
+  return plan
+end
+
 -- The source the graph supports and, for "parameters", bytes per layer.
 function G.source(graph)
   local _, recorded = G.recorded_allreduces(graph)
