@@ -12,6 +12,7 @@
 #include <map>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "depgraph/kernel_class.h"
 
@@ -78,6 +79,8 @@ void DetectGpu(const Trace& trace, const Graph& g, GpuFact* f) {
 
 void DetectPrecision(const Graph& g, const CountedSteps& steps, PrecisionFact* f) {
   std::map<std::string, int64_t> compute, pointwise;
+  // Per interned name: a step launches the same few kernels many times.
+  std::vector<std::string_view> type_of_name(g.name_count());
   for (uint32_t i = 0; i < g.task_count(); ++i) {
     const TaskId t(i);
     if (g.removed(t) || g.kind(t) != TaskKind::kKernel || !steps.Counted(g.step_of(t))) continue;
@@ -86,7 +89,9 @@ void DetectPrecision(const Graph& g, const CountedSteps& steps, PrecisionFact* f
     const bool light = c == KernelClass::kElementwise || c == KernelClass::kActivation ||
                        c == KernelClass::kNormalization;
     if (!heavy && !light) continue;
-    const std::string type(KernelNumberType(g.name(t)));
+    std::string_view& type_view = type_of_name[g.name_id(t)];
+    if (type_view.empty()) type_view = KernelNumberType(g.name(t));
+    const std::string type(type_view);
     (heavy ? compute : pointwise)[type] += g.duration_ns(t);
   }
   int64_t total = 0;
@@ -157,7 +162,7 @@ void DetectOptimizer(const Trace& trace, const Graph& g, const CountedSteps& ste
     const TaskId t(i);
     if (g.removed(t) || !IsGpuKind(g.kind(t)) || !steps.Counted(g.step_of(t))) continue;
     const std::string_view name = g.name(t);
-    const bool by_name = ClassifyKernelName(name) == KernelClass::kOptimizer;
+    const bool by_name = NameClass(g, t) == KernelClass::kOptimizer;  // cached per name
     if (g.in_optimizer_step(t) || by_name) {
       ++kernels;
       gpu_ns += g.duration_ns(t);

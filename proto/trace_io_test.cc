@@ -86,6 +86,45 @@ TEST(TraceIoTest, RoundTripAcrossManyChunks) {
 
 // D9: a truncated file used to read as a valid, shorter trace. It is refused
 // in one line naming the file; --salvage keeps the complete chunks.
+// WriteTrace serializes each chunk from the trace's records without copying
+// them into a TraceChunk; the bytes must be libprotobuf's own for that chunk
+// (fields in number order), whatever the chunk size cuts.
+TEST(TraceIoTest, ChunksAreLibprotobufsOwnBytes) {
+  Trace t = MakeTrace(40);
+  for (int i = 0; i < 5; ++i) {
+    t.events().add_threads()->set_tid(i);
+    t.events().add_steps()->set_index(i);
+    t.events().add_memory_events()->set_bytes(512 * (i + 1));
+  }
+  const std::string path = TempPath("canonical.pb");
+  for (size_t per_chunk : {1, 3, 7, 1000}) {
+    ASSERT_TRUE(WriteTrace(t, path, {.events_per_chunk = per_chunk}).ok());
+    std::ifstream in(path, std::ios::binary);
+    const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    google::protobuf::io::CodedInputStream stream(reinterpret_cast<const uint8_t*>(bytes.data()),
+                                                  static_cast<int>(bytes.size()));
+    uint32_t size = 0;
+    ASSERT_TRUE(stream.ReadVarint32(&size));
+    ASSERT_TRUE(stream.Skip(static_cast<int>(size)));  // the header
+    int chunks = 0;
+    int64_t kernels = 0;
+    while (stream.ReadVarint32(&size)) {
+      std::string raw;
+      ASSERT_TRUE(stream.ReadString(&raw, static_cast<int>(size)));
+      proto::TraceChunk chunk;
+      ASSERT_TRUE(chunk.ParseFromString(raw));
+      EXPECT_EQ(chunk.SerializeAsString(), raw) << "chunk " << chunks << " of " << per_chunk;
+      kernels += chunk.gpu_activities_size();
+      ++chunks;
+    }
+    EXPECT_EQ(kernels, 40);
+    EXPECT_GT(chunks, per_chunk == 1000 ? 1 : 10);
+    absl::StatusOr<Trace> back = ReadTrace(path);
+    ASSERT_TRUE(back.ok()) << back.status();
+    EXPECT_EQ(back->events().SerializeAsString(), t.events().SerializeAsString());
+  }
+}
+
 TEST(TraceIoTest, TruncatedFileIsRefusedAndSalvageable) {
   Trace t = MakeTrace(500);
   const std::string path = TempPath("truncated.pb");

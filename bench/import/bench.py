@@ -7,10 +7,10 @@ same file, on the same machine:
   import   `reverie import T -o X.pb` (the import alone: read, inflate, parse,
            build the Trace, write it) and `reverie info T` (the import, the
            summary, and info's dependency-graph section) vs Python's
-           json.load of T and zcat T (best of N)
+           json.load of T and zcat T (medians of N)
   hta      `reverie replay T --critical-path` vs Holistic Trace Analysis
            loading T and computing the critical path of one ProfilerStep
-           (best of N, HTA timed inside its process: interpreter start and
+           (medians of N; HTA timed inside its process: interpreter start and
            module imports excluded, which favours HTA)
   scaling  `reverie import` and `reverie info` on traces of ~0.5, 1 and 2 GB made by repeating
            the steps of T with shifted timestamps and ids (written to a
@@ -32,6 +32,7 @@ import os
 import re
 import resource
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -60,12 +61,13 @@ def measure(cmd, rss=True):
     return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss if rss else None, usage.ru_utime
 
 
-def best(cmd, runs, rss=True):
-    """Best wall, CPU and user time over `runs` runs, and the largest peak RSS."""
+def median_of(cmd, runs, rss=True):
+    """Median wall, CPU and user time over `runs` runs, and the largest peak RSS
+    (medians, not the best run: on a shared machine the best run flatters)."""
     results = [measure(cmd, rss) for _ in range(runs)]
     peak = max(r[2] for r in results) if rss else None
-    return (min(r[0] for r in results), min(r[1] for r in results), peak,
-            min(r[3] for r in results))
+    return (statistics.median(r[0] for r in results), statistics.median(r[1] for r in results),
+            peak, statistics.median(r[3] for r in results))
 
 
 def raw_size(path):
@@ -86,7 +88,7 @@ def load_average():
 
 def header(args, trace):
     print(f"trace: {trace}\nraw JSON {raw_size(trace) / MIB:.1f} MiB, file {os.path.getsize(trace) / MIB:.1f} MiB; "
-          f"best of {args.runs}; load average {load_average()}; {os.cpu_count()} CPUs")
+          f"medians of {args.runs}; load average {load_average()}; {os.cpu_count()} CPUs")
 
 
 def row(name, r, base=None):
@@ -99,10 +101,10 @@ def cmd_import(args):
     header(args, args.trace)
     print(f"  {'':44s} {'wall s':>8s} {'cpu s':>8s} {'peak MiB':>9s}")
     with tempfile.TemporaryDirectory() as out:
-        imp = best([args.bin, "import", args.trace, "-o", os.path.join(out, "t.pb")], args.runs)
-    info = best([args.bin, "info", args.trace], args.runs)
-    load = best(json_load_cmd(args.trace), args.runs)
-    zcat = best(["sh", "-c", 'zcat -f "$0" > /dev/null', args.trace], args.runs, rss=False)
+        imp = median_of([args.bin, "import", args.trace, "-o", os.path.join(out, "t.pb")], args.runs)
+    info = median_of([args.bin, "info", args.trace], args.runs)
+    load = median_of(json_load_cmd(args.trace), args.runs)
+    zcat = median_of(["sh", "-c", 'zcat -f "$0" > /dev/null', args.trace], args.runs, rss=False)
     row("reverie import -o X.pb", imp)
     row("reverie info", info)
     row("python json.load (baseline)", load, None)
@@ -158,8 +160,8 @@ def cmd_hta(args):
     hta_load = min(r["load_s"] for r in runs)
     hta_total = min(r["load_s"] + r["critical_path_s"] for r in runs)
     hta_cpu = min(r["cpu_s"] for r in runs)
-    replay = best([args.bin, "replay", args.trace, "--critical-path"], args.runs)
-    load = best(json_load_cmd(args.trace, args.python), args.runs)
+    replay = median_of([args.bin, "replay", args.trace, "--critical-path"], args.runs)
+    load = median_of(json_load_cmd(args.trace, args.python), args.runs)
     print(f"  {'':44s} {'wall s':>8s} {'cpu s':>8s} {'peak MiB':>9s}")
     row("reverie replay --critical-path (all steps)", replay)
     row("python json.load (same interpreter as HTA)", load)
@@ -221,9 +223,9 @@ def cmd_scaling(args):
             subprocess.run([sys.executable, os.path.abspath(__file__), "make-scaled", "--trace",
                             args.trace, "--copies", str(copies), "--out", path], check=True)
             size = os.path.getsize(path)
-            imp = best([args.bin, "import", path, "-o", path + ".pb"], args.runs)
+            imp = median_of([args.bin, "import", path, "-o", path + ".pb"], args.runs)
             os.remove(path + ".pb")
-            info = best([args.bin, "info", path], args.runs)
+            info = median_of([args.bin, "info", path], args.runs)
             rows.append((size, copies, imp, info))
             os.remove(path)
     finally:
