@@ -1,5 +1,5 @@
 // `reverie report TRACE [--advise] [--script F ...] [--set k=v ...] -o OUT.html
-//  [--timeline OUT.json] [--timeline-step I] [--top N] [--lua-budget N]
+//  [--timeline OUT.json] [--timeline-step I] [--top N] [--threads N] [--lua-budget N]
 //  [--lua-memory-mb N] [--no-sandbox]`: one self-contained HTML page with the
 // baseline, each script's prediction (and, with several scripts, all of them
 // applied in order), an interactive timeline of one step (report/timeline_view.h;
@@ -44,6 +44,7 @@ struct Options {
   std::string trace_path, out_path, timeline;
   ScriptArgs script_args;
   int top_n = 15;
+  int threads = 0;  // 0: every core
   bool advise = false;
   report::TimelineViewOptions timeline_view;
 };
@@ -89,7 +90,7 @@ absl::Status RunReport(const Options& o) {
   in.settings = o.script_args.settings;
   Progress progress("predicting", 1);
   progress.Update(0, absl::StrJoin(o.script_args.scripts, ", "));
-  REVERIE_ASSIGN_OR_RETURN(std::vector<whatif::NamedPrediction> predictions, whatif::PredictEachAndAll(lt, o.script_args));
+  REVERIE_ASSIGN_OR_RETURN(std::vector<whatif::NamedPrediction> predictions, whatif::PredictEachAndAll(lt, o.script_args, o.threads));
   for (const whatif::NamedPrediction& n : predictions) in.runs.push_back(ToRun(n));
   in.warning = whatif::UnexplainedWarning(depgraph::UnexplainedShare(lt.graph, lt.baseline));
   in.facts = whatif::FactLines(lt.model.facts);
@@ -100,6 +101,7 @@ absl::Status RunReport(const Options& o) {
     whatif::AdviseOptions advise;
     advise.spec.limits = o.script_args.limits;
     advise.spec.script_dirs = o.script_args.script_dirs;
+    advise.threads = o.threads;
     REVERIE_ASSIGN_OR_RETURN(whatif::Advice advice, whatif::Advise(lt, advise));
     data.has_advice = true;
     data.advice = whatif::AdviceSectionOf(advice, o.top_n);
@@ -140,6 +142,8 @@ RunFn SetupReport(CLI::App& app) {
          "rows of the changed layers and kernels, and advise's candidates (default 15)");
   app.add_flag("--advise", o->advise,
                "first section: what limits the step and what to try first (reverie advise)");
+  AddInt(app, "--threads", &o->threads, 1, 1024,
+         "predictions run at once (default: every core; the answer is the same)");
   return [o] { return RunReport(*o); };
 }
 

@@ -1,17 +1,23 @@
 #include "whatif/several.h"
 
+#include <exception>
 #include <filesystem>
 #include <set>
+#include <string>
 #include <utility>
+#include <vector>
 
-#include "base/status_macros.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "base/parallel.h"
+#include "base/status_macros.h"
+#include "base/text.h"
 
 namespace reverie::whatif {
 
 absl::StatusOr<std::vector<NamedPrediction>> PredictEachAndAll(const LoadedTrace& base,
-                                                               const ScriptSpec& spec) {
+                                                               const ScriptSpec& spec,
+                                                               int threads) {
   // Scripts are shown by file name: paths make unreadable labels.
   std::vector<std::string> names;
   std::set<std::string> stems;
@@ -29,14 +35,29 @@ absl::StatusOr<std::vector<NamedPrediction>> PredictEachAndAll(const LoadedTrace
           absl::StrCat("--set ", key, ": no script '", key.substr(0, dot), "' in this run"));
     }
   }
-  std::set<std::string> used;
-  for (NamedPrediction& run : out) {
+  // The runs share the loaded trace read-only (pipeline.h), each on its own
+  // copy of the graph, one per core; the first failure in run order is the
+  // error, as a loop would give it.
+  std::vector<absl::Status> status(out.size());
+  ParallelFor(out.size(), threads, [&](size_t i) {
     ScriptSpec one = spec;
-    one.scripts = run.scripts;
+    one.scripts = out[i].scripts;
     one.settings_for_several_runs = true;
-    REVERIE_ASSIGN_OR_RETURN(Prediction p, Predict(base, one));
-    used.insert(p.used_settings.begin(), p.used_settings.end());
-    run.prediction = std::move(p);
+    try {
+      absl::StatusOr<Prediction> p = Predict(base, one);
+      if (p.ok()) {
+        out[i].prediction = *std::move(p);
+      } else {
+        status[i] = p.status();
+      }
+    } catch (const std::exception& e) {  // must not leave the worker thread
+      status[i] = absl::InternalError(FirstLine(std::string("internal error: ") + e.what()));
+    }
+  });
+  std::set<std::string> used;
+  for (size_t i = 0; i < out.size(); ++i) {
+    REVERIE_RETURN_IF_ERROR(status[i]);
+    used.insert(out[i].prediction.used_settings.begin(), out[i].prediction.used_settings.end());
   }
   for (const auto& [key, value] : spec.settings) {
     if (used.count(key)) continue;

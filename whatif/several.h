@@ -22,10 +22,13 @@ struct NamedPrediction {
   Prediction prediction;
 };
 
-// Errors: the first failing script's (as Predict), or kInvalidArgument for a
-// setting that no run declared.
+// Each script alone, then all of them together (when more than one), run
+// at once on `threads` cores (0: all; base/parallel.h), the results those
+// runs give one at a time. Errors: the first failing run's (as Predict), or
+// kInvalidArgument for a setting that no run declared.
 absl::StatusOr<std::vector<NamedPrediction>> PredictEachAndAll(const LoadedTrace& base,
-                                                               const ScriptSpec& spec);
+                                                               const ScriptSpec& spec,
+                                                               int threads = 0);
 
 }  // namespace reverie::whatif
 

@@ -11,6 +11,7 @@
 #include "depgraph/simulator.h"
 #include "transforms/test_graphs.h"
 #include "whatif/pipeline.h"
+#include "whatif/several.h"
 #include "whatif/sweep.h"
 #include "whatif/trials.h"
 
@@ -81,6 +82,36 @@ TEST(TrialsTest, ASweepOnAllCoresEqualsOneAtATime) {
   EXPECT_FALSE(four->points[4].error.empty()) << "shrink(0) fails that point alone";
   EXPECT_EQ(calls.size(), 7u) << "once at the start, then once per point";
   EXPECT_EQ(calls.back(), 6);
+}
+
+// `reverie report`'s runs (each script, then all together) on all cores:
+// the predictions one at a time give, and the first failing run's error.
+TEST(TrialsTest, EachAndAllOnAllCoresEqualOneAtATime) {
+  static const whatif::LoadedTrace* const base = Synthetic().release();  // see above
+  whatif::ScriptSpec spec;
+  spec.scripts = {"halve.lua", "third.lua", "copies.lua"};
+  spec.sources = {
+      {"halve.lua", "graph:select{kind = 'kernel'}:shrink(2)\n"},
+      {"third.lua", "graph:select{kind = 'kernel', phase = 'backward'}:shrink(3)\n"},
+      {"copies.lua", "graph:select{kind = 'memcpy'}:scale(0.5)\n"}};
+  const auto one = whatif::PredictEachAndAll(*base, spec, 1);
+  const auto four = whatif::PredictEachAndAll(*base, spec, 4);
+  ASSERT_TRUE(one.ok()) << one.status();
+  ASSERT_TRUE(four.ok()) << four.status();
+  ASSERT_EQ(one->size(), 4u);
+  ASSERT_EQ(four->size(), 4u);
+  for (size_t i = 0; i < 4; ++i) {
+    EXPECT_EQ((*one)[i].name, (*four)[i].name);
+    EXPECT_EQ((*one)[i].prediction.sim.mean_step_ns(), (*four)[i].prediction.sim.mean_step_ns())
+        << (*four)[i].name;
+  }
+  EXPECT_EQ((*four)[3].name, "halve.lua + third.lua + copies.lua");
+  EXPECT_LT((*four)[3].prediction.sim.mean_step_ns(), base->baseline.mean_step_ns());
+  spec.sources[1].second = "graph:select{kind = 'kernel'}:shrink(0)\n";
+  const auto failed = whatif::PredictEachAndAll(*base, spec, 4);
+  ASSERT_FALSE(failed.ok());
+  EXPECT_NE(failed.status().message().find("third.lua"), std::string_view::npos)
+      << failed.status();
 }
 
 // A prediction that empties a counted step is not an answer to rank.
