@@ -244,6 +244,7 @@ int Setup(lua_State* L) {
   internal::RegisterGraph(L);
   internal::RegisterSelection(L);
   internal::RegisterTask(L);
+  internal::RegisterResource(L);
   internal::RegisterTimeline(L);
   return 0;
 }

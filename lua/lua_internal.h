@@ -423,7 +423,14 @@ transforms::Selection SelectOrRaise(lua_State* L, const transforms::TaskQuery& q
 int SelFilter(lua_State* L);
 void RegisterSelection(lua_State* L);
 void RegisterTask(lua_State* L);
+void RegisterResource(lua_State* L);
 void RegisterTimeline(lua_State* L);
+// A handle class: metatable `mt` with `methods`, __index (upvalue: the
+// methods), optional __newindex, __eq and __tostring, locked (`what` names
+// the handles in the error).
+void NewHandleClass(lua_State* L, const char* mt, const char* what, const luaL_Reg* methods,
+                    lua_CFunction index, lua_CFunction newindex, lua_CFunction eq,
+                    lua_CFunction tostring);
 // Pushes a new Timeline of `sim`.
 void PushTimeline(lua_State* L, const depgraph::SimResult& sim);
 
