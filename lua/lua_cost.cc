@@ -99,7 +99,7 @@ int ReverieRunsOn(lua_State* L) {
   CheckGpuKey(L, key, "runs_on");
   EngineState& S = State(L);
   ChargeMemory(L, SatAdd(static_cast<int64_t>(key.size()), kStringBytes));
-  S.runs_on = std::string(key);
+  S.results.runs_on = std::string(key);
   return 0;
 }
 
@@ -139,18 +139,18 @@ int ReverieMatchGpu(lua_State* L) {
 // built on first use (per origin GPU key; "" = the trace's own GPU).
 const transforms::CostModel& ModelOrRaise(lua_State* L, std::string_view origin_key) {
   EngineState& S = State(L);
-  if (S.session == nullptr || S.read_only) Raise(L, "the cost model needs a script's graph");
+  if (S.run.session == nullptr || S.read_only) Raise(L, "the cost model needs a script's graph");
   // A key is checked before it becomes a map key: at most one model per
   // row of the GPU table.
   if (!origin_key.empty()) origin_key = CheckGpuKey(L, origin_key, "cost model").key;
   const std::string key(origin_key);
   auto it = S.cost_models.find(key);
   if (it == S.cost_models.end()) {
-    const depgraph::Graph& base = S.session->base();
+    const depgraph::Graph& base = S.run.session->base();
     ChargeWork(L, 4 * GraphWork(base));
     ChargeMemory(L, static_cast<int64_t>(base.task_count() * sizeof(transforms::KernelWork)));
     std::vector<depgraph::DeviceInfo> devices;
-    if (S.model != nullptr) devices = S.model->devices;
+    if (S.run.model != nullptr) devices = S.run.model->devices;
     if (!key.empty()) {
       const GpuSpec& g = CheckGpuKey(L, key, "cost model");
       devices.assign(1, depgraph::DeviceInfo());
@@ -464,7 +464,7 @@ int GraphKernelNs(lua_State* L) {
 
 void PushKernelWork(lua_State* L, depgraph::TaskId t) {
   EngineState& S = State(L);
-  if (S.session == nullptr || S.read_only) {
+  if (S.run.session == nullptr || S.read_only) {
     lua_pushnil(L);
     return;
   }
@@ -476,7 +476,7 @@ void PushKernelWork(lua_State* L, depgraph::TaskId t) {
     if (model->ok()) found = &**model;
   }
   if (found == nullptr) {
-    if (S.model == nullptr || S.model->devices.empty()) {
+    if (S.run.model == nullptr || S.run.model->devices.empty()) {
       lua_pushnil(L);
       return;
     }
@@ -497,7 +497,7 @@ void PushKernelWork(lua_State* L, depgraph::TaskId t) {
   lua_setfield(L, -2, "matrix");
   SetNumber(L, "roofline_ns", m.RooflineNs(*w, m.gpu.spec));
   SetNumber(L, "share", w->share);
-  SetString(L, "op", S.session->base().op_name(w->op));
+  SetString(L, "op", S.run.session->base().op_name(w->op));
   SetIntField(L, "op_id", w->op.value());
 }
 

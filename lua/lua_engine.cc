@@ -85,8 +85,8 @@ int Log(lua_State* L) { return Print(L); }
 int NothingToChange(lua_State* L) {
   const char* reason = luaL_checkstring(L, 1);
   EngineState& S = State(L);
-  S.outcome = ScriptOutcome::kUnchanged;
-  S.outcome_reason = reason;
+  S.results.outcome = ScriptOutcome::kUnchanged;
+  S.results.outcome_reason = reason;
   internal::LogLine(L, absl::StrCat("nothing to change: ", reason));
   lua_pushliteral(L, "nothing to change");
   return lua_error(L);  // LuaEngine::Run reads the outcome: a clean end
@@ -98,9 +98,9 @@ int NothingToChange(lua_State* L) {
 int Refuse(lua_State* L) {
   const char* reason = luaL_checkstring(L, 1);
   EngineState& S = State(L);
-  S.outcome = ScriptOutcome::kRefused;
+  S.results.outcome = ScriptOutcome::kRefused;
   ChargeMemory(L, SatAdd(static_cast<int64_t>(std::strlen(reason)), kStringBytes));
-  S.outcome_reason = reason;
+  S.results.outcome_reason = reason;
   return luaL_error(L, "refused: %s", reason);
 }
 
@@ -117,8 +117,8 @@ int WorkPerStep(lua_State* L) {
   const lua_Integer n =
       lua_isnil(L, -1) ? 0 : internal::CheckInteger(L, -1, "work_per_step: samples");
   if (n < 0 || n > (lua_Integer{1} << 40)) luaL_error(L, "work_per_step: samples = %I is out of range", n);
-  S.work_factor = f;
-  S.samples_per_step = n;
+  S.results.work_factor = f;
+  S.results.samples_per_step = n;
   return 0;
 }
 
@@ -127,8 +127,8 @@ int WorkPerStep(lua_State* L) {
 namespace internal {
 void WarnIfEmpty(lua_State* L, size_t count, const char* method) {
   EngineState& S = State(L);
-  if (count != 0 || S.empty_edit_warnings >= 20) return;
-  ++S.empty_edit_warnings;
+  if (count != 0 || S.results.empty_edit_warnings >= 20) return;
+  ++S.results.empty_edit_warnings;
   luaL_where(L, 1);
   const std::string line = absl::StrCat("warning: ", lua_tostring(L, -1), method,
                                         " on an empty selection changed nothing");
@@ -147,7 +147,7 @@ absl::StatusOr<std::string> ReadInclude(const EngineState& S, const char* rel) {
     return absl::InvalidArgumentError(absl::StrCat("reverie.include: '", Sv(r),
                                 "' must be a relative path inside the script library"));
   }
-  for (const std::string& dir : S.include_dirs) {
+  for (const std::string& dir : S.run.include_dirs) {
     std::ifstream in(dir + "/" + std::string(r), std::ios::binary);
     if (!in) continue;
     std::ostringstream os;
@@ -155,8 +155,8 @@ absl::StatusOr<std::string> ReadInclude(const EngineState& S, const char* rel) {
     return os.str();
   }
   return absl::InvalidArgumentError(absl::StrCat("reverie.include: '", Sv(r), "' not found in ",
-                              S.include_dirs.empty() ? "(no script folder)"
-                                                     : absl::StrJoin(S.include_dirs, ", ")));
+                              S.run.include_dirs.empty() ? "(no script folder)"
+                                                     : absl::StrJoin(S.run.include_dirs, ", ")));
 }
 
 int Include(lua_State* L) {
@@ -258,10 +258,10 @@ int RunChunk(lua_State* L) {
   auto* args = static_cast<RunArgs*>(lua_touserdata(L, 1));
   EngineState& S = State(L);
   lua_getglobal(L, "reverie");
-  lua_pushstring(L, S.display_name.c_str());
+  lua_pushstring(L, S.run.display_name.c_str());
   lua_setfield(L, -2, "script");
   lua_pop(L, 1);
-  const char* chunkname = lua_pushfstring(L, "@%s", S.display_name.c_str());
+  const char* chunkname = lua_pushfstring(L, "@%s", S.run.display_name.c_str());
   if (luaL_loadbufferx(L, args->source, args->size, chunkname, "t") != LUA_OK) {
     return lua_error(L);
   }
@@ -283,8 +283,8 @@ void LogLine(lua_State* L, std::string_view line) {
   // at most four bytes for one).
   ChargeMemory(L, SatAdd(SatMul(8, static_cast<int64_t>(line.size())), kStringBytes));
   EngineState& S = State(L);
-  S.log.push_back(EscapeControl(line, /*keep_newlines=*/true));
-  if (S.log_sink) S.log_sink(S.log.back());
+  S.results.log.push_back(EscapeControl(line, /*keep_newlines=*/true));
+  if (S.run.log_sink) S.run.log_sink(S.results.log.back());
 }
 
 // The message of a failed run: its first line (shortened to kMaxMessageBytes,
@@ -339,7 +339,7 @@ int MessageHandler(lua_State* L) {
                               ar.short_src, ar.currentline, luaL_typename(L, 1));
       } else {
         msg = lua_pushfstring(L, "%s: error raised with a %s value instead of a message",
-                              State(L).display_name.c_str(), luaL_typename(L, 1));
+                              State(L).run.display_name.c_str(), luaL_typename(L, 1));
       }
     }
   }
@@ -389,15 +389,15 @@ absl::StatusOr<std::unique_ptr<LuaEngine>> LuaEngine::Create(const EngineLimits&
 absl::Status LuaEngine::Run(std::string_view source, const ScriptContext& ctx,
                             transforms::EditSession* session) {
   EngineState& S = *state_;
-  S.session = session;
-  S.model = ctx.model;
-  S.display_name = ctx.display_name;
-  S.stem = ctx.stem;
-  S.overrides = ctx.overrides;
-  S.only_script = ctx.only_script;
-  S.include_dirs = ctx.include_dirs;
-  S.log_sink = ctx.log_sink;
-  S.describe = ctx.describe;
+  S.run = internal::RunInput{.session = session,
+                             .model = ctx.model,
+                             .display_name = ctx.display_name,
+                             .stem = ctx.stem,
+                             .overrides = ctx.overrides,
+                             .only_script = ctx.only_script,
+                             .describe = ctx.describe,
+                             .include_dirs = ctx.include_dirs,
+                             .log_sink = ctx.log_sink};
   S.launch_model.reset();
   S.cost_models.clear();
   S.collective_kernels.reset();
@@ -418,65 +418,67 @@ absl::Status LuaEngine::Run(std::string_view source, const ScriptContext& ctx,
   }
   absl::Status status;
   if (rc != LUA_OK && S.exhausted.empty() &&
-      (S.outcome == ScriptOutcome::kUnchanged || S.described)) {
+      (S.results.outcome == ScriptOutcome::kUnchanged || S.results.described)) {
     // reverie.nothing_to_change, or reverie.params in describe mode, ended
     // the run: not an error.
   } else if (rc != LUA_OK) {
     if (!S.exhausted.empty()) {
       // Whatever a handler or __close method raised on the way out, the
       // limit is the reason.
-      status = absl::ResourceExhaustedError(internal::CleanMessage(S.exhausted, S.display_name));
+      status = absl::ResourceExhaustedError(internal::CleanMessage(S.exhausted, S.run.display_name));
     } else if (S.instructions > S.limits.instruction_budget) {
       // Spent by the allocator just before the error that ended the run.
       status = absl::ResourceExhaustedError(absl::StrCat(
-          S.display_name, ": instruction budget of ", S.limits.instruction_budget,
+          S.run.display_name, ": instruction budget of ", S.limits.instruction_budget,
           " VM instructions exceeded"));
     } else if (rc == LUA_ERRMEM && S.alloc.refused_string > 0) {
       status = absl::ResourceExhaustedError(absl::StrCat(
-          S.display_name, ": a string of ", S.alloc.refused_string >> 20,
+          S.run.display_name, ": a string of ", S.alloc.refused_string >> 20,
           " MiB is longer than the ", internal::kMaxStringBytes >> 20,
           " MiB a script's string may hold"));
     } else if (rc != LUA_ERRRUN && rc != LUA_ERRMEM && rc != LUA_ERRERR) {
       // Lua's C++ build turns any other exception into this status.
       status = absl::InternalError(
-          absl::StrCat(S.display_name, ": stopped by an unexpected C++ exception in a binding"));
+          absl::StrCat(S.run.display_name, ": stopped by an unexpected C++ exception in a binding"));
     } else if (rc == LUA_ERRMEM) {
       status = absl::ResourceExhaustedError(absl::StrCat(
-          S.display_name, ": memory limit of ", S.limits.memory_limit_bytes >> 20,
+          S.run.display_name, ": memory limit of ", S.limits.memory_limit_bytes >> 20,
           " MiB exceeded (Lua heap ", S.alloc.used >> 20, " MiB, graph changes and output ",
           S.alloc.charged >> 20, " MiB)"));
     } else {
       size_t n = 0;
       const char* m = lua_tolstring(L, -1, &n);
       std::string msg = internal::CleanMessage(
-          m != nullptr ? std::string_view(m, n) : std::string_view("(no message)"), S.display_name);
-      status = S.outcome == ScriptOutcome::kRefused ? absl::FailedPreconditionError(std::move(msg))
+          m != nullptr ? std::string_view(m, n) : std::string_view("(no message)"), S.run.display_name);
+      status = S.results.outcome == ScriptOutcome::kRefused ? absl::FailedPreconditionError(std::move(msg))
                                                     : absl::InvalidArgumentError(std::move(msg));
     }
-  } else if (S.outcome == ScriptOutcome::kRefused) {
+  } else if (S.results.outcome == ScriptOutcome::kRefused) {
     // A script that caught its own refusal (pcall) still refused: its
     // edits are not a prediction.
     status = absl::FailedPreconditionError(internal::CleanMessage(
-        absl::StrCat("refused: ", S.outcome_reason), S.display_name));
-  } else if (!S.params_declared) {
+        absl::StrCat("refused: ", S.results.outcome_reason), S.run.display_name));
+  } else if (!S.results.params_declared) {
     if (absl::Status used = internal::CheckOverridesUsed(S); !used.ok()) {
-      status = absl::InvalidArgumentError(absl::StrCat(S.display_name, ": ", used.message()));
+      status = absl::InvalidArgumentError(absl::StrCat(S.run.display_name, ": ", used.message()));
     }
   }
   lua_settop(L, 0);
-  S.session = nullptr;
-  S.model = nullptr;
-  S.overrides = nullptr;
-  used_keys_.assign(S.used_keys.begin(), S.used_keys.end());
+  // What the run was given points into the caller's objects: drop it (the
+  // name stays for the accessors' messages).
+  S.run.session = nullptr;
+  S.run.model = nullptr;
+  S.run.overrides = nullptr;
+  used_keys_.assign(S.results.used_keys.begin(), S.results.used_keys.end());
   return status;
 }
 
-const std::vector<ParamValue>& LuaEngine::params() const { return state_->params; }
+const std::vector<ParamValue>& LuaEngine::params() const { return state_->results.params; }
 const std::vector<std::string>& LuaEngine::used_override_keys() const { return used_keys_; }
-const std::vector<std::string>& LuaEngine::log() const { return state_->log; }
-double LuaEngine::work_factor() const { return state_->work_factor; }
-ScriptOutcome LuaEngine::outcome() const { return state_->outcome; }
-const std::string& LuaEngine::outcome_reason() const { return state_->outcome_reason; }
+const std::vector<std::string>& LuaEngine::log() const { return state_->results.log; }
+double LuaEngine::work_factor() const { return state_->results.work_factor; }
+ScriptOutcome LuaEngine::outcome() const { return state_->results.outcome; }
+const std::string& LuaEngine::outcome_reason() const { return state_->results.outcome_reason; }
 
 std::string_view ScriptOutcomeName(ScriptOutcome o) {
   switch (o) {
@@ -486,16 +488,16 @@ std::string_view ScriptOutcomeName(ScriptOutcome o) {
   }
   return "applied";
 }
-int64_t LuaEngine::samples_per_step() const { return state_->samples_per_step; }
-const std::string& LuaEngine::runs_on() const { return state_->runs_on; }
-bool LuaEngine::described() const { return state_->described; }
+int64_t LuaEngine::samples_per_step() const { return state_->results.samples_per_step; }
+const std::string& LuaEngine::runs_on() const { return state_->results.runs_on; }
+bool LuaEngine::described() const { return state_->results.described; }
 int64_t LuaEngine::instructions_used() const { return state_->instructions; }
 size_t LuaEngine::peak_memory_bytes() const { return state_->alloc.peak; }
 
 absl::Status LuaEngine::policy_status() const {
-  if (state_->key_error.empty()) return absl::OkStatus();
-  if (!state_->exhausted.empty()) return absl::ResourceExhaustedError(state_->key_error);
-  return absl::InvalidArgumentError(state_->key_error);
+  if (state_->results.key_error.empty()) return absl::OkStatus();
+  if (!state_->exhausted.empty()) return absl::ResourceExhaustedError(state_->results.key_error);
+  return absl::InvalidArgumentError(state_->results.key_error);
 }
 
 }  // namespace reverie::lua

@@ -106,7 +106,7 @@ int SelRetargetGpu(lua_State* L) {
   MutableGraphOrRaise(L);
   ChargeWork(L, 8 * static_cast<int64_t>(sel->count));
   absl::StatusOr<transforms::RetargetStats> r = transforms::RetargetKernels(
-      State(L).session->graph(), ToSelection(sel), ToSpec(from), ToSpec(to), gamma);
+      State(L).run.session->graph(), ToSelection(sel), ToSpec(from), ToSpec(to), gamma);
   if (!r.ok()) Raise(L, absl::StrCat("retarget_gpu: ", r.status().message()));
   return PushStats(L, *r);
 }
@@ -126,7 +126,7 @@ int SelScaleWork(lua_State* L) {
   MutableGraphOrRaise(L);
   ChargeWork(L, 8 * static_cast<int64_t>(sel->count));
   absl::StatusOr<transforms::RetargetStats> r =
-      transforms::ScaleWork(State(L).session->graph(), ToSelection(sel), ToSpec(gpu), factor);
+      transforms::ScaleWork(State(L).run.session->graph(), ToSelection(sel), ToSpec(gpu), factor);
   RaiseIfError(L, r.status());
   return PushStats(L, *r);
 }
@@ -136,10 +136,10 @@ int SelScaleWork(lua_State* L) {
 int GraphDevices(lua_State* L) {
   EngineState& S = State(L);
   lua_newtable(L);
-  if (S.model == nullptr) return 1;
-  ChargeWork(L, 16 * static_cast<int64_t>(S.model->devices.size()));
+  if (S.run.model == nullptr) return 1;
+  ChargeWork(L, 16 * static_cast<int64_t>(S.run.model->devices.size()));
   int n = 0;
-  for (const depgraph::DeviceInfo& d : S.model->devices) {
+  for (const depgraph::DeviceInfo& d : S.run.model->devices) {
     lua_createtable(L, 0, 10);
     SetIntField(L, "id", d.id);
     lua_pushstring(L, d.name.c_str());

@@ -143,7 +143,7 @@ absl::Status DoAddEdge(EngineState& S, TaskId src, TaskId dst, const char* kind,
   if (delay < INT32_MIN || delay > INT32_MAX) {
     return absl::InvalidArgumentError("add_edge: delay_ns out of range");
   }
-  return transforms::AddDependency(S.session->graph(), src, dst, k, static_cast<int32_t>(delay))
+  return transforms::AddDependency(S.run.session->graph(), src, dst, k, static_cast<int32_t>(delay))
       .status();
 }
 
@@ -364,7 +364,7 @@ int GraphIndex(lua_State* L) {
 }  // namespace
 
 const transforms::LaunchModel& SessionLaunchModel(EngineState& S) {
-  if (!S.launch_model.has_value()) S.launch_model = transforms::InferLaunchModel(S.session->base());
+  if (!S.launch_model.has_value()) S.launch_model = transforms::InferLaunchModel(S.run.session->base());
   return *S.launch_model;
 }
 

@@ -21,7 +21,7 @@ static absl::Status SetNamedPolicy(EngineState& S, const char* name) {
     return absl::InvalidArgumentError(absl::StrCat(
         "unknown schedule policy '", name, "' (earliest_ready, priority, or a key function)"));
   }
-  S.session->schedule() = std::move(c);
+  S.run.session->schedule() = std::move(c);
   return absl::OkStatus();
 }
 
@@ -31,7 +31,7 @@ static void SetCustomPolicy(EngineState& S, std::shared_ptr<const depgraph::Sche
   c.kind = transforms::ScheduleChoice::Kind::kCustom;
   c.custom = std::move(p);
   c.description = absl::StrCat("lua key function (", where, ")");
-  S.session->schedule() = std::move(c);
+  S.run.session->schedule() = std::move(c);
 }
 
 int GraphSetPolicy(lua_State* L) {
@@ -57,11 +57,11 @@ int GraphSimulate(lua_State* L) {
   ChargeWork(L, 8 * GraphWork(g));
   EngineState& S = State(L);
   depgraph::SimOptions o;
-  o.policy = S.session->schedule().policy();
+  o.policy = S.run.session->schedule().policy();
   depgraph::SimResult sim;
   const absl::Status st = depgraph::SimulateInto(g, o, &sim);
-  if (!S.key_error.empty()) {
-    lua_pushstring(L, S.key_error.c_str());  // already "file:line: message"
+  if (!S.results.key_error.empty()) {
+    lua_pushstring(L, S.results.key_error.c_str());  // already "file:line: message"
     return lua_error(L);
   }
   RaiseIfError(L, st);
@@ -72,7 +72,7 @@ int GraphSimulate(lua_State* L) {
 int GraphLaunchModel(lua_State* L) {
   MutableGraphOrRaise(L);
   // Inferred once per run from the base graph (a pass over it), then cached.
-  if (!State(L).launch_model.has_value()) ChargeWork(L, GraphWork(State(L).session->base()));
+  if (!State(L).launch_model.has_value()) ChargeWork(L, GraphWork(State(L).run.session->base()));
   const transforms::LaunchModel& m = SessionLaunchModel(State(L));
   lua_createtable(L, 0, 5);
   SetIntField(L, "kernel_launch_ns", m.kernel_launch_ns);
@@ -85,14 +85,14 @@ int GraphLaunchModel(lua_State* L) {
 
 int GraphValidate(lua_State* L) {
   ChargeWork(L, 2 * GraphWork(MutableGraphOrRaise(L)));
-  RaiseIfError(L, State(L).session->Validate());
+  RaiseIfError(L, State(L).run.session->Validate());
   return 0;
 }
 
 int GraphChanges(lua_State* L) {
   ChargeWork(L, 2 * GraphWork(MutableGraphOrRaise(L)));  // a diff against the base
   EngineState& S = State(L);
-  const transforms::ChangeSummary c = transforms::Diff(S.session->base(), S.session->graph());
+  const transforms::ChangeSummary c = transforms::Diff(S.run.session->base(), S.run.session->graph());
   lua_createtable(L, 0, 6);
   SetIntField(L, "added", c.added);
   SetIntField(L, "removed", c.removed);
@@ -106,10 +106,10 @@ int GraphChanges(lua_State* L) {
 int GraphParameters(lua_State* L) {
   EngineState& S = State(L);
   lua_newtable(L);
-  if (S.model == nullptr) return 1;
-  ChargeWork(L, 8 * static_cast<int64_t>(S.model->parameters.size()));
+  if (S.run.model == nullptr) return 1;
+  ChargeWork(L, 8 * static_cast<int64_t>(S.run.model->parameters.size()));
   int n = 0;
-  for (const depgraph::ParameterInfo& p : S.model->parameters) {
+  for (const depgraph::ParameterInfo& p : S.run.model->parameters) {
     lua_createtable(L, 0, 3);
     lua_pushstring(L, p.name.c_str());
     lua_setfield(L, -2, "name");
@@ -132,14 +132,14 @@ static void PushStrings(lua_State* L, const std::vector<std::string>& v) {
 int GraphGradientBuckets(lua_State* L) {
   EngineState& S = State(L);
   lua_newtable(L);
-  if (S.model == nullptr) return 1;
+  if (S.run.model == nullptr) return 1;
   int64_t work = 0;
-  for (const depgraph::BucketInfo& b : S.model->buckets) {
+  for (const depgraph::BucketInfo& b : S.run.model->buckets) {
     work += 8 + static_cast<int64_t>(b.parameters.size() + b.layers.size());
   }
   ChargeWork(L, work);
   int n = 0;
-  for (const depgraph::BucketInfo& b : S.model->buckets) {
+  for (const depgraph::BucketInfo& b : S.run.model->buckets) {
     lua_createtable(L, 0, 4);
     SetIntField(L, "index", b.index);
     SetIntField(L, "bytes", b.bytes);
@@ -156,24 +156,24 @@ const std::vector<depgraph::TaskId>& CollectiveKernels(lua_State* L) {
   static const std::vector<depgraph::TaskId> kNone;
   EngineState& S = State(L);
   if (S.collective_kernels.has_value()) return *S.collective_kernels;
-  if (S.model == nullptr || S.session == nullptr) return kNone;
+  if (S.run.model == nullptr || S.run.session == nullptr) return kNone;
   // Linking reads every task once (and sorts the records).
-  const depgraph::Graph& g = S.session->graph();
+  const depgraph::Graph& g = S.run.session->graph();
   ChargeWork(L, static_cast<int64_t>(g.task_count()) +
-                    8 * static_cast<int64_t>(S.model->collectives.size()));
-  S.collective_kernels = transforms::KernelsOfCollectives(g, S.model->collectives);
+                    8 * static_cast<int64_t>(S.run.model->collectives.size()));
+  S.collective_kernels = transforms::KernelsOfCollectives(g, S.run.model->collectives);
   return *S.collective_kernels;
 }
 
 int GraphCollectives(lua_State* L) {
   EngineState& S = State(L);
   lua_newtable(L);
-  if (S.model == nullptr) return 1;
-  ChargeWork(L, 8 * static_cast<int64_t>(S.model->collectives.size()));
+  if (S.run.model == nullptr) return 1;
+  ChargeWork(L, 8 * static_cast<int64_t>(S.run.model->collectives.size()));
   const std::vector<depgraph::TaskId>& kernels = CollectiveKernels(L);
   int n = 0;
-  for (size_t i = 0; i < S.model->collectives.size(); ++i) {
-    const depgraph::CollectiveInfo& c = S.model->collectives[i];
+  for (size_t i = 0; i < S.run.model->collectives.size(); ++i) {
+    const depgraph::CollectiveInfo& c = S.run.model->collectives[i];
     lua_createtable(L, 0, 7);
     lua_pushstring(L, c.name.c_str());
     lua_setfield(L, -2, "name");
@@ -195,7 +195,7 @@ int GraphCollectives(lua_State* L) {
 
 int GraphWorldSize(lua_State* L) {
   EngineState& S = State(L);
-  lua_pushinteger(L, S.model == nullptr ? 0 : S.model->world_size);
+  lua_pushinteger(L, S.run.model == nullptr ? 0 : S.run.model->world_size);
   return 1;
 }
 
@@ -224,7 +224,7 @@ void SetUsed(lua_State* L, const char* key, const depgraph::UsedFact& u) {
 int GraphFacts(lua_State* L) {
   EngineState& S = State(L);
   const depgraph::TraceFacts empty;
-  const depgraph::TraceFacts& f = S.model != nullptr ? S.model->facts : empty;
+  const depgraph::TraceFacts& f = S.run.model != nullptr ? S.run.model->facts : empty;
   ChargeWork(L, 64);
   lua_createtable(L, 0, 10);
   SetIntField(L, "counted_steps", f.counted_steps);

@@ -52,7 +52,7 @@ struct InsertOut {
 // (transforms/ops.h), measured on the trace's ops of that name unless op_ns
 // gives it.
 absl::Status AddInsertedOpTime(EngineState& S, const InsertArgs& a, InsertOut* out) {
-  Graph& g = S.session->graph();
+  Graph& g = S.run.session->graph();
   const TaskId call = out->launch.valid() ? out->launch : out->task;
   if (!depgraph::IsCpuKind(g.kind(call))) {
     return absl::InvalidArgumentError(
@@ -78,7 +78,7 @@ bool InsertsGpuTask(const char* kind) {
 }
 
 absl::Status DoInsert(EngineState& S, const InsertArgs& a, InsertOut* out) {
-  Graph& g = S.session->graph();
+  Graph& g = S.run.session->graph();
   REVERIE_ASSIGN_OR_RETURN(TaskKind kind, transforms::ParseTaskKind(a.kind));
   depgraph::TaskSpec spec;
   spec.kind = kind;

@@ -124,8 +124,42 @@ inline constexpr size_t kMaxStringBytes = size_t{16} << 20;
 // firing instead of every kCpuCheckEvery firings.
 inline constexpr size_t kBigStringBytes = size_t{64} << 10;
 
+// What a script run is given (LuaEngine::Run's ScriptContext and session).
+struct RunInput {
+  transforms::EditSession* session = nullptr;
+  const depgraph::ModelInfo* model = nullptr;
+  std::string display_name;  // "amp.lua" as the user named it
+  std::string stem;          // "amp": the prefix of qualified --set keys
+  const std::map<std::string, std::string>* overrides = nullptr;
+  bool only_script = true;  // unqualified unknown --set keys fail at once
+  bool describe = false;     // ScriptContext::describe
+  std::vector<std::string> include_dirs;
+  std::function<void(std::string_view)> log_sink;
+};
+
+// What a script run leaves behind: its parameters, log, outcome and the
+// facts it declared (reverie.work_per_step, reverie.runs_on).
+struct RunResults {
+  bool params_declared = false;
+  bool described = false;  // describe mode ended the run at reverie.params
+  std::vector<ParamValue> params;
+  std::set<std::string> used_keys;
+  std::vector<std::string> log;
+  int empty_edit_warnings = 0;  // WarnIfEmpty's lines so far (capped)
+  // reverie.work_per_step: how much more work (samples) a step of the
+  // transformed run does, and the baseline's samples per step (0: unknown).
+  double work_factor = 1;
+  int64_t samples_per_step = 0;
+  std::string runs_on;  // reverie.runs_on: a GPU table key; "" = the trace's GPU
+  // reverie.nothing_to_change / reverie.refuse.
+  ScriptOutcome outcome = ScriptOutcome::kApplied;
+  std::string outcome_reason;
+  std::string key_error;  // first error raised by a Lua schedule key
+};
+
 // Everything the bindings share; owned by LuaEngine, reachable from the
-// lua_State's extra space.
+// lua_State's extra space: the limits and their accounting, what the
+// script being run was given, what it leaves behind, and per-run caches.
 struct EngineState {
   lua_State* L = nullptr;
   EngineLimits limits;
@@ -153,37 +187,16 @@ struct EngineState {
   size_t sized_names = 0, sized_layers = 0;
   int64_t name_bytes = 0, layer_bytes = 0;
 
-  // Set while a script runs.
-  transforms::EditSession* session = nullptr;
-  const depgraph::ModelInfo* model = nullptr;
-  std::string display_name;  // "amp.lua" as the user named it
-  std::string stem;          // "amp": the prefix of qualified --set keys
-  const std::map<std::string, std::string>* overrides = nullptr;
-  bool only_script = true;  // unqualified unknown --set keys fail at once
-  bool describe = false;     // ScriptContext::describe
-  std::vector<std::string> include_dirs;
-  std::function<void(std::string_view)> log_sink;
+  // What the script being run was given (RunInput), set while it runs.
+  RunInput run;
 
   // Set while a schedule key function runs: the graph being simulated.
   const depgraph::Graph* policy_graph = nullptr;
   bool read_only = false;
 
-  // Results a run leaves behind.
-  bool params_declared = false;
-  bool described = false;  // describe mode ended the run at reverie.params
-  std::vector<ParamValue> params;
-  std::set<std::string> used_keys;
-  std::vector<std::string> log;
-  int empty_edit_warnings = 0;  // WarnIfEmpty's lines so far (capped)
-  // reverie.work_per_step: how much more work (samples) a step of the
-  // transformed run does, and the baseline's samples per step (0: unknown).
-  double work_factor = 1;
-  int64_t samples_per_step = 0;
-  std::string runs_on;  // reverie.runs_on: a GPU table key; "" = the trace's GPU
-  // reverie.nothing_to_change / reverie.refuse.
-  ScriptOutcome outcome = ScriptOutcome::kApplied;
-  std::string outcome_reason;
-  std::string key_error;  // first error raised by a Lua schedule key
+  // What the run leaves behind (RunResults).
+  RunResults results;
+  // Per-run caches on the session's graph, reset by each run.
   std::optional<transforms::LaunchModel> launch_model;
   // Cost models calibrated on the session's original graph this run, by
   // origin GPU key ("" = the trace's own GPU); an error is kept too.
@@ -195,7 +208,7 @@ struct EngineState {
   // The graph handles refer to (nullptr when none is attached).
   const depgraph::Graph* graph() const {
     if (policy_graph != nullptr) return policy_graph;
-    return session != nullptr ? &session->graph() : nullptr;
+    return run.session != nullptr ? &run.session->graph() : nullptr;
   }
 };
 

@@ -151,7 +151,7 @@ void Where(lua_State* L, char* out, size_t size) {
       return;
     }
   }
-  std::snprintf(out, size, "%s", State(L).display_name.c_str());
+  std::snprintf(out, size, "%s", State(L).run.display_name.c_str());
 }
 
 // setmetatable without finalizers: a __gc metamethod would run with hooks

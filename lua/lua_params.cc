@@ -47,12 +47,12 @@ std::string NumberText(double v) {
 
 std::string DeclaredList(const EngineState& S) {
   std::vector<std::string> names;
-  for (const ParamValue& p : S.params) names.push_back(p.name);
+  for (const ParamValue& p : S.results.params) names.push_back(p.name);
   return names.empty() ? "none" : absl::StrJoin(names, ", ");
 }
 
 // Applies an override to `p`, checks it and records the declaration. The
-// value to return is then in `p` (numbers, booleans) or S.params.back()
+// value to return is then in `p` (numbers, booleans) or S.results.params.back()
 // (strings). Messages carry no script name: luaL_error adds "file.lua:LINE:".
 absl::Status Declare(EngineState& S, ParamSpec& p) {
   ParamValue v;
@@ -68,14 +68,14 @@ absl::Status Declare(EngineState& S, ParamSpec& p) {
     if (p.has_min) v.min = p.min;
     if (p.has_max) v.max = p.max;
   }
-  const std::string qualified = absl::StrCat(S.stem, ".", p.name);
+  const std::string qualified = absl::StrCat(S.run.stem, ".", p.name);
   const std::string* text = nullptr;
   std::string key;
-  if (S.overrides != nullptr) {
-    if (auto it = S.overrides->find(qualified); it != S.overrides->end()) {
+  if (S.run.overrides != nullptr) {
+    if (auto it = S.run.overrides->find(qualified); it != S.run.overrides->end()) {
       text = &it->second;
       key = qualified;
-    } else if (auto it2 = S.overrides->find(p.name); it2 != S.overrides->end()) {
+    } else if (auto it2 = S.run.overrides->find(p.name); it2 != S.run.overrides->end()) {
       text = &it2->second;
       key = p.name;
     }
@@ -83,7 +83,7 @@ absl::Status Declare(EngineState& S, ParamSpec& p) {
   if (text != nullptr) {
     v.overridden = true;
     v.value_text = *text;
-    S.used_keys.insert(key);
+    S.results.used_keys.insert(key);
     if (p.type == kNumber) {
       char* end = nullptr;
       const double d = std::strtod(text->c_str(), &end);
@@ -117,12 +117,12 @@ absl::Status Declare(EngineState& S, ParamSpec& p) {
                                   p.has_max ? NumberText(p.max) : "inf", "]"));
     }
   }
-  S.params.push_back(std::move(v));
+  S.results.params.push_back(std::move(v));
   return absl::OkStatus();
 }
 
 void SortParams(EngineState& S) {
-  std::sort(S.params.begin(), S.params.end(),
+  std::sort(S.results.params.begin(), S.results.params.end(),
             [](const ParamValue& a, const ParamValue& b) { return a.name < b.name; });
 }
 
@@ -136,16 +136,16 @@ bool KnownSpecField(const char* f) {
 }  // namespace
 
 absl::Status CheckOverridesUsed(EngineState& S) {
-  if (S.overrides == nullptr) return absl::OkStatus();
-  const std::string prefix = S.stem + ".";
-  for (const auto& [key, value] : *S.overrides) {
+  if (S.run.overrides == nullptr) return absl::OkStatus();
+  const std::string prefix = S.run.stem + ".";
+  for (const auto& [key, value] : *S.run.overrides) {
     const bool mine = key.rfind(prefix, 0) == 0;
     const bool unqualified = key.find('.') == std::string::npos;
-    if (S.used_keys.count(key)) continue;
-    if (mine || (unqualified && S.only_script)) {
+    if (S.results.used_keys.count(key)) continue;
+    if (mine || (unqualified && S.run.only_script)) {
       const std::string name = mine ? key.substr(prefix.size()) : key;
       return absl::InvalidArgumentError(absl::StrCat(
-          "unknown parameter '", name, "' (", S.display_name, " declares: ", DeclaredList(S), ")"));
+          "unknown parameter '", name, "' (", S.run.display_name, " declares: ", DeclaredList(S), ")"));
     }
   }
   return absl::OkStatus();
@@ -154,8 +154,8 @@ absl::Status CheckOverridesUsed(EngineState& S) {
 int Params(lua_State* L) {
   luaL_checktype(L, 1, LUA_TTABLE);
   EngineState& S = State(L);
-  if (S.params_declared) return luaL_error(L, "reverie.params may be called only once");
-  S.params_declared = true;
+  if (S.results.params_declared) return luaL_error(L, "reverie.params may be called only once");
+  S.results.params_declared = true;
   lua_newtable(L);  // 2: result
   lua_pushnil(L);
   while (lua_next(L, 1) != 0) {  // key -2, spec -1
@@ -207,17 +207,17 @@ int Params(lua_State* L) {
         }
         break;
       case kBoolean: lua_pushboolean(L, p.boolean); break;
-      default: lua_pushstring(L, S.params.back().value_text.c_str()); break;
+      default: lua_pushstring(L, S.results.params.back().value_text.c_str()); break;
     }
     lua_settable(L, 2);
     lua_settop(L, spec - 1);  // keep the key for lua_next
   }
   SortParams(S);
   RaiseIfError(L, CheckOverridesUsed(S));
-  if (S.describe) {
+  if (S.run.describe) {
     // Describe mode: the declarations are all it asked for; LuaEngine::Run
     // reads `described` and ends the run without an error.
-    S.described = true;
+    S.results.described = true;
     lua_pushliteral(L, "described");
     return lua_error(L);
   }

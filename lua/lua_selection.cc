@@ -170,7 +170,7 @@ enum EditOp { kScale, kShrink, kSetDuration, kAddDuration, kScaleGap, kSetGap, k
 
 // `ns` is a checked time (CheckNs), `x` a factor (checked by transforms/).
 absl::Status ApplyEdit(EngineState& S, const SelectionUd* s, EditOp op, double x, int64_t ns) {
-  Graph& g = S.session->graph();
+  Graph& g = S.run.session->graph();
   const transforms::Selection sel = ToSelection(s);
   absl::Status st;
   switch (op) {
@@ -375,7 +375,7 @@ int RemoveAndCount(lua_State* L, const SelectionUd* s) {
   limits.max_new_edges = MemoryLeft(S) / kEdgeBytes;
   transforms::RemoveLimitHit hit = transforms::RemoveLimitHit::kNone;
   absl::StatusOr<transforms::RemoveResult> r =
-      transforms::RemoveTasks(S.session->graph(), ToSelection(s), limits, &hit);
+      transforms::RemoveTasks(S.run.session->graph(), ToSelection(s), limits, &hit);
   // Past a bound the graph is unchanged: spend the limit that was hit, so
   // that the error is the usual sticky one.
   if (hit == transforms::RemoveLimitHit::kNewEdges) {

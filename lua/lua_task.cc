@@ -199,7 +199,7 @@ int TaskIndex(lua_State* L) {
       ChargeWork(L, static_cast<int64_t>(kernels.size()));
       for (size_t i = 0; i < kernels.size(); ++i) {
         if (kernels[i] == t) {
-          kind = depgraph::CollectiveOfName(State(L).model->collectives[i].name);
+          kind = depgraph::CollectiveOfName(State(L).run.model->collectives[i].name);
           break;
         }
       }
@@ -324,8 +324,8 @@ const Graph& GraphOrRaise(lua_State* L) {
 Graph& MutableGraphOrRaise(lua_State* L) {
   EngineState& S = State(L);
   if (S.read_only) luaL_error(L, "the graph cannot be changed inside a schedule policy");
-  if (S.session == nullptr) luaL_error(L, "no graph is attached (the script has finished)");
-  return S.session->graph();
+  if (S.run.session == nullptr) luaL_error(L, "no graph is attached (the script has finished)");
+  return S.run.session->graph();
 }
 
 void PushTask(lua_State* L, TaskId t) {

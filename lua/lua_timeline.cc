@@ -185,7 +185,7 @@ class LuaSchedulePolicy : public depgraph::SchedulePolicy {
 
   int64_t Key(const Graph& g, TaskId t, int64_t ready_ns) const override {
     EngineState& S = *state_;
-    if (!S.key_error.empty()) return ready_ns;  // report the first error only
+    if (!S.results.key_error.empty()) return ready_ns;  // report the first error only
     lua_State* L = S.L;
     const int top = lua_gettop(L);
     const Graph* saved_graph = S.policy_graph;
@@ -205,11 +205,11 @@ class LuaSchedulePolicy : public depgraph::SchedulePolicy {
     if (rc != LUA_OK) {
       const char* m = lua_tostring(L, -1);
       // A limit hit inside the key is the reason, whatever the key raised.
-      S.key_error = CleanMessage(!S.exhausted.empty() ? std::string_view(S.exhausted)
+      S.results.key_error = CleanMessage(!S.exhausted.empty() ? std::string_view(S.exhausted)
                                  : rc == LUA_ERRMEM ? std::string_view("memory limit exceeded in the schedule key")
                                  : m != nullptr     ? std::string_view(m)
                                                     : std::string_view("schedule key function failed"),
-                                 S.display_name);
+                                 S.run.display_name);
     }
     lua_settop(L, top);
     S.policy_graph = saved_graph;
