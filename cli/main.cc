@@ -206,7 +206,7 @@ int main(int argc, char** argv) {
     return kExitOk;
   }
   if (name == "--version") {
-    std::printf("reverie 0.1.0\n");
+    std::printf("reverie %s\n", REVERIE_VERSION);
     return kExitOk;
   }
   if (const Command* c = Find(name); c != nullptr) {

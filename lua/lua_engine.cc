@@ -234,7 +234,7 @@ int Setup(lua_State* L) {
   lua_createtable(L, 0, 16);
   internal::SetBindings(L, kReverie);
   internal::RegisterCostFunctions(L);
-  lua_pushliteral(L, "0.1.0");
+  lua_pushliteral(L, REVERIE_VERSION);
   lua_setfield(L, -2, "version");
   lua_pushinteger(L, 1000);
   lua_setfield(L, -2, "NS_PER_US");
