@@ -1,7 +1,7 @@
 """Shared training harness for the GPU scripts in this folder.
 
 One process = one configuration: build a model on synthetic data, train,
-time every iteration with CUDA synchronization at the step boundary, and
+time every step with CUDA synchronization at the step boundary, and
 optionally record it with reverie_torch or torch.profiler. The scripts run
 each configuration in a fresh subprocess (`python3 _harness.py --json ...`)
 because only one CUPTI client may exist per process.
@@ -120,7 +120,7 @@ def make_recorder(args, model, opt):
     """The recorder of the recorded phase, or None."""
     if args.record == "reverie":
         import reverie_torch
-        return reverie_torch.profile(model, opt, out=args.out, iterations=args.iterations,
+        return reverie_torch.profile(model, opt, out=args.out, steps=args.steps,
                                      warmup=args.record_warmup)
     if args.record == "torch":
         from torch.profiler import ProfilerActivity, profile, schedule
@@ -133,7 +133,7 @@ def make_recorder(args, model, opt):
         export = None if args.no_export else (lambda prof: prof.export_chrome_trace(args.out))
         return profile(activities=activities, record_shapes=True, with_modules=True,
                        schedule=schedule(wait=0, warmup=args.record_warmup, repeat=1,
-                                         active=args.iterations),
+                                         active=args.steps),
                        on_trace_ready=export)
     return None
 
@@ -191,9 +191,9 @@ def run(args):
         recorder.__enter__()
     try:
         timed_steps(args.record_warmup, recorder)
-        measured = timed_steps(args.iterations, recorder)
+        measured = timed_steps(args.steps, recorder)
         # One more step so the schedule's last active step ends and the
-        # trace is exported (reverie_torch drops an empty last iteration).
+        # trace is exported (reverie_torch drops an empty last step).
         timed_steps(1, recorder)
     finally:
         if recorder is not None:
@@ -201,7 +201,7 @@ def run(args):
     result = {
         "model": args.model, "batch": args.batch, "amp": args.amp, "optimizer": args.optimizer,
         "channels_last": args.channels_last, "record": args.record, "tf32": not args.no_tf32,
-        "iteration_ms": [t * 1e3 for t in measured],
+        "step_ms": [t * 1e3 for t in measured],
         "median_ms": statistics.median(measured) * 1e3,
         "torch": torch.__version__,
     }
@@ -233,7 +233,7 @@ def parser():
                    help="timed steps without a recorder, before the recorded ones")
     p.add_argument("--record-warmup", type=int, default=2,
                    help="steps the recorder runs before the recorded ones")
-    p.add_argument("--iterations", type=int, default=10, help="recorded (and timed) steps")
+    p.add_argument("--steps", type=int, default=10, help="recorded (and timed) steps")
     p.add_argument("--record", default="none", choices=["none", "reverie", "torch"])
     p.add_argument("--no-export", action="store_true",
                    help="torch: record but write no trace (overhead runs)")

@@ -183,7 +183,7 @@ def twin_phase(session):
     w = session.work
     files = []
     common = ["--optimizer", "adam", "--warmup", "3", "--record-warmup", "1",
-              "--iterations", "5"]
+              "--steps", "5"]
     for record, ext in (("reverie", ".pb"), ("torch", ".json.gz")):
         trace = os.path.join(w, "mlp_twin" + ext)
         if session.harness(f"twin_mlp_{record}", "mlp", common + ["--record", record], trace):
@@ -210,8 +210,8 @@ def cuda_mlp(session):
     if "libcupti.so.13" in libs:
         env["REVERIE_CUPTI_LIB"] = libs["libcupti.so.13"]
     trace = os.path.join(session.work, "cuda_mlp.pb")
-    cmd = [cli, "collect", "-o", trace, "--warmup", "2", "--iterations", "3", "--", exe,
-           "--iterations", "6"]
+    cmd = [cli, "collect", "-o", trace, "--warmup", "2", "--steps", "3", "--", exe,
+           "--steps", "6"]
     proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120)
     print(f"cuda_mlp under reverie collect: rc {proc.returncode}; "
           f"{(proc.stdout + proc.stderr).strip()[-600:]}", flush=True)
@@ -231,7 +231,7 @@ def pairs_phase(session):
                 label = f"{model}_{config}_r{rep}"
                 trace = os.path.join(session.work, label + ".json.gz")
                 extra = CONFIGS[config] + ["--no-tf32", "--warmup", "5", "--record-warmup", "2",
-                                           "--iterations", str(a.pair_steps), "--record", "torch"]
+                                           "--steps", str(a.pair_steps), "--record", "torch"]
                 if session.harness(label, model, extra, trace):
                     files.append(trace)
         pack(session, f"pairs_{model}.tar", files)
@@ -247,7 +247,7 @@ def overhead_phase(session):
                 label = f"overhead_{model}_{mode}_r{rep}"
                 trace = os.path.join(session.work, label + ext)
                 extra = CONFIGS["fp32"] + ["--no-tf32", "--warmup", "5", "--bare-steps", "20",
-                                           "--record-warmup", "2", "--iterations", "20",
+                                           "--record-warmup", "2", "--steps", "20",
                                            "--record", mode]
                 if mode == "torch" and rep > 1:
                     extra.append("--no-export")  # timing only; export is not in the steps

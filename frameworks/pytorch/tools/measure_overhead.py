@@ -2,8 +2,8 @@
 """Collector overhead on a GPU: reverie_torch vs torch.profiler vs nothing.
 
 Each mode trains the same model (default ResNet-50, synthetic data) in a
-fresh process, several times (--repeats), and reports the median iteration
-time over the *recorded* iterations, as a ratio to the unprofiled baseline
+fresh process, several times (--repeats), and reports the median step
+time over the *recorded* steps, as a ratio to the unprofiled baseline
 measured in the same run (docs/PERFORMANCE.md wants ratios):
 
     python3 frameworks/pytorch/tools/measure_overhead.py --model resnet50 --batch 64
@@ -33,7 +33,7 @@ def run_mode(mode, args, workdir, repeat):
     result_path = os.path.join(workdir, f"{mode}_{repeat}.json")
     cmd = [sys.executable, os.path.join(HERE, "_harness.py"), "--model", args.model,
            "--batch", str(args.batch), "--warmup", str(args.warmup),
-           "--iterations", str(args.iterations), "--record", mode, "--out", out,
+           "--steps", str(args.steps), "--record", mode, "--out", out,
            "--json", result_path]
     subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
     with open(result_path) as f:
@@ -50,7 +50,7 @@ def main():
     p.add_argument("--model", default="resnet50")
     p.add_argument("--batch", type=int, default=64)
     p.add_argument("--warmup", type=int, default=5)
-    p.add_argument("--iterations", type=int, default=20)
+    p.add_argument("--steps", type=int, default=20)
     p.add_argument("--repeats", type=int, default=3)
     p.add_argument("--json", default="")
     args = p.parse_args()
@@ -64,9 +64,9 @@ def main():
     med = {m: statistics.median(x["median_ms"] for x in results[m]) for m in modes}
     gpu = results["none"][0]["gpu"]
     print(f"{args.model}, batch {args.batch}, {gpu}, torch {results['none'][0]['torch']}, "
-          f"median of {args.repeats} runs x {args.iterations} recorded iterations")
+          f"median of {args.repeats} runs x {args.steps} recorded steps")
     print()
-    print("| mode | iteration (ms) | vs. baseline | trace size |")
+    print("| mode | step (ms) | vs. baseline | trace size |")
     print("|---|---|---|---|")
     for m in modes:
         size = results[m][0].get("trace_bytes")

@@ -2,8 +2,8 @@
 """Record validation pairs: a baseline trace + the measured truth of a change.
 
 Daydream-style validation: reverie predicts, from the baseline trace alone,
-how long an iteration takes after an optimization; the prediction is then
-compared with the iteration time actually measured with the optimization.
+how long a step takes after an optimization; the prediction is then
+compared with the step time actually measured with the optimization.
 The pairs are the ones issue 4 asks for: FP32 vs AMP (torch.autocast bf16)
 and Adam (foreach) vs Adam (fused=True), for ResNet-50 and a GPT-2-small-
 sized transformer. Every configuration runs in a fresh process and is
@@ -49,14 +49,14 @@ PAIRS = [
 def run(common, extra, trace, record, args):
     result_json = trace + ".result.json"
     cmd = ([sys.executable, os.path.join(HERE, "_harness.py")] + common + extra +
-           ["--warmup", str(args.warmup), "--iterations", str(args.iterations),
+           ["--warmup", str(args.warmup), "--steps", str(args.steps),
             "--record", record, "--out", trace, "--json", result_json])
     subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
     with open(result_json) as f:
         r = json.load(f)
     os.remove(result_json)
     return {"trace": os.path.basename(trace), "median_ms": r["median_ms"],
-            "iteration_ms": r["iteration_ms"], "gpu": r["gpu"], "torch": r["torch"],
+            "step_ms": r["step_ms"], "gpu": r["gpu"], "torch": r["torch"],
             "args": common + extra}
 
 
@@ -71,8 +71,8 @@ def main():
     p.add_argument("--out-dir", default="validation_pairs")
     p.add_argument("--only", action="append", default=[], help="pair name (repeatable)")
     p.add_argument("--warmup", type=int, default=5)
-    p.add_argument("--iterations", type=int, default=3,
-                   help="iterations recorded in each trace (and timed)")
+    p.add_argument("--steps", type=int, default=3,
+                   help="steps recorded in each trace (and timed)")
     p.add_argument("--list", action="store_true")
     args = p.parse_args()
     if args.list:
