@@ -50,15 +50,15 @@ class ChunkWriter {
  public:
   // The whole of a repeated field (strings: field 1).
   template <typename T>
-  void AddAll(int field, const RepeatedPtrField<T>& src, bool counted) {
+  void AddAll(int field, const RepeatedPtrField<T>& src) {
     int pos = 0;
     size_t unlimited = src.size();
-    Take(field, src, &pos, &unlimited, counted);
+    Take(field, src, &pos, &unlimited);
   }
 
   // Up to `*budget` elements of `src` from `*pos` on.
   template <typename T>
-  void Take(int field, const RepeatedPtrField<T>& src, int* pos, size_t* budget, bool counted) {
+  void Take(int field, const RepeatedPtrField<T>& src, int* pos, size_t* budget) {
     Part part{field, {}, {}};
     for (; *pos < src.size() && *budget > 0; ++*pos, --*budget) {
       if constexpr (std::is_same_v<T, std::string>) {
@@ -67,7 +67,8 @@ class ChunkWriter {
         part.messages.push_back(&src.Get(*pos));
       }
     }
-    if (counted) records_ += part.messages.size();
+    // The end marker's count, as CountRecords: every field but strings and counters.
+    if (field != proto::TraceChunk::kCountersFieldNumber) records_ += part.messages.size();
     if (!part.strings.empty() || !part.messages.empty()) parts_.push_back(std::move(part));
   }
 
@@ -114,7 +115,7 @@ class ChunkWriter {
   }
 
   std::vector<Part> parts_;
-  uint64_t records_ = 0;  // the end marker's count: every field but strings and counters
+  uint64_t records_ = 0;
 };
 
 // Collects what libprotobuf would print on stderr ("[libprotobuf ERROR ...]
@@ -178,23 +179,23 @@ absl::Status WriteTrace(const Trace& trace, const std::string& path,
       if (first) {
         // The first chunk carries the string table and the small tables, so
         // a reader that stops early still resolves every name it has seen.
-        chunk.AddAll(C::kStringsFieldNumber, all.strings(), false);
-        chunk.AddAll(C::kProcessesFieldNumber, all.processes(), true);
-        chunk.AddAll(C::kThreadsFieldNumber, all.threads(), true);
-        chunk.AddAll(C::kCountersFieldNumber, all.counters(), false);
-        chunk.AddAll(C::kGradientBucketsFieldNumber, all.gradient_buckets(), true);
-        chunk.AddAll(C::kParametersFieldNumber, all.parameters(), true);
+        chunk.AddAll(C::kStringsFieldNumber, all.strings());
+        chunk.AddAll(C::kProcessesFieldNumber, all.processes());
+        chunk.AddAll(C::kThreadsFieldNumber, all.threads());
+        chunk.AddAll(C::kCountersFieldNumber, all.counters());
+        chunk.AddAll(C::kGradientBucketsFieldNumber, all.gradient_buckets());
+        chunk.AddAll(C::kParametersFieldNumber, all.parameters());
       }
       size_t budget = per_chunk;
-      chunk.Take(C::kRangesFieldNumber, all.ranges(), &range, &budget, true);
-      chunk.Take(C::kStepsFieldNumber, all.steps(), &step, &budget, true);
-      chunk.Take(C::kApiCallsFieldNumber, all.api_calls(), &api, &budget, true);
-      chunk.Take(C::kGpuActivitiesFieldNumber, all.gpu_activities(), &gpu, &budget, true);
-      chunk.Take(C::kSyncsFieldNumber, all.syncs(), &sync, &budget, true);
-      chunk.Take(C::kEventRecordsFieldNumber, all.event_records(), &ev, &budget, true);
-      chunk.Take(C::kCollectivesFieldNumber, all.collectives(), &coll, &budget, true);
-      chunk.Take(C::kFlowsFieldNumber, all.flows(), &flow, &budget, true);
-      chunk.Take(C::kMemoryEventsFieldNumber, all.memory_events(), &mem, &budget, true);
+      chunk.Take(C::kRangesFieldNumber, all.ranges(), &range, &budget);
+      chunk.Take(C::kStepsFieldNumber, all.steps(), &step, &budget);
+      chunk.Take(C::kApiCallsFieldNumber, all.api_calls(), &api, &budget);
+      chunk.Take(C::kGpuActivitiesFieldNumber, all.gpu_activities(), &gpu, &budget);
+      chunk.Take(C::kSyncsFieldNumber, all.syncs(), &sync, &budget);
+      chunk.Take(C::kEventRecordsFieldNumber, all.event_records(), &ev, &budget);
+      chunk.Take(C::kCollectivesFieldNumber, all.collectives(), &coll, &budget);
+      chunk.Take(C::kFlowsFieldNumber, all.flows(), &flow, &budget);
+      chunk.Take(C::kMemoryEventsFieldNumber, all.memory_events(), &mem, &budget);
       if (budget == per_chunk && !first) break;  // nothing left
       ok = chunk.Write(&out);
       ++chunks;
