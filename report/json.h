@@ -1,8 +1,8 @@
 // File: report/json.h
 //
-// JSON string quoting for the report writers (timeline, compare, sweep),
-// which stream their output by hand so that a timeline of millions of events
-// is never held as a DOM.
+// JSON string quoting for the writers that stream JSON by hand (the
+// timeline view, the browser test driver). Numbers go through JsonWriter
+// (base/json_writer.h), the one number format of every JSON reverie writes.
 #ifndef REVERIE_REPORT_JSON_H_
 #define REVERIE_REPORT_JSON_H_
 
@@ -16,8 +16,6 @@ namespace reverie::report {
 // AppendJsonString (base/json_writer.h) is the one escaper; these wrap it.
 using ::reverie::AppendJsonString;
 std::string JsonString(std::string_view s);
-// A finite double as JSON (NaN / inf become null).
-std::string JsonNumber(double v);
 
 }  // namespace reverie::report
 

@@ -11,8 +11,8 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "base/json_writer.h"
 #include "base/sv.h"
-#include "report/json.h"
 #include "report/plots.h"
 
 namespace reverie::report {
@@ -101,49 +101,30 @@ std::string SweepTable(const SweepResult& r) {
 }
 
 std::string SweepJson(const SweepResult& r) {
-  std::string out = "{\"trace\":";
-  AppendJsonString(out, r.trace_path);
-  out += ",\"scripts\":[";
-  for (size_t i = 0; i < r.scripts.size(); ++i) {
-    if (i > 0) out += ",";
-    AppendJsonString(out, r.scripts[i]);
+  JsonWriter w(0);
+  w.BeginObject().Field("trace", r.trace_path).Key("scripts").BeginArray();
+  for (const std::string& s : r.scripts) w.String(s);
+  w.EndArray().Field("baseline_us", r.baseline_ns / 1e3).Key("params").BeginArray();
+  for (const SweepParam& p : r.params) {
+    w.BeginObject().Field("key", p.key).Key("values").BeginArray();
+    for (const std::string& v : p.values) w.String(v);
+    w.EndArray().EndObject();
   }
-  absl::StrAppend(&out, "],\"baseline_us\":", JsonNumber(r.baseline_ns / 1e3), ",\"params\":[");
-  for (size_t i = 0; i < r.params.size(); ++i) {
-    if (i > 0) out += ",";
-    out += "{\"key\":";
-    AppendJsonString(out, r.params[i].key);
-    out += ",\"values\":[";
-    for (size_t j = 0; j < r.params[i].values.size(); ++j) {
-      if (j > 0) out += ",";
-      AppendJsonString(out, r.params[i].values[j]);
-    }
-    out += "]}";
-  }
-  out += "],\"points\":[";
-  for (size_t i = 0; i < r.points.size(); ++i) {
-    const SweepPoint& pt = r.points[i];
-    if (i > 0) out += ",";
-    out += "{\"settings\":{";
-    for (size_t j = 0; j < pt.settings.size(); ++j) {
-      if (j > 0) out += ",";
-      AppendJsonString(out, pt.settings[j].first);
-      out += ":";
-      AppendJsonString(out, pt.settings[j].second);
-    }
-    out += "}";
+  w.EndArray().Key("points").BeginArray();
+  for (const SweepPoint& pt : r.points) {
+    w.BeginObject().Key("settings").BeginObject();
+    for (const auto& [key, value] : pt.settings) w.Field(key, value);
+    w.EndObject();
     if (!pt.error.empty()) {
-      out += ",\"error\":";
-      AppendJsonString(out, pt.error);
+      w.Field("error", pt.error);
     } else {
-      absl::StrAppend(
-          &out, ",\"predicted_us\":", JsonNumber(pt.predicted_ns / 1e3),
-          ",\"speedup\":", JsonNumber(pt.predicted_ns > 0 ? r.baseline_ns / pt.predicted_ns : NAN));
+      w.Field("predicted_us", pt.predicted_ns / 1e3)
+          .Field("speedup", pt.predicted_ns > 0 ? r.baseline_ns / pt.predicted_ns : NAN);
     }
-    out += "}";
+    w.EndObject();
   }
-  out += "]}\n";
-  return out;
+  w.EndArray().EndObject();
+  return w.str() + "\n";
 }
 
 Svg SweepChart(const SweepResult& r) {

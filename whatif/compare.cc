@@ -17,13 +17,12 @@
 #include "base/text.h"
 #include "depgraph/builder.h"
 #include "depgraph/step_time.h"
-#include "report/json.h"
+#include "base/json_writer.h"
 
 namespace reverie::whatif {
 namespace {
 
 using report::JoinByName;  // shared with the HTML report's tables
-using report::JsonNumber;
 using report::SortByAbsDiff;
 
 double Ms(double ns) { return ns / 1e6; }
@@ -35,18 +34,19 @@ void SortByTime(std::vector<Diff>& v) {
   });
 }
 
-void AppendDiffJson(std::string& out, const std::vector<Diff>& v, int top_n) {
-  out += "[";
+void WriteDiffs(JsonWriter& w, std::string_view key, const std::vector<Diff>& v, int top_n) {
+  w.Key(key).BeginArray();
   for (size_t i = 0; i < v.size() && static_cast<int>(i) < top_n; ++i) {
-    if (i > 0) out += ",";
-    out += "{\"name\":";
-    AppendJsonString(out, v[i].name);
-    absl::StrAppend(
-        &out, ",\"a_us\":", JsonNumber(Us(v[i].a_ns)), ",\"b_us\":", JsonNumber(Us(v[i].b_ns)),
-        ",\"diff_us\":", JsonNumber(Us(v[i].diff_ns())), ",\"a_count\":", JsonNumber(v[i].a_count),
-        ",\"b_count\":", JsonNumber(v[i].b_count), "}");
+    w.BeginObject()
+        .Field("name", v[i].name)
+        .Field("a_us", Us(v[i].a_ns))
+        .Field("b_us", Us(v[i].b_ns))
+        .Field("diff_us", Us(v[i].diff_ns()))
+        .Field("a_count", v[i].a_count)
+        .Field("b_count", v[i].b_count)
+        .EndObject();
   }
-  out += "]";
+  w.EndArray();
 }
 
 void AppendDiffTable(std::string& out, const char* title, const std::vector<Diff>& v, int top_n) {
@@ -202,14 +202,14 @@ TraceProfile ProfileTrace(const Trace& trace, std::string_view path, int64_t pid
   const double per = 1.0 / static_cast<double>(std::max<int64_t>(p.steps, 1));
   for (const proto::GpuActivity& g : ev.gpu_activities()) {
     if (!keep_gpu(g)) continue;
-    const double d = static_cast<double>(std::max<int64_t>(g.end_ns() - g.start_ns(), 0)) * per;
+    const double d = static_cast<double>(std::max<int64_t>(g.end_ns() - g.start_ns(), 0));
     const std::string name(trace.String(g.name_sid()));
     TimeCount& k = p.kernels[name];
     k.total_ns += d;
-    k.count += per;
+    k.count += 1;
     TimeCount& c = p.classes[static_cast<int>(ClassifyKernel(name, g.kind()))];
     c.total_ns += d;
-    c.count += per;
+    c.count += 1;
     p.gpu_busy_ns += d;
   }
   for (const proto::Range& r : ev.ranges()) {
@@ -219,9 +219,19 @@ TraceProfile ProfileTrace(const Trace& trace, std::string_view path, int64_t pid
     if (name.empty()) name = std::string(trace.String(r.name_sid()));
     if (r.phase() == proto::BACKWARD) name += " [backward]";
     TimeCount& l = p.layers[name];
-    l.total_ns += static_cast<double>(r.end_ns() - r.start_ns()) * per;
-    l.count += per;
+    l.total_ns += static_cast<double>(r.end_ns() - r.start_ns());
+    l.count += 1;
   }
+  // Totals are summed whole and divided once, so that a count per step is
+  // 8, not the sum of 24 thirds.
+  const auto per_step = [per](TimeCount& tc) {
+    tc.total_ns *= per;
+    tc.count *= per;
+  };
+  for (auto& [name, tc] : p.kernels) per_step(tc);
+  for (TimeCount& tc : p.classes) per_step(tc);
+  for (auto& [name, tc] : p.layers) per_step(tc);
+  p.gpu_busy_ns *= per;
   return p;
 }
 
@@ -271,27 +281,24 @@ std::string CompareText(const CompareResult& r, int top_n) {
 }
 
 std::string CompareJson(const CompareResult& r, int top_n) {
-  std::string out = "{\"a\":{\"path\":";
-  AppendJsonString(out, r.a_path);
-  absl::StrAppend(&out, ",\"steps\":", r.a_steps,
-                  ",\"step_us\":", JsonNumber(Us(r.a_step_ns)), "},\"b\":{\"path\":");
-  AppendJsonString(out, r.b_path);
-  absl::StrAppend(&out, ",\"steps\":", r.b_steps,
-                  ",\"step_us\":", JsonNumber(Us(r.b_step_ns)), "}");
-  absl::StrAppend(&out,
-                  ",\"step_diff_us\":", JsonNumber(Us(r.a_step_ns - r.b_step_ns)),
-                  ",\"relative_error\":", JsonNumber(r.relative_error), ",\"classes\":");
-  AppendDiffJson(out, r.classes, kKernelClassCount);
-  out += ",\"layers\":";
-  AppendDiffJson(out, r.layers, top_n);
-  absl::StrAppend(&out, ",\"layer_count\":", r.layers.size(), ",\"kernels\":");
-  AppendDiffJson(out, r.kernels, top_n);
-  absl::StrAppend(&out, ",\"kernel_count\":", r.kernels.size(), ",\"only_in_a\":");
-  AppendDiffJson(out, r.only_in_a, top_n);
-  absl::StrAppend(&out, ",\"only_in_a_count\":", r.only_in_a.size(), ",\"only_in_b\":");
-  AppendDiffJson(out, r.only_in_b, top_n);
-  absl::StrAppend(&out, ",\"only_in_b_count\":", r.only_in_b.size(), "}\n");
-  return out;
+  JsonWriter w(0);
+  w.BeginObject();
+  w.Key("a").BeginObject().Field("path", r.a_path).Field("steps", r.a_steps);
+  w.Field("step_us", Us(r.a_step_ns)).EndObject();
+  w.Key("b").BeginObject().Field("path", r.b_path).Field("steps", r.b_steps);
+  w.Field("step_us", Us(r.b_step_ns)).EndObject();
+  w.Field("step_diff_us", Us(r.a_step_ns - r.b_step_ns)).Field("relative_error", r.relative_error);
+  WriteDiffs(w, "classes", r.classes, kKernelClassCount);
+  WriteDiffs(w, "layers", r.layers, top_n);
+  w.Field("layer_count", static_cast<int64_t>(r.layers.size()));
+  WriteDiffs(w, "kernels", r.kernels, top_n);
+  w.Field("kernel_count", static_cast<int64_t>(r.kernels.size()));
+  WriteDiffs(w, "only_in_a", r.only_in_a, top_n);
+  w.Field("only_in_a_count", static_cast<int64_t>(r.only_in_a.size()));
+  WriteDiffs(w, "only_in_b", r.only_in_b, top_n);
+  w.Field("only_in_b_count", static_cast<int64_t>(r.only_in_b.size()));
+  w.EndObject();
+  return w.str() + "\n";
 }
 
 }  // namespace reverie::whatif

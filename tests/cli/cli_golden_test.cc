@@ -38,8 +38,12 @@ const std::vector<Golden>& Goldens() {
       {"advise", {"advise", "examples/tiny_mlp_training.json", "--threads", "2"}},
       {"advise_json", {"advise", "examples/tiny_mlp_training.json", "--json", "--threads", "2"}},
       {"compare", {"compare", "examples/tiny_mlp_training.json", "tests/import/data/mini_training.json"}},
+      {"compare_json", {"compare", "examples/tiny_mlp_training.json",
+                        "tests/import/data/mini_training.json", "--json"}},
       {"sweep", {"sweep", "examples/tiny_mlp_training.json", "--script", "batch_size.lua", "--set",
                  "factor=1,2"}},
+      {"sweep_json", {"sweep", "examples/tiny_mlp_training.json", "--script", "batch_size.lua",
+                      "--set", "factor=1,2", "--json"}},
       {"scripts", {"scripts"}},
   };
   return k;
