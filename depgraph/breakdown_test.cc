@@ -22,14 +22,9 @@ struct Fixture {
   }
   TaskId Add(ResourceId r, TaskKind kind, const char* name, int64_t dur, int64_t measured,
              Phase phase) {
-    TaskSpec s;
-    s.kind = kind;
-    s.name = name;
-    s.resource = r;
-    s.duration_ns = dur;
-    s.measured_start_ns = measured;
-    s.phase = phase;
-    s.step = 0;
+    TaskSpec s{
+        .kind = kind, .name = name, .resource = r, .duration_ns = dur, .phase = phase, .step = 0,
+        .measured_start_ns = measured};
     return g.AppendTask(s);
   }
   Graph g;
@@ -116,10 +111,7 @@ TEST(CriticalPathTest, CommunicationBoundThroughAChannel) {
   Graph g;
   const ResourceId th = g.AddResource({ResourceKind::kCpuThread, 1, 1, -1, "t", true});
   const ResourceId ch = g.AddResource({ResourceKind::kCommChannel, 1, 0, -1, "c", false});
-  TaskSpec s;
-  s.resource = th;
-  s.kind = TaskKind::kCpuWork;
-  s.duration_ns = 5;
+  TaskSpec s{.kind = TaskKind::kCpuWork, .resource = th, .duration_ns = 5};
   const TaskId w = g.AppendTask(s);
   s.resource = ch;
   s.kind = TaskKind::kComm;

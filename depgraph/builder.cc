@@ -139,13 +139,11 @@ void BuildCpuTasks(Context& ctx) {
   for (const ThreadInfo& th : ctx.threads) {
     for (uint32_t c = th.begin; c < th.end; ++c) {
       CpuCall& call = ctx.calls[c];
-      TaskSpec s;
-      s.kind = TaskKind::kCpuApi;
-      s.name = ctx.ApiName(call);
-      s.resource = th.resource;
-      s.duration_ns = call.end - call.start;
-      s.gap_ns = c + 1 < th.end ? std::max<int64_t>(0, ctx.calls[c + 1].start - call.end) : 0;
-      s.measured_start_ns = call.start;
+      TaskSpec s{
+          .kind = TaskKind::kCpuApi, .name = ctx.ApiName(call), .resource = th.resource,
+          .duration_ns = call.end - call.start,
+          .gap_ns = c + 1 < th.end ? std::max<int64_t>(0, ctx.calls[c + 1].start - call.end) : 0,
+          .measured_start_ns = call.start};
       call.task = ctx.g.AppendTask(s);
     }
   }
@@ -206,11 +204,9 @@ void BuildGpuTasks(Context& ctx) {
     for (uint32_t o = st.begin; o < st.end; ++o) {
       GpuOp& op = ctx.ops[o];
       const proto::GpuActivity& a = ctx.Act(op);
-      TaskSpec s;
-      s.kind = KindOf(a);
-      s.name = ctx.trace.String(a.name_sid());
-      s.resource = st.resource;
-      s.duration_ns = op.end - op.start;
+      TaskSpec s{
+          .kind = KindOf(a), .name = ctx.trace.String(a.name_sid()), .resource = st.resource,
+          .duration_ns = op.end - op.start};
       if (o + 1 < st.end) s.gap_ns = std::clamp<int64_t>(ctx.ops[o + 1].start - op.end, 0, cap);
       s.measured_start_ns = op.start;
       s.bytes = a.bytes();
@@ -307,11 +303,9 @@ void AnchorRoots(Context& ctx) {
   // start releases each at its measured offset, so they keep their relative
   // timing instead of all starting at 0.
   const ResourceId r = g.AddResource({ResourceKind::kCpuThread, -1, -1, -1, "trace window start", true});
-  TaskSpec s;
-  s.kind = TaskKind::kCpuWork;
-  s.name = "trace window start";
-  s.resource = r;
-  s.measured_start_ns = t0;
+  TaskSpec s{
+      .kind = TaskKind::kCpuWork, .name = "trace window start", .resource = r,
+      .measured_start_ns = t0};
   const TaskId start = g.AppendTask(s);
   for (TaskId root : roots) {
     g.AddEdge(start, root, EdgeKind::kUser, ClampDelay(g.measured_start_ns(root) - t0));

@@ -300,12 +300,9 @@ class ThreadSplitter {
       ctx_.pieces.back().end = to;
       return prev;
     }
-    TaskSpec s;
-    s.kind = TaskKind::kCpuWork;
-    s.name = name;
-    s.duration_ns = to - from;
-    s.measured_start_ns = from;
-    s.op = op;
+    TaskSpec s{
+        .kind = TaskKind::kCpuWork, .name = name, .duration_ns = to - from,
+        .measured_start_ns = from, .op = op};
     last_stretch_ = ctx_.g.InsertTaskAfter(prev, s);
     ctx_.pieces.push_back({last_stretch_, from, to, thread_});
     return last_stretch_;

@@ -14,11 +14,7 @@ namespace {
 using ::testing::ElementsAre;
 
 TaskSpec Spec(ResourceId r, int64_t d, TaskKind k = TaskKind::kCpuApi) {
-  TaskSpec s;
-  s.kind = k;
-  s.name = "t";
-  s.resource = r;
-  s.duration_ns = d;
+  TaskSpec s{.kind = k, .name = "t", .resource = r, .duration_ns = d};
   return s;
 }
 

@@ -85,10 +85,7 @@ TEST(KernelClassTest, GenericKernelsInsideTheOptimizerStep) {
   Graph g;
   const ResourceId s = g.AddResource({ResourceKind::kGpuStream, 1, 7, 0, "stream 7", true});
   const char* add = "void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float>>";
-  TaskSpec spec;
-  spec.kind = TaskKind::kKernel;
-  spec.resource = s;
-  spec.name = add;
+  TaskSpec spec{.kind = TaskKind::kKernel, .name = add, .resource = s};
   const TaskId model = g.AppendTask(spec);
   const TaskId step = g.AppendTask(spec);
   spec.name = "volta_sgemm_128x64_nn";

@@ -24,23 +24,14 @@ Built Build() {
   Built x;
   Graph& g = x.g;
   const ResourceId cpu = g.AddResource({ResourceKind::kCpuThread, 1, 1, -1, "thread 1", true});
-  TaskSpec s;
-  s.kind = TaskKind::kCpuWork;
-  s.resource = cpu;
-  s.duration_ns = 100;
-  s.name = "a";
+  TaskSpec s{.kind = TaskKind::kCpuWork, .name = "a", .resource = cpu, .duration_ns = 100};
   x.a = g.AppendTask(s);
   s.name = "b";
   x.b = g.AppendTask(s);
   auto add = [&](int64_t ns, int64_t bytes, int64_t total, TaskId anchor, int64_t offset, uint32_t of) {
-    MemoryEvent m;
-    m.measured_ns = ns;
-    m.bytes = bytes;
-    m.total_allocated = total;
-    m.device = 0;
-    m.alloc = of;
-    m.anchor = anchor;
-    m.anchor_offset_ns = offset;
+    MemoryEvent m{
+        .measured_ns = ns, .bytes = bytes, .total_allocated = total, .device = 0, .alloc = of,
+        .anchor = anchor, .anchor_offset_ns = offset};
     g.AddMemoryEvent(m);
   };
   add(10, 1000, 5000, x.a, 10, 0);

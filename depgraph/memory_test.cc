@@ -16,9 +16,7 @@ struct Builder {
   // Appends an allocation (bytes > 0) or a free of allocation `of` (1-based
   // index, 0 = unknown), keeping the allocator's total.
   uint32_t Add(int64_t ns, int64_t bytes, Phase phase, uint32_t of = 0, LayerId layer = {}) {
-    MemoryEvent m;
-    m.measured_ns = ns;
-    m.bytes = bytes;
+    MemoryEvent m{.measured_ns = ns, .bytes = bytes};
     total += bytes;
     m.total_allocated = total;
     m.device = 0;
@@ -79,11 +77,9 @@ TEST(Memory, WithoutAddressesOnlyTheNetGrowthIsKnown) {
   Graph g;
   int64_t t = 0;
   for (int64_t bytes : {4 * kMiB, 2 * kMiB, -1 * kMiB, -5 * kMiB}) {
-    MemoryEvent m;
-    m.measured_ns = t += 10;
-    m.bytes = bytes;
-    m.device = 0;
-    m.phase = bytes > 0 ? Phase::kForward : Phase::kBackward;
+    MemoryEvent m{
+        .measured_ns = t += 10, .bytes = bytes, .device = 0,
+        .phase = bytes > 0 ? Phase::kForward : Phase::kBackward};
     g.AddMemoryEvent(m);
   }
   const std::vector<StepTime> steps = {Step(0, 0, 100)};
@@ -99,12 +95,8 @@ TEST(Memory, WithoutAddressesOnlyTheNetGrowthIsKnown) {
 
 TEST(Memory, StepsWithoutEventsAndTheHostApart) {
   Graph g;
-  MemoryEvent gpu;
-  gpu.measured_ns = 50;
-  gpu.bytes = 100;
-  gpu.total_allocated = 1000;
-  gpu.device = 1;
-  gpu.has_addr = true;
+  MemoryEvent gpu{
+      .measured_ns = 50, .bytes = 100, .total_allocated = 1000, .device = 1, .has_addr = true};
   g.AddMemoryEvent(gpu);
   MemoryEvent host = gpu;
   host.device = -1;

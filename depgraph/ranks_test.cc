@@ -25,13 +25,9 @@ struct RankShape {
 
 TaskSpec Spec(TaskKind kind, std::string_view name, ResourceId resource, int64_t duration_ns,
               int32_t step) {
-  TaskSpec s;
-  s.kind = kind;
-  s.name = name;
-  s.resource = resource;
-  s.duration_ns = duration_ns;
-  s.step = step;
-  s.measured_start_ns = 0;
+  TaskSpec s{
+      .kind = kind, .name = name, .resource = resource, .duration_ns = duration_ns, .step = step,
+      .measured_start_ns = 0};
   return s;
 }
 

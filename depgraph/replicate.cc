@@ -20,15 +20,11 @@ std::vector<TaskId> AppendGraph(const Graph& src, const AppendMapping& m, Graph*
   }
   for (uint32_t r = 0; r < src.resource_count(); ++r) {
     for (TaskId t = src.first_on_resource(ResourceId(r)); t.valid(); t = src.next_on_resource(t)) {
-      TaskSpec s;
-      s.kind = src.kind(t);
-      s.name = src.name(t);
-      s.resource = m.resource[r];
-      s.duration_ns = src.duration_ns(t);
-      s.gap_ns = src.gap_ns(t);
-      s.layer = src.layer_of(t).valid() ? m.layer[src.layer_of(t).value()] : LayerId();
-      s.phase = src.phase(t);
-      s.step = src.step_of(t) < 0 ? -1 : m.step[src.step_of(t)];
+      TaskSpec s{
+          .kind = src.kind(t), .name = src.name(t), .resource = m.resource[r],
+          .duration_ns = src.duration_ns(t), .gap_ns = src.gap_ns(t),
+          .layer = src.layer_of(t).valid() ? m.layer[src.layer_of(t).value()] : LayerId(),
+          .phase = src.phase(t), .step = src.step_of(t) < 0 ? -1 : m.step[src.step_of(t)]};
       s.measured_start_ns =
           !src.measured(t) ? kNotMeasured : src.measured_start_ns(t) + m.measured_shift_ns;
       s.bytes = src.bytes(t);

@@ -31,13 +31,8 @@ class G {
   }
   TaskId Add(ResourceId r, int64_t dur, int64_t gap = 0, TaskKind kind = TaskKind::kCpuApi,
              int32_t step = -1) {
-    TaskSpec s;
-    s.kind = kind;
-    s.name = "t";
-    s.resource = r;
-    s.duration_ns = dur;
-    s.gap_ns = gap;
-    s.step = step;
+    TaskSpec s{
+        .kind = kind, .name = "t", .resource = r, .duration_ns = dur, .gap_ns = gap, .step = step};
     // A measured start that would be wrong if the simulator read it.
     s.measured_start_ns = 1'000'000'000;
     return g.AppendTask(s);

@@ -41,13 +41,9 @@ struct Training {
 
   TaskId Add(TaskKind kind, const std::string& name, ResourceId r, int64_t dur, int64_t gap = 0,
              int64_t bytes = 0) {
-    TaskSpec s;
-    s.kind = kind;
-    s.name = name;
-    s.resource = r;
-    s.duration_ns = dur;
-    s.gap_ns = gap;
-    s.bytes = bytes;
+    TaskSpec s{
+        .kind = kind, .name = name, .resource = r, .duration_ns = dur, .gap_ns = gap,
+        .bytes = bytes};
     return t[name] = g.AppendTask(s);
   }
 
@@ -200,11 +196,9 @@ TEST(ChakraLaneTest, UnsizedAndUntypedCommunicationStaysOnTheLane) {
   Training f;
   f.g.set_bytes(f.t["allreduce bucket 0"], 0);
   const ResourceId s3 = f.g.AddResource({ResourceKind::kGpuStream, 1, 11, 0, "stream 11", true});
-  TaskSpec reduce;
-  reduce.kind = TaskKind::kKernel;
-  reduce.name = "ncclKernel_Reduce_RING_LL_Sum_float";
-  reduce.resource = s3;
-  reduce.duration_ns = 7'000;
+  TaskSpec reduce{
+      .kind = TaskKind::kKernel, .name = "ncclKernel_Reduce_RING_LL_Sum_float", .resource = s3,
+      .duration_ns = 7'000};
   f.g.AddEdge(f.t["adam"], f.g.AppendTask(reduce), EdgeKind::kEvent);
   const Exported e = ExportOf(f.g, CommMode::kNetwork);
   EXPECT_EQ(e.plan.replayed, 2);
@@ -219,11 +213,9 @@ TEST(ChakraLaneTest, IdleLatencyWithNothingRunningIsKept) {
   Graph g;
   const ResourceId cpu = g.AddResource({ResourceKind::kCpuThread, 1, 1, -1, "thread 1", true});
   const ResourceId s = g.AddResource({ResourceKind::kGpuStream, 1, 7, 0, "stream 7", true});
-  TaskSpec call;
-  call.kind = TaskKind::kCpuApi;
-  call.name = "cudaLaunchKernel";
-  call.resource = cpu;
-  call.duration_ns = 3'000;
+  TaskSpec call{
+      .kind = TaskKind::kCpuApi, .name = "cudaLaunchKernel", .resource = cpu,
+      .duration_ns = 3'000};
   TaskSpec kernel = call;
   kernel.kind = TaskKind::kKernel;
   kernel.name = "gemm";

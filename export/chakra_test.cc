@@ -36,13 +36,9 @@ struct Fixture {
 
   TaskId Add(TaskKind kind, const std::string& name, ResourceId r, int64_t dur, int64_t gap = 0,
              int64_t bytes = 0) {
-    TaskSpec s;
-    s.kind = kind;
-    s.name = name;
-    s.resource = r;
-    s.duration_ns = dur;
-    s.gap_ns = gap;
-    s.bytes = bytes;
+    TaskSpec s{
+        .kind = kind, .name = name, .resource = r, .duration_ns = dur, .gap_ns = gap,
+        .bytes = bytes};
     const TaskId t = g.AppendTask(s);
     task[name] = t;
     return t;

@@ -40,13 +40,9 @@ struct Fixture {
 
   TaskId Add(TaskKind kind, const std::string& label, const std::string& name, ResourceId r,
              int64_t measured_start, int64_t bytes = 0) {
-    TaskSpec s;
-    s.kind = kind;
-    s.name = name;
-    s.resource = r;
-    s.duration_ns = 10'000;
-    s.measured_start_ns = measured_start;
-    s.bytes = bytes;
+    TaskSpec s{
+        .kind = kind, .name = name, .resource = r, .duration_ns = 10'000,
+        .measured_start_ns = measured_start, .bytes = bytes};
     const TaskId t = g.AppendTask(s);
     task[label] = t;
     return t;

@@ -42,12 +42,9 @@ struct Rank {
     const ResourceId s = g.AddResource({ResourceKind::kGpuStream, 1, 7, 0, "stream 7", true});
     const ResourceId comm = g.AddResource({ResourceKind::kGpuStream, 1, 9, 0, "stream 9", true});
     auto add = [&](TaskKind kind, const char* name, ResourceId r, int64_t dur, int64_t measured) {
-      TaskSpec spec;
-      spec.kind = kind;
-      spec.name = name;
-      spec.resource = r;
-      spec.duration_ns = dur;
-      spec.measured_start_ns = measured;
+      TaskSpec spec{
+          .kind = kind, .name = name, .resource = r, .duration_ns = dur,
+          .measured_start_ns = measured};
       return g.AppendTask(spec);
     };
     const TaskId lk = add(TaskKind::kCpuApi, "cudaLaunchKernel", cpu, 4'000, 1'000);

@@ -31,15 +31,9 @@ Graph SmallGraph() {
   g.AddStep({"ProfilerStep#3", 1'000'000, 1'100'000});
   auto add = [&](TaskKind k, const char* name, depgraph::ResourceId r, int64_t start, int64_t dur,
                  depgraph::LayerId layer) {
-    TaskSpec s;
-    s.kind = k;
-    s.name = name;
-    s.resource = r;
-    s.duration_ns = dur;
-    s.layer = layer;
-    s.phase = Phase::kForward;
-    s.step = 0;
-    s.measured_start_ns = start;
+    TaskSpec s{
+        .kind = k, .name = name, .resource = r, .duration_ns = dur, .layer = layer,
+        .phase = Phase::kForward, .step = 0, .measured_start_ns = start};
     return g.AppendTask(s);
   };
   const TaskId l1 = add(TaskKind::kCpuApi, "cudaLaunchKernel", cpu, 1'000'000, 5'000, fc);
@@ -129,11 +123,9 @@ TEST(TimelineTest, MeasuredAndSimulatedRuns) {
 TEST(TimelineTest, RemovedAndUntimedTasksAreSkippedAndCounted) {
   Graph g = SmallGraph();
   g.RemoveTask(TaskId(4));  // k1 and its launch edge
-  TaskSpec s;
-  s.kind = TaskKind::kCpuWork;
-  s.name = "inserted";
-  s.resource = depgraph::ResourceId(0);
-  s.duration_ns = 10;
+  TaskSpec s{
+      .kind = TaskKind::kCpuWork, .name = "inserted", .resource = depgraph::ResourceId(0),
+      .duration_ns = 10};
   g.AppendTask(s);  // no measured time
   TimelineStats st;
   RenderTimeline({{"measured", &g, nullptr}}, &st);

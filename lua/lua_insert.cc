@@ -80,12 +80,8 @@ bool InsertsGpuTask(const char* kind) {
 absl::Status DoInsert(EngineState& S, const InsertArgs& a, InsertOut* out) {
   Graph& g = S.run.session->graph();
   REVERIE_ASSIGN_OR_RETURN(TaskKind kind, transforms::ParseTaskKind(a.kind));
-  depgraph::TaskSpec spec;
-  spec.kind = kind;
-  spec.name = a.name;
-  spec.duration_ns = a.duration;
-  spec.gap_ns = a.gap;
-  spec.bytes = a.bytes;
+  depgraph::TaskSpec spec{
+      .kind = kind, .name = a.name, .duration_ns = a.duration, .gap_ns = a.gap, .bytes = a.bytes};
   const TaskId anchor = a.where.anchor;
   if (anchor.valid()) {
     REVERIE_RETURN_IF_ERROR(transforms::CheckLive(g, anchor));

@@ -19,14 +19,9 @@ Graph Base() {
   const auto fc = g.AddLayer("fc", depgraph::LayerId());
   g.AddStep({"ProfilerStep#1", 0, 400'000});
   for (int i = 0; i < 3; ++i) {
-    depgraph::TaskSpec api;
-    api.kind = TaskKind::kCpuApi;
-    api.name = "cudaLaunchKernel";
-    api.resource = cpu;
-    api.duration_ns = 5'000;
-    api.layer = fc;
-    api.step = 0;
-    api.measured_start_ns = i * 10'000;
+    depgraph::TaskSpec api{
+        .kind = TaskKind::kCpuApi, .name = "cudaLaunchKernel", .resource = cpu,
+        .duration_ns = 5'000, .layer = fc, .step = 0, .measured_start_ns = i * 10'000};
     const TaskId a = g.AppendTask(api);
     depgraph::TaskSpec k = api;
     k.kind = TaskKind::kKernel;

@@ -20,11 +20,8 @@ using ::testing::HasSubstr;
 // One thread of `n` tasks of `ns` each.
 std::vector<depgraph::TaskId> OneThread(Graph& g, int n, int64_t ns) {
   const auto cpu = g.AddResource({depgraph::ResourceKind::kCpuThread, 1, 1, -1, "thread 1", true});
-  depgraph::TaskSpec s;
-  s.kind = depgraph::TaskKind::kCpuWork;
-  s.resource = cpu;
-  s.duration_ns = ns;
-  s.name = "work";
+  depgraph::TaskSpec s{
+      .kind = depgraph::TaskKind::kCpuWork, .name = "work", .resource = cpu, .duration_ns = ns};
   std::vector<depgraph::TaskId> out;
   for (int i = 0; i < n; ++i) out.push_back(g.AppendTask(s));
   return out;
@@ -36,12 +33,9 @@ Graph Build() {
   Graph g;
   const std::vector<depgraph::TaskId> t = OneThread(g, 2, 1000000);
   const depgraph::TaskId a = t[0], b = t[1];
-  depgraph::MemoryEvent m;
-  m.device = 0;
-  m.bytes = 1 << 20;
-  m.total_allocated = 5 << 20;
-  m.anchor = a;
-  m.anchor_offset_ns = 10;
+  depgraph::MemoryEvent m{
+      .bytes = 1 << 20, .total_allocated = 5 << 20, .device = 0, .anchor = a,
+      .anchor_offset_ns = 10};
   g.AddMemoryEvent(m);
   m.measured_ns = 1500000;
   m.bytes = -(1 << 20);

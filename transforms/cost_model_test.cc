@@ -49,23 +49,16 @@ Built Make() {
       g.AddResource({depgraph::ResourceKind::kGpuStream, 1, 7, 0, "stream 7 (gpu 0)", true});
   g.AddStep({"ProfilerStep#0", 0, 0});
   auto launch = [&](const char* name, TaskKind kind, double ns, OpId op, int64_t bytes) {
-    TaskSpec l;
-    l.kind = TaskKind::kCpuApi;
-    l.name = kind == TaskKind::kKernel ? "cudaLaunchKernel" : "cudaMemcpyAsync";
-    l.resource = cpu;
-    l.duration_ns = 4000;
-    l.step = 0;
-    l.phase = depgraph::Phase::kForward;
+    TaskSpec l{
+        .kind = TaskKind::kCpuApi,
+        .name = kind == TaskKind::kKernel ? "cudaLaunchKernel" : "cudaMemcpyAsync",
+        .resource = cpu, .duration_ns = 4000, .phase = depgraph::Phase::kForward, .step = 0};
     const TaskId lt = g.AppendTask(l);
     if (op.valid()) g.set_op(lt, op);
-    TaskSpec k;
-    k.kind = kind;
-    k.name = name;
-    k.resource = gpu;
-    k.duration_ns = static_cast<int64_t>(std::nearbyint(ns));
-    k.bytes = bytes;
-    k.step = 0;
-    k.phase = depgraph::Phase::kForward;
+    TaskSpec k{
+        .kind = kind, .name = name, .resource = gpu,
+        .duration_ns = static_cast<int64_t>(std::nearbyint(ns)),
+        .phase = depgraph::Phase::kForward, .step = 0, .bytes = bytes};
     const TaskId kt = g.AppendTask(k);
     g.AddEdge(lt, kt, EdgeKind::kLaunch);
     return kt;

@@ -102,12 +102,9 @@ class RetargetTest : public ::testing::Test {
  protected:
   void SetUp() override {
     const ResourceId s = g_.AddResource({depgraph::ResourceKind::kGpuStream, 1, 7, 0, "stream 7", true});
-    TaskSpec k;
-    k.kind = TaskKind::kKernel;
-    k.resource = s;
-    k.name = "big";
-    k.duration_ns = 1000;
-    k.geometry = Geo(640 * 100, 256, 32);
+    TaskSpec k{
+        .kind = TaskKind::kKernel, .name = "big", .resource = s, .duration_ns = 1000,
+        .geometry = Geo(640 * 100, 256, 32)};
     big_ = g_.AppendTask(k);
     k.name = "small";
     k.geometry = Geo(10, 64, 16);

@@ -37,29 +37,19 @@ Built Build() {
   for (int32_t step = 0; step < 2; ++step) {
     g.AddStep({"ProfilerStep#0", 0, 0});
     for (int64_t bytes : {131584, 64}) {
-      TaskSpec copy;
-      copy.kind = TaskKind::kMemcpy;
-      copy.name = "Memcpy HtoD (Pageable -> Device)";
-      copy.resource = gpu;
-      copy.duration_ns = 1000;
-      copy.bytes = bytes;
-      copy.step = step;
+      TaskSpec copy{
+          .kind = TaskKind::kMemcpy, .name = "Memcpy HtoD (Pageable -> Device)", .resource = gpu,
+          .duration_ns = 1000, .step = step, .bytes = bytes};
       g.AppendTask(copy);
-      TaskSpec fw;
-      fw.kind = TaskKind::kCpuWork;
-      fw.name = "[framework]";
-      fw.resource = cpu;
+      TaskSpec fw{.kind = TaskKind::kCpuWork, .name = "[framework]", .resource = cpu};
       const int64_t stretch = static_cast<int64_t>(kFixedNs + kNsPerByte * static_cast<double>(bytes));
       fw.duration_ns = stretch + 500;
       fw.step = step;
       fw.measured_start_ns = now;
       const TaskId t = g.AppendTask(fw);
       b.stretches.push_back(t);
-      MemoryEvent m;
-      m.measured_ns = now + stretch;
-      m.bytes = -bytes;
-      m.anchor = t;
-      m.anchor_offset_ns = stretch;
+      MemoryEvent m{
+          .measured_ns = now + stretch, .bytes = -bytes, .anchor = t, .anchor_offset_ns = stretch};
       g.AddMemoryEvent(m);
       MemoryEvent other = m;
       other.bytes = -4;

@@ -168,11 +168,7 @@ absl::StatusOr<uint32_t> Allocate(Graph& g, int32_t device, int64_t bytes, TaskI
   if (!g.live(at) || (free_at.valid() && !g.live(free_at))) {
     return absl::InvalidArgumentError("allocate: at and free_at must be live tasks");
   }
-  MemoryEvent m;
-  m.bytes = bytes;
-  m.device = device;
-  m.phase = g.phase(at);
-  m.layer = g.layer_of(at);
+  MemoryEvent m{.bytes = bytes, .device = device, .phase = g.phase(at), .layer = g.layer_of(at)};
   MemoryEvent free = m;
   if (free_at.valid()) {
     free.phase = g.phase(free_at);

@@ -39,14 +39,9 @@ Built Build() {
   const depgraph::OpId conv_bwd = g.AddOp("ConvolutionBackward0", depgraph::OpId(), 100);
   auto task = [&](TaskKind kind, const char* name, depgraph::ResourceId r, int64_t ns, Phase p,
                   depgraph::OpId op) {
-    TaskSpec s;
-    s.kind = kind;
-    s.name = name;
-    s.resource = r;
-    s.duration_ns = ns;
-    s.phase = p;
-    s.op = op;
-    s.step = 0;
+    TaskSpec s{
+        .kind = kind, .name = name, .resource = r, .duration_ns = ns, .phase = p, .step = 0,
+        .op = op};
     return g.AppendTask(s);
   };
   x.fwd_op = task(TaskKind::kCpuWork, "aten::conv2d", cpu, 100, Phase::kForward, conv);
@@ -59,15 +54,9 @@ Built Build() {
   x.bwd_kernel = task(TaskKind::kKernel, "conv_bwd", stream, 1, Phase::kBackward, depgraph::OpId());
   g.AddEdge(bwd_launch, x.bwd_kernel, EdgeKind::kLaunch);
   auto add = [&](int64_t ns, int64_t bytes, TaskId anchor, int64_t offset, uint32_t of, Phase p) {
-    MemoryEvent m;
-    m.measured_ns = ns;
-    m.bytes = bytes;
-    m.device = 0;
-    m.alloc = of;
-    m.phase = p;
-    m.has_addr = true;
-    m.anchor = anchor;
-    m.anchor_offset_ns = offset;
+    MemoryEvent m{
+        .measured_ns = ns, .bytes = bytes, .device = 0, .phase = p, .alloc = of, .has_addr = true,
+        .anchor = anchor, .anchor_offset_ns = offset};
     g.AddMemoryEvent(m);
   };
   add(10, 1000, x.fwd_op, 10, 0, Phase::kForward);

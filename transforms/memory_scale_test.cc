@@ -31,28 +31,19 @@ Graph Build() {
   const auto gpu = g.AddResource({depgraph::ResourceKind::kGpuStream, 1, 7, 0, "stream 7", true});
   const OpId op = g.AddOp("aten::addmm", OpId(), 1000);
   g.set_op_inputs(op, {Tensor({256}), Tensor({16, 2056}), Tensor({2056, 256})});
-  TaskSpec call;
-  call.kind = TaskKind::kCpuApi;
-  call.name = "cudaLaunchKernel";
-  call.resource = cpu;
-  call.duration_ns = 4000;
-  call.phase = Phase::kForward;
+  TaskSpec call{
+      .kind = TaskKind::kCpuApi, .name = "cudaLaunchKernel", .resource = cpu, .duration_ns = 4000,
+      .phase = Phase::kForward};
   const TaskId c = g.AppendTask(call);
   g.set_op(c, op);
-  TaskSpec k;
-  k.kind = TaskKind::kKernel;
-  k.name = "ampere_sgemm_32x32_sliced1x4_tn";
-  k.resource = gpu;
-  k.duration_ns = 9000;
-  k.phase = Phase::kForward;
+  TaskSpec k{
+      .kind = TaskKind::kKernel, .name = "ampere_sgemm_32x32_sliced1x4_tn", .resource = gpu,
+      .duration_ns = 9000, .phase = Phase::kForward};
   g.AddEdge(c, g.AppendTask(k), EdgeKind::kLaunch);
   auto add = [&](int64_t bytes, Phase phase, uint32_t of = 0) {
-    MemoryEvent m;
-    m.measured_ns = static_cast<int64_t>(g.memory_events().size());
-    m.bytes = bytes;
-    m.device = 0;
-    m.phase = phase;
-    m.alloc = of;
+    MemoryEvent m{
+        .measured_ns = static_cast<int64_t>(g.memory_events().size()), .bytes = bytes, .device = 0,
+        .phase = phase, .alloc = of};
     g.AddMemoryEvent(m);
   };
   add(131584, Phase::kForward);

@@ -70,14 +70,9 @@ absl::StatusOr<TaskId> AddOpTime(Graph& g, TaskId call, std::string_view op_name
   }
   if (cost_ns < 0) return absl::InvalidArgumentError("an op's CPU cost must be >= 0");
   const OpId op = g.AddOp(op_name, OpId(), cost_ns);
-  depgraph::TaskSpec s;
-  s.kind = TaskKind::kCpuWork;
-  s.name = op_name;
-  s.duration_ns = cost_ns;
-  s.phase = g.phase(call);
-  s.layer = g.layer_of(call);
-  s.step = g.step_of(call);
-  s.op = op;
+  depgraph::TaskSpec s{
+      .kind = TaskKind::kCpuWork, .name = op_name, .duration_ns = cost_ns,
+      .layer = g.layer_of(call), .phase = g.phase(call), .step = g.step_of(call), .op = op};
   const TaskId t = g.InsertTaskBefore(call, s);
   g.set_op(call, op);
   return t;

@@ -105,10 +105,7 @@ TEST_F(RemoveTest, RemovingABlockInTheMiddleKeepsCrossResourceOrder) {
 TEST_F(RemoveTest, TransitiveDependenciesThroughRemovedTasksSurvive) {
   // a (thread 2) -> x (thread 2) -> b (gpu): removing x must keep a -> b.
   const depgraph::ResourceId t2 = AddCpuThread(g_, "t2");
-  depgraph::TaskSpec s;
-  s.kind = TaskKind::kCpuWork;
-  s.name = "a";
-  s.duration_ns = 1'000'000;
+  depgraph::TaskSpec s{.kind = TaskKind::kCpuWork, .name = "a", .duration_ns = 1'000'000};
   const TaskId a = *InsertTask(g_, Where::OnResource(t2), s);
   s.name = "x";
   const TaskId x = *InsertTask(g_, Where::OnResource(t2), s);
@@ -146,10 +143,7 @@ TEST_F(RemoveTest, RewiringIsBoundedAndCounted) {
   const depgraph::ResourceId p = AddCommChannel(g_, "p"), h = AddCommChannel(g_, "h"),
                              c = AddCommChannel(g_, "c");
   auto comm = [this](depgraph::ResourceId r, const char* name) {
-    depgraph::TaskSpec spec;
-    spec.kind = TaskKind::kComm;
-    spec.name = name;
-    spec.duration_ns = 1;
+    depgraph::TaskSpec spec{.kind = TaskKind::kComm, .name = name, .duration_ns = 1};
     return *InsertTask(g_, Where::OnResource(r), spec);
   };
   const TaskId hub = comm(h, "hub");

@@ -22,9 +22,7 @@ TEST(SessionTest, CommitReplacesTheGraphAndCountsChanges) {
   q.names = {"elementwise"};  // "relu" alone would also match the fused conv
   const Selection relu = *Select(s.graph(), q);
   ASSERT_TRUE(RemoveTasks(s.graph(), relu.Union(LaunchesOf(s.graph(), relu))).ok());  // 4 gone
-  depgraph::TaskSpec w;
-  w.kind = TaskKind::kCpuWork;
-  w.name = "extra";
+  depgraph::TaskSpec w{.kind = TaskKind::kCpuWork, .name = "extra"};
   ASSERT_TRUE(InsertTask(s.graph(), Where::OnResource(depgraph::ResourceId(0)), w).ok());
   AddCommChannel(s.graph(), "ring");
   EXPECT_EQ(g.live_task_count(), 38u);  // untouched until commit

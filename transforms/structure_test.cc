@@ -27,10 +27,7 @@ class StructureTest : public ::testing::Test {
 
 TEST_F(StructureTest, InsertCpuTaskAfterBeforeAndAppend) {
   const TaskId first = g_.first_on_resource(cpu_);
-  TaskSpec work;
-  work.kind = TaskKind::kCpuWork;
-  work.name = "data loading";
-  work.duration_ns = 1'000'000;
+  TaskSpec work{.kind = TaskKind::kCpuWork, .name = "data loading", .duration_ns = 1'000'000};
   const int64_t before = SimNs();
   absl::StatusOr<TaskId> t = InsertTask(g_, Where::After(first), work);
   ASSERT_TRUE(t.ok()) << t.status();
@@ -84,12 +81,9 @@ TEST_F(StructureTest, InsertGpuTaskAddsItsLaunchCallAsInFig4) {
   const TaskId relu = Kernel("elementwise");
   const TaskId relu_launch = LauncherOf(g_, relu);
   ASSERT_TRUE(relu_launch.valid());
-  TaskSpec enc;
-  enc.kind = TaskKind::kKernel;
-  enc.name = "gist_encode";
-  enc.duration_ns = 40'000;
-  enc.phase = Phase::kForward;
-  enc.step = 0;
+  TaskSpec enc{
+      .kind = TaskKind::kKernel, .name = "gist_encode", .duration_ns = 40'000,
+      .phase = Phase::kForward, .step = 0};
   const int64_t before = SimNs();
   absl::StatusOr<InsertedGpuTask> ins =
       InsertGpuTask(g_, Where::After(relu), enc, LaunchOptions{}, InferLaunchModel(g_));
@@ -112,10 +106,7 @@ TEST_F(StructureTest, InsertGpuTaskAddsItsLaunchCallAsInFig4) {
   EXPECT_EQ(g_.first_on_resource(gpu_), pre->gpu);
 
   // Memcpy without a launch call.
-  TaskSpec copy;
-  copy.kind = TaskKind::kMemcpy;
-  copy.name = "Memcpy DtoH (offload)";
-  copy.duration_ns = 1'000;
+  TaskSpec copy{.kind = TaskKind::kMemcpy, .name = "Memcpy DtoH (offload)", .duration_ns = 1'000};
   LaunchOptions none;
   none.with_launch = false;
   absl::StatusOr<InsertedGpuTask> c =
@@ -130,9 +121,7 @@ TEST_F(StructureTest, InsertGpuTaskWithExplicitLaunchCannotCloseACycle) {
   // runs before that kernel from after the sync would be a cycle.
   const TaskId sync = g_.last_on_resource(cpu_);
   const TaskId first = g_.first_on_resource(gpu_);
-  TaskSpec k;
-  k.kind = TaskKind::kKernel;
-  k.name = "late";
+  TaskSpec k{.kind = TaskKind::kKernel, .name = "late"};
   LaunchOptions o;
   o.launch_after = sync;
   const size_t live = g_.live_task_count();
@@ -154,10 +143,7 @@ TEST_F(StructureTest, AddDependencyChecksCyclesAndRemoveDependency) {
   const size_t edges = g_.live_edge_count();
   // A new CPU thread waiting for the first kernel is fine.
   const ResourceId t2 = AddCpuThread(g_, "helper");
-  TaskSpec w;
-  w.kind = TaskKind::kCpuWork;
-  w.name = "host work";
-  w.duration_ns = 1'000;
+  TaskSpec w{.kind = TaskKind::kCpuWork, .name = "host work", .duration_ns = 1'000};
   const TaskId h = *InsertTask(g_, Where::OnResource(t2), w);
   ASSERT_TRUE(AddDependency(g_, first_k, h, depgraph::EdgeKind::kUser, 50).ok());
   EXPECT_EQ(g_.live_edge_count(), edges + 1);
@@ -190,11 +176,8 @@ TEST_F(StructureTest, CommChannelIsUnorderedAndTakesOnlyCommTasks) {
   const ResourceId ch = AddCommChannel(g_, "allreduce");
   EXPECT_FALSE(g_.resource(ch).ordered);
   EXPECT_EQ(g_.resource(ch).kind, depgraph::ResourceKind::kCommChannel);
-  TaskSpec ar;
-  ar.kind = TaskKind::kComm;
-  ar.name = "allreduce";
-  ar.duration_ns = 500'000;
-  ar.bytes = 1 << 20;
+  TaskSpec ar{
+      .kind = TaskKind::kComm, .name = "allreduce", .duration_ns = 500'000, .bytes = 1 << 20};
   const TaskId a = *InsertTask(g_, Where::OnResource(ch), ar);
   const TaskId b = *InsertTask(g_, Where::OnResource(ch), ar);
   // Unordered: b does not wait for a, but the channel runs one at a time.

@@ -22,24 +22,13 @@ struct Ctx {
 };
 
 void Launch(Ctx& c, const char* kernel, int64_t us, LayerId layer, Phase phase, int32_t it) {
-  TaskSpec l;
-  l.kind = TaskKind::kCpuApi;
-  l.name = "cudaLaunchKernel";
-  l.resource = c.cpu;
-  l.duration_ns = 5'000;
-  l.gap_ns = 2'000;
-  l.layer = layer;
-  l.phase = phase;
-  l.step = it;
+  TaskSpec l{
+      .kind = TaskKind::kCpuApi, .name = "cudaLaunchKernel", .resource = c.cpu,
+      .duration_ns = 5'000, .gap_ns = 2'000, .layer = layer, .phase = phase, .step = it};
   const TaskId lt = c.g.AppendTask(l);
-  TaskSpec k;
-  k.kind = TaskKind::kKernel;
-  k.name = kernel;
-  k.resource = c.gpu;
-  k.duration_ns = us * 1'000;
-  k.layer = layer;
-  k.phase = phase;
-  k.step = it;
+  TaskSpec k{
+      .kind = TaskKind::kKernel, .name = kernel, .resource = c.gpu, .duration_ns = us * 1'000,
+      .layer = layer, .phase = phase, .step = it};
   const TaskId kt = c.g.AppendTask(k);
   c.g.AddEdge(lt, kt, EdgeKind::kLaunch);
 }
@@ -55,14 +44,9 @@ Ctx OneThreadOneStream() {
 // The step's closing cudaStreamSynchronize (2us, gap 10us), waiting for
 // the stream's last task.
 void AppendSync(Ctx& c, int32_t it) {
-  TaskSpec sync;
-  sync.kind = TaskKind::kCpuApi;
-  sync.name = "cudaStreamSynchronize";
-  sync.resource = c.cpu;
-  sync.duration_ns = 2'000;
-  sync.gap_ns = 10'000;
-  sync.phase = Phase::kUpdate;
-  sync.step = it;
+  TaskSpec sync{
+      .kind = TaskKind::kCpuApi, .name = "cudaStreamSynchronize", .resource = c.cpu,
+      .duration_ns = 2'000, .gap_ns = 10'000, .phase = Phase::kUpdate, .step = it};
   const TaskId s = c.g.AppendTask(sync);
   c.g.AddEdge(c.g.last_on_resource(c.gpu), s, EdgeKind::kSync);
 }
@@ -119,15 +103,9 @@ void AddActivationMemory(Graph& g) {
   constexpr int64_t kMiB = 1 << 20;
   int64_t ns = 0;
   auto add = [&](int64_t bytes, TaskId anchor, uint32_t alloc) {
-    depgraph::MemoryEvent m;
-    m.measured_ns = ++ns;
-    m.bytes = bytes;
-    m.device = 0;
-    m.phase = g.phase(anchor);
-    m.layer = g.layer_of(anchor);
-    m.alloc = alloc;
-    m.has_addr = true;
-    m.anchor = anchor;
+    depgraph::MemoryEvent m{
+        .measured_ns = ++ns, .bytes = bytes, .device = 0, .phase = g.phase(anchor),
+        .layer = g.layer_of(anchor), .alloc = alloc, .has_addr = true, .anchor = anchor};
     g.AddMemoryEvent(m);
     return static_cast<uint32_t>(g.memory_events().size());  // 1 + its index
   };

@@ -48,28 +48,18 @@ inline depgraph::Graph SyntheticStepGraph(int steps, int ops) {
   int64_t clock = 0;
   auto add = [&](TaskKind kind, const std::string& name, depgraph::ResourceId r, int64_t dur,
                  int32_t step, Phase phase, depgraph::LayerId layer) {
-    TaskSpec s;
-    s.kind = kind;
-    s.name = name;
-    s.resource = r;
-    s.duration_ns = dur;
-    s.gap_ns = kind == TaskKind::kCpuApi ? next(200, 2'000) : 0;
-    s.step = step;
-    s.phase = phase;
-    s.layer = layer;
-    s.measured_start_ns = clock;
+    TaskSpec s{
+        .kind = kind, .name = name, .resource = r, .duration_ns = dur,
+        .gap_ns = kind == TaskKind::kCpuApi ? next(200, 2'000) : 0, .layer = layer, .phase = phase,
+        .step = step, .measured_start_ns = clock};
     return g.AppendTask(s);
   };
   for (int step = 0; step < steps; ++step) {
     const std::string step_name = "ProfilerStep#" + std::to_string(step + 1);
     g.AddStep({step_name, clock, clock + 1});
-    TaskSpec mark;
-    mark.kind = TaskKind::kCpuWork;
-    mark.name = step_name;
-    mark.resource = cpu;
-    mark.step = step;
-    mark.measured_start_ns = clock;
-    mark.step_mark = depgraph::StepMark::kBegin;
+    TaskSpec mark{
+        .kind = TaskKind::kCpuWork, .name = step_name, .resource = cpu, .step = step,
+        .measured_start_ns = clock, .step_mark = depgraph::StepMark::kBegin};
     g.AppendTask(mark);
     depgraph::TaskId last_kernel;
     for (int op = 0; op < ops; ++op) {

@@ -32,15 +32,10 @@ Graph TestGraph() {
   g.AddStep({"ProfilerStep#5", 0, 200'000});
   int64_t t = 1'000;
   for (int i = 0; i < 10; ++i) {
-    depgraph::TaskSpec api;
-    api.kind = TaskKind::kCpuApi;
-    api.name = i % 3 == 2 ? "cudaMemsetAsync" : "cudaLaunchKernel";
-    api.resource = cpu;
-    api.duration_ns = 4'000;
-    api.layer = i < 5 ? fc : net;
-    api.phase = depgraph::Phase::kForward;
-    api.step = 0;
-    api.measured_start_ns = t;
+    depgraph::TaskSpec api{
+        .kind = TaskKind::kCpuApi, .name = i % 3 == 2 ? "cudaMemsetAsync" : "cudaLaunchKernel",
+        .resource = cpu, .duration_ns = 4'000, .layer = i < 5 ? fc : net,
+        .phase = depgraph::Phase::kForward, .step = 0, .measured_start_ns = t};
     const TaskId a = g.AppendTask(api);
     depgraph::TaskSpec gpu = api;
     gpu.kind = i % 3 == 2 ? TaskKind::kMemset : TaskKind::kKernel;

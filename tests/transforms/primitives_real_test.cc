@@ -99,10 +99,7 @@ TEST(PrimitivesRealTest, InsertingKernelsWithLaunchesKeepsTheGraphValid) {
   const LaunchModel model = InferLaunchModel(g);
   EXPECT_GT(model.kernel_launch_samples, 9000);
   for (depgraph::TaskId t : bn) {
-    depgraph::TaskSpec s;
-    s.kind = TaskKind::kKernel;
-    s.name = "extra";
-    s.duration_ns = 10'000;
+    depgraph::TaskSpec s{.kind = TaskKind::kKernel, .name = "extra", .duration_ns = 10'000};
     ASSERT_TRUE(InsertGpuTask(g, Where::After(t), s, LaunchOptions{}, model).ok());
   }
   EXPECT_EQ(g.live_task_count(), rg->graph.live_task_count() + 2 * bn.size());
