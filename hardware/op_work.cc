@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -114,6 +115,17 @@ OpWork Compute(WorkKind kind, double flops, const OpArgs& args, double out_eleme
 
 // --- GEMMs ---
 
+// The largest power of two up to 16 dividing every dimension of a matrix
+// product (OpWork::matrix_alignment).
+int32_t MatrixAlignment(std::initializer_list<double> dims) {
+  int32_t a = 16;
+  for (const double d : dims) {
+    const auto v = static_cast<int64_t>(d);
+    while (a > 1 && v % a != 0) a /= 2;
+  }
+  return a;
+}
+
 // a[..., m, k] x b[..., k, n] with broadcast batch dims (1-D operands as
 // torch.matmul treats them).
 OpWork Matmul(const Shape& a, const Shape& b, const OpArgs& args, double extra_flops_per_out,
@@ -133,9 +145,12 @@ OpWork Matmul(const Shape& a, const Shape& b, const OpArgs& args, double extra_f
   const double flops = 2 * batch * m * n * k + extra_flops_per_out * out;
   std::vector<int64_t> out_shape;
   if (batch == 1) out_shape = {static_cast<int64_t>(m), static_cast<int64_t>(n)};
-  return Compute(WorkKind::kGemm, flops, args, out,
-                 absl::StrFormat("%s: 2*batch*m*n*k, batch=%g m=%g n=%g k=%g", Sv(what), batch, m, n, k),
-                 std::move(out_shape));
+  OpWork w = Compute(WorkKind::kGemm, flops, args, out,
+                     absl::StrFormat("%s: 2*batch*m*n*k, batch=%g m=%g n=%g k=%g", Sv(what), batch,
+                                     m, n, k),
+                     std::move(out_shape));
+  w.matrix_alignment = MatrixAlignment({m, n, k});
+  return w;
 }
 
 OpWork Linear(const OpArgs& args) {
@@ -146,8 +161,10 @@ OpWork Linear(const OpArgs& args) {
   for (size_t i = 0; i + 1 < x->size(); ++i) rows *= static_cast<double>((*x)[i]);
   const double k = static_cast<double>(x->back()), n = static_cast<double>((*w)[0]);
   const bool bias = TensorAt(args, 2) != nullptr;
-  return Compute(WorkKind::kGemm, 2 * rows * n * k + (bias ? rows * n : 0), args, rows * n,
-                 absl::StrFormat("linear: 2*m*n*k, m=%g n=%g k=%g", rows, n, k));
+  OpWork work = Compute(WorkKind::kGemm, 2 * rows * n * k + (bias ? rows * n : 0), args, rows * n,
+                        absl::StrFormat("linear: 2*m*n*k, m=%g n=%g k=%g", rows, n, k));
+  work.matrix_alignment = MatrixAlignment({rows, n, k});
+  return work;
 }
 
 // --- Convolutions ---

@@ -66,6 +66,10 @@ struct OpWork {
   double out_bytes = 0;
   std::vector<int64_t> out_shape;
   double out_fixed_bytes = 0;
+  // Matrix products: the largest power of two up to 16 that divides m, n
+  // and k (1 for the vocabulary of 50257); 0 for other ops. Half-precision
+  // tensor-core kernels run at full rate only on 16-byte aligned operands.
+  int32_t matrix_alignment = 0;
   std::string formula;       // how the figures were computed ("2*m*n*k, m=16 n=256 k=2056")
   std::string why;           // for kNone: "no shapes recorded", ...
 };

@@ -47,6 +47,28 @@ TEST(OpWorkTest, MmBmmMatmulLinear) {
   EXPECT_DOUBLE_EQ(lin.flops, 2.0 * 25089 * 3072 * 768 + 25089.0 * 3072);
   const OpWork bad = WorkOfOp("aten::mm", {T("float", {4, 4}), S("1")});
   EXPECT_EQ(bad.kind, WorkKind::kNone);
+  // The alignment of a matrix product: the largest power of two up to 16
+  // dividing m, n and k.
+  EXPECT_EQ(mm.matrix_alignment, 16);
+  EXPECT_EQ(bmm.matrix_alignment, 1);  // m = n = 3137
+  EXPECT_EQ(WorkOfOp("aten::mm", {T("float", {24, 12}), T("float", {12, 40})}).matrix_alignment, 4);
+  EXPECT_EQ(bad.matrix_alignment, 0);
+}
+
+TEST(OpWorkTest, GptTwosOutputLayerIsUnaligned) {
+  // GPT-2's language-model head: 8 x 512 tokens x 768 -> a vocabulary of
+  // 50257 (odd), forward and the two backward GEMMs (H100 trace).
+  const OpWork head = WorkOfOp("aten::linear", {T("float", {8, 512, 768}), T("float", {50257, 768})});
+  EXPECT_EQ(head.matrix_alignment, 1);
+  const OpWork grad_in = WorkOfOp("aten::mm", {T("float", {4096, 50257}), T("float", {50257, 768})});
+  EXPECT_EQ(grad_in.matrix_alignment, 1);
+  const OpWork qkv = WorkOfOp("aten::addmm", {T("float", {2304}), T("float", {4096, 768}),
+                                              T("float", {768, 2304}), S("1"), S("1")});
+  EXPECT_EQ(qkv.matrix_alignment, 16);
+  // Element-wise ops have none.
+  EXPECT_EQ(WorkOfOp("aten::add", {T("float", {4096, 768}), T("float", {4096, 768}), S("1")})
+                .matrix_alignment,
+            0);
 }
 
 TEST(OpWorkTest, ConvolutionWithStrideAndPadding) {

@@ -363,9 +363,10 @@ int SelRetime(lua_State* L) {
   ChargeWork(L, SatMul(16, static_cast<int64_t>(sel->count)));
   absl::StatusOr<transforms::RetimeStats> r = transforms::Retime(g, ToSelection(sel), m, spec);
   RaiseIfError(L, r.status());
-  lua_createtable(L, 0, 5);
+  lua_createtable(L, 0, 6);
   SetIntField(L, "kernels", r->kernels);
   SetIntField(L, "with_work", r->with_work);
+  SetIntField(L, "unaligned", r->unaligned);
   SetIntField(L, "skipped", r->skipped);
   SetIntField(L, "before_ns", r->before_ns);
   SetIntField(L, "after_ns", r->after_ns);

@@ -362,10 +362,11 @@ end
 local fp32_sel = graph:from_tasks(kept_fp32)
 memory = memory - fp32_sel
 local before_compute, before_memory = compute:total_duration(), memory:total_duration()
+local unaligned = 0
 if P.compute_speedup > 0 then
   compute:shrink(P.compute_speedup)
 else
-  compute:retime{dtype = P.dtype, gpu = gpu_key}
+  unaligned = compute:retime{dtype = P.dtype, gpu = gpu_key}.unaligned
 end
 if P.memory_speedup > 0 then
   memory:shrink(P.memory_speedup)
@@ -434,6 +435,12 @@ reverie.log(string.format("%s on %s: %d GEMM/conv/attention kernels %.1f -> %.1f
                             " (cost model)",
                           #kept_fp32, fp32_sel:total_duration() / 1e3, casts, op_ns / 1e3, scaler_kernels,
                           syncs))
+if unaligned > 0 then
+  reverie.log(string.format("%d GEMM kernels have a dimension that is not a multiple of 16 bytes in %s " ..
+                            "(a vocabulary of 50257, say): they keep %s's vector rate, not the tensor " ..
+                            "cores' (pad the dimension to a multiple of 8 to get it)",
+                            unaligned, P.dtype, P.dtype))
+end
 local n_steps = math.max(1, #steps)
 if has_memory then
   reverie.log(string.format("memory: per step %.0f tensors written in half %.2f -> %.2f MiB; %.0f cast " ..

@@ -195,6 +195,7 @@ class WorkAttribution {
       w.flops = ow.flops * w.share;
       w.bytes = ow.bytes * w.share;
       w.fp32_bytes = ow.fp32_bytes * w.share;
+      w.matrix_alignment = ow.matrix_alignment;
       const TaskId named = p.best_compute.valid() ? p.best_compute : t;
       const std::optional<hardware::Math> by_name = hardware::MathOfKernelName(g_.name(named));
       w.math = by_name.value_or(ow.math.value_or(hardware::Math::kFp32));

@@ -101,6 +101,7 @@ struct KernelWork {
   double fp32_bytes = 0;
   hardware::Math math = hardware::Math::kFp32;
   bool matrix = false;        // runs on tensor / matrix cores
+  int32_t matrix_alignment = 0;  // hardware::OpWork::matrix_alignment
   depgraph::OpId op;          // the op whose work it is
   double share = 0;           // of that op's work (by duration among its kernels)
   int32_t why = -1;           // for kNone: index of the reason (CostModel::reasons)
@@ -173,6 +174,9 @@ struct RetimeStats {
   int64_t kernels = 0;       // kernels retimed
   int64_t with_work = 0;     // of which from recorded shapes
   int64_t skipped = 0;       // selected tasks that are not kernels
+  // GEMMs moved to a narrower type whose dimensions are not 16-byte
+  // multiples in it: they keep the type's vector rate, not the tensor cores'.
+  int64_t unaligned = 0;
   int64_t before_ns = 0;
   int64_t after_ns = 0;
 };

@@ -39,8 +39,9 @@ struct Built {
 
 // m x 1024 @ 1024 x 1024 GEMMs (m = 64 ... 8192) on an A100, each taking
 // kFixedNs + R / kCeiling (R its FLOPs at the fp32 peak), and pageable
-// host-to-device copies at 10 GB/s plus 2 us.
-Built Make() {
+// host-to-device copies at 10 GB/s plus 2 us. The largest GEMM's n is
+// `last_n` in its recorded shapes.
+Built Make(int64_t last_n = 1024) {
   Built b;
   Graph& g = b.g;
   const depgraph::ResourceId cpu =
@@ -65,7 +66,7 @@ Built Make() {
   };
   for (int64_t m = 64; m <= 8192; m *= 2) {
     const OpId op = g.AddOp("aten::mm", OpId(), 1000);
-    g.set_op_inputs(op, {Tensor({m, 1024}), Tensor({1024, 1024})});
+    g.set_op_inputs(op, {Tensor({m, 1024}), Tensor({1024, m == 8192 ? last_n : 1024})});
     const double r = 2.0 * m * 1024 * 1024 / (kFp32Tflops * 1e3);
     b.gemms.push_back(launch("ampere_sgemm_128x64_nn", TaskKind::kKernel, kFixedNs + r / kCeiling, op, 0));
   }
@@ -147,6 +148,23 @@ TEST(CostModelTest, RetimingMovesKernelsAlongTheCurve) {
   b = Make();
   ASSERT_TRUE(Retime(b.g, Of({big}), m, Spec(1, hardware::Math::kFp16)).ok());
   EXPECT_NEAR(b.g.duration_ns(big), t_big * c.TimeNs(r_big * kFp32Tflops / 312) / c.TimeNs(r_big), 2);
+
+  // The same GEMM with n = 1023 cannot use the tensor cores' 16-byte loads:
+  // in fp16 it runs at the A100's fp16 vector peak (78 TFLOP/s), counted.
+  {
+    Built odd = Make(1023);
+    const CostModel mo = BuildCostModel(odd.g, odd.devices).value();
+    const hardware::EfficiencyCurve& co = mo.curve[static_cast<int>(depgraph::KernelClass::kGemm)];
+    const double r_odd = r_big * 1023 / 1024;
+    absl::StatusOr<RetimeStats> st = Retime(odd.g, Of({odd.gemms.back()}), mo, Spec(1, hardware::Math::kFp16));
+    ASSERT_TRUE(st.ok()) << st.status();
+    EXPECT_EQ(st->unaligned, 1);
+    EXPECT_NEAR(odd.g.duration_ns(odd.gemms.back()),
+                t_big * co.TimeNs(r_odd * kFp32Tflops / 78) / co.TimeNs(r_odd), 2);
+    // The aligned one above was counted as none.
+    Built even = Make();
+    EXPECT_EQ(Retime(even.g, Of({even.gemms.back()}), m, Spec(1, hardware::Math::kFp16))->unaligned, 0);
+  }
 
   // Another GPU: H100 SXM runs fp32 at 67 TFLOP/s.
   b = Make();

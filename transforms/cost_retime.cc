@@ -95,9 +95,17 @@ KernelWork BatchScaled(const Graph& g, const CostModel& m, const KernelWork& w, 
 }
 
 // New roofline time of a kernel with work (already batch-scaled), after
-// the dtype and GPU change.
+// the dtype and GPU change. A GEMM moved to a type in which its dimensions
+// are not multiples of 16 bytes (a vocabulary of 50257 in bf16) cannot use
+// the tensor cores' full-rate kernels, which load 16-byte vectors: cuBLAS
+// falls back to narrow-load kernels (the bf16 GPT-2 trace runs its output
+// layer in `cutlass_75_tensorop_bf16_s1688gemm`, at 10% of the tensor
+// peak). Such a GEMM keeps the type's vector peak (a half-precision one
+// asked to run in fp8 stays as it was), and `*unaligned` is set.
+// (NVIDIA, "Matrix Multiplication Background User's Guide", Tensor Core
+// requirements: dimensions in multiples of 16 bytes.)
 double ChangedRoofline(const CostModel& m, const KernelWork& w, const RetimeSpec& spec,
-                       const hardware::GpuSpec& gpu) {
+                       const hardware::GpuSpec& gpu, bool* unaligned) {
   KernelWork x = w;
   if (spec.dtype && *spec.dtype != Math::kFp32 && *spec.dtype != Math::kTf32) {
     const double es = MathBytes(*spec.dtype);
@@ -106,8 +114,15 @@ double ChangedRoofline(const CostModel& m, const KernelWork& w, const RetimeSpec
   if (spec.dtype && w.kind != WorkKind::kMemory) {
     const bool half_already = w.math == Math::kFp16 || w.math == Math::kBf16 || w.math == Math::kFp8;
     if (!half_already || *spec.dtype == Math::kFp8) {
-      x.math = *spec.dtype;
-      x.matrix = *spec.dtype != Math::kFp32 && *spec.dtype != Math::kFp64;
+      const bool to_matrix = *spec.dtype != Math::kFp32 && *spec.dtype != Math::kFp64;
+      *unaligned = to_matrix && w.kind == WorkKind::kGemm && w.matrix_alignment > 0 &&
+                   w.matrix_alignment * MathBytes(*spec.dtype) < 16;
+      // A half-precision GEMM that fp8 cannot take (cuBLASLt's fp8 kernels
+      // need every dimension a multiple of 16) stays as it ran.
+      if (!(*unaligned && half_already)) {
+        x.math = *spec.dtype;
+        x.matrix = to_matrix && !*unaligned;
+      }
     }
   }
   return m.RooflineNs(x, gpu);
@@ -171,7 +186,9 @@ absl::StatusOr<RetimeStats> Retime(Graph& g, const Selection& s, const CostModel
       // The grid grows with the kernel's own work (the tile kept): a GEMM
       // whose weight dominates its traffic gets few more blocks.
       const double growth = raw > 0 ? m.RooflineNs(grown, origin) / raw : spec.work_factor;
-      r1 = ChangedRoofline(m, grown, spec, dest) / internal::GridUse(geo, dest, growth);
+      bool unaligned = false;
+      r1 = ChangedRoofline(m, grown, spec, dest, &unaligned) / internal::GridUse(geo, dest, growth);
+      if (unaligned) ++stats.unaligned;
       ++stats.with_work;
     } else {
       r0 = std::max(0.0, (before - c.fixed_ns) / c.slope);
