@@ -17,6 +17,7 @@
 #include "absl/strings/str_cat.h"
 #include "base/printable.h"
 #include "cli/command.h"
+#include "cli/huge_pages.h"
 
 namespace reverie::cli {
 
@@ -194,6 +195,7 @@ const Command* Find(const std::string& name) {
 
 int main(int argc, char** argv) {
   using namespace reverie::cli;
+  RunWithHugePages(argv);
   if (argc < 2) {
     std::fprintf(stderr, "reverie: no command given; see 'reverie --help'\n");
     return kExitBadInput;

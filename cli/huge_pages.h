@@ -1,0 +1,35 @@
+// File: cli/huge_pages.h
+//
+// The reverie executable runs with glibc's malloc asking for transparent
+// huge pages (the `glibc.malloc.hugetlb=1` tunable).
+//
+// Why: loading a trace fills fresh memory (the graph's columns, the
+// protobuf arena, simdjson's buffers), and with 4 KiB pages about a quarter
+// of `reverie info` went to page faults and zeroing pages (perf, on
+// df_index_resolver). Most Linux distributions set transparent huge pages
+// to "madvise": a process gets 2 MiB pages only where it asks, and glibc
+// asks only when the tunable says so. glibc reads GLIBC_TUNABLES before
+// main runs, so the executable sets it and runs itself again, once
+// (docs/PERFORMANCE.md has the before and after). The re-executed process
+// restores the environment as the user gave it, so that nothing it starts
+// inherits the setting. Only the executable: the Python module lives in
+// the user's interpreter and leaves its allocator alone.
+//
+// Nothing happens when REVERIE_HUGE_PAGES=0, when GLIBC_TUNABLES already
+// sets glibc.malloc.hugetlb, under sanitizers (their allocator is not
+// glibc's), off glibc, or when /proc/self/exe cannot be executed (then the
+// process goes on as it is). Huge pages are advice: where the kernel has
+// none to give, malloc runs as before.
+#ifndef REVERIE_CLI_HUGE_PAGES_H_
+#define REVERIE_CLI_HUGE_PAGES_H_
+
+namespace reverie::cli {
+
+// Call first in main, before anything reads the environment or starts a
+// thread; returns (in this process or the re-executed one) when the
+// command should run.
+void RunWithHugePages(char** argv);
+
+}  // namespace reverie::cli
+
+#endif  // REVERIE_CLI_HUGE_PAGES_H_
