@@ -1,7 +1,8 @@
 // File: base/parallel.h
 //
 // Independent work items on all cores: fn(i) for every i in [0, n), each
-// once, by `threads` workers (0: the machine's cores, never more than n).
+// once, by `threads` workers (0: $REVERIE_THREADS, else the machine's
+// cores; never more than n).
 // The caller's thread is one of the workers. fn must be safe to run
 // concurrently for different i (each writes its own result slot) and must
 // not throw: an exception leaving a worker thread ends the process
@@ -12,14 +13,27 @@
 #include <algorithm>
 #include <atomic>
 #include <cstddef>
+#include <cstdlib>
 #include <thread>
 #include <vector>
 
 namespace reverie {
 
+// The worker count when none is given: $REVERIE_THREADS when it is a
+// positive number (a shared machine, a container whose CPU quota is below
+// its core count), else the machine's cores.
+inline int DefaultWorkerCount() {
+  if (const char* env = std::getenv("REVERIE_THREADS"); env != nullptr) {
+    char* end = nullptr;
+    const long v = std::strtol(env, &end, 10);
+    if (end != env && *end == '\0' && v > 0) return static_cast<int>(std::min(v, 1024L));
+  }
+  return static_cast<int>(std::thread::hardware_concurrency());
+}
+
 // The worker count ParallelFor uses for `threads` and `n` items.
 inline int WorkerCount(int threads, size_t n) {
-  int w = threads > 0 ? threads : static_cast<int>(std::thread::hardware_concurrency());
+  int w = threads > 0 ? threads : DefaultWorkerCount();
   w = std::max(1, w);
   return static_cast<int>(std::min<size_t>(static_cast<size_t>(w), std::max<size_t>(1, n)));
 }

@@ -176,7 +176,7 @@ RunFn SetupAdvise(CLI::App& app) {
   app.add_flag("--json", o->json, "machine-readable output");
   AddInt(app, "--top", &o->top, 1, 1000, "candidates listed (default 10)");
   AddInt(app, "--threads", &o->threads, 1, 1024,
-         "predictions run at once (default: every core; the answer is the same)");
+         "predictions run at once (default: $REVERIE_THREADS, else every core; the answer is the same)");
   AddSetFlag(app, &o->spec,
              "override a setting advise tries, for every script declaring KEY; repeatable");
   AddLuaLimitFlags(app, &o->spec);

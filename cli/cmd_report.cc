@@ -143,7 +143,7 @@ RunFn SetupReport(CLI::App& app) {
   app.add_flag("--advise", o->advise,
                "first section: what limits the step and what to try first (reverie advise)");
   AddInt(app, "--threads", &o->threads, 1, 1024,
-         "predictions run at once (default: every core; the answer is the same)");
+         "predictions run at once (default: $REVERIE_THREADS, else every core; the answer is the same)");
   return [o] { return RunReport(*o); };
 }
 

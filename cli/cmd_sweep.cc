@@ -100,7 +100,7 @@ RunFn SetupSweep(CLI::App& app) {
   AddLuaLimitFlags(app, &o->script_args);
   app.add_flag("--json", o->json, "machine-readable output");
   AddInt(app, "--threads", &o->threads, 1, 1024,
-         "grid points predicted at once (default: every core; the answer is the same)");
+         "grid points predicted at once (default: $REVERIE_THREADS, else every core; the answer is the same)");
   AddPath(app, "--svg", &o->svg_path, "write a line chart of the sweep", "OUT.svg");
   return [o] { return RunSweep(*o); };
 }

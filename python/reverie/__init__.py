@@ -206,7 +206,8 @@ class Trace:
         would) ranked by gain, the best two and three combined, and what
         does not apply with why. ``set``: {"[SCRIPT.]KEY": value} overriding
         the settings tried; ``top``: candidates listed; ``threads``:
-        predictions at once (0: every core; the answer is the same)."""
+        predictions at once (0: $REVERIE_THREADS, else every core; the answer
+        is the same)."""
         spec = _spec(None, set, lua_budget, lua_memory_mb, sandbox)
         return Advice.from_json(self._t.advise_json(spec, int(top), int(threads)))
 

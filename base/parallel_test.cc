@@ -1,0 +1,39 @@
+#include "base/parallel.h"
+
+#include <atomic>
+#include <cstdlib>
+#include <thread>
+#include <vector>
+
+#include "gtest/gtest.h"
+
+namespace reverie {
+namespace {
+
+TEST(ParallelTest, EveryItemRunsOnce) {
+  std::vector<std::atomic<int>> runs(1000);
+  ParallelFor(runs.size(), 4, [&](size_t i) { ++runs[i]; });
+  for (const std::atomic<int>& r : runs) EXPECT_EQ(r.load(), 1);
+}
+
+TEST(ParallelTest, WorkersFollowTheRequestThenReverieThreadsThenTheCores) {
+  unsetenv("REVERIE_THREADS");
+  const int cores = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  EXPECT_EQ(WorkerCount(0, 10000), cores);
+  EXPECT_EQ(WorkerCount(3, 10000), 3);
+  EXPECT_EQ(WorkerCount(8, 2), 2);  // never more than the items
+  EXPECT_EQ(WorkerCount(0, 0), 1);
+  setenv("REVERIE_THREADS", "5", 1);
+  EXPECT_EQ(WorkerCount(0, 10000), 5);
+  EXPECT_EQ(WorkerCount(2, 10000), 2);  // an explicit count wins
+  for (const char* bad : {"0", "-3", "four", "4x", ""}) {
+    setenv("REVERIE_THREADS", bad, 1);
+    EXPECT_EQ(WorkerCount(0, 10000), cores) << "REVERIE_THREADS=" << bad;
+  }
+  setenv("REVERIE_THREADS", "100000", 1);
+  EXPECT_EQ(WorkerCount(0, 100000), 1024);
+  unsetenv("REVERIE_THREADS");
+}
+
+}  // namespace
+}  // namespace reverie
