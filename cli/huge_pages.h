@@ -15,6 +15,11 @@
 // inherits the setting. Only the executable: the Python module lives in
 // the user's interpreter and leaves its allocator alone.
 //
+// The cost: a second process start (about 15 ms, the dynamic loader's
+// relocations), paid by every command; base/huge_pages.h is the targeted
+// mechanism this process-wide one stands in for until the graph's columns
+// use it.
+//
 // Nothing happens when REVERIE_HUGE_PAGES=0, when GLIBC_TUNABLES already
 // sets glibc.malloc.hugetlb, under sanitizers (their allocator is not
 // glibc's), off glibc, or when /proc/self/exe cannot be executed (then the
