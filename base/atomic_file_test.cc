@@ -8,6 +8,7 @@
 #include <iterator>
 #include <string>
 
+#include "base/testing/temp_dir.h"
 #include "gtest/gtest.h"
 
 namespace reverie {
@@ -22,13 +23,7 @@ std::string Read(const fs::path& p) {
 
 class AtomicFileTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("reverie_atomic_" + std::to_string(::getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
+  void SetUp() override { dir_ = testing::TempDirForTest("atomic"); }
   void TearDown() override { fs::remove_all(dir_); }
   // Files in the folder other than `keep` (temporaries left behind).
   int Others(const std::string& keep) {

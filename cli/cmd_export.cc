@@ -333,9 +333,7 @@ absl::Status RunExport(Options& opt) {
 
 RunFn SetupExport(CLI::App& app) {
   auto o = std::make_shared<Options>();
-  app.add_option("TRACE", o->traces, "a trace, or the traces of the ranks of one job")
-      ->required()
-      ->type_name("");
+  AddArgs(app, "TRACE", &o->traces, "a trace, or the traces of the ranks of one job");
   AddPath(app, "--chakra", &o->prefix, "write PREFIX.0.et, PREFIX.1.et, ...", "PREFIX",
           "a non-empty PREFIX")
       ->required();

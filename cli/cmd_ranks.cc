@@ -144,9 +144,7 @@ absl::Status RunRanks(const Options& opt) {
 
 RunFn SetupRanks(CLI::App& app) {
   auto o = std::make_shared<Options>();
-  app.add_option("TRACE", o->traces, "the traces of the ranks of one job (two or more)")
-      ->required()
-      ->type_name("");
+  AddArgs(app, "TRACE", &o->traces, "the traces of the ranks of one job (two or more)");
   AddScriptFlags(app, &o->script);
   app.add_flag("--json", o->json, "machine-readable output");
   AddTimelineFlag(app, &o->timeline);

@@ -123,6 +123,12 @@ inline CLI::Option* AddArg(CLI::App& app, const std::string& name, std::string* 
   return app.add_option(name, *out, help)->required()->type_name("");
 }
 
+// A required positional argument taking one or more values (TRACE...).
+inline CLI::Option* AddArgs(CLI::App& app, const std::string& name, std::vector<std::string>* out,
+                            const std::string& help) {
+  return app.add_option(name, *out, help)->required()->type_name("");
+}
+
 }  // namespace reverie::cli
 
 #endif  // REVERIE_CLI_FLAGS_H_

@@ -12,9 +12,8 @@
 namespace reverie::depgraph {
 namespace {
 
-using test_trace::T;
 using test_trace::Find;
-using test_trace::kPid;
+using test_trace::T;
 
 std::vector<Edge> EdgesOfKind(const Graph& g, EdgeKind k) {
   std::vector<Edge> out;

@@ -15,11 +15,9 @@
 namespace reverie::exporter {
 namespace {
 
-using depgraph::Edge;
 using depgraph::Graph;
 using depgraph::SimResult;
 using depgraph::TaskId;
-using depgraph::TaskKind;
 
 constexpr uint32_t kNone = std::numeric_limits<uint32_t>::max();
 
@@ -149,7 +147,7 @@ ChakraDeps MakeChakraDeps(const Graph& g, const ChakraItems& it, ChakraStats* st
       deps.emplace_back(it.item_of[t], p);
     }
   }
-  for (const Edge& e : g.edges()) {
+  for (const depgraph::Edge& e : g.edges()) {
     if (e.removed || g.removed(e.src) || g.removed(e.dst)) continue;
     deps.emplace_back(it.item_of[e.dst.value()], it.item_of[e.src.value()]);
     if (e.delay_ns != 0) {

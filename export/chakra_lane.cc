@@ -12,7 +12,6 @@
 namespace reverie::exporter {
 namespace {
 
-using depgraph::Edge;
 using depgraph::Graph;
 using depgraph::SimResult;
 using depgraph::TaskId;
@@ -49,7 +48,7 @@ class RankView {
   void ForEachParent(TaskId t, F f) const {
     const depgraph::Adjacency& adj = g_.adjacency();
     for (const auto edge : adj.in(t)) {
-      const Edge& e = g_.edge(edge);
+      const depgraph::Edge& e = g_.edge(edge);
       f(e.src, End(e.src) + e.delay_ns);
     }
     const TaskId prev = g_.prev_on_resource(t);

@@ -11,6 +11,7 @@
 
 #include "depgraph/graph.h"
 #include "depgraph/simulator.h"
+#include "depgraph/testing/named_graph.h"
 #include "export/astra_model.h"
 #include "export/chakra_check.h"
 #include "export/chakra_io.h"
@@ -35,18 +36,7 @@ constexpr int64_t kBucketBytes = 1 << 20;
 // all-reduce on a channel between the backward kernel that produces the
 // gradients and the optimizer kernel that consumes them; other compute
 // (k3) overlaps the all-reduce.
-struct Training {
-  Graph g;
-  std::map<std::string, TaskId> t;
-
-  TaskId Add(TaskKind kind, const std::string& name, ResourceId r, int64_t dur, int64_t gap = 0,
-             int64_t bytes = 0) {
-    TaskSpec s{
-        .kind = kind, .name = name, .resource = r, .duration_ns = dur, .gap_ns = gap,
-        .bytes = bytes};
-    return t[name] = g.AppendTask(s);
-  }
-
+struct Training : depgraph::testing::NamedGraph {
   Training() {
     const ResourceId cpu = g.AddResource({ResourceKind::kCpuThread, 1, 1, -1, "thread 1", true});
     const ResourceId s1 = g.AddResource({ResourceKind::kGpuStream, 1, 7, 0, "stream 7", true});
@@ -124,8 +114,8 @@ TEST(ChakraLaneTest, OneLaneThatAstraSimFinishesWhenReverieDoes) {
   const int64_t span = e.window.span_ns();
   EXPECT_EQ(e.lane.stats.rank_end_ns, span);
   EXPECT_EQ(e.lane.stats.lane_ns + e.lane.stats.dropped_ns, span);
-  const int64_t k3_end = e.sim.end_ns[f.t["other k3"].value()];
-  const int64_t ar_end = e.sim.end_ns[f.t["allreduce bucket 0"].value()];
+  const int64_t k3_end = e.sim.end_ns[f.task["other k3"].value()];
+  const int64_t ar_end = e.sim.end_ns[f.task["allreduce bucket 0"].value()];
   ASSERT_GT(ar_end, k3_end);
   EXPECT_EQ(e.lane.stats.dropped_ns, ar_end - k3_end);
   EXPECT_NEAR(FinishNs(e.file), span, 1'000);
@@ -141,7 +131,7 @@ TEST(ChakraLaneTest, CommunicationSitsBetweenItsProducerAndItsConsumer) {
   }
   ASSERT_NE(ar, nullptr);
   // Its lane parent ends where k1 (the gradients) ends.
-  const int64_t k1_end_us = RoundUs(e.sim.end_ns[f.t["backward k1"].value()] - origin);
+  const int64_t k1_end_us = RoundUs(e.sim.end_ns[f.task["backward k1"].value()] - origin);
   bool after_k1 = false;
   for (uint64_t p : ar->data_deps()) {
     const chakra_et::Node& parent = e.file.nodes[p];
@@ -150,7 +140,7 @@ TEST(ChakraLaneTest, CommunicationSitsBetweenItsProducerAndItsConsumer) {
   }
   EXPECT_TRUE(after_k1);
   // The lane piece that starts with adam depends on it.
-  const int64_t adam_us = RoundUs(e.sim.start_ns[f.t["adam"].value()] - origin);
+  const int64_t adam_us = RoundUs(e.sim.start_ns[f.task["adam"].value()] - origin);
   bool gates_adam = false;
   for (const chakra_et::Node& n : e.file.nodes) {
     if (n.type() != chakra_et::COMP_NODE || static_cast<int64_t>(n.start_time_micros()) != adam_us) {
@@ -172,7 +162,7 @@ TEST(ChakraLaneTest, ASlowerNetworkDelaysTheStepAsReverieWould) {
     for (chakra_et::Node& n : slow.nodes) {
       if (n.type() == chakra_et::COMM_COLL_NODE) n.set_duration_micros(ar_ns / 1000);
     }
-    f.g.set_duration_ns(f.t["allreduce bucket 0"], ar_ns);
+    f.g.set_duration_ns(f.task["allreduce bucket 0"], ar_ns);
     absl::StatusOr<SimResult> resim = depgraph::Simulate(f.g);
     ASSERT_TRUE(resim.ok());
     const SimWindow w = SimulatedWindow(f.g, *resim);
@@ -194,12 +184,12 @@ TEST(ChakraLaneTest, ReplayKeepsCommunicationOnTheLane) {
 
 TEST(ChakraLaneTest, UnsizedAndUntypedCommunicationStaysOnTheLane) {
   Training f;
-  f.g.set_bytes(f.t["allreduce bucket 0"], 0);
+  f.g.set_bytes(f.task["allreduce bucket 0"], 0);
   const ResourceId s3 = f.g.AddResource({ResourceKind::kGpuStream, 1, 11, 0, "stream 11", true});
   TaskSpec reduce{
       .kind = TaskKind::kKernel, .name = "ncclKernel_Reduce_RING_LL_Sum_float", .resource = s3,
       .duration_ns = 7'000};
-  f.g.AddEdge(f.t["adam"], f.g.AppendTask(reduce), EdgeKind::kEvent);
+  f.g.AddEdge(f.task["adam"], f.g.AppendTask(reduce), EdgeKind::kEvent);
   const Exported e = ExportOf(f.g, CommMode::kNetwork);
   EXPECT_EQ(e.plan.replayed, 2);
   EXPECT_EQ(e.plan.unsized, 1);

@@ -12,38 +12,22 @@
 
 #include "depgraph/graph.h"
 #include "depgraph/simulator.h"
+#include "depgraph/testing/named_graph.h"
 #include "gtest/gtest.h"
 
 namespace reverie::exporter {
 namespace {
 
 using depgraph::EdgeKind;
-using depgraph::Graph;
-using depgraph::Resource;
 using depgraph::ResourceId;
 using depgraph::ResourceKind;
-using depgraph::SimResult;
 using depgraph::TaskId;
 using depgraph::TaskKind;
-using depgraph::TaskSpec;
 
 // A CPU thread launching onto a compute stream and an NCCL stream, plus
 // script-style comm tasks on an unordered channel. Every task name is unique
 // so the test can find its node.
-struct Fixture {
-  Graph g;
-  std::map<std::string, TaskId> task;
-
-  TaskId Add(TaskKind kind, const std::string& name, ResourceId r, int64_t dur, int64_t gap = 0,
-             int64_t bytes = 0) {
-    TaskSpec s{
-        .kind = kind, .name = name, .resource = r, .duration_ns = dur, .gap_ns = gap,
-        .bytes = bytes};
-    const TaskId t = g.AppendTask(s);
-    task[name] = t;
-    return t;
-  }
-
+struct Fixture : depgraph::testing::NamedGraph {
   Fixture() {
     const ResourceId cpu = g.AddResource({ResourceKind::kCpuThread, 1, 100, -1, "thread 100", true});
     const ResourceId s7 = g.AddResource({ResourceKind::kGpuStream, 1, 7, 0, "stream 7 (gpu 0)", true});
@@ -91,8 +75,8 @@ struct Exported {
   std::map<std::string, const chakra_et::Node*> by_name;
 };
 
-Exported Export(const Graph& g) {
-  absl::StatusOr<SimResult> sim = depgraph::Simulate(g);
+Exported Export(const depgraph::Graph& g) {
+  absl::StatusOr<depgraph::SimResult> sim = depgraph::Simulate(g);
   EXPECT_TRUE(sim.ok()) << sim.status();
   absl::StatusOr<ChakraTrace> trace = ExportChakra(g, *sim);
   EXPECT_TRUE(trace.ok()) << trace.status();
@@ -202,7 +186,7 @@ TEST(ChakraExportTest, NodesTypesAndCounts) {
 TEST(ChakraExportTest, EveryGraphDependencyIsPresent) {
   Fixture f;
   Exported e = Export(f.g);
-  const Graph& g = f.g;
+  const depgraph::Graph& g = f.g;
   std::map<uint32_t, const chakra_et::Node*> node_of;
   for (const auto& [name, t] : f.task) node_of[t.value()] = e.by_name.at(name);
   // The node that stands for "t is done, gap included": t's gap node if any.
@@ -278,13 +262,13 @@ TEST(ChakraExportTest, DurationsAreMicrosecondsWithinRounding) {
 
 TEST(ChakraExportTest, CycleAndMismatchedSimulationAreErrors) {
   Fixture f;
-  absl::StatusOr<SimResult> sim = depgraph::Simulate(f.g);
+  absl::StatusOr<depgraph::SimResult> sim = depgraph::Simulate(f.g);
   ASSERT_TRUE(sim.ok());
-  SimResult short_sim = *sim;
+  depgraph::SimResult short_sim = *sim;
   short_sim.start_ns.pop_back();
   EXPECT_EQ(ExportChakra(f.g, short_sim).status().code(), absl::StatusCode::kInvalidArgument);
 
-  Graph g = f.g;
+  depgraph::Graph g = f.g;
   g.AddEdge(f.task.at("cudaStreamSynchronize"), f.task.at("cudaLaunchKernel a"), EdgeKind::kUser);
   absl::StatusOr<ChakraTrace> cyclic = ExportChakra(g, *sim);  // times are irrelevant to the check
   ASSERT_FALSE(cyclic.ok());

@@ -11,11 +11,6 @@
 namespace reverie::exporter {
 namespace {
 
-using depgraph::EdgeKind;
-using depgraph::Graph;
-using depgraph::TaskId;
-using depgraph::TaskKind;
-
 // A record's nesting depth is small (record_param_comms around an nccl:*
 // annotation); looking this many records back from the launch finds the
 // outermost one without a quadratic scan.
@@ -56,12 +51,13 @@ class RecordIndex {
 };
 
 // The record around the CPU call that launched recorded kernel `t`.
-const CollectiveRecord* LaunchRecord(const Graph& g, TaskId t, const RecordIndex& index) {
-  if (g.kind(t) != TaskKind::kKernel || !g.measured(t)) return nullptr;
+const CollectiveRecord* LaunchRecord(const depgraph::Graph& g, depgraph::TaskId t,
+                                     const RecordIndex& index) {
+  if (g.kind(t) != depgraph::TaskKind::kKernel || !g.measured(t)) return nullptr;
   const depgraph::Adjacency& adj = g.adjacency();
   for (const auto edge : adj.in(t)) {
     const depgraph::Edge& e = g.edge(edge);
-    if (e.kind != EdgeKind::kLaunch || !g.measured(e.src)) continue;
+    if (e.kind != depgraph::EdgeKind::kLaunch || !g.measured(e.src)) continue;
     const depgraph::Resource& thread = g.resource(g.resource_of(e.src));
     if (thread.kind != depgraph::ResourceKind::kCpuThread) continue;
     return index.Around(thread.pid, thread.native_id, g.measured_start_ns(e.src));
@@ -109,7 +105,7 @@ std::vector<CollectiveRecord> CollectiveRecordsOf(const Trace& trace) {
   return out;
 }
 
-CommTyping TypeCommunication(const Graph& g, std::span<const CollectiveRecord> records) {
+CommTyping TypeCommunication(const depgraph::Graph& g, std::span<const CollectiveRecord> records) {
   const size_t n = g.task_count();
   CommTyping out;
   out.role.assign(n, CommRole::kNone);
@@ -122,7 +118,7 @@ CommTyping TypeCommunication(const Graph& g, std::span<const CollectiveRecord> r
   const RecordIndex index(records);
 
   for (uint32_t v = 0; v < n; ++v) {
-    const TaskId t(v);
+    const depgraph::TaskId t(v);
     if (g.removed(t) || !depgraph::IsCommunicationTask(g, t)) continue;
     const CollectiveRecord* around = LaunchRecord(g, t, index);
     std::optional<chakra_et::CollectiveCommType> type = CollectiveFromName(g.name(t));
@@ -153,7 +149,7 @@ CommTyping TypeCommunication(const Graph& g, std::span<const CollectiveRecord> r
     if (bytes > 0) continue;
     ++out.unsized;
     // A script's comm task is no recorded kernel: never paired, never a mismatch.
-    if (type.has_value() && mismatched[*type] && g.kind(t) == TaskKind::kKernel &&
+    if (type.has_value() && mismatched[*type] && g.kind(t) == depgraph::TaskKind::kKernel &&
         g.measured(t)) {
       ++out.count_mismatch;
     }

@@ -20,13 +20,11 @@ namespace reverie::exporter {
 namespace {
 
 using depgraph::EdgeKind;
-using depgraph::Graph;
 using depgraph::ResourceId;
 using depgraph::ResourceKind;
 using depgraph::SimResult;
 using depgraph::TaskId;
 using depgraph::TaskKind;
-using depgraph::TaskSpec;
 
 constexpr char kSendRecv[] = "ncclKernel_SendRecv_RING_SIMPLE_Sum_int8_t(ncclDevComm*, unsigned long, ncclWork*)";
 
@@ -34,7 +32,7 @@ constexpr char kSendRecv[] = "ncclKernel_SendRecv_RING_SIMPLE_Sum_int8_t(ncclDev
 // by thread (pid 1, tid 5), then compute that needs it. `compute_ns` makes a
 // rank slower.
 struct Rank {
-  Graph g;
+  depgraph::Graph g;
   TaskId nccl;
 
   Rank(const char* nccl_name, int64_t compute_ns, int64_t launch_ns = 50'000) {
@@ -42,9 +40,11 @@ struct Rank {
     const ResourceId s = g.AddResource({ResourceKind::kGpuStream, 1, 7, 0, "stream 7", true});
     const ResourceId comm = g.AddResource({ResourceKind::kGpuStream, 1, 9, 0, "stream 9", true});
     auto add = [&](TaskKind kind, const char* name, ResourceId r, int64_t dur, int64_t measured) {
-      TaskSpec spec{
-          .kind = kind, .name = name, .resource = r, .duration_ns = dur,
-          .measured_start_ns = measured};
+      depgraph::TaskSpec spec{.kind = kind,
+                              .name = name,
+                              .resource = r,
+                              .duration_ns = dur,
+                              .measured_start_ns = measured};
       return g.AppendTask(spec);
     };
     const TaskId lk = add(TaskKind::kCpuApi, "cudaLaunchKernel", cpu, 4'000, 1'000);

@@ -20,11 +20,8 @@
 namespace reverie::exporter {
 namespace {
 
-using depgraph::EdgeKind;
 using depgraph::Graph;
-using depgraph::ResourceId;
 using depgraph::ResourceKind;
-using depgraph::SimResult;
 using depgraph::TaskId;
 using depgraph::TaskKind;
 
@@ -116,7 +113,7 @@ class RunWriter {
     // threads keep theirs unless a stream already took it.
     for (int pass = 0; pass < 3; ++pass) {
       for (size_t r = 0; r < g_.resource_count(); ++r) {
-        const depgraph::Resource& res = g_.resource(ResourceId(static_cast<uint32_t>(r)));
+        const depgraph::Resource& res = g_.resource(depgraph::ResourceId(static_cast<uint32_t>(r)));
         const int want_pass = res.kind == ResourceKind::kGpuStream   ? 0
                               : res.kind == ResourceKind::kCpuThread ? 1
                                                                      : 2;
@@ -145,7 +142,7 @@ class RunWriter {
     absl::StrAppend(&out_, "{\"name\":\"process_sort_index\",\"ph\":\"M\",\"pid\":", pid_,
                     ",\"tid\":0,\"args\":{\"sort_index\":", pid_, "}}");
     for (size_t r = 0; r < g_.resource_count(); ++r) {
-      const depgraph::Resource& res = g_.resource(ResourceId(static_cast<uint32_t>(r)));
+      const depgraph::Resource& res = g_.resource(depgraph::ResourceId(static_cast<uint32_t>(r)));
       BeginEvent();
       absl::StrAppend(&out_, "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":", pid_,
                       ",\"tid\":", tid_[r], ",\"args\":{\"name\":");
@@ -168,7 +165,7 @@ class RunWriter {
     }
     for (size_t e = 0; e < g_.edge_count(); ++e) {
       const depgraph::Edge& edge = g_.edge(depgraph::EdgeId(static_cast<uint32_t>(e)));
-      if (edge.removed || edge.kind != EdgeKind::kLaunch) continue;
+      if (edge.removed || edge.kind != depgraph::EdgeKind::kLaunch) continue;
       const uint32_t src = edge.src.value(), dst = edge.dst.value();
       if (corr_[src] == 0) corr_[src] = (*next_corr_)++;
       if (corr_[dst] == 0) {

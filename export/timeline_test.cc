@@ -13,27 +13,28 @@ namespace {
 
 using depgraph::EdgeKind;
 using depgraph::Graph;
-using depgraph::Phase;
-using depgraph::Resource;
-using depgraph::ResourceKind;
-using depgraph::SimResult;
 using depgraph::TaskId;
 using depgraph::TaskKind;
-using depgraph::TaskSpec;
 
 // One thread launching two kernels on stream 7 (one inside layer "fc"), one
 // memcpy, one sync call without a launch.
 Graph SmallGraph() {
   Graph g;
-  const auto cpu = g.AddResource({ResourceKind::kCpuThread, 100, 7, -1, "thread 7", true});
-  const auto gpu = g.AddResource({ResourceKind::kGpuStream, 100, 7, 0, "stream 7", true});
+  const auto cpu =
+      g.AddResource({depgraph::ResourceKind::kCpuThread, 100, 7, -1, "thread 7", true});
+  const auto gpu = g.AddResource({depgraph::ResourceKind::kGpuStream, 100, 7, 0, "stream 7", true});
   const auto fc = g.AddLayer("fc", depgraph::LayerId());
   g.AddStep({"ProfilerStep#3", 1'000'000, 1'100'000});
   auto add = [&](TaskKind k, const char* name, depgraph::ResourceId r, int64_t start, int64_t dur,
                  depgraph::LayerId layer) {
-    TaskSpec s{
-        .kind = k, .name = name, .resource = r, .duration_ns = dur, .layer = layer,
-        .phase = Phase::kForward, .step = 0, .measured_start_ns = start};
+    depgraph::TaskSpec s{.kind = k,
+                         .name = name,
+                         .resource = r,
+                         .duration_ns = dur,
+                         .layer = layer,
+                         .phase = depgraph::Phase::kForward,
+                         .step = 0,
+                         .measured_start_ns = start};
     return g.AppendTask(s);
   };
   const TaskId l1 = add(TaskKind::kCpuApi, "cudaLaunchKernel", cpu, 1'000'000, 5'000, fc);
@@ -88,7 +89,7 @@ Parsed Parse(const std::string& json) {
 
 TEST(TimelineTest, MeasuredAndSimulatedRuns) {
   const Graph g = SmallGraph();
-  SimResult sim;
+  depgraph::SimResult sim;
   sim.start_ns.assign(g.task_count(), 0);
   sim.end_ns.assign(g.task_count(), 0);
   for (size_t i = 0; i < g.task_count(); ++i) {
@@ -123,9 +124,10 @@ TEST(TimelineTest, MeasuredAndSimulatedRuns) {
 TEST(TimelineTest, RemovedAndUntimedTasksAreSkippedAndCounted) {
   Graph g = SmallGraph();
   g.RemoveTask(TaskId(4));  // k1 and its launch edge
-  TaskSpec s{
-      .kind = TaskKind::kCpuWork, .name = "inserted", .resource = depgraph::ResourceId(0),
-      .duration_ns = 10};
+  depgraph::TaskSpec s{.kind = TaskKind::kCpuWork,
+                       .name = "inserted",
+                       .resource = depgraph::ResourceId(0),
+                       .duration_ns = 10};
   g.AppendTask(s);  // no measured time
   TimelineStats st;
   RenderTimeline({{"measured", &g, nullptr}}, &st);
@@ -136,7 +138,7 @@ TEST(TimelineTest, RemovedAndUntimedTasksAreSkippedAndCounted) {
 
 TEST(TimelineTest, ValidatesRunsAndWritesFile) {
   const Graph g = SmallGraph();
-  SimResult wrong;
+  depgraph::SimResult wrong;
   wrong.start_ns.assign(2, 0);
   wrong.end_ns.assign(2, 0);
   EXPECT_EQ(ValidateRuns({{"x", &g, &wrong}}).code(), absl::StatusCode::kInvalidArgument);

@@ -10,10 +10,7 @@
 namespace reverie::lua {
 namespace {
 
-using ::testing::AllOf;
 using ::testing::HasSubstr;
-using ::testing::StartsWith;
-using testing::FirstLine;
 using testing::RunLua;
 
 class BindingsTest : public ::testing::Test {
@@ -24,7 +21,7 @@ class BindingsTest : public ::testing::Test {
     const auto r = RunLua(code, &g_);
     ASSERT_TRUE(r.status.ok()) << r.status;
   }
-  std::string Err(const std::string& code) { return FirstLine(RunLua(code, &g_).status); }
+  std::string Err(const std::string& code) { return testing::FirstLine(RunLua(code, &g_).status); }
   double MeanNs() { return depgraph::Simulate(g_)->mean_step_ns(); }
 };
 
@@ -60,7 +57,7 @@ TEST_F(BindingsTest, SelectRejectsTyposAndBadNames) {
   EXPECT_THAT(Err("graph:select{kind = 'kernal'}"), HasSubstr("unknown task kind 'kernal'"));
   EXPECT_THAT(Err("graph:select{phase = 'fwd'}"), HasSubstr("unknown phase 'fwd'"));
   EXPECT_THAT(Err("graph:select{name_regex = '('}"), HasSubstr("bad name regex"));
-  EXPECT_THAT(Err("\ngraph:select{kind = 3}"), StartsWith("test.lua:2:"));
+  EXPECT_THAT(Err("\ngraph:select{kind = 3}"), ::testing::StartsWith("test.lua:2:"));
 }
 
 // A float where an integer belongs names the parameter (it said "bad
@@ -84,8 +81,9 @@ TEST_F(BindingsTest, EditsOnEmptySelectionsWarnInTheLog) {
                         &g_);
   ASSERT_TRUE(r.status.ok()) << r.status;
   ASSERT_EQ(r.engine->log().size(), 1u);
-  EXPECT_THAT(r.engine->log()[0], AllOf(StartsWith("warning: "), HasSubstr(":2: shrink"),
-                                        HasSubstr("empty selection")));
+  EXPECT_THAT(r.engine->log()[0],
+              ::testing::AllOf(::testing::StartsWith("warning: "), HasSubstr(":2: shrink"),
+                               HasSubstr("empty selection")));
 }
 
 TEST_F(BindingsTest, TaskFieldsAndNavigation) {
@@ -220,7 +218,7 @@ TEST_F(BindingsTest, RemoveKeepsOrderAndStaleHandlesRaise) {
 TEST_F(BindingsTest, AddEdgeRefusesCycles) {
   EXPECT_THAT(Err("local k = graph:select{kind = 'kernel'}\n"
                   "graph:add_edge(k[#k], k[1])"),
-              AllOf(StartsWith("test.lua:2:"), HasSubstr("cycle")));
+              ::testing::AllOf(::testing::StartsWith("test.lua:2:"), HasSubstr("cycle")));
   EXPECT_THAT(Err("graph:add_edge(graph:task(0), graph:task(0))"), HasSubstr("itself"));
   EXPECT_THAT(Err("graph:remove_edge(graph:task(0), graph:task(3))"),
               HasSubstr("no dependency"));
@@ -296,7 +294,7 @@ TEST_F(BindingsTest, SchedulePolicies) {
   ASSERT_TRUE(r.status.ok()) << r.status;
   o.policy = r.schedule.policy();
   (void)depgraph::Simulate(g_, o);
-  EXPECT_EQ(FirstLine(r.engine->policy_status()), "test.lua:12: bad key");
+  EXPECT_EQ(testing::FirstLine(r.engine->policy_status()), "test.lua:12: bad key");
 
   g_ = transforms::testing::MakeTrainingGraph(2);
   EXPECT_THAT(Err(setup + "graph:set_policy(function(task) return 'soon' end)\ngraph:simulate()"),

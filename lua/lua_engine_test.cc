@@ -9,9 +9,8 @@
 namespace reverie::lua {
 namespace {
 
-using ::testing::HasSubstr;
-using ::testing::StartsWith;
 using testing::FirstLine;
+using ::testing::HasSubstr;
 using testing::RunLua;
 
 class EngineTest : public ::testing::Test {
@@ -22,7 +21,7 @@ class EngineTest : public ::testing::Test {
 TEST_F(EngineTest, SyntaxErrorNamesFileAndLine) {
   const auto r = RunLua("local x = 1\nlocal y = = 2\n", &g_);
   EXPECT_EQ(r.status.code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(FirstLine(r.status), StartsWith("test.lua:2:"));
+  EXPECT_THAT(FirstLine(r.status), ::testing::StartsWith("test.lua:2:"));
 }
 
 TEST_F(EngineTest, RuntimeErrorNamesFileLineAndHasATraceback) {
@@ -43,7 +42,7 @@ TEST_F(EngineTest, SandboxRefusesOsIoRequireDebug) {
                            "package.path = ''", "loadfile('x')"}) {
     const auto r = RunLua(std::string("\n") + code, &g_);
     EXPECT_EQ(r.status.code(), absl::StatusCode::kInvalidArgument) << code;
-    EXPECT_THAT(FirstLine(r.status), StartsWith("test.lua:2: '")) << code;
+    EXPECT_THAT(FirstLine(r.status), ::testing::StartsWith("test.lua:2: '")) << code;
     EXPECT_THAT(FirstLine(r.status), HasSubstr("sandboxed")) << code;
   }
   EXPECT_TRUE(RunLua("assert(string.dump == nil)", &g_).status.ok());
@@ -69,7 +68,7 @@ TEST_F(EngineTest, InstructionBudgetStopsARunawayScript) {
   l.instruction_budget = 200'000;
   const auto r = RunLua("local i = 0\nwhile true do\n  i = i + 1\nend\n", &g_, {}, l);
   EXPECT_EQ(r.status.code(), absl::StatusCode::kResourceExhausted);
-  EXPECT_THAT(FirstLine(r.status), StartsWith("test.lua:"));
+  EXPECT_THAT(FirstLine(r.status), ::testing::StartsWith("test.lua:"));
   EXPECT_THAT(FirstLine(r.status), HasSubstr("instruction budget"));
 }
 

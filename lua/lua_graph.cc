@@ -17,7 +17,6 @@ namespace {
 using depgraph::Graph;
 using depgraph::ResourceId;
 using depgraph::TaskId;
-using depgraph::TaskKind;
 
 int GraphAll(lua_State* L) {
   const Graph& g = GraphOrRaise(L);

@@ -17,7 +17,6 @@
 namespace reverie::lua {
 namespace {
 
-using ::testing::HasSubstr;
 using testing::FirstLine;
 using testing::Limits;
 using testing::RunLua;
@@ -27,13 +26,13 @@ class HostileModelTest : public ::testing::Test {
   void ExpectError(const std::string& code, const std::string& words) {
     auto r = RunLua(code, &g_);
     EXPECT_EQ(r.status.code(), absl::StatusCode::kInvalidArgument) << code << "\n" << r.status;
-    EXPECT_THAT(FirstLine(r.status), HasSubstr(words)) << code;
+    EXPECT_THAT(FirstLine(r.status), ::testing::HasSubstr(words)) << code;
     EXPECT_THAT(FirstLine(r.status), ::testing::StartsWith("test.lua")) << code;
   }
   void ExpectStops(const std::string& code, EngineLimits l, const std::string& words) {
     auto r = RunLua(code, &g_, {}, l);
     EXPECT_EQ(r.status.code(), absl::StatusCode::kResourceExhausted) << code << "\n" << r.status;
-    EXPECT_THAT(FirstLine(r.status), HasSubstr(words)) << code;
+    EXPECT_THAT(FirstLine(r.status), ::testing::HasSubstr(words)) << code;
   }
   void ExpectOk(const std::string& code) {
     auto r = RunLua(code, &g_);
@@ -123,7 +122,7 @@ TEST_F(HostileModelTest, ScriptOutcomesCheckTheirArguments) {
                   "graph:select{kind = 'kernel'}:scale(0.5)",
                   &g_);
   EXPECT_EQ(r.status.code(), absl::StatusCode::kFailedPrecondition) << r.status;
-  EXPECT_THAT(FirstLine(r.status), HasSubstr("refused: not this trace"));
+  EXPECT_THAT(FirstLine(r.status), ::testing::HasSubstr("refused: not this trace"));
   // Its reason reaches the log escaped, as any line.
   r = RunLua("reverie.nothing_to_change('done\\27[2J')", &g_);
   ASSERT_TRUE(r.status.ok()) << r.status;

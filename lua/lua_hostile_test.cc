@@ -15,10 +15,8 @@
 namespace reverie::lua {
 namespace {
 
-using ::testing::HasSubstr;
-using ::testing::Not;
-using ::testing::StartsWith;
 using testing::FirstLine;
+using ::testing::HasSubstr;
 using testing::Limits;
 using testing::RunLua;
 
@@ -32,7 +30,7 @@ class HostileTest : public ::testing::Test {
     auto r = RunLua(code, g != nullptr ? g : &g_, {}, l);
     EXPECT_EQ(r.status.code(), absl::StatusCode::kResourceExhausted) << code << "\n" << r.status;
     EXPECT_THAT(FirstLine(r.status), HasSubstr(words)) << code;
-    EXPECT_THAT(FirstLine(r.status), StartsWith("test.lua")) << code;
+    EXPECT_THAT(FirstLine(r.status), ::testing::StartsWith("test.lua")) << code;
     return r;
   }
 
@@ -305,7 +303,7 @@ TEST_F(HostileTest, ControlCharactersAreEscaped) {
   ASSERT_TRUE(r.status.ok()) << r.status;
   ASSERT_EQ(r.engine->log().size(), 1u);
   EXPECT_EQ(r.engine->log()[0], "a\\x1b]0;title\\x07b\\x0d\nc");
-  EXPECT_THAT(r.engine->log()[0], Not(HasSubstr("\x1b")));
+  EXPECT_THAT(r.engine->log()[0], ::testing::Not(HasSubstr("\x1b")));
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "base/testing/temp_dir.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "transforms/test_graphs.h"
@@ -17,9 +18,7 @@ using ::testing::HasSubstr;
 class RunnerTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("reverie_runner_test_" + std::to_string(::getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    dir_ = testing::TempDirForTest("runner_test");
     fs::create_directories(dir_ / "lib");
     Write("halve.lua",
           "local P = reverie.params{factor = {default = 0.5, doc = 'scale'}}\n"

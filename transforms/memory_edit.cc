@@ -11,12 +11,10 @@
 namespace reverie::transforms {
 namespace {
 
-using depgraph::EdgeKind;
 using depgraph::Graph;
 using depgraph::MemoryEvent;
 using depgraph::OpId;
 using depgraph::TaskId;
-using depgraph::TaskKind;
 
 // After the anchor's end: the replay caps an offset at the task's duration
 // and gap (depgraph/memory_replay.h), so this is "when it ends", whatever
@@ -34,7 +32,7 @@ bool Encloses(const Graph& g, OpId outer, OpId op) {
 
 TaskId LaunchedBy(const Graph& g, const depgraph::Adjacency& adj, TaskId call) {
   for (depgraph::EdgeId e : adj.out(call)) {
-    if (g.edge(e).kind == EdgeKind::kLaunch) return g.edge(e).dst;
+    if (g.edge(e).kind == depgraph::EdgeKind::kLaunch) return g.edge(e).dst;
   }
   return TaskId();
 }
@@ -48,7 +46,7 @@ TaskId ProducerOf(const Graph& g, const depgraph::Adjacency& adj, TaskId anchor)
   for (int i = 0; i < limit && t.valid(); ++i, t = g.next_on_resource(t)) {
     if (g.step_mark(t) != depgraph::StepMark::kNone) break;
     if (i > 0 && op.valid() && !Encloses(g, op, g.op_of(t))) break;
-    if (g.kind(t) != TaskKind::kCpuApi) continue;
+    if (g.kind(t) != depgraph::TaskKind::kCpuApi) continue;
     const TaskId gpu = LaunchedBy(g, adj, t);
     if (gpu.valid()) return gpu;
   }

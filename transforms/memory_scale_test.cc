@@ -10,14 +10,9 @@
 namespace reverie::transforms {
 namespace {
 
-using depgraph::EdgeKind;
 using depgraph::Graph;
-using depgraph::MemoryEvent;
 using depgraph::OpId;
 using depgraph::Phase;
-using depgraph::TaskId;
-using depgraph::TaskKind;
-using depgraph::TaskSpec;
 
 hardware::OpArg Tensor(std::vector<int64_t> dims) { return {"float", {std::move(dims)}, "", false}; }
 
@@ -31,19 +26,25 @@ Graph Build() {
   const auto gpu = g.AddResource({depgraph::ResourceKind::kGpuStream, 1, 7, 0, "stream 7", true});
   const OpId op = g.AddOp("aten::addmm", OpId(), 1000);
   g.set_op_inputs(op, {Tensor({256}), Tensor({16, 2056}), Tensor({2056, 256})});
-  TaskSpec call{
-      .kind = TaskKind::kCpuApi, .name = "cudaLaunchKernel", .resource = cpu, .duration_ns = 4000,
-      .phase = Phase::kForward};
-  const TaskId c = g.AppendTask(call);
+  depgraph::TaskSpec call{.kind = depgraph::TaskKind::kCpuApi,
+                          .name = "cudaLaunchKernel",
+                          .resource = cpu,
+                          .duration_ns = 4000,
+                          .phase = Phase::kForward};
+  const depgraph::TaskId c = g.AppendTask(call);
   g.set_op(c, op);
-  TaskSpec k{
-      .kind = TaskKind::kKernel, .name = "ampere_sgemm_32x32_sliced1x4_tn", .resource = gpu,
-      .duration_ns = 9000, .phase = Phase::kForward};
-  g.AddEdge(c, g.AppendTask(k), EdgeKind::kLaunch);
+  depgraph::TaskSpec k{.kind = depgraph::TaskKind::kKernel,
+                       .name = "ampere_sgemm_32x32_sliced1x4_tn",
+                       .resource = gpu,
+                       .duration_ns = 9000,
+                       .phase = Phase::kForward};
+  g.AddEdge(c, g.AppendTask(k), depgraph::EdgeKind::kLaunch);
   auto add = [&](int64_t bytes, Phase phase, uint32_t of = 0) {
-    MemoryEvent m{
-        .measured_ns = static_cast<int64_t>(g.memory_events().size()), .bytes = bytes, .device = 0,
-        .phase = phase, .alloc = of};
+    depgraph::MemoryEvent m{.measured_ns = static_cast<int64_t>(g.memory_events().size()),
+                            .bytes = bytes,
+                            .device = 0,
+                            .phase = phase,
+                            .alloc = of};
     g.AddMemoryEvent(m);
   };
   add(131584, Phase::kForward);

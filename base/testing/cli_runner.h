@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "base/printable.h"  // ShellQuote
+#include "base/testing/temp_dir.h"
 
 namespace reverie::testing {
 
@@ -32,15 +33,6 @@ inline std::string ReadFile(const std::string& path) {
   return ss.str();
 }
 
-// A fresh temporary directory for one test.
-inline std::string TempDir(const std::string& name) {
-  const auto dir =
-      std::filesystem::temp_directory_path() / ("reverie_" + name + "_" + std::to_string(getpid()));
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir);
-  return dir.string();
-}
-
 inline CliResult RunCli(const std::string& binary, const std::vector<std::string>& args,
                         const std::string& scratch) {
   std::string cmd = ShellQuote(binary);
@@ -54,6 +46,16 @@ inline CliResult RunCli(const std::string& binary, const std::vector<std::string
   r.err = ReadFile(err);
   return r;
 }
+
+#ifdef REVERIE_CLI
+// The executable under test (a reverie_cli_test names it).
+inline const std::string kCli = REVERIE_CLI;
+#endif
+#ifdef REVERIE_SOURCE_DIR
+// The example trace of the README, small enough for every command.
+inline const std::string kExampleTrace =
+    std::string(REVERIE_SOURCE_DIR) + "/examples/tiny_mlp_training.json";
+#endif
 
 }  // namespace reverie::testing
 

@@ -35,21 +35,41 @@ bool ParseViaDouble(std::string_view text, double scale, int64_t* out) {
   return true;
 }
 
+// The sign and integer digits that start `text` (already trimmed).
+struct Leading {
+  bool negative = false;
+  uint64_t whole = 0;
+  size_t end = 0;         // index after the digits
+  bool too_long = false;  // more than max_digits digits: left for the slow path
+};
+
+// False when `text` does not start with an optional sign and a digit.
+bool ParseLeading(std::string_view text, size_t max_digits, Leading* out) {
+  if (text.empty()) return false;
+  size_t i = 0;
+  out->negative = text[0] == '-';
+  if (out->negative || text[0] == '+') ++i;
+  if (i >= text.size() || !IsDigit(text[i])) return false;
+  size_t digits = 0;
+  for (; i < text.size() && IsDigit(text[i]); ++i) {
+    if (++digits > max_digits) {
+      out->too_long = true;
+      break;
+    }
+    out->whole = out->whole * 10 + static_cast<uint64_t>(text[i] - '0');
+  }
+  out->end = i;
+  return true;
+}
+
 }  // namespace
 
 bool ParseMicrosToNanos(std::string_view text, int64_t* ns) {
   text = Trim(text);
-  if (text.empty()) return false;
-  size_t i = 0;
-  const bool negative = text[0] == '-';
-  if (negative || text[0] == '+') ++i;
-  if (i >= text.size() || !IsDigit(text[i])) return false;
-  uint64_t whole = 0;
-  size_t digits = 0;
-  for (; i < text.size() && IsDigit(text[i]); ++i) {
-    if (++digits > 16) return ParseViaDouble(text, 1000.0, ns);  // > 9.2e15 us
-    whole = whole * 10 + static_cast<uint64_t>(text[i] - '0');
-  }
+  Leading lead;
+  if (!ParseLeading(text, 16, &lead)) return false;
+  if (lead.too_long) return ParseViaDouble(text, 1000.0, ns);  // > 9.2e15 us
+  size_t i = lead.end;
   uint64_t frac = 0;  // nanoseconds
   bool round_up = false;
   if (i < text.size() && text[i] == '.') {
@@ -69,27 +89,19 @@ bool ParseMicrosToNanos(std::string_view text, int64_t* ns) {
     return ParseViaDouble(text, 1000.0, ns);
   }
   if (i != text.size()) return false;
-  const uint64_t total = whole * 1000 + frac + (round_up ? 1 : 0);
+  const uint64_t total = lead.whole * 1000 + frac + (round_up ? 1 : 0);
   if (total > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) return false;
-  *ns = negative ? -static_cast<int64_t>(total) : static_cast<int64_t>(total);
+  *ns = lead.negative ? -static_cast<int64_t>(total) : static_cast<int64_t>(total);
   return true;
 }
 
 bool ParseIntegerText(std::string_view text, int64_t* value) {
   text = Trim(text);
-  if (text.empty()) return false;
-  size_t i = 0;
-  const bool negative = text[0] == '-';
-  if (negative || text[0] == '+') ++i;
-  if (i >= text.size() || !IsDigit(text[i])) return false;
-  uint64_t v = 0;
-  size_t digits = 0;
-  for (; i < text.size() && IsDigit(text[i]); ++i) {
-    if (++digits > 18) return ParseViaDouble(text, 1.0, value);
-    v = v * 10 + static_cast<uint64_t>(text[i] - '0');
-  }
-  if (i != text.size()) return ParseViaDouble(text, 1.0, value);
-  *value = negative ? -static_cast<int64_t>(v) : static_cast<int64_t>(v);
+  Leading lead;
+  if (!ParseLeading(text, 18, &lead)) return false;
+  if (lead.too_long) return ParseViaDouble(text, 1.0, value);
+  if (lead.end != text.size()) return ParseViaDouble(text, 1.0, value);
+  *value = lead.negative ? -static_cast<int64_t>(lead.whole) : static_cast<int64_t>(lead.whole);
   return true;
 }
 

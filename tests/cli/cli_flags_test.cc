@@ -23,9 +23,6 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
 
-const std::string kCli = REVERIE_CLI;
-const std::string kTrace = std::string(REVERIE_SOURCE_DIR) + "/examples/tiny_mlp_training.json";
-
 // Every command the executable registers (cli/cmd_*.cc); the listing of
 // `reverie --help` must name exactly these.
 const std::vector<std::string> kCommands = {"advise", "collect", "compare", "export",
@@ -106,7 +103,7 @@ TEST_F(CliFlagsTest, EveryCommandRefusesAnUnknownOptionInOneLine) {
   for (const std::string& cmd : kCommands) {
     for (const std::vector<std::string>& args :
          {std::vector<std::string>{cmd, "--no-such-flag"},
-          std::vector<std::string>{cmd, kTrace, "--no-such-flag=3"}}) {
+          std::vector<std::string>{cmd, kExampleTrace, "--no-such-flag=3"}}) {
       const CliResult r = Run(args);
       EXPECT_EQ(r.exit_code, 2) << cmd << ": " << r.err;
       EXPECT_TRUE(OneLine(r.err)) << r.err;
@@ -123,20 +120,24 @@ TEST_F(CliFlagsTest, ParseErrorsAreOneLineExitTwo) {
   };
   const std::vector<Case> cases = {
       {{"info"}, "reverie: info: TRACE is required; see 'reverie info --help'\n"},
-      {{"info", kTrace, "extra"},
+      {{"info", kExampleTrace, "extra"},
        "reverie: info: unexpected argument 'extra'; see 'reverie info --help'\n"},
-      {{"predict", kTrace, "--script", "amp.lua", "--top"}, "reverie: predict: --top needs a value\n"},
-      {{"predict", kTrace, "--script", "amp.lua", "--top=x"},
+      {{"predict", kExampleTrace, "--script", "amp.lua", "--top"},
+       "reverie: predict: --top needs a value\n"},
+      {{"predict", kExampleTrace, "--script", "amp.lua", "--top=x"},
        "reverie: predict: --top expects a positive integer, got 'x'\n"},
-      {{"predict", kTrace, "--script", "amp.lua", "--cpu-model=both"},
+      {{"predict", kExampleTrace, "--script", "amp.lua", "--cpu-model=both"},
        "reverie: predict: --cpu-model expects ops (op and framework time apart) or gaps, got "
        "'both'\n"},
-      {{"predict", kTrace}, "reverie: predict: give at least one --script (e.g. --script amp.lua)\n"},
-      {{"replay", kTrace, "--timeline="}, "reverie: replay: --timeline needs a value\n"},
-      {{"replay", kTrace, "--timeline", ""}, "reverie: replay: --timeline needs an output path\n"},
-      {{"export", kTrace, "--chakra", dir_ + "/x", "--ranks=0"},
+      {{"predict", kExampleTrace},
+       "reverie: predict: give at least one --script (e.g. --script amp.lua)\n"},
+      {{"replay", kExampleTrace, "--timeline="}, "reverie: replay: --timeline needs a value\n"},
+      {{"replay", kExampleTrace, "--timeline", ""},
+       "reverie: replay: --timeline needs an output path\n"},
+      {{"export", kExampleTrace, "--chakra", dir_ + "/x", "--ranks=0"},
        "reverie: export: --ranks expects an integer in 1..65536, got '0'\n"},
-      {{"compare", kTrace}, "reverie: compare: B is required; see 'reverie compare --help'\n"},
+      {{"compare", kExampleTrace},
+       "reverie: compare: B is required; see 'reverie compare --help'\n"},
       {{"no-such-command"}, "reverie: unknown command 'no-such-command'; see 'reverie --help'\n"},
       {{}, "reverie: no command given; see 'reverie --help'\n"},
   };
@@ -150,15 +151,16 @@ TEST_F(CliFlagsTest, ParseErrorsAreOneLineExitTwo) {
 
 TEST_F(CliFlagsTest, EqualsFormIsTheSpaceForm) {
   const std::vector<std::pair<std::vector<std::string>, std::vector<std::string>>> pairs = {
-      {{"predict", kTrace, "--script", "amp.lua", "--json"},
-       {"predict", kTrace, "--script=amp.lua", "--json"}},
-      {{"predict", kTrace, "--script", "amp.lua", "--top", "2", "--cpu-model", "gaps"},
-       {"predict", kTrace, "--script=amp.lua", "--top=2", "--cpu-model=gaps"}},
-      {{"compare", kTrace, kTrace, "--top", "3"}, {"compare", kTrace, kTrace, "--top=3"}},
-      {{"sweep", kTrace, "--script", "retarget_gpu", "--set", "to=T4,H100-SXM", "--json"},
-       {"sweep", kTrace, "--script=retarget_gpu", "--set=to=T4,H100-SXM", "--json"}},
-      {{"validate", kTrace, kTrace, "--script", "identity.lua", "--top", "2"},
-       {"validate", kTrace, kTrace, "--script=identity.lua", "--top=2"}},
+      {{"predict", kExampleTrace, "--script", "amp.lua", "--json"},
+       {"predict", kExampleTrace, "--script=amp.lua", "--json"}},
+      {{"predict", kExampleTrace, "--script", "amp.lua", "--top", "2", "--cpu-model", "gaps"},
+       {"predict", kExampleTrace, "--script=amp.lua", "--top=2", "--cpu-model=gaps"}},
+      {{"compare", kExampleTrace, kExampleTrace, "--top", "3"},
+       {"compare", kExampleTrace, kExampleTrace, "--top=3"}},
+      {{"sweep", kExampleTrace, "--script", "retarget_gpu", "--set", "to=T4,H100-SXM", "--json"},
+       {"sweep", kExampleTrace, "--script=retarget_gpu", "--set=to=T4,H100-SXM", "--json"}},
+      {{"validate", kExampleTrace, kExampleTrace, "--script", "identity.lua", "--top", "2"},
+       {"validate", kExampleTrace, kExampleTrace, "--script=identity.lua", "--top=2"}},
   };
   for (const auto& [spaced, equals] : pairs) {
     const CliResult a = Run(spaced);
@@ -169,28 +171,29 @@ TEST_F(CliFlagsTest, EqualsFormIsTheSpaceForm) {
     EXPECT_FALSE(a.out.empty());
   }
   // An output path given either way is the same file.
-  ASSERT_EQ(Run({"replay", kTrace, "--timeline", dir_ + "/a.json"}).exit_code, 0);
-  ASSERT_EQ(Run({"replay", kTrace, absl::StrCat("--timeline=", dir_, "/b.json")}).exit_code, 0);
+  ASSERT_EQ(Run({"replay", kExampleTrace, "--timeline", dir_ + "/a.json"}).exit_code, 0);
+  ASSERT_EQ(Run({"replay", kExampleTrace, absl::StrCat("--timeline=", dir_, "/b.json")}).exit_code,
+            0);
   EXPECT_EQ(ReadFile(dir_ + "/a.json"), ReadFile(dir_ + "/b.json"));
   EXPECT_FALSE(ReadFile(dir_ + "/a.json").empty());
 }
 
 TEST_F(CliFlagsTest, RepeatableOptionsRepeat) {
-  const CliResult spaced =
-      Run({"predict", kTrace, "--script", "amp.lua", "--script", "fused_adam.lua", "--json"});
+  const CliResult spaced = Run(
+      {"predict", kExampleTrace, "--script", "amp.lua", "--script", "fused_adam.lua", "--json"});
   const CliResult equals =
-      Run({"predict", kTrace, "--script=amp.lua", "--script=fused_adam.lua", "--json"});
+      Run({"predict", kExampleTrace, "--script=amp.lua", "--script=fused_adam.lua", "--json"});
   ASSERT_EQ(spaced.exit_code, 0) << spaced.err;
   EXPECT_EQ(spaced.out, equals.out);
   EXPECT_THAT(spaced.out, HasSubstr("amp.lua"));
   EXPECT_THAT(spaced.out, HasSubstr("fused_adam.lua"));
   // A value after --script is one script: the next word is the trace.
-  const CliResult before = Run({"predict", "--script", "amp.lua", kTrace, "--json"});
+  const CliResult before = Run({"predict", "--script", "amp.lua", kExampleTrace, "--json"});
   EXPECT_EQ(before.exit_code, 0) << before.err;
-  EXPECT_EQ(before.out, Run({"predict", kTrace, "--script", "amp.lua", "--json"}).out);
+  EXPECT_EQ(before.out, Run({"predict", kExampleTrace, "--script", "amp.lua", "--json"}).out);
   // sweep's --set is one grid axis per occurrence; a key twice is refused.
   const CliResult twice =
-      Run({"sweep", kTrace, "--script", "retarget_gpu", "--set", "to=T4", "--set", "to=T4"});
+      Run({"sweep", kExampleTrace, "--script", "retarget_gpu", "--set", "to=T4", "--set", "to=T4"});
   EXPECT_EQ(twice.exit_code, 2);
   EXPECT_EQ(twice.err, "reverie: sweep: --set to given twice\n");
 }
@@ -198,7 +201,7 @@ TEST_F(CliFlagsTest, RepeatableOptionsRepeat) {
 TEST_F(CliFlagsTest, CollectPassesTheProgramThrough) {
   // Any regular file passes for the collector: the programs here never load
   // CUDA, so the injected library is never opened.
-  const std::string env = absl::StrCat("REVERIE_COLLECTOR_LIB=", kTrace);
+  const std::string env = absl::StrCat("REVERIE_COLLECTOR_LIB=", kExampleTrace);
   const std::string out = dir_ + "/t.pb";
   struct Case {
     std::vector<std::string> args;

@@ -28,9 +28,6 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-const std::string kCli = REVERIE_CLI;
-const std::string kTrace = std::string(REVERIE_SOURCE_DIR) + "/examples/tiny_mlp_training.json";
-
 bool OneLine(const std::string& s) {
   return !s.empty() && std::count(s.begin(), s.end(), '\n') == 1 && s.back() == '\n';
 }
@@ -76,26 +73,28 @@ TEST_F(CliHostileTest, StepsOfZeroMicrosecondsAreRefused) {
  {"ph":"X","cat":"kernel","name":"k","pid":0,"tid":7,"ts":10,"dur":0,"args":{"correlation":1,"stream":7,"device":0}}]})");
   ExpectRefused(Run({"predict", zero, "--script", "amp"}), "every step of the baseline takes 0 us");
   const std::string all = Write("all.lua", "graph:remove(graph:all())\n");
-  ExpectRefused(Run({"predict", kTrace, "--script", all}), "after the scripts every step takes 0 us");
+  ExpectRefused(Run({"predict", kExampleTrace, "--script", all}),
+                "after the scripts every step takes 0 us");
   const std::string out_of_steps = Write(
       "out.lua",
       "for t in graph:all():tasks() do pcall(function() t.step = -1 end) end\n");
-  ExpectRefused(Run({"predict", kTrace, "--script", out_of_steps, "--json"}), "takes 0 us");
+  ExpectRefused(Run({"predict", kExampleTrace, "--script", out_of_steps, "--json"}), "takes 0 us");
 }
 
 TEST_F(CliHostileTest, TwoOutputsToOneFileAreRefused) {
   const std::string same = dir_ + "/same.html";
-  ExpectRefused(Run({"report", kTrace, "-o", same, "--timeline", same}), "two outputs");
+  ExpectRefused(Run({"report", kExampleTrace, "-o", same, "--timeline", same}), "two outputs");
   EXPECT_FALSE(std::filesystem::exists(same));
-  ExpectRefused(Run({"report", kTrace, "-o", same, "--timeline", dir_ + "/./same.html"}),
+  ExpectRefused(Run({"report", kExampleTrace, "-o", same, "--timeline", dir_ + "/./same.html"}),
                 "two outputs");
   // A device takes both.
-  EXPECT_EQ(Run({"report", kTrace, "-o", "/dev/null", "--timeline", "/dev/null"}).exit_code, 0);
+  EXPECT_EQ(Run({"report", kExampleTrace, "-o", "/dev/null", "--timeline", "/dev/null"}).exit_code,
+            0);
 }
 
 TEST_F(CliHostileTest, ScriptTextReachesTheTerminalWithoutControlCharacters) {
   const std::string bad = Write("ansi.lua", "print('\\27[2Jcleared\\7') error('\\27[31mred\\27[0m')\n");
-  const CliResult r = Run({"predict", kTrace, "--script", bad});
+  const CliResult r = Run({"predict", kExampleTrace, "--script", bad});
   EXPECT_EQ(r.exit_code, 2) << r.err;
   for (const std::string* s : {&r.out, &r.err}) {
     EXPECT_EQ(s->find('\x1b'), std::string::npos) << *s;
@@ -112,7 +111,7 @@ TEST_F(CliHostileTest, ScriptTextReachesTheTerminalWithoutControlCharacters) {
 // Fisher-Yates): the builder accepts it; amp.lua's found_inf sync then
 // closes a cycle in some steps, which it skips and logs.
 TEST_F(CliHostileTest, AmpSkipsASyncItCannotOrder) {
-  std::istringstream in(ReadAll(kTrace));
+  std::istringstream in(ReadAll(kExampleTrace));
   std::vector<std::string> lines;
   std::vector<size_t> gpu;  // lines of GPU activities with a correlation id
   for (std::string line; std::getline(in, line);) {
@@ -149,15 +148,15 @@ TEST_F(CliHostileTest, AmpSkipsASyncItCannotOrder) {
 
 TEST_F(CliHostileTest, OutputsThatCannotBeWrittenExitTwo) {
   if (std::ofstream("/dev/full").good()) {
-    const CliResult r = Run({"import", kTrace, "-o", "/dev/full"});
+    const CliResult r = Run({"import", kExampleTrace, "-o", "/dev/full"});
     EXPECT_EQ(r.exit_code, 2) << r.err;
     EXPECT_THAT(r.err, HasSubstr("/dev/full: write failed"));
   }
   std::filesystem::create_directory(dir_ + "/chakra");
-  const CliResult r = Run({"export", kTrace, "--chakra", dir_ + "/chakra/"});
+  const CliResult r = Run({"export", kExampleTrace, "--chakra", dir_ + "/chakra/"});
   ExpectRefused(r, "is a folder; give a file prefix");
   EXPECT_TRUE(std::filesystem::is_empty(dir_ + "/chakra"));
-  ExpectRefused(Run({"export", kTrace, "--chakra", dir_ + "/chakra"}), "is a folder");
+  ExpectRefused(Run({"export", kExampleTrace, "--chakra", dir_ + "/chakra"}), "is a folder");
 }
 
 }  // namespace

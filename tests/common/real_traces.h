@@ -18,6 +18,41 @@
 
 namespace reverie::testing {
 
+// The shared traces several suites name (MANIFEST.md says what each holds),
+// relative to the traces folder.
+// HTA's NCCL parser sample: two-rank data-parallel training, NCCL all-reduce
+// and broadcast kernels on their own stream, sized allreduce Collective records.
+inline constexpr char kNcclTrace[] =
+    "facebookresearch__HolisticTraceAnalysis/tests/data/nccl_parser_config/nccl_data.json.gz";
+// ResNet DDP training with activation checkpointing, bf16, 8 ranks, MI300X;
+// GPU-bound (97% busy), RCCL's generic kernels.
+inline constexpr char kMi300DdpTrace[] =
+    "AMD-AGI__TraceLens/tests/traces/mi300/resnet_act_checkpoint.json.gz";
+// Kineto's ResNet-50 sample: V100, batch 32, the DataLoader in the main thread.
+inline constexpr char kResnetSampleTrace[] =
+    "pytorch__kineto/tb_plugin/samples/resnet50_num_workers_0/"
+    "worker0.1623143089861.pt.trace.json.gz";
+// The data-bottleneck study's num_workers 8, batch 16 run (pair D1's AFTER, B1's BEFORE).
+inline constexpr char kLoaderBs16Trace[] =
+    "JonathanHourany__pytorch-sandbox/profiling/data-bottleneck/profiler-output/"
+    "num-workers-8-batch-size-16/trace-num-workers-8-batch-size-16.json";
+// FP32 ResNet training on an RTX 2080 Ti, CPU-bound, 30 steps, no step
+// markers, no layer hooks.
+inline constexpr char kRtxResnetTrace[] =
+    "facebookresearch__param/et_replay/tests/inputs/resnet_kineto.json.gz";
+// GPU-bound ResNet-like training on a V100, 5 ProfilerSteps.
+inline constexpr char kV100Trace[] =
+    "facebookresearch__HolisticTraceAnalysis/tests/data/ns_resolution_trace/"
+    "rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz";
+// HTA's largest sample (2.08 M tasks), the performance benchmarks' input.
+inline constexpr char kDfIndexResolverTrace[] =
+    "facebookresearch__HolisticTraceAnalysis/tests/data/df_index_resolver/"
+    "df_index_resolver.json.gz";
+// A transformer from the torch-profiling tutorial, with input shapes recorded.
+inline constexpr char kTransformerTutorialTrace[] =
+    "Quentin-Anthony__torch-profiling-tutorial/log/transformer/"
+    "dc3b0e7228dd_851.1752215573993169006.pt.trace.json";
+
 inline std::string TracesDir() {
   if (const char* env = std::getenv("REVERIE_TRACES"); env != nullptr && *env != '\0') return env;
 #ifdef REVERIE_DEFAULT_TRACES

@@ -6,6 +6,7 @@
 // communication taking reverie's times, when reverie's simulation does.
 // Label real_traces: the shared traces skip when ../shared/traces is absent.
 #include <cstdio>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -19,6 +20,7 @@
 #include "frameworks/trace_loader.h"
 #include "gtest/gtest.h"
 #include "tests/common/real_traces.h"
+#include "whatif/pipeline.h"
 
 namespace reverie::testing {
 namespace {
@@ -34,14 +36,15 @@ struct Case {
 const Case kCases[] = {
     {"tiny_mlp", "examples/tiny_mlp_training.json", true},
     {"ddp_rank0", "examples/ddp_rank0.json", true},
-    {"nccl_data", "facebookresearch__HolisticTraceAnalysis/tests/data/nccl_parser_config/nccl_data.json.gz"},
+    {"nccl_data", testing::kNcclTrace},
     {"dlrm_rank0",
      "facebookresearch__HolisticTraceAnalysis/tests/data/negative_queue_length_values_check/"
      "rank0.json.gz"},
     {"h100_transformer",
      "Quentin-Anthony__torch-profiling-tutorial/log/transformer/"
      "dcb0aa1a78e7_4399.1752181589589738346.pt.trace.json"},
-    {"bert_small", "AMD-AGI__TraceLens/tests/traces/h100/gaunernst_bert-small-uncased__1016001.json.gz"},
+    {"bert_small",
+     "AMD-AGI__TraceLens/tests/traces/h100/gaunernst_bert-small-uncased__1016001.json.gz"},
 };
 
 class ChakraLaneRealTest : public ::testing::TestWithParam<Case> {};
@@ -55,20 +58,19 @@ TEST_P(ChakraLaneRealTest, LaneKeepsReveriesTimeUnderAstraSimsModel) {
     path = TracePath(c.path);
     if (path.empty()) GTEST_SKIP() << "real trace " << c.path << " not found under " << TracesDir();
   }
-  absl::StatusOr<Trace> trace = LoadTraceFile(path);
-  ASSERT_TRUE(trace.ok()) << trace.status();
-  absl::StatusOr<depgraph::Graph> g = depgraph::BuildGraph(*trace);
-  ASSERT_TRUE(g.ok()) << g.status();
-  absl::StatusOr<depgraph::SimResult> sim = depgraph::Simulate(*g);
-  ASSERT_TRUE(sim.ok()) << sim.status();
-  const std::vector<exporter::CollectiveRecord> records = exporter::CollectiveRecordsOf(*trace);
-  const exporter::CommTyping typing = exporter::TypeCommunication(*g, records);
-  const exporter::SimWindow window = exporter::SimulatedWindow(*g, *sim);
+  absl::StatusOr<std::unique_ptr<whatif::LoadedTrace>> run = whatif::LoadAndSimulate(path);
+  ASSERT_TRUE(run.ok()) << run.status();
+  const depgraph::Graph& g = (*run)->graph;
+  const depgraph::SimResult& sim = (*run)->baseline;
+  const std::vector<exporter::CollectiveRecord> records =
+      exporter::CollectiveRecordsOf((*run)->trace);
+  const exporter::CommTyping typing = exporter::TypeCommunication(g, records);
+  const exporter::SimWindow window = exporter::SimulatedWindow(g, sim);
 
   for (CommMode mode : {CommMode::kNetwork, CommMode::kReplay}) {
-    const exporter::CommPlan plan = exporter::PlanSingleRank(*g, *sim, typing, mode, window);
+    const exporter::CommPlan plan = exporter::PlanSingleRank(g, sim, typing, mode, window);
     absl::StatusOr<exporter::LaneTrace> lane =
-        exporter::ExportLane({&*g, &*sim, {}, 0, plan.network, window});
+        exporter::ExportLane({&g, &sim, {}, 0, plan.network, window});
     ASSERT_TRUE(lane.ok()) << lane.status();
     absl::StatusOr<exporter::ChakraFile> file = exporter::ReadChakra(lane->bytes);
     ASSERT_TRUE(file.ok()) << file.status();
@@ -92,7 +94,7 @@ TEST_P(ChakraLaneRealTest, LaneKeepsReveriesTimeUnderAstraSimsModel) {
 
   // The kernel-level export keeps the invariants too, with its many lanes.
   absl::StatusOr<exporter::ChakraTrace> kernels =
-      exporter::ExportChakra(*g, *sim, {.collectives = records});
+      exporter::ExportChakra(g, sim, {.collectives = records});
   ASSERT_TRUE(kernels.ok()) << kernels.status();
   absl::StatusOr<exporter::ChakraFile> file = exporter::ReadChakra(kernels->bytes);
   ASSERT_TRUE(file.ok()) << file.status();

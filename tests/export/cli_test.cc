@@ -16,7 +16,6 @@
 namespace reverie::testing {
 namespace {
 
-const std::string kCli = REVERIE_CLI;
 const std::string kTiny = std::string(REVERIE_SOURCE_DIR) + "/examples/tiny_mlp_training.json";
 const std::string kRank0 = std::string(REVERIE_SOURCE_DIR) + "/examples/ddp_rank0.json";
 const std::string kRank1 = std::string(REVERIE_SOURCE_DIR) + "/examples/ddp_rank1.json";

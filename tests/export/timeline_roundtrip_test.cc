@@ -14,10 +14,8 @@
 namespace reverie::exporter {
 namespace {
 
-using depgraph::EdgeKind;
 using depgraph::Graph;
 using depgraph::ResourceKind;
-using depgraph::TaskId;
 using depgraph::TaskKind;
 
 // Two threads' worth of work is not needed: one thread launching on two
@@ -36,14 +34,14 @@ Graph TestGraph() {
         .kind = TaskKind::kCpuApi, .name = i % 3 == 2 ? "cudaMemsetAsync" : "cudaLaunchKernel",
         .resource = cpu, .duration_ns = 4'000, .layer = i < 5 ? fc : net,
         .phase = depgraph::Phase::kForward, .step = 0, .measured_start_ns = t};
-    const TaskId a = g.AppendTask(api);
+    const depgraph::TaskId a = g.AppendTask(api);
     depgraph::TaskSpec gpu = api;
     gpu.kind = i % 3 == 2 ? TaskKind::kMemset : TaskKind::kKernel;
     gpu.name = i % 3 == 2 ? "Memset (Device)" : "volta_sgemm_128x64_nn";
     gpu.resource = i % 2 == 0 ? s7 : s9;
     gpu.duration_ns = 15'000;
     gpu.measured_start_ns = t + 6'000;
-    g.AddEdge(a, g.AppendTask(gpu), EdgeKind::kLaunch);
+    g.AddEdge(a, g.AppendTask(gpu), depgraph::EdgeKind::kLaunch);
     t += 16'000;
   }
   return g;

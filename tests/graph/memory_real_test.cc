@@ -84,7 +84,7 @@ TEST(MemoryReal, BatchPairPeaks) {
 }
 
 TEST(MemoryReal, DdpTraceHasAPerStepPeak) {
-  REVERIE_REQUIRE_TRACE(path, "facebookresearch__HolisticTraceAnalysis/tests/data/df_index_resolver/df_index_resolver.json.gz");
+  REVERIE_REQUIRE_TRACE(path, testing::kDfIndexResolverTrace);
   const depgraph::MemoryReport r = MemoryOf(path);
   const depgraph::DeviceMemory* d = Gpu(r);
   ASSERT_NE(d, nullptr);
@@ -101,7 +101,7 @@ TEST(MemoryReal, DdpTraceHasAPerStepPeak) {
 }
 
 TEST(MemoryReal, ResNet2021SampleHasARelativePeak) {
-  REVERIE_REQUIRE_TRACE(path, "pytorch__kineto/tb_plugin/samples/resnet50_num_workers_0/worker0.1623143089861.pt.trace.json.gz");
+  REVERIE_REQUIRE_TRACE(path, testing::kResnetSampleTrace);
   const depgraph::MemoryReport r = MemoryOf(path);
   const depgraph::DeviceMemory* d = Gpu(r);
   ASSERT_NE(d, nullptr);

@@ -26,18 +26,22 @@ namespace {
 const char* const kStepTraces[] = {
     "AMD-AGI__TraceLens/tests/traces/h100/Falconsai_nsfw_image_detection__1016002.json.gz",
     "AMD-AGI__TraceLens/tests/traces/h100/Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz",
-    "AMD-AGI__TraceLens/tests/traces/h100/facebook_timesformer-base-finetuned-k400__1016002.json.gz",
+    "AMD-AGI__TraceLens/tests/traces/h100/"
+    "facebook_timesformer-base-finetuned-k400__1016002.json.gz",
     "AMD-AGI__TraceLens/tests/traces/h100/gaunernst_bert-small-uncased__1016001.json.gz",
     "AMD-AGI__TraceLens/tests/traces/h100/google_owlv2-large-patch14-ensemble__1016001.json.gz",
-    "AMD-AGI__TraceLens/tests/traces/mi300/resnet_act_checkpoint.json.gz",
-    "facebookresearch__HolisticTraceAnalysis/tests/data/amd_trace/mi250_minitoy_train_ROCm6_2_kineto.json.gz",
-    "facebookresearch__HolisticTraceAnalysis/tests/data/critical_path/cuda_event_sync/event_sync_trace.json.gz",
-    "facebookresearch__HolisticTraceAnalysis/tests/data/df_index_resolver/df_index_resolver.json.gz",
-    "facebookresearch__HolisticTraceAnalysis/tests/data/nccl_parser_config/nccl_data.json.gz",
-    "facebookresearch__HolisticTraceAnalysis/tests/data/negative_queue_length_values_check/rank0.json.gz",
-    "facebookresearch__HolisticTraceAnalysis/tests/data/ns_resolution_trace/rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz",
+    testing::kMi300DdpTrace,
+    "facebookresearch__HolisticTraceAnalysis/tests/data/amd_trace/"
+    "mi250_minitoy_train_ROCm6_2_kineto.json.gz",
+    "facebookresearch__HolisticTraceAnalysis/tests/data/critical_path/cuda_event_sync/"
+    "event_sync_trace.json.gz",
+    testing::kDfIndexResolverTrace,
+    testing::kNcclTrace,
+    "facebookresearch__HolisticTraceAnalysis/tests/data/negative_queue_length_values_check/"
+    "rank0.json.gz",
+    testing::kV100Trace,
     "facebookresearch__HolisticTraceAnalysis/tests/data/triton_example/triton_example.json.gz",
-    "pytorch__kineto/tb_plugin/samples/resnet50_num_workers_0/worker0.1623143089861.pt.trace.json.gz",
+    testing::kResnetSampleTrace,
     "pytorch__kineto/tb_plugin/test/gpu_metrics_input.json",
 };
 
@@ -51,17 +55,24 @@ const char* const kAllKinetoTraces[] = {
     "JeremyMorlier__GPUModel/trace2.json",
     "JeremyMorlier__GPUModel/trace3.json",
     "facebookresearch__HolisticTraceAnalysis/tests/data/call_stack/backward_thread.json",
-    "facebookresearch__HolisticTraceAnalysis/tests/data/cpu_only/rank-34.Jul_15_10_52_41.1074.pt.trace.json.gz",
-    "facebookresearch__HolisticTraceAnalysis/tests/data/critical_path/alexnet/benchmark_result_2869224_1695835535_trace.json.gz",
-    "facebookresearch__HolisticTraceAnalysis/tests/data/critical_path/cuda_event_sync_multi_stream/event_sync_trace.json.gz",
-    "facebookresearch__HolisticTraceAnalysis/tests/data/critical_path/simple_add/benchmark_result_493459_1694039959_trace.json.gz",
-    "facebookresearch__HolisticTraceAnalysis/tests/data/cupti_profiler/benchmark_result_924719_1679055439_trace.json.gz",
-    "facebookresearch__HolisticTraceAnalysis/tests/data/execution_trace/benchmark_simple_add_trace.json.gz",
+    "facebookresearch__HolisticTraceAnalysis/tests/data/cpu_only/"
+    "rank-34.Jul_15_10_52_41.1074.pt.trace.json.gz",
+    "facebookresearch__HolisticTraceAnalysis/tests/data/critical_path/alexnet/"
+    "benchmark_result_2869224_1695835535_trace.json.gz",
+    "facebookresearch__HolisticTraceAnalysis/tests/data/critical_path/cuda_event_sync_multi_stream/"
+    "event_sync_trace.json.gz",
+    "facebookresearch__HolisticTraceAnalysis/tests/data/critical_path/simple_add/"
+    "benchmark_result_493459_1694039959_trace.json.gz",
+    "facebookresearch__HolisticTraceAnalysis/tests/data/cupti_profiler/"
+    "benchmark_result_924719_1679055439_trace.json.gz",
+    "facebookresearch__HolisticTraceAnalysis/tests/data/execution_trace/"
+    "benchmark_simple_add_trace.json.gz",
     "facebookresearch__HolisticTraceAnalysis/tests/data/rank_non_gpu/rank_non_gpu.json.gz",
     "facebookresearch__HolisticTraceAnalysis/tests/data/trace_filter/sampled_rank-0.json.gz",
-    "facebookresearch__HolisticTraceAnalysis/tests/data/with_gpu_user_annotation/step_based_trace_2543932.json.gz",
+    "facebookresearch__HolisticTraceAnalysis/tests/data/with_gpu_user_annotation/"
+    "step_based_trace_2543932.json.gz",
     "facebookresearch__param/et_replay/tests/inputs/linear_kineto.json.gz",
-    "facebookresearch__param/et_replay/tests/inputs/resnet_kineto.json.gz",
+    testing::kRtxResnetTrace,
     "pytorch__kineto/docs/traces/before_fix_trace.json",
 };
 
@@ -156,8 +167,7 @@ INSTANTIATE_TEST_SUITE_P(Shared, AnyTraceTest, ::testing::ValuesIn(kAllKinetoTra
 // Making tasks shorter never makes anything end later, with gaps, syncs,
 // event and inter-thread edges as built from a real multi-stream trace.
 TEST(RealGraphPropertyTest, ShorterTasksNeverEndLater) {
-  REVERIE_REQUIRE_TRACE(
-      path, "facebookresearch__HolisticTraceAnalysis/tests/data/nccl_parser_config/nccl_data.json.gz");
+  REVERIE_REQUIRE_TRACE(path, testing::kNcclTrace);
   Built b;
   ASSERT_TRUE(LoadAndBuild(path, &b));
   absl::StatusOr<SimResult> base = Simulate(b.graph);
@@ -184,8 +194,7 @@ TEST(RealGraphPropertyTest, ShorterTasksNeverEndLater) {
 // time is what it was (CPU durations and gaps are unchanged). (One step can
 // get longer: it no longer starts late behind the previous step's GPU work.)
 TEST(RealGraphPropertyTest, ZeroGpuLeavesTheCpuOnlyTime) {
-  REVERIE_REQUIRE_TRACE(
-      path, "pytorch__kineto/tb_plugin/samples/resnet50_num_workers_0/worker0.1623143089861.pt.trace.json.gz");
+  REVERIE_REQUIRE_TRACE(path, testing::kResnetSampleTrace);
   Built b;
   ASSERT_TRUE(LoadAndBuild(path, &b));
   absl::StatusOr<SimResult> base = Simulate(b.graph);

@@ -18,19 +18,11 @@
 namespace reverie {
 namespace {
 
-using depgraph::Graph;
 using depgraph::TaskId;
-using depgraph::TaskKind;
-using ::testing::HasSubstr;
 
-constexpr char kB1Before[] =
-    "JonathanHourany__pytorch-sandbox/profiling/data-bottleneck/profiler-output/"
-    "num-workers-8-batch-size-16/trace-num-workers-8-batch-size-16.json";
 constexpr char kTimesformer[] =
-    "AMD-AGI__TraceLens/tests/traces/h100/facebook_timesformer-base-finetuned-k400__1016002.json.gz";
-constexpr char kN1[] =
-    "Quentin-Anthony__torch-profiling-tutorial/log/transformer/"
-    "dc3b0e7228dd_851.1752215573993169006.pt.trace.json";
+    "AMD-AGI__TraceLens/tests/traces/h100/"
+    "facebook_timesformer-base-finetuned-k400__1016002.json.gz";
 constexpr char kS1[] = "anupambhatnagar__GPUPuzzlers/streams/blocking/blocking_streams.json.gz";
 
 transforms::CostModel Model(const testing::RealGraph& rg) {
@@ -39,10 +31,11 @@ transforms::CostModel Model(const testing::RealGraph& rg) {
   return m.ok() ? *std::move(m) : transforms::CostModel();
 }
 
-transforms::Selection Kernels(const Graph& g) {
+transforms::Selection Kernels(const depgraph::Graph& g) {
   std::vector<TaskId> ids;
   for (uint32_t i = 0; i < g.task_count(); ++i) {
-    if (!g.removed(TaskId(i)) && g.kind(TaskId(i)) == TaskKind::kKernel) ids.push_back(TaskId(i));
+    if (!g.removed(TaskId(i)) && g.kind(TaskId(i)) == depgraph::TaskKind::kKernel)
+      ids.push_back(TaskId(i));
   }
   return transforms::Selection::FromSorted(std::move(ids));
 }
@@ -80,7 +73,7 @@ TEST(CostModelRealTest, EveryGpuOfTheSharedTracesMatches) {
 }
 
 TEST(CostModelRealTest, WorkOfRecordedShapes) {
-  REVERIE_REQUIRE_GRAPH(rg, kB1Before);
+  REVERIE_REQUIRE_GRAPH(rg, testing::kLoaderBs16Trace);
   const transforms::CostModel m = Model(*rg);
   EXPECT_EQ(m.gpu.spec.key, "RTX3080");
   EXPECT_EQ(m.kernels_with_work, m.kernels);  // record_shapes on: every kernel has work
@@ -124,7 +117,7 @@ TEST(CostModelRealTest, CopyRatesComeFromTheTracesCopies) {
   EXPECT_EQ(m.gpu.spec.key, "A100-SXM4-80GB");  // "NVIDIA PG509-210"
   const transforms::LinkRate& d2h = m.copy[static_cast<int>(transforms::CopyKind::kDtoHPageable)];
   EXPECT_EQ(d2h.samples, 100);
-  EXPECT_THAT(d2h.from, HasSubstr("fitted"));
+  EXPECT_THAT(d2h.from, ::testing::HasSubstr("fitted"));
   EXPECT_GT(d2h.gbs, 4);  // 4 MiB copies at about 6 GB/s
   EXPECT_LT(d2h.gbs, 8);
   // No pinned copies in the trace: twice the pageable rate, below the link.
@@ -136,11 +129,12 @@ TEST(CostModelRealTest, CopyRatesComeFromTheTracesCopies) {
 // Directions: more work is never faster, half precision or a GPU with no
 // lower peak and more bandwidth is never slower, no change changes nothing.
 TEST(CostModelRealTest, ChangesMoveKernelsTheRightWay) {
-  for (const char* trace : {kB1Before, kTimesformer, kN1}) {
+  for (const char* trace :
+       {testing::kLoaderBs16Trace, kTimesformer, testing::kTransformerTutorialTrace}) {
     REVERIE_REQUIRE_GRAPH(rg, trace);
     const transforms::CostModel m = Model(*rg);
     auto retimed = [&](transforms::RetimeSpec spec) {
-      Graph g = rg->graph;
+      depgraph::Graph g = rg->graph;
       EXPECT_TRUE(transforms::Retime(g, Kernels(g), m, spec).ok());
       return g;
     };
@@ -151,11 +145,11 @@ TEST(CostModelRealTest, ChangesMoveKernelsTheRightWay) {
     half.dtype = hardware::Math::kFp16;
     transforms::RetimeSpec bigger;
     bigger.dest = m.gpu.spec.key == "H100-SXM" ? hardware::FindGpu("H200") : hardware::FindGpu("H100-SXM");
-    const Graph g_same = retimed(same), g_more = retimed(more), g_half = retimed(half),
-                g_big = retimed(bigger);
+    const depgraph::Graph g_same = retimed(same), g_more = retimed(more), g_half = retimed(half),
+                          g_big = retimed(bigger);
     for (uint32_t i = 0; i < rg->graph.task_count(); ++i) {
       const TaskId t(i);
-      if (rg->graph.kind(t) != TaskKind::kKernel) continue;
+      if (rg->graph.kind(t) != depgraph::TaskKind::kKernel) continue;
       const int64_t d = rg->graph.duration_ns(t);
       ASSERT_EQ(g_same.duration_ns(t), d) << trace << " " << rg->graph.name(t);
       ASSERT_GE(g_more.duration_ns(t), d) << trace << " " << rg->graph.name(t);

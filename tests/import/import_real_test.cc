@@ -85,7 +85,7 @@ TEST(ImportReal, PbRoundTrip) {
 }
 
 TEST(ImportReal, Schema2021Trace) {
-  REVERIE_REQUIRE_TRACE(path, "pytorch__kineto/tb_plugin/samples/resnet50_num_workers_0/worker0.1623143089861.pt.trace.json.gz");
+  REVERIE_REQUIRE_TRACE(path, testing::kResnetSampleTrace);
   absl::StatusOr<Trace> t = LoadTraceFile(path);
   ASSERT_TRUE(t.ok()) << t.status();
   EXPECT_EQ(t->events().steps_size(), 6);

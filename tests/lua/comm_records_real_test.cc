@@ -18,9 +18,6 @@ using ::testing::HasSubstr;
 using testing::Predict;
 using testing::Prediction;
 
-constexpr char kMi300[] = "AMD-AGI__TraceLens/tests/traces/mi300/resnet_act_checkpoint.json.gz";
-constexpr char kNccl[] = "facebookresearch__HolisticTraceAnalysis/tests/data/nccl_parser_config/nccl_data.json.gz";
-
 std::string Log(const Prediction& p) {
   std::string all;
   for (const std::string& line : p.reports.front().log) all += line + "\n";
@@ -31,9 +28,7 @@ std::string Log(const Prediction& p) {
 // steps x 2 each) finds the Generic kernel it launched; c10d's waits launch
 // none.
 TEST(CommRecordsRealTest, GenericKernelsAreLinkedToTheirRecords) {
-  REVERIE_REQUIRE_TRACE(path, kMi300);
-  const testing::RealGraph* g = testing::LoadOrFail(path);
-  ASSERT_NE(g, nullptr);
+  REVERIE_REQUIRE_GRAPH(g, testing::kMi300DdpTrace);
   const auto& colls = g->model.collectives;
   const std::vector<depgraph::TaskId> kernels = transforms::KernelsOfCollectives(g->graph, colls);
   ASSERT_EQ(kernels.size(), colls.size());
@@ -57,9 +52,7 @@ TEST(CommRecordsRealTest, GenericKernelsAreLinkedToTheirRecords) {
 }
 
 TEST(CommRecordsRealTest, DdpRetimesTheRecordedGenericAllReduces) {
-  REVERIE_REQUIRE_TRACE(path, kMi300);
-  const testing::RealGraph* g = testing::LoadOrFail(path);
-  ASSERT_NE(g, nullptr);
+  REVERIE_REQUIRE_GRAPH(g, testing::kMi300DdpTrace);
   Prediction p = Predict(*g, {"ddp.lua"}, {{"workers", "16"}, {"bandwidth_gbps", "400"}});
   ASSERT_TRUE(p.status.ok()) << p.status;
   EXPECT_THAT(Log(p), HasSubstr("6 all-reduce kernels re-timed for 16 workers"));
@@ -74,7 +67,7 @@ TEST(CommRecordsRealTest, DdpRetimesTheRecordedGenericAllReduces) {
 // Schemes that replace DDP's all-reduce size their buckets from the records
 // and take the recorded kernels' time away, saying so.
 TEST(CommRecordsRealTest, CommunicationSchemesReplaceTheRecordedAllReduces) {
-  for (const char* trace : {kMi300, kNccl}) {
+  for (const char* trace : {testing::kMi300DdpTrace, testing::kNcclTrace}) {
     REVERIE_REQUIRE_TRACE(path, trace);
     const testing::RealGraph* g = testing::LoadOrFail(path);
     ASSERT_NE(g, nullptr);

@@ -15,17 +15,9 @@
 namespace reverie {
 namespace {
 
-using depgraph::Graph;
 using depgraph::TaskId;
-using depgraph::TaskKind;
 using testing::Predict;
 using testing::Prediction;
-
-constexpr char kTransformer[] =
-    "Quentin-Anthony__torch-profiling-tutorial/log/transformer/"
-    "dc3b0e7228dd_851.1752215573993169006.pt.trace.json";
-constexpr char kResnet50[] =
-    "pytorch__kineto/tb_plugin/samples/resnet50_num_workers_0/worker0.1623143089861.pt.trace.json.gz";
 
 std::string WriteScript(const std::string& name, const std::string& text) {
   const std::string path = ::testing::TempDir() + "/" + name;
@@ -39,7 +31,7 @@ std::string WriteScript(const std::string& name, const std::string& text) {
 // kernels' time (where the GPU was the bottleneck). The gaps model removed
 // the framework time between the launches too: 2.56x on 090cd71.
 TEST(CpuOpsRealTest, FusingPointwiseKernelsSavesNoMoreThanTheirOpsCost) {
-  REVERIE_REQUIRE_GRAPH(rg, kTransformer);
+  REVERIE_REQUIRE_GRAPH(rg, testing::kTransformerTutorialTrace);
   const std::string script = WriteScript("fuse_away.lua", R"(
 local ew = graph:select{kind = "kernel", name = {"elementwise", "vectorized", "layer_nor"}}
 local launches = ew:launches()
@@ -56,7 +48,7 @@ ew:remove(); launches:remove()
       removed_gpu += d;
     } else {
       removed_cpu += d;
-      if (rg->graph.kind(t) == TaskKind::kCpuWork) op_time += d;
+      if (rg->graph.kind(t) == depgraph::TaskKind::kCpuWork) op_time += d;
     }
   }
   const double steps = depgraph::SummarizeSteps(rg->baseline.steps).counted;
@@ -71,10 +63,10 @@ ew:remove(); launches:remove()
 // thread: that time is its own (phase data_loading), and no shipped script
 // that does not model data loading removes it.
 TEST(CpuOpsRealTest, TheDataLoadersTimeIsItsOwnAndStays) {
-  REVERIE_REQUIRE_GRAPH(rg, kResnet50);
+  REVERIE_REQUIRE_GRAPH(rg, testing::kResnetSampleTrace);
   transforms::TaskQuery q;
   q.phases = transforms::PhaseBit(depgraph::Phase::kDataLoading);
-  q.kinds = transforms::KindBit(TaskKind::kCpuWork);
+  q.kinds = transforms::KindBit(depgraph::TaskKind::kCpuWork);
   absl::StatusOr<transforms::Selection> loader = transforms::Select(rg->graph, q);
   ASSERT_TRUE(loader.ok());
   ASSERT_EQ(loader->size(), 6u);  // one per step
@@ -101,8 +93,8 @@ TEST(CpuOpsRealTest, TheDataLoadersTimeIsItsOwnAndStays) {
 // the fix the walk from a step's last captured call to the next step's first
 // zeroed ~7.8 ms per step of framework time outside the captured phases.
 TEST(CpuOpsRealTest, CudaGraphsKeepTheCpuTimeOutsideTheCapturedPhases) {
-  REVERIE_REQUIRE_GRAPH(rg, kResnet50);
-  const Graph& g = rg->graph;
+  REVERIE_REQUIRE_GRAPH(rg, testing::kResnetSampleTrace);
+  const depgraph::Graph& g = rg->graph;
   const Prediction p = Predict(*rg, {"cuda_graphs.lua"});
   ASSERT_TRUE(p.status.ok()) << p.status;
   auto captured = [](depgraph::Phase ph) {
@@ -138,7 +130,7 @@ TEST(CpuOpsRealTest, TheCpuSplitAddsUpToEachThreadsTime) {
     std::string error;
     const testing::RealGraph* rg = testing::LoadRealGraph(path, &error);
     if (rg == nullptr) continue;  // nothing to simulate (CPU-only, execution traces)
-    const Graph& g = rg->graph;
+    const depgraph::Graph& g = rg->graph;
     if (g.op_count() == 0) continue;
     ++traces_with_ops;
     const depgraph::TaskTimes m = depgraph::MeasuredTimes(g);

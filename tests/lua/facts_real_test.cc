@@ -18,21 +18,13 @@ using ::testing::HasSubstr;
 using testing::Predict;
 using testing::Prediction;
 
-constexpr char kMi300[] = "AMD-AGI__TraceLens/tests/traces/mi300/resnet_act_checkpoint.json.gz";
-constexpr char kOwl[] = "AMD-AGI__TraceLens/tests/traces/h100/google_owlv2-large-patch14-ensemble__1016001.json.gz";
-constexpr char kResnet[] =
-    "pytorch__kineto/tb_plugin/samples/resnet50_num_workers_0/worker0.1623143089861.pt.trace.json.gz";
-constexpr char kNccl[] = "facebookresearch__HolisticTraceAnalysis/tests/data/nccl_parser_config/nccl_data.json.gz";
-constexpr char kD1After[] =
-    "JonathanHourany__pytorch-sandbox/profiling/data-bottleneck/profiler-output/"
-    "num-workers-8-batch-size-16/trace-num-workers-8-batch-size-16.json";
+constexpr char kOwl[] =
+    "AMD-AGI__TraceLens/tests/traces/h100/google_owlv2-large-patch14-ensemble__1016001.json.gz";
 
 const lua::ScriptReport& Report(const Prediction& p) { return p.reports.front(); }
 
 TEST(FactsRealTest, Mi300DdpTraceIsBf16OnEightRanksWithCheckpointing) {
-  REVERIE_REQUIRE_TRACE(path, kMi300);
-  const testing::RealGraph* g = testing::LoadOrFail(path);
-  ASSERT_NE(g, nullptr);
+  REVERIE_REQUIRE_GRAPH(g, testing::kMi300DdpTrace);
   const depgraph::TraceFacts& f = g->model.facts;
   EXPECT_EQ(f.precision.compute, "bf16");
   EXPECT_GE(f.precision.share, 0.9);
@@ -44,9 +36,7 @@ TEST(FactsRealTest, Mi300DdpTraceIsBf16OnEightRanksWithCheckpointing) {
 }
 
 TEST(FactsRealTest, ResnetSampleIsAForLoopSgdWithZeroGradAndMainThreadLoading) {
-  REVERIE_REQUIRE_TRACE(path, kResnet);
-  const testing::RealGraph* g = testing::LoadOrFail(path);
-  ASSERT_NE(g, nullptr);
+  REVERIE_REQUIRE_GRAPH(g, testing::kResnetSampleTrace);
   const depgraph::TraceFacts& f = g->model.facts;
   EXPECT_EQ(f.optimizer.name, "SGD");
   EXPECT_EQ(f.optimizer.implementation, "for-loop");
@@ -81,7 +71,7 @@ TEST(FactsRealTest, InfoJsonHasFactsOnEveryTrace) {
 }
 
 TEST(FactsRealTest, ScriptsSayNothingToChangeWhereTheRunAlreadyDoesIt) {
-  REVERIE_REQUIRE_TRACE(mi300, kMi300);
+  REVERIE_REQUIRE_TRACE(mi300, testing::kMi300DdpTrace);
   const testing::RealGraph* g = testing::LoadOrFail(mi300);
   ASSERT_NE(g, nullptr);
   Prediction p = Predict(*g, {"activation_checkpointing.lua"});
@@ -111,7 +101,7 @@ TEST(FactsRealTest, ScriptsSayNothingToChangeWhereTheRunAlreadyDoesIt) {
   EXPECT_NEAR(p.speedup(), 1.0, 0.02);
   // A trace whose DataLoader already uses workers: num_workers is refused,
   // naming why and what still applies.
-  REVERIE_REQUIRE_TRACE(d1, kD1After);
+  REVERIE_REQUIRE_TRACE(d1, testing::kLoaderBs16Trace);
   const testing::RealGraph* w = testing::LoadOrFail(d1);
   ASSERT_NE(w, nullptr);
   p = Predict(*w, {"dataloader.lua"}, {{"num_workers", "4"}});
@@ -122,9 +112,7 @@ TEST(FactsRealTest, ScriptsSayNothingToChangeWhereTheRunAlreadyDoesIt) {
 // fused_adam on an SGD model fuses the optimizer's step (PyTorch's fused
 // SGD), not zero_grad: its saving is bounded by the Optimizer.step span.
 TEST(FactsRealTest, FusedOptimizerSavesNoMoreThanTheOptimizerStep) {
-  REVERIE_REQUIRE_TRACE(path, kResnet);
-  const testing::RealGraph* g = testing::LoadOrFail(path);
-  ASSERT_NE(g, nullptr);
+  REVERIE_REQUIRE_GRAPH(g, testing::kResnetSampleTrace);
   const Prediction p = Predict(*g, {"fused_adam.lua"});
   ASSERT_TRUE(p.status.ok()) << p.status;
   const double saved_us = p.base_us - p.pred_us;

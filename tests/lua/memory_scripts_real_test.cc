@@ -22,12 +22,12 @@ using testing::Predict;
 using testing::Prediction;
 
 const char* const kTraces[] = {
-    "facebookresearch__HolisticTraceAnalysis/tests/data/df_index_resolver/df_index_resolver.json.gz",
+    testing::kDfIndexResolverTrace,
     "JonathanHourany__pytorch-sandbox/profiling/data-bottleneck/profiler-output/"
     "num-workers-0-batch-size-16/trace-num-workers-0-batch-size-16.json",
     "JonathanHourany__pytorch-sandbox/profiling/data-bottleneck/profiler-output/"
     "num-workers-8-batch-size-2056/trace-num-workers-8-batch-size-2056.json",
-    "pytorch__kineto/tb_plugin/samples/resnet50_num_workers_0/worker0.1623143089861.pt.trace.json.gz",
+    testing::kResnetSampleTrace,
 };
 
 int64_t Peak(const depgraph::Graph& g, const depgraph::SimResult& sim) {

@@ -10,6 +10,7 @@
 #include <fstream>
 #include <string>
 
+#include "base/testing/temp_dir.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -28,10 +29,7 @@ struct CliRun {
 class PredictCliTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("reverie_predict_cli_" + std::to_string(::getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::create_directories(dir_);
+    dir_ = reverie::testing::TempDirForTest("predict_cli");
     // One launch + GEMM, one launch + element-wise kernel, then a sync, on
     // a V100 (the hardware model needs the trace's GPU).
     Write("tiny.json", R"({"deviceProperties":[{"id":0,"name":"Tesla V100-SXM2-32GB","totalGlobalMem":34089730048,"computeMajor":7,"computeMinor":0,"numSms":80}],

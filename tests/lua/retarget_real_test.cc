@@ -14,21 +14,11 @@
 namespace reverie {
 namespace {
 
-using depgraph::Graph;
 using depgraph::TaskId;
 using depgraph::TaskKind;
 using ::testing::HasSubstr;
-using testing::Predict;
 using testing::Prediction;
 
-// GPU-bound ResNet-like training, Tesla V100-SXM2-32GB.
-constexpr char kV100[] =
-    "facebookresearch__HolisticTraceAnalysis/tests/data/ns_resolution_trace/"
-    "rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz";
-// CPU-bound ResNet training, GeForce RTX 2080 Ti.
-constexpr char kRtx[] = "facebookresearch__param/et_replay/tests/inputs/resnet_kineto.json.gz";
-// ResNet training with activation checkpointing, AMD Instinct MI300X.
-constexpr char kMi300[] = "AMD-AGI__TraceLens/tests/traces/mi300/resnet_act_checkpoint.json.gz";
 // vLLM inference on a B200: bf16 GEMMs named nvjet_* and cutlass::bfloat16_t.
 constexpr char kB200[] = "AMD-AGI__TraceLens/tests/traces/b200/eager_trace.json.gz";
 
@@ -40,7 +30,7 @@ std::string Log(const Prediction& p) {
   return log;
 }
 
-int64_t SumNs(const Graph& g, TaskKind kind) {
+int64_t SumNs(const depgraph::Graph& g, TaskKind kind) {
   int64_t sum = 0;
   for (uint32_t i = 0; i < g.task_count(); ++i) {
     const TaskId t(i);
@@ -52,11 +42,12 @@ int64_t SumNs(const Graph& g, TaskKind kind) {
 Prediction To(const testing::RealGraph& rg, const std::string& gpu,
               std::vector<std::pair<std::string, std::string>> more = {}) {
   more.emplace_back("to", gpu);
-  return Predict(rg, {"retarget_gpu.lua"}, std::move(more));
+  return testing::Predict(rg, {"retarget_gpu.lua"}, std::move(more));
 }
 
 TEST(RetargetRealTest, TheSameGpuChangesNothing) {
-  for (const auto& [trace, gpu] : {std::pair{kV100, "V100-SXM2"}, std::pair{kRtx, "RTX2080Ti"}}) {
+  for (const auto& [trace, gpu] : {std::pair{testing::kV100Trace, "V100-SXM2"},
+                                   std::pair{testing::kRtxResnetTrace, "RTX2080Ti"}}) {
     REVERIE_REQUIRE_GRAPH(rg, trace);
     const Prediction p = To(*rg, gpu);
     ASSERT_TRUE(p.status.ok()) << p.status;
@@ -68,7 +59,7 @@ TEST(RetargetRealTest, TheSameGpuChangesNothing) {
 }
 
 TEST(RetargetRealTest, GpusKeepTheirOrderOnAGpuBoundStep) {
-  REVERIE_REQUIRE_GRAPH(rg, kV100);
+  REVERIE_REQUIRE_GRAPH(rg, testing::kV100Trace);
   const Prediction t4 = To(*rg, "T4"), a100 = To(*rg, "A100-SXM4-80GB"), h100 = To(*rg, "H100-SXM"),
                    h200 = To(*rg, "H200");
   for (const Prediction* p : {&t4, &a100, &h100, &h200}) ASSERT_TRUE(p->status.ok()) << p->status;
@@ -87,7 +78,7 @@ TEST(RetargetRealTest, GpusKeepTheirOrderOnAGpuBoundStep) {
 TEST(RetargetRealTest, SpeedupIsBoundedByTheFastestTaskSpeedup) {
   // Start times are max-plus combinations of durations and unchanged gaps, so
   // if no task got more than f times faster, the step cannot either.
-  REVERIE_REQUIRE_GRAPH(rg, kV100);
+  REVERIE_REQUIRE_GRAPH(rg, testing::kV100Trace);
   const Prediction p = To(*rg, "H100-SXM");
   ASSERT_TRUE(p.status.ok()) << p.status;
   double best = 1;
@@ -100,7 +91,7 @@ TEST(RetargetRealTest, SpeedupIsBoundedByTheFastestTaskSpeedup) {
 }
 
 TEST(RetargetRealTest, ACpuBoundStepGainsLessThanItsKernels) {
-  REVERIE_REQUIRE_GRAPH(rg, kRtx);
+  REVERIE_REQUIRE_GRAPH(rg, testing::kRtxResnetTrace);
   const Prediction p = To(*rg, "H100-SXM");
   ASSERT_TRUE(p.status.ok()) << p.status;
   const double kernels = static_cast<double>(SumNs(rg->graph, TaskKind::kKernel)) /
@@ -148,12 +139,12 @@ TEST(RetargetRealTest, MemoryIsCheckedAgainstTheTargetGpu) {
 }
 
 TEST(RetargetRealTest, NamesTheProblemWithTheGpus) {
-  REVERIE_REQUIRE_GRAPH(rg, kV100);
+  REVERIE_REQUIRE_GRAPH(rg, testing::kV100Trace);
   Prediction p = To(*rg, "X100");
   EXPECT_THAT(std::string(p.status.message()), HasSubstr("unknown GPU 'X100' (known: P100-SXM2"));
-  p = Predict(*rg, {"retarget_gpu.lua"});
+  p = testing::Predict(*rg, {"retarget_gpu.lua"});
   EXPECT_THAT(std::string(p.status.message()), HasSubstr("set the destination GPU with --set to=KEY"));
-  REVERIE_REQUIRE_GRAPH(amd, kMi300);
+  REVERIE_REQUIRE_GRAPH(amd, testing::kMi300DdpTrace);
   p = To(*amd, "H100-SXM");
   EXPECT_EQ(p.status.code(), absl::StatusCode::kFailedPrecondition) << p.status;
   EXPECT_THAT(std::string(p.status.message()),

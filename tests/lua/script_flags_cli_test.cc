@@ -18,9 +18,6 @@
 namespace reverie::testing {
 namespace {
 
-const std::string kCli = REVERIE_CLI;
-const std::string kTrace = std::string(REVERIE_SOURCE_DIR) + "/examples/tiny_mlp_training.json";
-
 // Every script declares `n` so that sweep's --set n=1,2 has a key to vary
 // (an unused --set key is an error).
 constexpr char kParams[] = "local P = reverie.params{n = {default = 1, doc = 'repeat'}}\n";
@@ -43,16 +40,16 @@ struct Command {
 // --json: in text mode predict prints Lua's traceback below the one line
 // (predict_cli_test covers that).
 std::vector<std::string> PredictArgs(const std::string&) {
-  return {"predict", kTrace, "--json"};
+  return {"predict", kExampleTrace, "--json"};
 }
 std::vector<std::string> ExportArgs(const std::string& dir) {
-  return {"export", kTrace, "--chakra", dir + "/out"};
+  return {"export", kExampleTrace, "--chakra", dir + "/out"};
 }
 std::vector<std::string> ReportArgs(const std::string& dir) {
-  return {"report", kTrace, "-o", dir + "/report.html"};
+  return {"report", kExampleTrace, "-o", dir + "/report.html"};
 }
 std::vector<std::string> SweepArgs(const std::string&) {
-  return {"sweep", kTrace, "--set", "n=1,2"};
+  return {"sweep", kExampleTrace, "--set", "n=1,2"};
 }
 
 // gtest prints the parameter's name rather than its bytes.

@@ -14,20 +14,8 @@ namespace {
 using depgraph::Graph;
 using depgraph::TaskId;
 using depgraph::TaskKind;
-using ::testing::HasSubstr;
 using testing::Predict;
 using testing::Prediction;
-
-// FP32 ResNet training on an RTX 2080 Ti, 30 steps, no step markers, no
-// layer hooks: the acceptance trace.
-constexpr char kResnet[] = "facebookresearch__param/et_replay/tests/inputs/resnet_kineto.json.gz";
-// GPU-bound ResNet-like training on a V100, 5 ProfilerSteps.
-constexpr char kV100[] =
-    "facebookresearch__HolisticTraceAnalysis/tests/data/ns_resolution_trace/"
-    "rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz";
-// Two-rank data-parallel training: NCCL all-reduce and broadcast kernels on
-// their own stream, sized allreduce Collective records, world size 2.
-constexpr char kNccl[] = "facebookresearch__HolisticTraceAnalysis/tests/data/nccl_parser_config/nccl_data.json.gz";
 
 // The query's tasks (a failed query fails the test and selects nothing).
 transforms::Selection Sel(const Graph& g, const transforms::TaskQuery& q) {
@@ -64,7 +52,7 @@ const uint32_t kUpdate = transforms::PhaseBit(depgraph::Phase::kUpdate);
 // The cost model alone (no casts, no GradScaler): kernels shrink, by no more
 // than the RTX 2080 Ti's tensor-core / CUDA-core peak ratio (53.8 / 13.4).
 TEST(ScriptsRealTest, AmpShrinksKernelsByAtMostThePeakRatio) {
-  REVERIE_REQUIRE_GRAPH(rg, kResnet);
+  REVERIE_REQUIRE_GRAPH(rg, testing::kRtxResnetTrace);
   const Prediction p =
       Predict(*rg, {"amp.lua"}, {{"cast_kernels", "false"}, {"grad_scaler", "false"}});
   ASSERT_TRUE(p.status.ok()) << p.status;
@@ -86,7 +74,7 @@ TEST(ScriptsRealTest, AmpShrinksKernelsByAtMostThePeakRatio) {
 // dispatch (an aten op each) and GradScaler's kernels and sync. On this
 // CPU-bound trace they cost more than the faster kernels save.
 TEST(ScriptsRealTest, AmpAddsAutocastCastsWithTheirCpuCost) {
-  REVERIE_REQUIRE_GRAPH(rg, kResnet);
+  REVERIE_REQUIRE_GRAPH(rg, testing::kRtxResnetTrace);
   const Prediction bare =
       Predict(*rg, {"amp.lua"}, {{"cast_kernels", "false"}, {"grad_scaler", "false"}});
   const Prediction p = Predict(*rg, {"amp.lua"});
@@ -120,7 +108,7 @@ TEST(ScriptsRealTest, AmpAddsAutocastCastsWithTheirCpuCost) {
 }
 
 TEST(ScriptsRealTest, AmpSpeedsUpAGpuBoundTraceLessThanItsKernels) {
-  REVERIE_REQUIRE_GRAPH(rg, kV100);
+  REVERIE_REQUIRE_GRAPH(rg, testing::kV100Trace);
   const Prediction p = Predict(*rg, {"amp.lua"});
   ASSERT_TRUE(p.status.ok()) << p.status;
   EXPECT_GT(p.speedup(), 1.05);
@@ -133,7 +121,7 @@ TEST(ScriptsRealTest, AmpSpeedsUpAGpuBoundTraceLessThanItsKernels) {
 }
 
 TEST(ScriptsRealTest, DdpWithOneWorkerChangesNothing) {
-  REVERIE_REQUIRE_GRAPH(rg, kResnet);
+  REVERIE_REQUIRE_GRAPH(rg, testing::kRtxResnetTrace);
   const Prediction p = Predict(*rg, {"ddp.lua"}, {{"workers", "1"}});
   ASSERT_TRUE(p.status.ok()) << p.status;
   EXPECT_LE(std::fabs(p.pred_us / p.base_us - 1), 0.01);
@@ -153,7 +141,7 @@ void ExpectUpdatesWaitForComm(const Graph& g, const depgraph::SimResult& sim) {
 }
 
 TEST(ScriptsRealTest, DdpOnASlowNetworkIsSlowerAndWaitsBeforeTheUpdate) {
-  REVERIE_REQUIRE_GRAPH(rg, kResnet);
+  REVERIE_REQUIRE_GRAPH(rg, testing::kRtxResnetTrace);
   const Prediction p = Predict(*rg, {"ddp.lua"}, {{"workers", "8"}, {"bandwidth_gbps", "10"}});
   ASSERT_TRUE(p.status.ok()) << p.status;
   EXPECT_GT(p.pred_us, p.base_us * 1.001);
@@ -169,7 +157,7 @@ TEST(ScriptsRealTest, DdpOnASlowNetworkIsSlowerAndWaitsBeforeTheUpdate) {
 }
 
 TEST(ScriptsRealTest, DdpOnAMultiGpuTraceAtItsOwnWorkerCountChangesNothing) {
-  REVERIE_REQUIRE_GRAPH(rg, kNccl);
+  REVERIE_REQUIRE_GRAPH(rg, testing::kNcclTrace);
   ASSERT_EQ(rg->model.world_size, 2);
   const Prediction p = Predict(*rg, {"ddp.lua"}, {{"workers", "2"}});
   ASSERT_TRUE(p.status.ok()) << p.status;
@@ -182,7 +170,7 @@ TEST(ScriptsRealTest, DdpOnAMultiGpuTraceAtItsOwnWorkerCountChangesNothing) {
 // each takes its fixed part (<= latency_us = 10 us) plus 2(16-1)/16 x its
 // Collective record's bytes over the link.
 TEST(ScriptsRealTest, DdpReTimesRecordedAllReducesForMoreWorkers) {
-  REVERIE_REQUIRE_GRAPH(rg, kNccl);
+  REVERIE_REQUIRE_GRAPH(rg, testing::kNcclTrace);
   const Prediction p = Predict(*rg, {"ddp.lua"}, {{"workers", "16"}, {"bandwidth_gbps", "1"}});
   ASSERT_TRUE(p.status.ok()) << p.status;
   EXPECT_EQ(p.changes.added, 0);
@@ -226,7 +214,7 @@ std::vector<int> UpdateRuns(const Graph& g) {
 }
 
 TEST(ScriptsRealTest, FusedAdamLeavesOneUpdateKernelPerParameterGroup) {
-  REVERIE_REQUIRE_GRAPH(rg, kResnet);
+  REVERIE_REQUIRE_GRAPH(rg, testing::kRtxResnetTrace);
   const std::vector<int> before = UpdateRuns(rg->graph);
   ASSERT_EQ(before.size(), 30u);  // 30 optimizer steps
   for (int groups : {1, 2}) {
@@ -245,7 +233,7 @@ TEST(ScriptsRealTest, FusedAdamLeavesOneUpdateKernelPerParameterGroup) {
 }
 
 TEST(ScriptsRealTest, P3SlicesAndPrioritizesParameterServerTraffic) {
-  REVERIE_REQUIRE_GRAPH(rg, kV100);
+  REVERIE_REQUIRE_GRAPH(rg, testing::kV100Trace);
   const Prediction p = Predict(*rg, {"p3.lua"}, {{"bandwidth_gbps", "5"}});
   ASSERT_TRUE(p.status.ok()) << p.status;
   EXPECT_EQ(p.schedule_kind, transforms::ScheduleChoice::Kind::kPriority);
@@ -259,7 +247,7 @@ TEST(ScriptsRealTest, P3SlicesAndPrioritizesParameterServerTraffic) {
 }
 
 TEST(ScriptsRealTest, BlueConnectBeatsAFlatRingAndIsFreeOnOneGpu) {
-  REVERIE_REQUIRE_GRAPH(rg, kResnet);
+  REVERIE_REQUIRE_GRAPH(rg, testing::kRtxResnetTrace);
   const Prediction solo = Predict(*rg, {"blueconnect.lua"}, {{"nodes", "1"}, {"gpus_per_node", "1"},
                                                              {"latency_us", "0"}});
   ASSERT_TRUE(solo.status.ok()) << solo.status;
@@ -275,7 +263,7 @@ TEST(ScriptsRealTest, BlueConnectBeatsAFlatRingAndIsFreeOnOneGpu) {
 }
 
 TEST(ScriptsRealTest, DgcSendsLessThanDdpAndDensityMatters) {
-  REVERIE_REQUIRE_GRAPH(rg, kResnet);
+  REVERIE_REQUIRE_GRAPH(rg, testing::kRtxResnetTrace);
   const std::vector<std::pair<std::string, std::string>> net = {{"workers", "8"}, {"bandwidth_gbps", "10"}};
   const Prediction ddp = Predict(*rg, {"ddp.lua"}, net);
   const Prediction dgc = Predict(*rg, {"dgc.lua"}, net);
@@ -290,7 +278,7 @@ TEST(ScriptsRealTest, DgcSendsLessThanDdpAndDensityMatters) {
 }
 
 TEST(ScriptsRealTest, VdnnOnlyAddsTimeAndMoreWithBiggerFeatureMaps) {
-  REVERIE_REQUIRE_GRAPH(rg, kV100);
+  REVERIE_REQUIRE_GRAPH(rg, testing::kV100Trace);
   const Prediction small = Predict(*rg, {"vdnn.lua"}, {{"activation_mb", "2"}});
   const Prediction big = Predict(*rg, {"vdnn.lua"}, {{"activation_mb", "64"}});
   ASSERT_TRUE(small.status.ok() && big.status.ok()) << small.status << big.status;
@@ -303,7 +291,7 @@ TEST(ScriptsRealTest, VdnnOnlyAddsTimeAndMoreWithBiggerFeatureMaps) {
 }
 
 TEST(ScriptsRealTest, GistEncodesAndDecodesEveryActivation) {
-  REVERIE_REQUIRE_GRAPH(rg, kV100);
+  REVERIE_REQUIRE_GRAPH(rg, testing::kV100Trace);
   const Prediction p = Predict(*rg, {"gist.lua"});
   ASSERT_TRUE(p.status.ok()) << p.status;
   const size_t enc = Count(p.graph, KindQ(TaskKind::kKernel, "gist_encode"));
@@ -314,7 +302,7 @@ TEST(ScriptsRealTest, GistEncodesAndDecodesEveryActivation) {
 }
 
 TEST(ScriptsRealTest, ReconstructBatchnormRemovesActivationsAndHalvesBatchnorm) {
-  REVERIE_REQUIRE_GRAPH(rg, kV100);
+  REVERIE_REQUIRE_GRAPH(rg, testing::kV100Trace);
   ASSERT_GT(KernelNs(rg->graph, 0, "bn_"), 0);
   ASSERT_GT(Count(rg->graph, KindQ(TaskKind::kKernel, "threshold", kFwdBwd)), 0u);
   const Prediction p = Predict(*rg, {"reconstruct_batchnorm.lua"});
@@ -326,7 +314,7 @@ TEST(ScriptsRealTest, ReconstructBatchnormRemovesActivationsAndHalvesBatchnorm) 
 }
 
 TEST(ScriptsRealTest, MetaflowFusesOnlyWhatFollowsAComputeKernel) {
-  REVERIE_REQUIRE_GRAPH(rg, kResnet);
+  REVERIE_REQUIRE_GRAPH(rg, testing::kRtxResnetTrace);
   // ResNet puts batch norm between every convolution and its ReLU: nothing to
   // fuse, nothing changes.
   const Prediction p = Predict(*rg, {"metaflow.lua"});
@@ -336,7 +324,7 @@ TEST(ScriptsRealTest, MetaflowFusesOnlyWhatFollowsAComputeKernel) {
 }
 
 TEST(ScriptsRealTest, CudaGraphsRemoveLaunchOverheadOnly) {
-  REVERIE_REQUIRE_GRAPH(rg, kResnet);
+  REVERIE_REQUIRE_GRAPH(rg, testing::kRtxResnetTrace);
   const Prediction p = Predict(*rg, {"cuda_graphs.lua"});
   ASSERT_TRUE(p.status.ok()) << p.status;
   EXPECT_EQ(KernelNs(p.graph), KernelNs(rg->graph));
@@ -349,7 +337,7 @@ TEST(ScriptsRealTest, CudaGraphsRemoveLaunchOverheadOnly) {
 }
 
 TEST(ScriptsRealTest, ActivationCheckpointingRecomputesTheForward) {
-  REVERIE_REQUIRE_GRAPH(rg, kV100);
+  REVERIE_REQUIRE_GRAPH(rg, testing::kV100Trace);
   const Prediction p = Predict(*rg, {"activation_checkpointing.lua"}, {{"segments", "4"}});
   ASSERT_TRUE(p.status.ok()) << p.status;
   const int64_t recomputed = KernelNs(p.graph, 0, "(recompute)");
@@ -362,7 +350,7 @@ TEST(ScriptsRealTest, ActivationCheckpointingRecomputesTheForward) {
 }
 
 TEST(ScriptsRealTest, ScriptsComposeInOrder) {
-  REVERIE_REQUIRE_GRAPH(rg, kV100);
+  REVERIE_REQUIRE_GRAPH(rg, testing::kV100Trace);
   const Prediction amp = Predict(*rg, {"amp.lua"});
   const Prediction both = Predict(*rg, {"amp.lua", "fused_adam.lua", "cuda_graphs.lua"});
   ASSERT_TRUE(amp.status.ok() && both.status.ok()) << both.status;

@@ -24,17 +24,11 @@ using testing::ReadFile;
 using testing::RunCli;
 using testing::TempDir;
 
-constexpr char kMi300[] = "AMD-AGI__TraceLens/tests/traces/mi300/resnet_act_checkpoint.json.gz";
-constexpr char kQwen[] = "AMD-AGI__TraceLens/tests/traces/h100/Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz";
-constexpr char kResnet[] =
-    "pytorch__kineto/tb_plugin/samples/resnet50_num_workers_0/worker0.1623143089861.pt.trace.json.gz";
+constexpr char kQwen[] =
+    "AMD-AGI__TraceLens/tests/traces/h100/Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz";
 constexpr char kD1Before[] =
     "JonathanHourany__pytorch-sandbox/profiling/data-bottleneck/profiler-output/"
     "num-workers-0-batch-size-16/trace-num-workers-0-batch-size-16.json";
-constexpr char kD1After[] =
-    "JonathanHourany__pytorch-sandbox/profiling/data-bottleneck/profiler-output/"
-    "num-workers-8-batch-size-16/trace-num-workers-8-batch-size-16.json";
-constexpr char kNccl[] = "facebookresearch__HolisticTraceAnalysis/tests/data/nccl_parser_config/nccl_data.json.gz";
 
 double Field(const std::string& json, const char* key) {
   simdjson::dom::parser parser;
@@ -66,7 +60,7 @@ class MeasureCliTest : public ::testing::Test {
 
 // The cases issue 26 found pointing the wrong way (0.78x to 0.99x before).
 TEST_F(MeasureCliTest, RemovingWorkIsNeverReportedSlower) {
-  REVERIE_REQUIRE_TRACE(mi300, kMi300);
+  REVERIE_REQUIRE_TRACE(mi300, testing::kMi300DdpTrace);
   REVERIE_REQUIRE_TRACE(qwen, kQwen);
   const std::string cpu = Script("cpu.lua", "graph:select{kind = 'cpu'}:shrink(1.5)\n");
   const std::string gpu = Script("gpu.lua", "graph:select{kind = 'gpu'}:shrink(1.3)\n");
@@ -82,7 +76,7 @@ TEST_F(MeasureCliTest, RemovingWorkIsNeverReportedSlower) {
 // Its compute stream's waits for RCCL all-reduces have no event record:
 // inferred, they no longer count as unexplained (63% of the path before).
 TEST_F(MeasureCliTest, CrossStreamWaitsWithoutEventsAreInferred) {
-  REVERIE_REQUIRE_TRACE(mi300, kMi300);
+  REVERIE_REQUIRE_TRACE(mi300, testing::kMi300DdpTrace);
   const CliResult r = Run({"replay", mi300, "--json"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   simdjson::dom::parser parser;
@@ -97,7 +91,7 @@ TEST_F(MeasureCliTest, CrossStreamWaitsWithoutEventsAreInferred) {
 
 TEST_F(MeasureCliTest, CompareReadsTheTimelinesPredictedRun) {
   REVERIE_REQUIRE_TRACE(before, kD1Before);
-  REVERIE_REQUIRE_TRACE(after, kD1After);
+  REVERIE_REQUIRE_TRACE(after, testing::kLoaderBs16Trace);
   const std::string timeline = dir_ + "/p.json";
   CliResult p = Run({"predict", before, "--script", "dataloader", "--set", "num_workers=8",
                      "--json", "--timeline", timeline});
@@ -118,7 +112,7 @@ TEST_F(MeasureCliTest, CompareReadsTheTimelinesPredictedRun) {
 }
 
 TEST_F(MeasureCliTest, ReportTakesSettingsForSeveralScripts) {
-  REVERIE_REQUIRE_TRACE(resnet, kResnet);
+  REVERIE_REQUIRE_TRACE(resnet, testing::kResnetSampleTrace);
   const std::string html = dir_ + "/r.html";
   CliResult r = Run({"report", resnet, "--script", "dataloader", "--script", "cuda_graphs",
                      "--set", "dataloader.num_workers=4", "-o", html});
@@ -138,7 +132,7 @@ TEST_F(MeasureCliTest, ReportTakesSettingsForSeveralScripts) {
 // One rule: every anomaly (trace or graph) in one list, the 105 ms of
 // unexplained inter-thread gaps of nccl_data among them.
 TEST_F(MeasureCliTest, InfoListsEveryAnomalyOnce) {
-  REVERIE_REQUIRE_TRACE(nccl, kNccl);
+  REVERIE_REQUIRE_TRACE(nccl, testing::kNcclTrace);
   const CliResult r = Run({"info", nccl});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const size_t anomalies = r.out.find("\nanomalies");

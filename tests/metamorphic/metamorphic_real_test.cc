@@ -59,13 +59,15 @@ const char* const kTraces[] = {
     "AMD-AGI__TraceLens/tests/traces/b200/eager_trace.json.gz",
     "AMD-AGI__TraceLens/tests/traces/h100/Falconsai_nsfw_image_detection__1016002.json.gz",
     "AMD-AGI__TraceLens/tests/traces/h100/Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz",
-    "AMD-AGI__TraceLens/tests/traces/h100/facebook_timesformer-base-finetuned-k400__1016002.json.gz",
+    "AMD-AGI__TraceLens/tests/traces/h100/"
+    "facebook_timesformer-base-finetuned-k400__1016002.json.gz",
     "AMD-AGI__TraceLens/tests/traces/h100/gaunernst_bert-small-uncased__1016001.json.gz",
     "AMD-AGI__TraceLens/tests/traces/h100/google_owlv2-large-patch14-ensemble__1016001.json.gz",
     "AMD-AGI__TraceLens/tests/traces/mi300/Falconsai_nsfw_image_detection__1016002.json.gz",
     "AMD-AGI__TraceLens/tests/traces/mi300/ddp_resnet18_no_pool/train_resnet18.json.gz",
-    "AMD-AGI__TraceLens/tests/traces/mi300/facebook_timesformer-base-finetuned-k400__1016002.json.gz",
-    "AMD-AGI__TraceLens/tests/traces/mi300/resnet_act_checkpoint.json.gz",
+    "AMD-AGI__TraceLens/tests/traces/mi300/"
+    "facebook_timesformer-base-finetuned-k400__1016002.json.gz",
+    testing::kMi300DdpTrace,
     "AMD-AGI__TraceLens/tests/traces/torch_compile_triton/trace.json.gz",
     "HazyResearch__zoology/trace.json",
     "JeremyMorlier__GPUModel/trace.json",
@@ -73,41 +75,45 @@ const char* const kTraces[] = {
     "JeremyMorlier__GPUModel/trace3.json",
     "JonathanHourany__pytorch-sandbox/profiling/data-bottleneck/profiler-output/"
     "num-workers-0-batch-size-16/trace-num-workers-0-batch-size-16.json",
-    "JonathanHourany__pytorch-sandbox/profiling/data-bottleneck/profiler-output/"
-    "num-workers-8-batch-size-16/trace-num-workers-8-batch-size-16.json",
+    testing::kLoaderBs16Trace,
     "JonathanHourany__pytorch-sandbox/profiling/data-bottleneck/profiler-output/"
     "num-workers-8-batch-size-2056/trace-num-workers-8-batch-size-2056.json",
-    "Quentin-Anthony__torch-profiling-tutorial/log/transformer/"
-    "dc3b0e7228dd_851.1752215573993169006.pt.trace.json",
+    testing::kTransformerTutorialTrace,
     "Quentin-Anthony__torch-profiling-tutorial/log/transformer/"
     "dcb0aa1a78e7_4399.1752181589589738346.pt.trace.json",
     "anupambhatnagar__GPUPuzzlers/streams/blocking/blocking_streams.json.gz",
     "anupambhatnagar__GPUPuzzlers/streams/non_blocking/non_blocking_streams.json.gz",
-    "facebookresearch__HolisticTraceAnalysis/tests/data/amd_trace/mi250_minitoy_train_ROCm6_2_kineto.json.gz",
+    "facebookresearch__HolisticTraceAnalysis/tests/data/amd_trace/"
+    "mi250_minitoy_train_ROCm6_2_kineto.json.gz",
     "facebookresearch__HolisticTraceAnalysis/tests/data/call_stack/backward_thread.json",
-    "facebookresearch__HolisticTraceAnalysis/tests/data/cpu_only/rank-34.Jul_15_10_52_41.1074.pt.trace.json.gz",
+    "facebookresearch__HolisticTraceAnalysis/tests/data/cpu_only/"
+    "rank-34.Jul_15_10_52_41.1074.pt.trace.json.gz",
     "facebookresearch__HolisticTraceAnalysis/tests/data/critical_path/alexnet/"
     "benchmark_result_2869224_1695835535_trace.json.gz",
-    "facebookresearch__HolisticTraceAnalysis/tests/data/critical_path/cuda_event_sync/event_sync_trace.json.gz",
+    "facebookresearch__HolisticTraceAnalysis/tests/data/critical_path/cuda_event_sync/"
+    "event_sync_trace.json.gz",
     "facebookresearch__HolisticTraceAnalysis/tests/data/critical_path/cuda_event_sync_multi_stream/"
     "event_sync_trace.json.gz",
     "facebookresearch__HolisticTraceAnalysis/tests/data/critical_path/simple_add/"
     "benchmark_result_493459_1694039959_trace.json.gz",
-    "facebookresearch__HolisticTraceAnalysis/tests/data/cupti_profiler/benchmark_result_924719_1679055439_trace.json.gz",
-    "facebookresearch__HolisticTraceAnalysis/tests/data/df_index_resolver/df_index_resolver.json.gz",
-    "facebookresearch__HolisticTraceAnalysis/tests/data/execution_trace/benchmark_simple_add_trace.json.gz",
-    "facebookresearch__HolisticTraceAnalysis/tests/data/nccl_parser_config/nccl_data.json.gz",
-    "facebookresearch__HolisticTraceAnalysis/tests/data/negative_queue_length_values_check/rank0.json.gz",
-    "facebookresearch__HolisticTraceAnalysis/tests/data/ns_resolution_trace/"
-    "rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz",
+    "facebookresearch__HolisticTraceAnalysis/tests/data/cupti_profiler/"
+    "benchmark_result_924719_1679055439_trace.json.gz",
+    testing::kDfIndexResolverTrace,
+    "facebookresearch__HolisticTraceAnalysis/tests/data/execution_trace/"
+    "benchmark_simple_add_trace.json.gz",
+    testing::kNcclTrace,
+    "facebookresearch__HolisticTraceAnalysis/tests/data/negative_queue_length_values_check/"
+    "rank0.json.gz",
+    testing::kV100Trace,
     "facebookresearch__HolisticTraceAnalysis/tests/data/rank_non_gpu/rank_non_gpu.json.gz",
     "facebookresearch__HolisticTraceAnalysis/tests/data/trace_filter/sampled_rank-0.json.gz",
     "facebookresearch__HolisticTraceAnalysis/tests/data/triton_example/triton_example.json.gz",
-    "facebookresearch__HolisticTraceAnalysis/tests/data/with_gpu_user_annotation/step_based_trace_2543932.json.gz",
+    "facebookresearch__HolisticTraceAnalysis/tests/data/with_gpu_user_annotation/"
+    "step_based_trace_2543932.json.gz",
     "facebookresearch__param/et_replay/tests/inputs/linear_kineto.json.gz",
-    "facebookresearch__param/et_replay/tests/inputs/resnet_kineto.json.gz",
+    testing::kRtxResnetTrace,
     "pytorch__kineto/docs/traces/before_fix_trace.json",
-    "pytorch__kineto/tb_plugin/samples/resnet50_num_workers_0/worker0.1623143089861.pt.trace.json.gz",
+    testing::kResnetSampleTrace,
     "pytorch__kineto/tb_plugin/test/gpu_metrics_input.json",
 };
 

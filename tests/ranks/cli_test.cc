@@ -19,7 +19,6 @@ namespace {
 
 using ::testing::HasSubstr;
 
-const std::string kCli = REVERIE_CLI;
 const std::string kExamples = std::string(REVERIE_SOURCE_DIR) + "/examples/";
 const std::string kRank0 = kExamples + "ddp_rank0.json";
 const std::string kRank1 = kExamples + "ddp_rank1.json";

@@ -25,13 +25,6 @@ namespace {
 using depgraph::Graph;
 using depgraph::TaskId;
 
-constexpr char kRank0[] =
-    "facebookresearch__HolisticTraceAnalysis/tests/data/nccl_parser_config/nccl_data.json.gz";
-// GPU-bound (97% busy), RCCL's generic kernels: a slower GPU shows in the step.
-constexpr char kGpuBound[] = "AMD-AGI__TraceLens/tests/traces/mi300/resnet_act_checkpoint.json.gz";
-constexpr char kOtherJob[] =
-    "facebookresearch__HolisticTraceAnalysis/tests/data/df_index_resolver/df_index_resolver.json.gz";
-
 Graph Build(const std::string& path) {
   absl::StatusOr<Trace> trace = LoadTraceFile(path);
   EXPECT_TRUE(trace.ok()) << trace.status();
@@ -65,7 +58,7 @@ JobRun Couple(const Graph& a, const Graph& b) {
 }
 
 TEST(RanksRealTest, TwoCopiesOfOneRankRunAsItDoesAlone) {
-  REVERIE_REQUIRE_TRACE(path, kRank0);
+  REVERIE_REQUIRE_TRACE(path, testing::kNcclTrace);
   const Graph g = Build(path);
   const JobRun run = Couple(g, g);
   using depgraph::Collective;
@@ -87,7 +80,7 @@ TEST(RanksRealTest, TwoCopiesOfOneRankRunAsItDoesAlone) {
 }
 
 TEST(RanksRealTest, ASlowerRankIsTheStragglerAndTheOtherWaits) {
-  REVERIE_REQUIRE_TRACE(path, kGpuBound);
+  REVERIE_REQUIRE_TRACE(path, testing::kMi300DdpTrace);
   const Graph fast = Build(path);
   Graph slow = fast;
   for (uint32_t v = 0; v < slow.task_count(); ++v) {
@@ -112,8 +105,8 @@ TEST(RanksRealTest, ASlowerRankIsTheStragglerAndTheOtherWaits) {
 }
 
 TEST(RanksRealTest, RanksOfDifferentJobsAreRefusedByName) {
-  REVERIE_REQUIRE_TRACE(a, kRank0);
-  REVERIE_REQUIRE_TRACE(b, kOtherJob);
+  REVERIE_REQUIRE_TRACE(a, testing::kNcclTrace);
+  REVERIE_REQUIRE_TRACE(b, testing::kDfIndexResolverTrace);
   const Graph ga = Build(a), gb = Build(b);
   const std::vector<depgraph::RankInput> in = {{&ga, "nccl_data"}, {&gb, "df_index_resolver"}};
   const absl::StatusOr<depgraph::JobGraph> job = depgraph::CoupleRanks(in);

@@ -16,7 +16,6 @@ namespace reverie::testing {
 namespace {
 
 constexpr char kCli[] = REVERIE_CLI;
-constexpr char kResnet[] = "facebookresearch__param/et_replay/tests/inputs/resnet_kineto.json.gz";
 
 std::string FindScript(const std::string& name) {
   for (const char* sub : {"scripts/lib/", "scripts/", "examples/"}) {
@@ -27,7 +26,7 @@ std::string FindScript(const std::string& name) {
 }
 
 TEST(ReportCliRealTest, CompareTraceWithItself) {
-  REVERIE_REQUIRE_TRACE(path, kResnet);
+  REVERIE_REQUIRE_TRACE(path, testing::kRtxResnetTrace);
   const std::string dir = TempDir("cmp_real");
   const CliResult r = RunCli(kCli, {"compare", path, path, "--json"}, dir);
   ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -42,7 +41,7 @@ TEST(ReportCliRealTest, CompareTraceWithItself) {
 }
 
 TEST(ReportCliRealTest, AmpReportRendersInChromium) {
-  REVERIE_REQUIRE_TRACE(path, kResnet);
+  REVERIE_REQUIRE_TRACE(path, testing::kRtxResnetTrace);
   const std::string amp = FindScript("amp.lua");
   if (amp.empty()) GTEST_SKIP() << "amp.lua not found in the script library";
   const std::string dir = TempDir("report_real");

@@ -14,7 +14,6 @@
 namespace reverie::testing {
 namespace {
 
-const std::string kCli = REVERIE_CLI;
 const std::string kTiny = std::string(REVERIE_SOURCE_DIR) + "/examples/tiny_mlp_training.json";
 
 TEST(NoOverwriteCliTest, OutputsNeverReplaceInputs) {

@@ -17,8 +17,6 @@ namespace {
 using depgraph::Graph;
 using depgraph::TaskKind;
 
-constexpr char kResnet[] = "facebookresearch__param/et_replay/tests/inputs/resnet_kineto.json.gz";
-
 Selection Sel(const Graph& g, const TaskQuery& q) {
   absl::StatusOr<Selection> s = Select(g, q);
   EXPECT_TRUE(s.ok()) << s.status();
@@ -26,7 +24,7 @@ Selection Sel(const Graph& g, const TaskQuery& q) {
 }
 
 TEST(PrimitivesRealTest, SelectionsAgreeWithTheTrace) {
-  REVERIE_REQUIRE_GRAPH(rg, kResnet);
+  REVERIE_REQUIRE_GRAPH(rg, testing::kRtxResnetTrace);
   const Graph& g = rg->graph;
   TaskQuery q;
   q.kinds = KindBit(TaskKind::kKernel);
@@ -56,7 +54,7 @@ TEST(PrimitivesRealTest, SelectionsAgreeWithTheTrace) {
 }
 
 TEST(PrimitivesRealTest, RemovingTheUpdatePhaseKeepsAValidFasterGraph) {
-  REVERIE_REQUIRE_GRAPH(rg, kResnet);
+  REVERIE_REQUIRE_GRAPH(rg, testing::kRtxResnetTrace);
   Graph g = rg->graph;
   TaskQuery q;
   q.phases = PhaseBit(depgraph::Phase::kUpdate);
@@ -77,7 +75,7 @@ TEST(PrimitivesRealTest, RemovingTheUpdatePhaseKeepsAValidFasterGraph) {
 }
 
 TEST(PrimitivesRealTest, RemovingEveryTenthTaskKeepsTheGraphValid) {
-  REVERIE_REQUIRE_GRAPH(rg, kResnet);
+  REVERIE_REQUIRE_GRAPH(rg, testing::kRtxResnetTrace);
   Graph g = rg->graph;
   const Selection tenth = SelectIf(g, [](depgraph::TaskId t) { return t.value() % 10 == 3; });
   const size_t with_ops = WithOrphanedOpTime(g, tenth).size();
@@ -89,7 +87,7 @@ TEST(PrimitivesRealTest, RemovingEveryTenthTaskKeepsTheGraphValid) {
 }
 
 TEST(PrimitivesRealTest, InsertingKernelsWithLaunchesKeepsTheGraphValid) {
-  REVERIE_REQUIRE_GRAPH(rg, kResnet);
+  REVERIE_REQUIRE_GRAPH(rg, testing::kRtxResnetTrace);
   Graph g = rg->graph;
   TaskQuery q;
   q.kinds = KindBit(TaskKind::kKernel);
@@ -110,7 +108,7 @@ TEST(PrimitivesRealTest, InsertingKernelsWithLaunchesKeepsTheGraphValid) {
 }
 
 TEST(PrimitivesRealTest, ACycleOnTheRealGraphIsRejectedAtomically) {
-  REVERIE_REQUIRE_GRAPH(rg, kResnet);
+  REVERIE_REQUIRE_GRAPH(rg, testing::kRtxResnetTrace);
   Graph g = rg->graph;
   EditSession s(g);
   ASSERT_TRUE(ScaleDuration(s.graph(), SelectAll(s.graph()), 0.5).ok());

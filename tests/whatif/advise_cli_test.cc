@@ -18,9 +18,6 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
 
-const std::string kCli = REVERIE_CLI;
-const std::string kTrace = std::string(REVERIE_SOURCE_DIR) + "/examples/tiny_mlp_training.json";
-
 class AdviseCliTest : public ::testing::Test {
  protected:
   CliResult Run(const std::vector<std::string>& args) {
@@ -29,14 +26,14 @@ class AdviseCliTest : public ::testing::Test {
 };
 
 TEST_F(AdviseCliTest, EachCandidateIsWhatPredictSays) {
-  const CliResult r = Run({"advise", kTrace, "--json", "--threads", "2"});
+  const CliResult r = Run({"advise", kExampleTrace, "--json", "--threads", "2"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   simdjson::dom::parser parser;
   simdjson::dom::element doc;
   ASSERT_EQ(parser.parse(r.out).get(doc), simdjson::SUCCESS) << r.out;
   int checked = 0;
   for (simdjson::dom::element c : doc["candidates"].get_array()) {
-    std::vector<std::string> args{"predict", kTrace, "--json", "--script",
+    std::vector<std::string> args{"predict", kExampleTrace, "--json", "--script",
                                   std::string(c["script"].get_string().value())};
     for (auto field : c["settings"].get_object()) {
       const std::string key(field.key);
@@ -58,7 +55,7 @@ TEST_F(AdviseCliTest, EachCandidateIsWhatPredictSays) {
 }
 
 TEST_F(AdviseCliTest, TextHasEverySection) {
-  const CliResult r = Run({"advise", kTrace, "--top", "2"});
+  const CliResult r = Run({"advise", kExampleTrace, "--top", "2"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   for (const char* section : {"diagnosis\n", "candidates, ranked by predicted gain (2 of ",
                               "\ncombined", "\nnot tried\n", "confidence"}) {
@@ -70,7 +67,7 @@ TEST_F(AdviseCliTest, TextHasEverySection) {
 }
 
 TEST_F(AdviseCliTest, BadInputIsOneLine) {
-  CliResult r = Run({"advise", kTrace, "--set", "no_such_key=1"});
+  CliResult r = Run({"advise", kExampleTrace, "--set", "no_such_key=1"});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_THAT(r.err, StartsWith("reverie: "));
   EXPECT_THAT(r.err, HasSubstr("no_such_key"));
@@ -78,7 +75,7 @@ TEST_F(AdviseCliTest, BadInputIsOneLine) {
   r = Run({"advise", "/nonexistent/trace.json"});
   EXPECT_NE(r.exit_code, 0);
   EXPECT_THAT(r.err, HasSubstr("/nonexistent/trace.json"));
-  r = Run({"advise", kTrace, "--top", "0"});
+  r = Run({"advise", kExampleTrace, "--top", "0"});
   EXPECT_EQ(r.exit_code, 2);
 }
 
@@ -86,13 +83,14 @@ TEST_F(AdviseCliTest, BadInputIsOneLine) {
 // order; it needs no --script.
 TEST_F(AdviseCliTest, ReportOpensWithTheAdvice) {
   const std::string dir = TempDir("advise_report");
-  const CliResult r = RunCli(kCli, {"report", kTrace, "--advise", "-o", dir + "/r.html"}, dir);
+  const CliResult r =
+      RunCli(kCli, {"report", kExampleTrace, "--advise", "-o", dir + "/r.html"}, dir);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const std::string html = ReadFile(dir + "/r.html");
   const size_t advice = html.find("<h2>What to try first</h2>");
   ASSERT_NE(advice, std::string::npos);
   EXPECT_LT(advice, html.find("<h2>Summary</h2>"));
-  const CliResult a = Run({"advise", kTrace, "--json", "--top", "15"});
+  const CliResult a = Run({"advise", kExampleTrace, "--json", "--top", "15"});
   ASSERT_EQ(a.exit_code, 0) << a.err;
   simdjson::dom::parser parser;
   simdjson::dom::element doc;
@@ -120,7 +118,7 @@ TEST_F(AdviseCliTest, ScriptsListsTheLibraryWithParameters) {
 }
 
 TEST_F(AdviseCliTest, ScriptsOnATraceSaysWhetherEachApplies) {
-  const CliResult r = Run({"scripts", "amp.lua", "--trace", kTrace, "--json"});
+  const CliResult r = Run({"scripts", "amp.lua", "--trace", kExampleTrace, "--json"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   simdjson::dom::parser parser;
   simdjson::dom::element doc;

@@ -16,17 +16,12 @@ namespace {
 
 using ::testing::HasSubstr;
 
-constexpr char kResnet[] =
-    "pytorch__kineto/tb_plugin/samples/resnet50_num_workers_0/worker0.1623143089861.pt.trace.json.gz";
-constexpr char kMi300[] = "AMD-AGI__TraceLens/tests/traces/mi300/resnet_act_checkpoint.json.gz";
-constexpr char kNccl[] =
-    "facebookresearch__HolisticTraceAnalysis/tests/data/nccl_parser_config/nccl_data.json.gz";
-
 struct Answer {
   const whatif::LoadedTrace* base = nullptr;
   whatif::Advice advice;
 };
 
+// Advise on `path`, its answer checked against predict (CheckAdvice).
 Answer AdviseOn(const std::string& path) {
   Answer out;
   std::string error;
@@ -35,7 +30,9 @@ Answer AdviseOn(const std::string& path) {
   if (out.base == nullptr) return out;
   absl::StatusOr<whatif::Advice> a = whatif::Advise(*out.base, {});
   EXPECT_TRUE(a.ok()) << a.status();
-  if (a.ok()) out.advice = *std::move(a);
+  if (!a.ok()) return out;
+  out.advice = *std::move(a);
+  testing::CheckAdvice(*out.base, out.advice);
   return out;
 }
 
@@ -59,11 +56,10 @@ const whatif::NotApplicable* NotApplicable(const whatif::Advice& a, const std::s
 // bounds the step); CUDA graphs, which remove 81 ms of CPU per step,
 // predict a little more (1.55x against 1.50x, within each other's noise).
 TEST(AdviseRealTest, ResnetSampleRanksDataLoadingAheadOfFasterKernels) {
-  REVERIE_REQUIRE_TRACE(path, kResnet);
+  REVERIE_REQUIRE_TRACE(path, testing::kResnetSampleTrace);
   const Answer r = AdviseOn(path);
   ASSERT_NE(r.base, nullptr);
   const whatif::Advice& a = r.advice;
-  testing::CheckAdvice(*r.base, a);
   EXPECT_GE(a.candidates.size(), 3u);
   EXPECT_EQ(a.diagnosis.side, "CPU");
   EXPECT_THAT(a.diagnosis.lines[2], HasSubstr("DataLoader worker processes"));
@@ -92,11 +88,10 @@ TEST(AdviseRealTest, ResnetSampleRanksDataLoadingAheadOfFasterKernels) {
 // advised AMP (nothing to change, saying bf16), and communication bounds
 // the step.
 TEST(AdviseRealTest, Bf16TraceIsNeverAdvisedAmp) {
-  REVERIE_REQUIRE_TRACE(path, kMi300);
+  REVERIE_REQUIRE_TRACE(path, testing::kMi300DdpTrace);
   const Answer r = AdviseOn(path);
   ASSERT_NE(r.base, nullptr);
   const whatif::Advice& a = r.advice;
-  testing::CheckAdvice(*r.base, a);
   EXPECT_EQ(RankOf(a, "amp.lua"), -1);
   const whatif::NotApplicable* amp = NotApplicable(a, "amp.lua");
   ASSERT_NE(amp, nullptr);
@@ -112,10 +107,9 @@ TEST(AdviseRealTest, Bf16TraceIsNeverAdvisedAmp) {
 
 // HTA's nccl_data: SGD, foreach already, two ranks; CPU-bound.
 TEST(AdviseRealTest, NcclDataIsCpuBoundAndHoldsTheInvariants) {
-  REVERIE_REQUIRE_TRACE(path, kNccl);
+  REVERIE_REQUIRE_TRACE(path, testing::kNcclTrace);
   const Answer r = AdviseOn(path);
   ASSERT_NE(r.base, nullptr);
-  testing::CheckAdvice(*r.base, r.advice);
   EXPECT_EQ(r.advice.diagnosis.side, "CPU");
   EXPECT_GE(r.advice.candidates.size(), 3u);
 }
