@@ -1,9 +1,12 @@
 #include "cli/huge_pages.h"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <cstdint>
 #include <cstdlib>
 #include <string>
+#include <string_view>
 
 namespace reverie::cli {
 namespace {
@@ -13,7 +16,40 @@ constexpr char kTunable[] = "glibc.malloc.hugetlb=1";
 // tunable on to the processes it starts.
 constexpr char kMarker[] = "REVERIE_HUGE_PAGES_SET";
 
+// How much JSON a trace file holds, estimated low: a gzipped trace inflates
+// 10-30x (df_index_resolver 17x, the kineto ResNet-50 sample 29x), a .pb
+// holds about an eighth of its JSON (df_index_resolver: 6.5 MB for 51 MiB).
+constexpr uint64_t kGzipRatio = 10;
+constexpr uint64_t kPbRatio = 8;
+
+// GLIBC_TUNABLES as the user gave it: unset, or its value.
+[[maybe_unused]] void RestoreTunables(const char* given) {
+  if (given == nullptr) {
+    unsetenv("GLIBC_TUNABLES");
+  } else {
+    setenv("GLIBC_TUNABLES", given, 1);
+  }
+}
+
 }  // namespace
+
+bool WorthHugePages(char** argv) {
+  uint64_t json_bytes = 0;
+  for (char** a = argv + 1; *a != nullptr; ++a) {
+    std::string_view arg = *a;
+    if (const size_t eq = arg.find('='); arg.starts_with("--") && eq != std::string_view::npos) {
+      arg.remove_prefix(eq + 1);
+    }
+    const uint64_t ratio = arg.ends_with(".gz")     ? kGzipRatio
+                           : arg.ends_with(".pb")   ? kPbRatio
+                           : arg.ends_with(".json") ? 1
+                                                    : 0;
+    struct stat st;
+    if (ratio == 0 || ::stat(std::string(arg).c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
+    json_bytes += static_cast<uint64_t>(st.st_size) * ratio;
+  }
+  return json_bytes >= kWorthJsonBytes;
+}
 
 void RunWithHugePages(char** argv) {
 #if defined(__GLIBC__) && !defined(REVERIE_NO_HUGE_PAGES)
@@ -22,14 +58,11 @@ void RunWithHugePages(char** argv) {
     // environment back as the user gave it.
     const std::string before = mark;
     unsetenv(kMarker);
-    if (before.empty()) {
-      unsetenv("GLIBC_TUNABLES");
-    } else {
-      setenv("GLIBC_TUNABLES", before.c_str() + 1, 1);  // "=<what it was>"
-    }
+    RestoreTunables(before.empty() ? nullptr : before.c_str() + 1);  // "=<what it was>"
     return;
   }
   if (const char* off = std::getenv("REVERIE_HUGE_PAGES"); off != nullptr && off[0] == '0') return;
+  if (!WorthHugePages(argv)) return;
   const char* tunables = std::getenv("GLIBC_TUNABLES");
   const std::string given = tunables != nullptr ? tunables : "";
   // The user chose malloc's settings: leave them.
@@ -40,11 +73,7 @@ void RunWithHugePages(char** argv) {
   execv("/proc/self/exe", argv);
   // No /proc, or exec refused: run as we are, with the environment as given.
   unsetenv(kMarker);
-  if (tunables != nullptr) {
-    setenv("GLIBC_TUNABLES", given.c_str(), 1);
-  } else {
-    unsetenv("GLIBC_TUNABLES");
-  }
+  RestoreTunables(tunables != nullptr ? given.c_str() : nullptr);
 #else
   (void)argv;
 #endif

@@ -5,6 +5,7 @@
 // it shows what glibc read.
 #include "cli/huge_pages.h"
 
+#include <sys/types.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -24,13 +25,24 @@ std::string ReadProc(const char* path) {
   return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
 }
 
-// This process's argv, so that the re-executed binary runs the same test.
-void RunWithHugePagesAsStarted() {
+// A file of `bytes` (sparse: only its size matters) in the test's folder.
+std::string FileOfSize(const std::string& name, off_t bytes) {
+  const std::string path = ::testing::TempDir() + name;
+  std::ofstream(path).close();
+  EXPECT_EQ(truncate(path.c_str(), bytes), 0) << path;
+  return path;
+}
+
+// This process's argv, so that the re-executed binary runs the same test,
+// and `extra` (a trace the command would read) after it.
+void RunWithHugePagesAsStarted(const std::string& extra = "") {
   static std::string cmdline = ReadProc("/proc/self/cmdline");
   std::vector<char*> argv;
   for (size_t at = 0; at < cmdline.size(); at = cmdline.find('\0', at) + 1) {
     argv.push_back(cmdline.data() + at);
   }
+  std::string arg = extra;
+  if (!extra.empty() && cmdline.find(extra) == std::string::npos) argv.push_back(arg.data());
   argv.push_back(nullptr);
   RunWithHugePages(argv.data());
 }
@@ -45,7 +57,8 @@ TEST(HugePagesTest, StartsAgainWithTheTunableAndGivesBackTheEnvironment) {
     unsetenv("REVERIE_HUGE_PAGES");
     setenv("GLIBC_TUNABLES", "glibc.malloc.perturb=0", 1);
   }
-  RunWithHugePagesAsStarted();
+  // A 1 MiB gzipped trace: about 10 MiB of JSON, worth it.
+  RunWithHugePagesAsStarted(FileOfSize("huge_pages_trace.json.gz", 1 << 20));
   // This process was started again, by RunWithHugePages (its marker is in
   // the environment the process began with; glibc rewrites GLIBC_TUNABLES
   // there as it reads it, so that one is not looked for).
@@ -88,6 +101,31 @@ TEST(HugePagesTest, LeavesAlonePagesTurnedOffOrTunablesTheUserSet) {
   RunWithHugePagesAsStarted();
   EXPECT_EQ(Env("GLIBC_TUNABLES"), "glibc.malloc.hugetlb=0");
   std::remove(ran.c_str());
+}
+
+// Only a command given a large trace starts again: what its files hold is
+// estimated from their sizes and names.
+TEST(HugePagesTest, WorthItOnlyForTracesOfSeveralMegabytesOfJson) {
+  const std::string small = FileOfSize("small.json", 100 << 10);
+  const std::string raw = FileOfSize("raw.json", 7 << 20);
+  const std::string gz = FileOfSize("trace.json.gz", 1 << 20);
+  const std::string pb = FileOfSize("trace.pb", 1 << 20);
+  const std::string binary = FileOfSize("program", 64 << 20);  // not a trace
+  auto worth = [](std::vector<std::string> args) {
+    args.insert(args.begin(), "reverie");
+    std::vector<char*> argv;
+    for (std::string& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    return WorthHugePages(argv.data());
+  };
+  EXPECT_FALSE(worth({"--help"}));
+  EXPECT_FALSE(worth({"info", small}));
+  EXPECT_FALSE(worth({"collect", "--", binary}));
+  EXPECT_FALSE(worth({"info", ::testing::TempDir() + "missing.json.gz"}));
+  EXPECT_TRUE(worth({"info", raw}));
+  EXPECT_TRUE(worth({"predict", gz, "--script", "amp.lua"}));
+  EXPECT_TRUE(worth({"compare", "--timeline=" + raw}));
+  EXPECT_TRUE(worth({"replay", pb}));
 }
 
 }  // namespace
