@@ -161,7 +161,7 @@ class Run {
     }
   }
 
-  void Start(uint32_t t, int64_t at) {
+  [[gnu::always_inline]] void Start(uint32_t t, int64_t at) {
     const TaskId id(t);
     start_[t] = at;
     // Saturating (base/checked_math.h): durations are bounded, but a path
