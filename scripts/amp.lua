@@ -19,7 +19,9 @@
 --    efficiency curve fitted on the trace (time = fixed + slope x roofline:
 --    a small kernel keeps most of its time, a large compute-bound GEMM gains
 --    the peak ratio, an FP32 GEMM that already ran as TF32 gains 2x, not
---    16x). A kernel whose op recorded no shapes is placed on its class's
+--    16x; a memory kernel saves its bytes only at the share of its time
+--    they explain at the peak bandwidth, so batch norm, far from it, keeps
+--    most of its time). A kernel whose op recorded no shapes is placed on its class's
 --    curve by its own time. `compute_speedup` / `memory_speedup` replace the
 --    model by a fixed factor when set (0 = from the model).
 --    AMP keeps FP32 master weights: weight-update kernels keep their time

@@ -195,6 +195,61 @@ TEST(CostModelTest, AKernelWithoutWorkSitsOnItsClassCurve) {
   EXPECT_LE(b.g.duration_ns(b.orphan), t);
 }
 
+// A type change saves a memory kernel's bytes only at the share of its time
+// those bytes explain at the peak bandwidth: an element-wise add at 95% of
+// its roofline about halves in fp16, one at 28% (batch norm's kind of
+// kernel, bound by something other than bytes) keeps most of its time.
+TEST(CostModelTest, HalfPrecisionSavesBytesAtTheirShareOfTheTime) {
+  Built b = Make();
+  auto add = [&](double roofline_share) {
+    const OpId op = b.g.AddOp("aten::add", OpId(), 1000);
+    b.g.set_op_inputs(op, {Tensor({1 << 22}), Tensor({1 << 22})});
+    const TaskId l = b.g.AppendTask(TaskSpec{.kind = TaskKind::kCpuApi,
+                                             .name = "cudaLaunchKernel",
+                                             .resource = depgraph::ResourceId(0),
+                                             .duration_ns = 4000,
+                                             .phase = depgraph::Phase::kForward,
+                                             .step = 0});
+    b.g.set_op(l, op);
+    const TaskId k = b.g.AppendTask(TaskSpec{.kind = TaskKind::kKernel,
+                                             .name = "void at::native::vectorized_elementwise_kernel<4>",
+                                             .resource = depgraph::ResourceId(1),
+                                             .duration_ns = 1,
+                                             .phase = depgraph::Phase::kForward,
+                                             .step = 0});
+    b.g.AddEdge(l, k, EdgeKind::kLaunch);
+    return std::pair{k, roofline_share};
+  };
+  const auto fast = add(0.95), slow = add(0.28);
+  // Times set from the work the model gives the op on this GPU.
+  for (const auto& [k, share] : {fast, slow}) {
+    const CostModel m0 = BuildCostModel(b.g, b.devices).value();
+    ASSERT_NE(m0.WorkOf(k), nullptr) << m0.WhyNot(k);
+    const double r = m0.RooflineNs(*m0.WorkOf(k), m0.gpu.spec);
+    b.g.set_duration_ns(k, static_cast<int64_t>(std::nearbyint(r / share)));
+  }
+  const CostModel m = BuildCostModel(b.g, b.devices).value();
+  const hardware::EfficiencyCurve& c = m.curve[static_cast<int>(depgraph::KernelClass::kElementwise)];
+  std::vector<double> before;
+  for (const auto& [k, share] : {fast, slow}) before.push_back(b.g.duration_ns(k));
+  ASSERT_TRUE(Retime(b.g, Of({fast.first, slow.first}), m, Spec(1, hardware::Math::kFp16)).ok());
+  int i = 0;
+  for (const auto& [k, share] : {fast, slow}) {
+    ASSERT_NE(m.WorkOf(k), nullptr);
+    const double r0 = m.RooflineNs(*m.WorkOf(k), m.gpu.spec);
+    const double u = r0 / before[i];  // the share as the model measured it
+    // fp32 -> fp16 halves the bytes; only the share u of them counts.
+    EXPECT_NEAR(b.g.duration_ns(k), before[i] * c.TimeNs(r0 * (1 - u / 2)) / c.TimeNs(r0), 2) << i;
+    EXPECT_LE(b.g.duration_ns(k), before[i]) << i;  // never slower
+    ++i;
+  }
+  // The kernel bytes bound keeps far less of its time than the other.
+  const double kept_fast = b.g.duration_ns(fast.first) / before[0];
+  const double kept_slow = b.g.duration_ns(slow.first) / before[1];
+  EXPECT_LT(kept_fast, 0.7);
+  EXPECT_GT(kept_slow, 0.85);
+}
+
 TEST(CostModelTest, ErrorsNameTheProblem) {
   Built b = Make();
   EXPECT_EQ(BuildCostModel(b.g, {}).status().code(), absl::StatusCode::kFailedPrecondition);
