@@ -443,6 +443,19 @@ if unaligned > 0 then
                             "cores' (pad the dimension to a multiple of 8 to get it)",
                             unaligned, P.dtype, P.dtype))
 end
+-- cuDNN's tensor-core convolutions take NHWC tensors: NCHW ones (the
+-- kernel names carry the layout) are transposed first, by kernels of
+-- cuDNN's choosing that this prediction does not add (docs/ACCURACY.md:
+-- 156-158 per step on ResNet-50).
+local nchw = 0
+for t in compute:select{class = "conv"}:tasks() do
+  if t.name:lower():find("nchw", 1, true) then nchw = nchw + 1 end
+end
+if nchw > 0 and P.compute_speedup <= 0 then
+  reverie.log(string.format("%d convolution kernels run on NCHW tensors: in %s cuDNN transposes them to " ..
+                            "NHWC for the tensor cores, in kernels not timed here (an optimistic " ..
+                            "prediction; torch.channels_last avoids them)", nchw, P.dtype))
+end
 local n_steps = math.max(1, #steps)
 if has_memory then
   reverie.log(string.format("memory: per step %.0f tensors written in half %.2f -> %.2f MiB; %.0f cast " ..
