@@ -279,13 +279,9 @@ absl::Status ExportOne(const Options& opt) {
 // The ranks coupled and simulated as `reverie ranks` does (whatif::SimulateJob:
 // after the scripts when given), then one Chakra file per rank.
 absl::Status ExportJob(const Options& opt) {
-  std::vector<std::unique_ptr<whatif::LoadedTrace>> loaded;
-  std::vector<const whatif::LoadedTrace*> ranks;
-  for (const std::string& path : opt.traces) {
-    REVERIE_ASSIGN_OR_RETURN(std::unique_ptr<whatif::LoadedTrace> t, LoadForCli(path));
-    loaded.push_back(std::move(t));
-    ranks.push_back(loaded.back().get());
-  }
+  REVERIE_ASSIGN_OR_RETURN(std::vector<std::unique_ptr<whatif::LoadedTrace>> loaded,
+                           LoadAllForCli(opt.traces));
+  const std::vector<const whatif::LoadedTrace*> ranks = Pointers(loaded);
   REVERIE_ASSIGN_OR_RETURN(const whatif::JobReport report, whatif::SimulateJob(ranks, opt.script));
   const whatif::JobRun& run = report.predicted ? *report.predicted : report.baseline;
   const depgraph::JobGraph* job = &run.job;

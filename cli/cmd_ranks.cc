@@ -115,13 +115,9 @@ absl::Status RunRanks(const Options& opt) {
   inputs.insert(inputs.end(), opt.script.scripts.begin(), opt.script.scripts.end());
   REVERIE_RETURN_IF_ERROR(CheckOutputs({opt.timeline}, inputs));
 
-  std::vector<std::unique_ptr<whatif::LoadedTrace>> loaded;
-  std::vector<const whatif::LoadedTrace*> ranks;
-  for (const std::string& path : opt.traces) {
-    REVERIE_ASSIGN_OR_RETURN(std::unique_ptr<whatif::LoadedTrace> t, LoadForCli(path));
-    loaded.push_back(std::move(t));
-    ranks.push_back(loaded.back().get());
-  }
+  REVERIE_ASSIGN_OR_RETURN(std::vector<std::unique_ptr<whatif::LoadedTrace>> loaded,
+                           LoadAllForCli(opt.traces));
+  const std::vector<const whatif::LoadedTrace*> ranks = Pointers(loaded);
   REVERIE_ASSIGN_OR_RETURN(whatif::JobReport job, whatif::SimulateJob(ranks, opt.script));
   const whatif::JobRun* base = &job.baseline;
   const whatif::JobRun* predicted = job.predicted.get();

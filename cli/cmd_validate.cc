@@ -42,10 +42,12 @@ absl::Status RunValidate(Options& o) {
     return UsageError("give the --script(s) that model the change from BEFORE to AFTER");
   }
   o.top = std::min(o.top, 10000);
-  REVERIE_ASSIGN_OR_RETURN(std::unique_ptr<whatif::LoadedTrace> before, LoadForCli(o.before, o.build));
-  REVERIE_ASSIGN_OR_RETURN(std::unique_ptr<whatif::LoadedTrace> after, LoadForCli(o.after, o.build));
+  REVERIE_ASSIGN_OR_RETURN(std::vector<std::unique_ptr<whatif::LoadedTrace>> loaded,
+                           LoadAllForCli({o.before, o.after}, o.build));
   std::string traceback;
-  REVERIE_ASSIGN_OR_RETURN(whatif::Validation v, whatif::ValidatePrediction(*before, *after, o.script, o.top, &traceback));
+  REVERIE_ASSIGN_OR_RETURN(
+      whatif::Validation v,
+      whatif::ValidatePrediction(*loaded[0], *loaded[1], o.script, o.top, &traceback));
   if (o.json) {
     std::printf("%s\n", whatif::ValidationJson(v, o.before, o.after,
                                                 o.build.cpu_ops ? "ops" : "gaps", o.script.scripts)

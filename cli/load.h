@@ -8,6 +8,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "depgraph/builder.h"
@@ -25,6 +26,27 @@ inline absl::StatusOr<std::unique_ptr<whatif::LoadedTrace>> LoadForCli(
     progress.Update(stage, std::string(what));
   };
   return whatif::LoadAndSimulate(path, o);
+}
+
+// Several traces loaded at once (the ranks of a job, BEFORE and AFTER), in
+// the order given, with one progress line.
+inline absl::StatusOr<std::vector<std::unique_ptr<whatif::LoadedTrace>>> LoadAllForCli(
+    const std::vector<std::string>& paths, const depgraph::BuildOptions& build = {}) {
+  Progress progress("reverie", 3);
+  whatif::LoadOptions o;
+  o.build = build;
+  o.progress = [&progress](int stage, std::string_view what) {
+    progress.Update(stage, std::string(what));
+  };
+  return whatif::LoadAndSimulateAll(paths, o);
+}
+
+// Pointers to what LoadAllForCli loaded, for the job functions.
+inline std::vector<const whatif::LoadedTrace*> Pointers(
+    const std::vector<std::unique_ptr<whatif::LoadedTrace>>& loaded) {
+  std::vector<const whatif::LoadedTrace*> out;
+  for (const auto& l : loaded) out.push_back(l.get());
+  return out;
 }
 
 }  // namespace reverie::cli

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <fstream>
 #include <memory>
+#include <mutex>
 
 #include "absl/strings/str_cat.h"
 #include "base/printable.h"
@@ -121,11 +122,20 @@ class ChunkWriter {
 // Collects what libprotobuf would print on stderr ("[libprotobuf ERROR ...]
 // String field ... contains invalid UTF-8 data") while a file is parsed, so
 // that the reader reports it in its own one-line error instead (D11).
-// Invariant: restores the previous handler; not for concurrent readers.
+// The handler is process-wide and traces may be read on several threads at
+// once (whatif::LoadAndSimulateAll): the first capture installs it, the last
+// one to end puts back what was there; each thread keeps its own message.
 class ProtobufLogCapture {
  public:
-  ProtobufLogCapture() : old_(google::protobuf::SetLogHandler(&Handle)) { Last().clear(); }
-  ~ProtobufLogCapture() { google::protobuf::SetLogHandler(old_); }
+  ProtobufLogCapture() {
+    Last().clear();
+    std::lock_guard<std::mutex> lock(Mu());
+    if (Installed()++ == 0) Previous() = google::protobuf::SetLogHandler(&Handle);
+  }
+  ~ProtobufLogCapture() {
+    std::lock_guard<std::mutex> lock(Mu());
+    if (--Installed() == 0) google::protobuf::SetLogHandler(Previous());
+  }
   ProtobufLogCapture(const ProtobufLogCapture&) = delete;
   ProtobufLogCapture& operator=(const ProtobufLogCapture&) = delete;
 
@@ -151,7 +161,18 @@ class ProtobufLogCapture {
   static void Handle(google::protobuf::LogLevel, const char*, int, const std::string& message) {
     Last() = message;
   }
-  google::protobuf::LogHandler* old_;
+  static std::mutex& Mu() {
+    static std::mutex mu;
+    return mu;
+  }
+  static int& Installed() {
+    static int n = 0;
+    return n;
+  }
+  static google::protobuf::LogHandler*& Previous() {
+    static google::protobuf::LogHandler* previous = nullptr;
+    return previous;
+  }
 };
 
 }  // namespace

@@ -1,16 +1,17 @@
 #include "whatif/pipeline.h"
 
+#include <mutex>
 #include <new>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "base/parallel.h"
 #include "base/sv.h"
 #include "base/text.h"
 #include "depgraph/kernel_class.h"
 #include "frameworks/trace_loader.h"
 
 namespace reverie::whatif {
-
 
 absl::Status Named(const std::string& path, const absl::Status& s) {
   std::string msg = FirstLine(StdSv(s.message()));
@@ -79,6 +80,27 @@ absl::StatusOr<std::unique_ptr<LoadedTrace>> LoadAndSimulate(const std::string& 
   } catch (const std::bad_alloc&) {
     return OutOfMemory(path, stage);
   }
+}
+
+absl::StatusOr<std::vector<std::unique_ptr<LoadedTrace>>> LoadAndSimulateAll(
+    const std::vector<std::string>& paths, const LoadOptions& options, int threads) {
+  LoadOptions each = options;
+  std::mutex progress_mu;
+  if (options.progress) {
+    each.progress = [&](int stage, std::string_view what) {
+      std::lock_guard<std::mutex> lock(progress_mu);
+      options.progress(stage, what);
+    };
+  }
+  std::vector<absl::StatusOr<std::unique_ptr<LoadedTrace>>> loaded(paths.size());
+  ParallelFor(paths.size(), threads, [&](size_t i) { loaded[i] = LoadAndSimulate(paths[i], each); });
+  std::vector<std::unique_ptr<LoadedTrace>> out;
+  out.reserve(paths.size());
+  for (absl::StatusOr<std::unique_ptr<LoadedTrace>>& l : loaded) {
+    if (!l.ok()) return l.status();
+    out.push_back(*std::move(l));
+  }
+  return out;
 }
 
 absl::StatusOr<Prediction> Predict(const LoadedTrace& base, const ScriptSpec& spec,

@@ -57,6 +57,13 @@ struct LoadOptions {
 absl::StatusOr<std::unique_ptr<LoadedTrace>> LoadAndSimulate(const std::string& path,
                                                             const LoadOptions& options = {});
 
+// LoadAndSimulate for each of `paths`, `threads` at once (0: $REVERIE_THREADS,
+// else every core: the traces are independent), in `paths` order; the
+// error is that of the first path, in that order, that failed, whatever
+// the thread count. `options.progress` is called from one thread at a time.
+absl::StatusOr<std::vector<std::unique_ptr<LoadedTrace>>> LoadAndSimulateAll(
+    const std::vector<std::string>& paths, const LoadOptions& options = {}, int threads = 0);
+
 // The scripts of a prediction and the limits they run under.
 struct ScriptSpec {
   std::vector<std::string> scripts;                           // in order
