@@ -17,15 +17,20 @@
 
 namespace reverie::cli {
 
+// Load options that report each stage on `progress`.
+inline whatif::LoadOptions ShowingProgress(Progress* progress, const depgraph::BuildOptions& build) {
+  whatif::LoadOptions o;
+  o.build = build;
+  o.progress = [progress](int stage, std::string_view what) {
+    progress->Update(stage, std::string(what));
+  };
+  return o;
+}
+
 inline absl::StatusOr<std::unique_ptr<whatif::LoadedTrace>> LoadForCli(
     const std::string& path, const depgraph::BuildOptions& build = {}) {
   Progress progress("reverie", 3);
-  whatif::LoadOptions o;
-  o.build = build;
-  o.progress = [&progress](int stage, std::string_view what) {
-    progress.Update(stage, std::string(what));
-  };
-  return whatif::LoadAndSimulate(path, o);
+  return whatif::LoadAndSimulate(path, ShowingProgress(&progress, build));
 }
 
 // Several traces loaded at once (the ranks of a job, BEFORE and AFTER), in
@@ -33,12 +38,7 @@ inline absl::StatusOr<std::unique_ptr<whatif::LoadedTrace>> LoadForCli(
 inline absl::StatusOr<std::vector<std::unique_ptr<whatif::LoadedTrace>>> LoadAllForCli(
     const std::vector<std::string>& paths, const depgraph::BuildOptions& build = {}) {
   Progress progress("reverie", 3);
-  whatif::LoadOptions o;
-  o.build = build;
-  o.progress = [&progress](int stage, std::string_view what) {
-    progress.Update(stage, std::string(what));
-  };
-  return whatif::LoadAndSimulateAll(paths, o);
+  return whatif::LoadAndSimulateAll(paths, ShowingProgress(&progress, build));
 }
 
 // Pointers to what LoadAllForCli loaded, for the job functions.

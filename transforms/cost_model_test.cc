@@ -204,19 +204,17 @@ TEST(CostModelTest, HalfPrecisionSavesBytesAtTheirShareOfTheTime) {
   auto add = [&](double roofline_share) {
     const OpId op = b.g.AddOp("aten::add", OpId(), 1000);
     b.g.set_op_inputs(op, {Tensor({1 << 22}), Tensor({1 << 22})});
-    const TaskId l = b.g.AppendTask(TaskSpec{.kind = TaskKind::kCpuApi,
-                                             .name = "cudaLaunchKernel",
-                                             .resource = depgraph::ResourceId(0),
-                                             .duration_ns = 4000,
-                                             .phase = depgraph::Phase::kForward,
-                                             .step = 0});
+    auto task = [&](TaskKind kind, const char* name, uint32_t resource, int64_t ns) {
+      return b.g.AppendTask(TaskSpec{.kind = kind,
+                                     .name = name,
+                                     .resource = depgraph::ResourceId(resource),
+                                     .duration_ns = ns,
+                                     .phase = depgraph::Phase::kForward,
+                                     .step = 0});
+    };
+    const TaskId l = task(TaskKind::kCpuApi, "cudaLaunchKernel", 0, 4000);
     b.g.set_op(l, op);
-    const TaskId k = b.g.AppendTask(TaskSpec{.kind = TaskKind::kKernel,
-                                             .name = "void at::native::vectorized_elementwise_kernel<4>",
-                                             .resource = depgraph::ResourceId(1),
-                                             .duration_ns = 1,
-                                             .phase = depgraph::Phase::kForward,
-                                             .step = 0});
+    const TaskId k = task(TaskKind::kKernel, "void at::native::vectorized_elementwise_kernel<4>", 1, 1);
     b.g.AddEdge(l, k, EdgeKind::kLaunch);
     return std::pair{k, roofline_share};
   };
