@@ -1,5 +1,6 @@
 #include "whatif/pipeline.h"
 
+#include <exception>
 #include <mutex>
 #include <new>
 
@@ -93,7 +94,15 @@ absl::StatusOr<std::vector<std::unique_ptr<LoadedTrace>>> LoadAndSimulateAll(
     };
   }
   std::vector<absl::StatusOr<std::unique_ptr<LoadedTrace>>> loaded(paths.size());
-  ParallelFor(paths.size(), threads, [&](size_t i) { loaded[i] = LoadAndSimulate(paths[i], each); });
+  // A worker must not throw (base/parallel.h); what a library throws becomes
+  // that trace's error, as main would have reported it.
+  ParallelFor(paths.size(), threads, [&](size_t i) {
+    try {
+      loaded[i] = LoadAndSimulate(paths[i], each);
+    } catch (const std::exception& e) {
+      loaded[i] = absl::InternalError(absl::StrCat(paths[i], ": internal error: ", e.what()));
+    }
+  });
   std::vector<std::unique_ptr<LoadedTrace>> out;
   out.reserve(paths.size());
   for (absl::StatusOr<std::unique_ptr<LoadedTrace>>& l : loaded) {
