@@ -147,7 +147,8 @@ end
 
 local steps = C.steps(graph)
 local fused_steps, removed_kernels, removed_gpu_ns, fused_ns = 0, 0, 0, 0
-local how = nil
+-- How the fused kernel was timed, over the steps (for the log).
+local modelled, unit_sum, model_passes, model_ops, fallback = 0, 0, 0, 0, nil
 for _, step in ipairs(steps) do
   local kernels = optimizer_kernels(step)
   if #kernels > 0 then
@@ -159,18 +160,15 @@ for _, step in ipairs(steps) do
       local passes = fused_passes(ops)
       if unit and passes then
         fused = math.min(total, passes * unit)
-        how = string.format("%d passes over the parameters at %.1f us each (median of %d foreach ops)",
-                            passes, unit / 1e3, ops)
+        modelled, unit_sum, model_passes, model_ops = modelled + 1, unit_sum + unit, passes, ops
       else
         fused = total
-        local why = not passes and ("the model does not know " .. fused_name .. "'s passes") or
+        fallback = fallback or
+                   (not passes and ("the model does not know " .. fused_name .. "'s passes") or
                     (ops == 0 and opt.implementation == "for-loop") and
                       "a for-loop optimizer has no foreach op to time a pass over the parameters" or
-                    "no foreach op with recorded input types (record_shapes) to time a pass"
-        how = how or ("the removed kernels' time: " .. why)
+                    "no foreach op with recorded input types (record_shapes) to time a pass")
       end
-    else
-      how = string.format("%.2fx the removed kernels' time (fused_time_factor)", P.fused_time_factor)
     end
     fused_ns = fused_ns + fused
     local per_group = math.floor(fused / P.param_groups + 0.5)
@@ -192,6 +190,22 @@ if fused_steps == 0 then
   reverie.nothing_to_change("no optimizer kernels (no update phase, no optimizer kernel names)")
 end
 local n = math.max(1, fused_steps)
+local how
+if P.fused_time_factor > 0 then
+  how = string.format("%.2fx the removed kernels' time (fused_time_factor)", P.fused_time_factor)
+else
+  local parts = {}
+  if modelled > 0 then
+    parts[1] = string.format("%d passes over the parameters at %.1f us each (median of %d foreach ops%s)",
+                             model_passes, unit_sum / modelled / 1e3, model_ops,
+                             modelled > 1 and string.format("; mean over %d steps", modelled) or "")
+  end
+  if fallback then
+    parts[#parts + 1] = (modelled > 0 and string.format("%d steps take ", fused_steps - modelled) or "") ..
+                        "the removed kernels' time: " .. fallback
+  end
+  how = table.concat(parts, "; ")
+end
 reverie.log(string.format("%s%s, %s -> fused: per step %.0f kernels (%.1f us) become %d (%.1f us: %s); " ..
                           "%.1f us of Python inside Optimizer.step removed%s",
                           fused_name, opt.name == "" and " (assumed: the trace does not name it)" or "",
