@@ -13,11 +13,11 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
+#include "base/json_writer.h"
 #include "base/sv.h"
 #include "base/text.h"
 #include "depgraph/builder.h"
 #include "depgraph/step_time.h"
-#include "base/json_writer.h"
 
 namespace reverie::whatif {
 namespace {
