@@ -12,6 +12,7 @@
 #include "base/json_writer.h"
 #include "base/status_macros.h"
 #include "depgraph/memory_replay.h"
+#include "depgraph/simulator.h"
 #include "depgraph/step_time.h"
 #include "whatif/step_report.h"
 
@@ -131,6 +132,34 @@ Validation Validate(const StepProfile& b, const StepProfile& p, const StepProfil
   return v;
 }
 
+namespace {
+
+// One line on the two hosts' speeds, or nothing when they are not comparable.
+std::string HostSpeedText(const Validation& v) {
+  if (!v.host.known()) return "";
+  const double r = v.host.ratio;
+  std::string out = absl::StrFormat(
+      "host: AFTER's kernel launches took %.2fx as long as BEFORE's (%s median %.1f us against "
+      "%.1f us)",
+      r, v.host.api, v.host.after_median_ns / 1e3, v.host.before_median_ns / 1e3);
+  // Within 5%: the two processes' launch medians on the same program
+  // (N2, N3 of docs/ACCURACY.md) differ by 1-14%, so smaller is read as the same.
+  if (std::fabs(r - 1) < 0.05) {
+    absl::StrAppend(&out, ": about the same host speed");
+  } else {
+    absl::StrAppend(&out, ": its CPU ran ", r < 1 ? "faster" : "slower",
+                    ", which nothing in BEFORE shows");
+  }
+  if (v.at_after_host_us > 0) {
+    absl::StrAppend(&out, absl::StrFormat("; with every CPU task scaled by %.2f the prediction "
+                                          "would be %.1f us (error %+.1f%%)",
+                                          r, v.at_after_host_us, v.at_after_host_error_pct));
+  }
+  return out + "\n";
+}
+
+}  // namespace
+
 std::string ValidationText(const Validation& v) {
   std::string out;
   auto band = [](const depgraph::StepStats& s) {
@@ -145,6 +174,7 @@ std::string ValidationText(const Validation& v) {
                                         "predicted step %+.1f%%\n",
                                         v.predicted_effect_pct, v.measured_effect_pct, v.error_pct));
   absl::StrAppend(&out, "verdict: ", v.verdict, "\n");
+  absl::StrAppend(&out, HostSpeedText(v));
   if (v.step_names.size() > 1) {
     absl::StrAppend(&out, absl::StrFormat("\n%-24s %12s %12s %12s %8s\n", "step", "baseline_us",
                                           "predicted_us", "measured_us", "error"));
@@ -221,6 +251,18 @@ std::string ValidationJson(const Validation& v, const std::string& before,
     }
     w.EndArray();
   };
+  if (v.host.known()) {
+    w.Key("host").BeginObject();
+    w.Field("launch_time_ratio", v.host.ratio).Field("launch_api", v.host.api);
+    w.Field("before_median_us", v.host.before_median_ns / 1e3);
+    w.Field("after_median_us", v.host.after_median_ns / 1e3);
+    w.Field("before_launches", v.host.before_calls).Field("after_launches", v.host.after_calls);
+    if (v.at_after_host_us > 0) {
+      w.Field("predicted_at_after_host_us", v.at_after_host_us);
+      w.Field("error_at_after_host_pct", v.at_after_host_error_pct);
+    }
+    w.EndObject();
+  }
   metrics("per_step", v.metrics);
   metrics("kernel_classes_us", v.classes);
   w.Key("kernels").BeginArray();
@@ -245,6 +287,25 @@ double GpuPeakMiB(const depgraph::Graph& g, std::span<const int64_t> start, std:
     if (d.device >= 0 && d.absolute) peak = std::max(peak, static_cast<double>(d.peak) / (1 << 20));
   }
   return peak;
+}
+
+// The prediction with every CPU task's duration and gap scaled by the
+// hosts' launch-time ratio, simulated as Predict did (0 when it cannot be:
+// a script chose its own schedule, which is not kept past the scripts).
+double StepAtAfterHost(const LoadedTrace& before, const Prediction& p, double ratio) {
+  if (p.schedule_kind != transforms::ScheduleChoice::Kind::kEarliestReady) return 0;
+  depgraph::Graph g = p.graph;
+  auto scaled = [ratio](int64_t ns) { return static_cast<int64_t>(std::llround(ns * ratio)); };
+  for (uint32_t i = 0; i < g.task_count(); ++i) {
+    const TaskId t(i);
+    if (g.removed(t) || !depgraph::IsCpuKind(g.kind(t))) continue;
+    g.set_duration_ns(t, scaled(g.duration_ns(t)));
+    g.set_gap_ns(t, scaled(g.gap_ns(t)));
+  }
+  depgraph::SimOptions opts;
+  opts.step_frame = &before.baseline.steps;
+  absl::StatusOr<depgraph::SimResult> sim = depgraph::Simulate(g, opts);
+  return sim.ok() ? sim->mean_step_ns() : 0;
 }
 
 bool HasMarkers(const depgraph::Graph& g) {
@@ -284,6 +345,13 @@ absl::StatusOr<Validation> ValidatePrediction(const LoadedTrace& before,
     names.push_back(ag.step_info(static_cast<int32_t>(i)).name);
   }
   Validation v = Validate(base, pred, meas, names, top_kernels);
+  v.host = depgraph::CompareHostSpeed(bg, ag);
+  if (v.host.known() && v.measured.mean_ns > 0) {
+    if (const double ns = StepAtAfterHost(before, p, v.host.ratio); ns > 0) {
+      v.at_after_host_us = ns / 1e3;
+      v.at_after_host_error_pct = (ns - v.measured.mean_ns) / v.measured.mean_ns * 100;
+    }
+  }
   // Memory, where both traces recorded it with the allocator's totals.
   const double measured_mib = GpuPeakMiB(ag, am.start, am.end);
   const double baseline_mib = GpuPeakMiB(bg, before.baseline.start_ns, before.baseline.end_ns);

@@ -34,6 +34,7 @@
 #include "absl/status/statusor.h"
 #include "depgraph/breakdown.h"
 #include "depgraph/graph.h"
+#include "depgraph/host_speed.h"
 #include "depgraph/kernel_class.h"
 #include "depgraph/step_time.h"
 #include "whatif/pipeline.h"
@@ -80,6 +81,15 @@ struct Validation {
   std::vector<Metric> metrics;      // step, gpu busy, cpu busy, kernels (per step)
   std::vector<Metric> classes;      // us per step per kernel class
   std::vector<KernelDelta> kernels; // the largest measured changes
+  // How fast AFTER's host ran kernel launches against BEFORE's
+  // (depgraph/host_speed.h) and, where known and the scripts kept the
+  // simulator's default schedule, the prediction again with every CPU task
+  // (durations and gaps) scaled by that ratio: the error left once the
+  // hosts' difference, which nothing in BEFORE shows, is taken out. An
+  // attribution of the error, never the prediction: it reads AFTER.
+  depgraph::HostSpeed host;
+  double at_after_host_us = 0;  // 0: not computed
+  double at_after_host_error_pct = 0;
 };
 
 Validation Validate(const StepProfile& baseline, const StepProfile& predicted,

@@ -98,17 +98,17 @@ def fmt_pct(x):
 
 
 def table(rows):
-    out = ["| pair | change | scripts | baseline us | predicted us | measured us (noise: min-max, sd) | step error | error, gaps model | GPU busy error | kernels pred/meas | peak memory MiB pred/meas (error) | verdict |",
-           "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    out = ["| pair | change | scripts | baseline us | predicted us | measured us (noise: min-max, sd) | step error | error, gaps model | GPU busy error | AFTER's host speed: launch time ratio, step error at it | kernels pred/meas | peak memory MiB pred/meas (error) | verdict |",
+           "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         scripts = " ".join(r["scripts"]) + ("" if not r["set"] else " `" + " ".join(r["set"]) + "`")
         ops = r["ops"]
         if "error" in ops:
-            out.append(f"| {r['id']} | {r['what']} | {scripts} | | | | fails: {ops['error']} | | | | | |")
+            out.append(f"| {r['id']} | {r['what']} | {scripts} | | | | fails: {ops['error']} | | | | | | |")
             continue
         if r.get("one_sided"):
             out.append(f"| {r['id']} | {r['what']} | {scripts} | {ops['baseline_us']:.1f} | {ops['predicted_us']:.1f} | "
-                       f"(not published) | | | | | | predicted only |")
+                       f"(not published) | | | | | | | predicted only |")
             continue
         st = ops["step"]
         mn = st["measured_noise"]
@@ -120,12 +120,40 @@ def table(rows):
         mem = metric(ops, "peak_memory_mib")
         mem_txt = (f"{mem['predicted']:.1f}/{mem['measured']:.1f} ({fmt_pct(mem['error_pct'])})"
                    if mem else "not recorded")
+        host = ops.get("host")
+        host_txt = "not measurable"
+        if host:
+            host_txt = f"{host['launch_time_ratio']:.2f}x"
+            if "error_at_after_host_pct" in host:
+                host_txt += f", {fmt_pct(host['error_at_after_host_pct'])}"
         ext = " (AFTER outside shared/)" if r.get("external") else ""
         out.append(f"| {r['id']}{ext} | {r['what']} | {scripts} | {st['baseline_us']:.1f} | {st['predicted_us']:.1f} | "
                    f"{st['measured_us']:.1f} ({noise}) | {fmt_pct(st['error_pct'])} | {fmt_pct(gaps_err)} | "
-                   f"{fmt_pct(gpu['error_pct'])} | {k['predicted']:.0f}/{k['measured']:.0f} | {mem_txt} | "
+                   f"{fmt_pct(gpu['error_pct'])} | {host_txt} | {k['predicted']:.0f}/{k['measured']:.0f} | {mem_txt} | "
                    f"{st['verdict']} |")
+    out.append("")
+    out.append(summary(rows))
     return "\n".join(out)
+
+
+def summary(rows):
+    """Mean absolute errors over the measured pairs, with and without the hosts' difference."""
+    step, at_host, gpu = [], [], []
+    for r in rows:
+        ops = r["ops"]
+        if "error" in ops or r.get("one_sided"):
+            continue
+        step.append(abs(ops["step"]["error_pct"]))
+        gpu.append(abs(metric(ops, "gpu_busy_us")["error_pct"]))
+        host = ops.get("host") or {}
+        at_host.append(abs(host.get("error_at_after_host_pct", ops["step"]["error_pct"])))
+    if not step:
+        return ""
+    mean = lambda xs: sum(xs) / len(xs)
+    return (f"Over the {len(step)} measured pairs: mean absolute step error {mean(step):.1f}% "
+            f"({sum(1 for e in step if e > 25)} beyond 25%); GPU busy {mean(gpu):.1f}%; "
+            f"step error with the CPU at AFTER's host speed (an attribution, not a prediction: "
+            f"it reads AFTER) {mean(at_host):.1f}% ({sum(1 for e in at_host if e > 25)} beyond 25%).")
 
 
 def main():

@@ -83,6 +83,7 @@ def test_validate_is_the_clis(tiny):
     v = tiny.validate(TINY, "identity.lua")
     assert v.to_dict() == cli_json("validate", TINY, TINY, "--script", "identity.lua")
     assert v.step.predicted_us == pytest.approx(v.step.baseline_us)
+    assert v.host.launch_time_ratio == 1  # the same run: the same host speed
 
 
 @pytest.mark.parametrize("scripts", [None, "amp.lua"])

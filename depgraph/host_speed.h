@@ -1,0 +1,54 @@
+// File: depgraph/host_speed.h
+//
+// How fast two runs' host CPUs ran the same work. The BEFORE and AFTER of a
+// validation pair come from different processes; a host that runs a third
+// slower in one of them moves a host-bound step by as much, and no
+// prediction made from the other trace can see it (the H100 pairs of
+// docs/ACCURACY.md: the same bf16 ResNet-50 took 35.2 ms per step in one
+// process and 58.0 ms in another, its GPU work identical).
+//
+// Kernel launches are the host work both runs do many times and the same
+// way whatever the change: AMP, a fused optimizer or a batch size change
+// which kernels are launched, not what one launch costs the CPU. The ratio
+// of their median durations therefore measures the two hosts' difference.
+// Each launch API (cudaLaunchKernel, cuLaunchKernel, hipLaunchKernel, ...)
+// is compared with itself; the ratios are combined as a geometric mean
+// weighted by the smaller of the two call counts.
+#ifndef REVERIE_DEPGRAPH_HOST_SPEED_H_
+#define REVERIE_DEPGRAPH_HOST_SPEED_H_
+
+#include <cstdint>
+#include <string>
+
+#include "depgraph/graph.h"
+
+namespace reverie::depgraph {
+
+// Fewer launches of one API than this in either run: too few for a median.
+inline constexpr int64_t kMinLaunchesCompared = 20;
+
+struct HostSpeed {
+  // AFTER's launch time over BEFORE's (above 1: AFTER's host was slower);
+  // 0 when no launch API was called at least kMinLaunchesCompared times in
+  // both runs.
+  double ratio = 0;
+  // The launch API compared with the most calls, and its medians.
+  std::string api;
+  double before_median_ns = 0;
+  double after_median_ns = 0;
+  // Launch calls compared, over all launch APIs.
+  int64_t before_calls = 0;
+  int64_t after_calls = 0;
+  bool known() const { return ratio > 0; }
+};
+
+// Reads measured durations of kCpuApi tasks (removed tasks excluded).
+HostSpeed CompareHostSpeed(const Graph& before, const Graph& after);
+
+// True for a runtime or driver call that launches GPU work one kernel at a
+// time (a graph launch, which replays many, is not one).
+bool IsKernelLaunchApi(std::string_view name);
+
+}  // namespace reverie::depgraph
+
+#endif  // REVERIE_DEPGRAPH_HOST_SPEED_H_

@@ -1,0 +1,89 @@
+// CompareHostSpeed: launch APIs compared with themselves, medians, the
+// weighted geometric mean, and too few calls giving no answer.
+#include "depgraph/host_speed.h"
+
+#include <cmath>
+#include <string_view>
+#include <vector>
+
+#include "gtest/gtest.h"
+
+namespace reverie::depgraph {
+namespace {
+
+// One CPU thread calling `api` once per duration given, then one sync.
+void AddCalls(Graph* g, std::string_view api, const std::vector<int64_t>& durations) {
+  ResourceId r;
+  if (g->resource_count() == 0) {
+    r = g->AddResource({ResourceKind::kCpuThread, 1, 1, -1, "main", true});
+  } else {
+    r = ResourceId(0);
+  }
+  for (int64_t d : durations) {
+    g->AppendTask({.kind = TaskKind::kCpuApi, .name = api, .resource = r, .duration_ns = d});
+  }
+  g->AppendTask({.kind = TaskKind::kCpuApi,
+                 .name = "cudaDeviceSynchronize",
+                 .resource = r,
+                 .duration_ns = 1});
+}
+
+std::vector<int64_t> Repeat(int64_t d, int n) { return std::vector<int64_t>(n, d); }
+
+TEST(HostSpeedTest, RatioOfTheLaunchMediansOfEachApi) {
+  Graph before, after;
+  std::vector<int64_t> b = Repeat(7000, 30), a = Repeat(5000, 25);
+  b.push_back(1'000'000);  // an outlier moves a median by nothing
+  AddCalls(&before, "cudaLaunchKernel", b);
+  AddCalls(&after, "cudaLaunchKernel", a);
+  const HostSpeed h = CompareHostSpeed(before, after);
+  ASSERT_TRUE(h.known());
+  EXPECT_NEAR(h.ratio, 5000.0 / 7000.0, 1e-12);
+  EXPECT_EQ(h.api, "cudaLaunchKernel");
+  EXPECT_EQ(h.before_median_ns, 7000);
+  EXPECT_EQ(h.after_median_ns, 5000);
+  EXPECT_EQ(h.before_calls, 31);
+  EXPECT_EQ(h.after_calls, 25);
+}
+
+TEST(HostSpeedTest, ApisAreWeightedByTheirSmallerCallCount) {
+  Graph before, after;
+  AddCalls(&before, "cudaLaunchKernel", Repeat(1000, 60));
+  AddCalls(&after, "cudaLaunchKernel", Repeat(2000, 60));  // 2x slower, weight 60
+  AddCalls(&before, "cuLaunchKernel", Repeat(1000, 20));
+  AddCalls(&after, "cuLaunchKernel", Repeat(500, 40));  // 0.5x, weight 20
+  const HostSpeed h = CompareHostSpeed(before, after);
+  EXPECT_NEAR(h.ratio, std::exp((60 * std::log(2.0) + 20 * std::log(0.5)) / 80), 1e-12);
+  EXPECT_EQ(h.api, "cudaLaunchKernel");
+}
+
+TEST(HostSpeedTest, FewLaunchesOrOtherApisGiveNoAnswer) {
+  Graph before, after;
+  AddCalls(&before, "cudaLaunchKernel", Repeat(1000, kMinLaunchesCompared - 1));
+  AddCalls(&after, "cudaLaunchKernel", Repeat(1000, 100));
+  AddCalls(&before, "cudaMemcpyAsync", Repeat(1000, 100));  // not a launch
+  AddCalls(&after, "cudaMemcpyAsync", Repeat(3000, 100));
+  AddCalls(&before, "hipLaunchKernel", Repeat(1000, 100));  // no such calls in AFTER
+  EXPECT_FALSE(CompareHostSpeed(before, after).known());
+}
+
+TEST(HostSpeedTest, EvenCountsTakeTheMeanOfTheMiddleTwo) {
+  Graph before, after;
+  std::vector<int64_t> b = Repeat(100, 10);
+  for (int i = 0; i < 10; ++i) b.push_back(300);
+  AddCalls(&before, "cudaLaunchKernel", b);  // median (100 + 300) / 2
+  AddCalls(&after, "cudaLaunchKernel", Repeat(400, 20));
+  EXPECT_NEAR(CompareHostSpeed(before, after).ratio, 2.0, 1e-12);
+}
+
+TEST(HostSpeedTest, LaunchApisByName) {
+  EXPECT_TRUE(IsKernelLaunchApi("cudaLaunchKernel"));
+  EXPECT_TRUE(IsKernelLaunchApi("cudaLaunchKernelExC"));
+  EXPECT_TRUE(IsKernelLaunchApi("hipExtLaunchKernel"));
+  EXPECT_TRUE(IsKernelLaunchApi("cudaLaunchCooperativeKernel"));
+  EXPECT_FALSE(IsKernelLaunchApi("cudaGraphLaunch"));
+  EXPECT_FALSE(IsKernelLaunchApi("cudaMemcpyAsync"));
+}
+
+}  // namespace
+}  // namespace reverie::depgraph
