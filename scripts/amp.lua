@@ -34,7 +34,8 @@
 --    compute kernels themselves) in half precision, so it casts:
 --    - each op's FP32 weight once per forward (autocast caches weight casts
 --      inside the forward), and the weight gradient back to FP32 in the
---      backward (the cast's backward);
+--      backward (the cast's backward); its bias likewise, where it takes
+--      one (addmm, baddbmm, linear, conv: every floating argument is cast);
 --    - the op's input when it is fp32 (the kernel before it on its stream
 --      ran in fp32, or it is the step's first eligible op), and that cast's
 --      backward (after the op's backward compute kernel).
@@ -73,7 +74,12 @@
 -- to the trace as it is (fp16 <-> bf16, or what stayed in fp32).
 -- What it ignores: casts of buffers and of outputs that leave autocast
 -- regions; ops that autocast runs in FP32 but that were already FP32
--- (no cast needed); any larger batch the smaller activations allow;
+-- (no cast needed); the casts up to fp32 of half inputs of float32-list ops
+-- (GPT-2's pow: whether an input is half depends on type promotion, e.g. a
+-- residual add of fp32 and half is fp32, which a trace of the fp32 run does
+-- not show, and guessing it from the stream placed 3x the casts measured);
+-- the autograd engine's cost per cast backward node (about 40 us of CPU
+-- per ToCopyBackward0 on GPT-2's H100 host, counted here as one cast); any larger batch the smaller activations allow;
 -- kernels libraries pick differently in half precision (their speed is what
 -- the efficiency curve stands for: the share of peak the trace's kernels
 -- reach is assumed on tensor cores too).
@@ -247,16 +253,22 @@ local function elements(arg)
   for _, d in ipairs(arg.shapes[1]) do n = n * d end
   return n
 end
+-- The bias, where the op takes one: autocast casts every floating-point
+-- argument of an eligible op, so a bias is cast like the weight (and, a
+-- parameter, cast back in the backward). GPT-2's Conv1D layers (addmm with
+-- a bias) show it: 96 weight and bias casts and 48 bias ToCopyBackward0 a
+-- step in the bf16 H100 trace.
+local BIAS_ARG = {["aten::linear"] = 3, ["aten::addmm"] = 1, ["aten::baddbmm"] = 1}
 local function cast_sizes(t)
   local op = t.op
   while op do
     local name = op.name
-    local w, x = WEIGHT_ARG[name], INPUT_ARG[name]
-    if not w and name:find("conv") then w, x = 2, 1 end
+    local w, x, b = WEIGHT_ARG[name], INPUT_ARG[name], BIAS_ARG[name]
+    if not w and name:find("conv") then w, x, b = 2, 1, 3 end
     if w then
       local inputs = graph:op_inputs(op.id)
       if not inputs then return nil end
-      return elements(inputs[w]), elements(inputs[x])
+      return elements(inputs[w]), elements(inputs[x]), elements(inputs[b])
     end
     op = op.parent and graph:op(op.parent) or nil
   end
@@ -302,13 +314,22 @@ for i, step in ipairs(steps) do
   plans[i] = ops
   for id, v in pairs(h) do half[id] = v end
 end
-local casts, scaler_kernels, syncs = 0, 0, 0
+local casts, scaler_kernels, syncs, bias_casts = 0, 0, 0, 0
 if P.cast_kernels then
   for i in ipairs(steps) do
     for _, e in ipairs(plans[i]) do
-      local weight_n, input_n = cast_sizes(e.kernel)
+      local weight_n, input_n, bias_n = cast_sizes(e.kernel)
       local w = cast(e.kernel, "cast weight to " .. P.dtype .. " (autocast)", "forward", weight_n)
       casts = casts + 1
+      if bias_n then
+        local b = cast(e.kernel, "cast bias to " .. P.dtype .. " (autocast)", "forward", bias_n)
+        casts, bias_casts = casts + 1, bias_casts + 1
+        if has_memory then cast_copy(e, b, bias_n) end
+        if e.backward then
+          cast(e.backward, "cast bias grad to fp32 (autocast backward)", "backward", bias_n, true)
+          casts = casts + 1
+        end
+      end
       if e.input_cast then
         local x = cast(e.kernel, "cast input to " .. P.dtype .. " (autocast)", "forward", input_n)
         casts = casts + 1
@@ -429,13 +450,13 @@ local function speed(before, after) return after > 0 and before / after or 0 end
 reverie.log(string.format("%s on %s: %d GEMM/conv/attention kernels %.1f -> %.1f us (%.2fx), %d other " ..
                           "kernels in half %.1f -> %.1f us (%.2fx)%s, %d kept in fp32 (%.1f us: " ..
                           "autocast's float32 list and what follows it); %d autocast casts " ..
-                          "(%.1f us CPU each); GradScaler: %d kernels, %d syncs",
+                          "(%d of them biases; %.1f us CPU each); GradScaler: %d kernels, %d syncs",
                           P.dtype, model.gpu, #compute, before_compute / 1e3, compute:total_duration() / 1e3,
                           speed(before_compute, compute:total_duration()), #memory, before_memory / 1e3,
                           memory:total_duration() / 1e3, speed(before_memory, memory:total_duration()),
                           (P.compute_speedup > 0 or P.memory_speedup > 0) and " (fixed factors given)" or
                             " (cost model)",
-                          #kept_fp32, fp32_sel:total_duration() / 1e3, casts, op_ns / 1e3, scaler_kernels,
+                          #kept_fp32, fp32_sel:total_duration() / 1e3, casts, bias_casts, op_ns / 1e3, scaler_kernels,
                           syncs))
 if unaligned > 0 then
   reverie.log(string.format("%d GEMM kernels have a dimension that is not a multiple of 16 bytes in %s " ..
