@@ -184,6 +184,9 @@ absl::Status WriteTrace(const Trace& trace, const std::string& path,
   {
     FileOutputStream zero_copy(file->fd());
     CodedOutputStream out(&zero_copy);
+    // Map fields (the header's metadata) in key order: the same trace gives
+    // the same bytes, whichever process or thread count produced it.
+    out.SetSerializationDeterministic(true);
     // Whatever schema the trace was read with, this file is written in ours.
     proto::TraceHeader header = trace.header();
     header.set_schema_version(kTraceSchemaVersion);
