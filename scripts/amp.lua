@@ -78,9 +78,12 @@
 -- (GPT-2's pow: whether an input is half depends on type promotion, e.g. a
 -- residual add of fp32 and half is fp32, which a trace of the fp32 run does
 -- not show, and guessing it from the stream placed 3x the casts measured);
--- the autograd engine's cost per cast backward node (about 40 us of CPU
--- per ToCopyBackward0 on GPT-2's H100 host, counted here as one cast); any larger batch the smaller activations allow;
--- kernels libraries pick differently in half precision (their speed is what
+-- part of a cast's CPU: its dispatch chain (aten::to, _to_copy,
+-- empty_strided, copy_) took 19.8 us a cast on GPT-2's H100 host where the
+-- model, with no launching cast in an fp32 trace to time, takes the median
+-- one-kernel op's 12.8 us, and a cast's backward is an autograd node of its
+-- own (about 9 us of engine time); any larger batch the smaller activations
+-- allow; kernels libraries pick differently in half precision (their speed is what
 -- the efficiency curve stands for: the share of peak the trace's kernels
 -- reach is assumed on tensor cores too).
 local C = reverie.include("lib/common.lua")
