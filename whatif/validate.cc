@@ -9,6 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "base/checked_math.h"
 #include "base/json_writer.h"
 #include "base/status_macros.h"
 #include "depgraph/memory_replay.h"
@@ -295,7 +296,12 @@ double GpuPeakMiB(const depgraph::Graph& g, std::span<const int64_t> start, std:
 double StepAtAfterHost(const LoadedTrace& before, const Prediction& p, double ratio) {
   if (p.schedule_kind != transforms::ScheduleChoice::Kind::kEarliestReady) return 0;
   depgraph::Graph g = p.graph;
-  auto scaled = [ratio](int64_t ns) { return static_cast<int64_t>(std::llround(ns * ratio)); };
+  // Capped like every duration a trace may hold (base/checked_math.h): two
+  // hostile traces' launch medians can be any ratio apart.
+  auto scaled = [ratio](int64_t ns) {
+    const double x = static_cast<double>(ns) * ratio;
+    return x >= static_cast<double>(kMaxDurationNs) ? kMaxDurationNs : std::llround(x);
+  };
   for (uint32_t i = 0; i < g.task_count(); ++i) {
     const TaskId t(i);
     if (g.removed(t) || !depgraph::IsCpuKind(g.kind(t))) continue;

@@ -4,10 +4,13 @@
 // nothing; where AFTER's host launched faster (or slower) the prediction at
 // its speed is no later (no earlier) than the prediction, the simulator
 // being max-plus; and the figure is never the prediction itself.
+#include <cmath>
 #include <memory>
 #include <string>
 
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
+#include "tests/import/import_test_util.h"
 #include "whatif/pipeline.h"
 #include "whatif/validate.h"
 
@@ -69,6 +72,39 @@ TEST(ValidateHostTest, AFasterHostNeverLengthensAndASlowerNeverShortensTheStep) 
   const std::string text = whatif::ValidationText(faster);
   EXPECT_NE(text.find("host: AFTER's kernel launches took 0."), std::string::npos) << text;
   EXPECT_NE(text.find("its CPU ran faster"), std::string::npos) << text;
+}
+
+// One step of 30 launches of `launch_us` each, each followed by its kernel.
+std::string LaunchTrace(double launch_us) {
+  std::string events = R"({"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#1",
+      "pid": 1, "tid": 1, "ts": 0, "dur": 1e9})";
+  double t = 1;
+  for (int i = 1; i <= 30; ++i) {
+    absl::StrAppend(&events, R"(, {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel",)",
+                    R"( "pid": 1, "tid": 1, "ts": )", t, R"(, "dur": )", launch_us,
+                    R"(, "args": {"correlation": )", i, R"(}}, {"ph": "X", "cat": "kernel",)",
+                    R"( "name": "k", "pid": 0, "tid": 7, "ts": )", t + launch_us,
+                    R"(, "dur": 5, "args": {"correlation": )", i,
+                    R"(, "stream": 7, "device": 0}})");
+    t += launch_us + 10;
+  }
+  return testing::KinetoDoc(events);
+}
+
+TEST(ValidateHostTest, HostileLaunchTimesStayWithinTheLimits) {
+  // Launch medians 1 us and 10^8 us apart: every CPU task scaled by 10^8
+  // must saturate at the largest duration a trace may hold, not overflow.
+  absl::StatusOr<std::unique_ptr<whatif::LoadedTrace>> before =
+      whatif::LoadAndSimulate(testing::WriteTempFile(LaunchTrace(1), ".before.json"));
+  absl::StatusOr<std::unique_ptr<whatif::LoadedTrace>> after =
+      whatif::LoadAndSimulate(testing::WriteTempFile(LaunchTrace(1e8), ".after.json"));
+  ASSERT_TRUE(before.ok()) << before.status();
+  ASSERT_TRUE(after.ok()) << after.status();
+  const whatif::Validation v = Check(**before, **after, "identity.lua", "");
+  ASSERT_TRUE(v.host.known());
+  EXPECT_NEAR(v.host.ratio, 1e8, 1e2);
+  EXPECT_GT(v.at_after_host_us, v.predicted.mean_ns / 1e3);
+  EXPECT_TRUE(std::isfinite(v.at_after_host_error_pct)) << v.at_after_host_us;
 }
 
 }  // namespace
