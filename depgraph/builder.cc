@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "base/median.h"
 #include "base/sv.h"
 #include "depgraph/builder_internal.h"
 
@@ -28,12 +29,6 @@ TaskKind KindOf(const proto::GpuActivity& a) {
     case proto::GpuActivity::MEMSET: return TaskKind::kMemset;
     default: return TaskKind::kKernel;
   }
-}
-
-int64_t Median(std::vector<int64_t>& v) {
-  if (v.empty()) return 0;
-  std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
-  return v[v.size() / 2];
 }
 
 }  // namespace
@@ -280,7 +275,7 @@ void AddLaunchEdges(Context& ctx) {
     if (latency > ctx.opts.max_launch_latency_ns) continue;
     samples[ctx.streams[op.stream].device].push_back(latency);
   }
-  for (auto& [device, v] : samples) ctx.typical_latency[device] = Median(v);
+  for (auto& [device, v] : samples) ctx.typical_latency[device] = UpperMedianInPlace(v);
 }
 
 void AnchorRoots(Context& ctx) {

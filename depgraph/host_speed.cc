@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "base/median.h"
 
 namespace reverie::depgraph {
 namespace {
@@ -21,16 +22,6 @@ Durations LaunchDurations(const Graph& g) {
     by_api[std::string(g.name(t))].push_back(g.duration_ns(t));
   }
   return by_api;
-}
-
-double Median(std::vector<int64_t>* v) {
-  const size_t mid = v->size() / 2;
-  std::nth_element(v->begin(), v->begin() + static_cast<std::ptrdiff_t>(mid), v->end());
-  const double upper = static_cast<double>((*v)[mid]);
-  if (v->size() % 2 == 1) return upper;
-  const double lower = static_cast<double>(
-      *std::max_element(v->begin(), v->begin() + static_cast<std::ptrdiff_t>(mid)));
-  return (lower + upper) / 2;
 }
 
 }  // namespace
@@ -57,7 +48,7 @@ HostSpeed CompareHostSpeed(const Graph& before, const Graph& after) {
     std::vector<int64_t>& ad = it->second;
     const auto nb = static_cast<int64_t>(bd.size()), na = static_cast<int64_t>(ad.size());
     if (nb < kMinLaunchesCompared || na < kMinLaunchesCompared) continue;
-    const double mb = Median(&bd), ma = Median(&ad);
+    const double mb = MedianInPlace(bd), ma = MedianInPlace(ad);
     if (!(mb > 0) || !(ma > 0)) continue;
     const double w = static_cast<double>(std::min(nb, na));
     log_sum += w * std::log(ma / mb);

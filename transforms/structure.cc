@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "base/checked_math.h"
+#include "base/median.h"
 #include "base/status_macros.h"
 #include "base/sv.h"
 #include "base/text.h"
@@ -14,13 +15,6 @@ namespace {
 
 using depgraph::ResourceKind;
 using depgraph::TaskKind;
-
-int64_t Median(std::vector<int64_t>& v, int64_t fallback) {
-  if (v.empty()) return fallback;
-  const size_t mid = v.size() / 2;
-  std::nth_element(v.begin(), v.begin() + mid, v.end());
-  return v[mid];
-}
 
 bool Contains(std::string_view hay, std::string_view needle) {
   return hay.find(needle) != std::string_view::npos;
@@ -124,10 +118,10 @@ LaunchModel InferLaunchModel(const Graph& g) {
   }
   LaunchModel m;
   m.kernel_launch_samples = static_cast<int64_t>(kernel.size());
-  m.kernel_launch_ns = Median(kernel, LaunchModel::kDefaultLaunchNs);
-  m.memcpy_launch_ns = Median(memcpy, m.kernel_launch_ns);
-  m.memset_launch_ns = Median(memset, m.kernel_launch_ns);
-  m.launch_delay_ns = static_cast<int32_t>(Median(delay, 0));
+  m.kernel_launch_ns = UpperMedianInPlace(kernel, LaunchModel::kDefaultLaunchNs);
+  m.memcpy_launch_ns = UpperMedianInPlace(memcpy, m.kernel_launch_ns);
+  m.memset_launch_ns = UpperMedianInPlace(memset, m.kernel_launch_ns);
+  m.launch_delay_ns = static_cast<int32_t>(UpperMedianInPlace(delay, 0));
   return m;
 }
 
