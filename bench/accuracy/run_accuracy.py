@@ -153,7 +153,8 @@ def summary(rows):
     return (f"Over the {len(step)} measured pairs: mean absolute step error {mean(step):.1f}% "
             f"({sum(1 for e in step if e > 25)} beyond 25%); GPU busy {mean(gpu):.1f}%; "
             f"step error with the CPU at AFTER's host speed (an attribution, not a prediction: "
-            f"it reads AFTER) {mean(at_host):.1f}% ({sum(1 for e in at_host if e > 25)} beyond 25%).")
+            f"it reads AFTER; the prediction's own error where the hosts cannot be compared) "
+            f"{mean(at_host):.1f}% ({sum(1 for e in at_host if e > 25)} beyond 25%).")
 
 
 def main():
