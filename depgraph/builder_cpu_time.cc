@@ -32,6 +32,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
+#include "base/median.h"
 #include "depgraph/builder_internal.h"
 #include "hardware/math_type.h"
 #include "hardware/op_work.h"
@@ -143,7 +144,10 @@ class ThreadSplitter {
         marks_(std::move(marks)), owners_(spans_) {}
 
   void Run() {
-    if (ctx_.opts.cpu_ops) MarkIssuingOps();
+    if (ctx_.opts.cpu_ops) {
+      MarkIssuingOps();
+      CountOpsWithoutCalls();
+    }
     CollectBounds();
     if (!op_mode_) ctx_.stats.Add(BuildCounter::cpu_threads_without_ops);
     size_t m = OpenWithMarks();
@@ -243,6 +247,14 @@ class ThreadSplitter {
       }
       op_mode_ = true;
       ctx_.stats.Add(BuildCounter::cpu_ops);
+    }
+  }
+
+  // The durations of the ops that issued no call, by name (their median
+  // becomes Graph::op_cost_without_calls).
+  void CountOpsWithoutCalls() {
+    for (const Span& s : spans_) {
+      if (s.op && !s.issues) ctx_.op_ns_without_calls[s.name_sid].push_back(s.end - s.start);
     }
   }
 
@@ -401,6 +413,9 @@ void SplitCpuTime(Context& ctx) {
                    mk == marks.end() ? std::vector<Mark>() : std::move(mk->second))
         .Run();
     if (mk != marks.end()) marks.erase(mk);
+  }
+  for (auto& [sid, v] : ctx.op_ns_without_calls) {
+    ctx.g.SetOpCostWithoutCalls(ctx.trace.String(sid), UpperMedianInPlace(v));
   }
   // Steps on a thread without API calls: a thread of markers alone.
   for (auto& [key, v] : marks) {

@@ -107,6 +107,8 @@ struct Context {
   std::vector<CpuPiece> pieces;    // per thread in time order, threads in order
   // Median idle-stream launch latency (op start - call end) per device.
   absl::flat_hash_map<int32_t, int64_t> typical_latency;
+  // Per op name (string id): durations of the ops that issued no API call.
+  absl::flat_hash_map<uint32_t, std::vector<int64_t>> op_ns_without_calls;
 
   std::string_view ApiName(const CpuCall& c) const {
     return trace.String(trace.events().api_calls(static_cast<int>(c.api)).name_sid());

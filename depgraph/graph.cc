@@ -148,6 +148,16 @@ OpId Graph::AddOp(std::string_view name, OpId parent, int64_t own_ns) {
   return OpId(static_cast<uint32_t>(ops_.size() - 1));
 }
 
+void Graph::SetOpCostWithoutCalls(std::string_view name, int64_t median_ns) {
+  op_cost_without_calls_[std::string(name)] = std::max<int64_t>(0, median_ns);
+}
+
+std::optional<int64_t> Graph::op_cost_without_calls(std::string_view name) const {
+  auto it = op_cost_without_calls_.find(std::string(name));
+  if (it == op_cost_without_calls_.end()) return std::nullopt;
+  return it->second;
+}
+
 void Graph::set_op_inputs(OpId id, hardware::OpArgs inputs) {
   // The key: every field, with separators no field holds unescaped.
   std::string key;

@@ -44,6 +44,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -371,6 +372,13 @@ class Graph {
     return i == 0 ? nullptr : &op_inputs_[i - 1];
   }
   void set_op_inputs(OpId id, hardware::OpArgs inputs);
+  // Ops that issued no API call are not graph ops (their time is part of
+  // their owner's or the framework's), but what one costs is a fact a
+  // script inserting such a dispatch needs (a cast on the CPU side of an
+  // fp32 run times the chain autocast adds): the median duration of the
+  // trace's ops of that name that issued no call, with the ops inside them.
+  void SetOpCostWithoutCalls(std::string_view name, int64_t median_ns);
+  std::optional<int64_t> op_cost_without_calls(std::string_view name) const;
 
   // ---- tasks ----
   // Appends at the end of the spec's resource.
@@ -535,6 +543,7 @@ class Graph {
   std::vector<CpuOp> ops_;
   std::vector<hardware::OpArgs> op_inputs_;
   absl::flat_hash_map<std::string, uint32_t> op_inputs_index_;
+  absl::flat_hash_map<std::string, int64_t> op_cost_without_calls_;
   std::vector<KernelGeometry> geometries_;  // [0] is the unknown geometry
   absl::flat_hash_map<KernelGeometry, uint32_t> geometry_index_;
 

@@ -43,12 +43,15 @@
 --    (6 bytes per element of the weight or input, from the op's recorded
 --    shapes), as long as the model says such a kernel takes on this GPU
 --    (graph:kernel_ns), else the trace's median element-wise kernel; with a
---    launch call and the
---    CPU cost of the aten op that issues it (`with_op = "aten::_to_copy"`):
---    the trace's own median for that op, else the median own time of the
---    trace's ops that launch one element-wise kernel (one pointwise
---    dispatch, transforms/ops.h). So the kernel count and the CPU time grow
---    as they do under autocast.
+--    launch call and the CPU cost of the aten op that issues it
+--    (`with_op = "aten::_to_copy"`): the trace's own median for that op
+--    (graph:op_cost; an fp32 run casts CPU-side tensors too, whole chains
+--    of _to_copy, empty_strided and copy_ that issue no call), else the
+--    median own time of the trace's ops that launch one element-wise kernel
+--    (one pointwise dispatch, transforms/ops.h). A cast's backward is also
+--    an autograd node (ToCopyBackward0): it adds the engine's median time
+--    per node, the own time of the trace's `evaluate_function` ops. So the
+--    kernel count and the CPU time grow as they do under autocast.
 -- 3. GradScaler (`grad_scaler`, default on for fp16 training): per step,
 --    scale(loss) multiplies the loss (one element-wise kernel after the
 --    forward); step() unscales every gradient and checks for inf/NaN
@@ -78,12 +81,12 @@
 -- (GPT-2's pow: whether an input is half depends on type promotion, e.g. a
 -- residual add of fp32 and half is fp32, which a trace of the fp32 run does
 -- not show, and guessing it from the stream placed 3x the casts measured);
--- part of a cast's CPU: its dispatch chain (aten::to, _to_copy,
--- empty_strided, copy_) took 19.8 us a cast on GPT-2's H100 host where the
--- model, with no launching cast in an fp32 trace to time, takes the median
--- one-kernel op's 12.8 us, and a cast's backward is an autograd node of its
--- own (about 9 us of engine time); any larger batch the smaller activations
--- allow; kernels libraries pick differently in half precision (their speed is what
+-- part of a cast's CPU, and not all of one kind: on GPT-2's H100 host
+-- (docs/ACCURACY.md) the fp32 run's CPU-side _to_copy (17.0-18.4 us) stands
+-- for a GPU cast's chain that took 19.8 us (aten::to's own 2-4 us around it
+-- is not counted), and the median backward node (11-15 us) for a
+-- ToCopyBackward0 node that took 9-10 us at the same host speed (the
+-- median node does more); any larger batch the smaller activations allow; kernels libraries pick differently in half precision (their speed is what
 -- the efficiency curve stands for: the share of peak the trace's kernels
 -- reach is assumed on tensor cores too).
 local C = reverie.include("lib/common.lua")
@@ -127,9 +130,11 @@ local ELIGIBLE_OPS = {"aten::linear", "aten::matmul", "aten::mm", "aten::addmm",
 -- Estimates from the unchanged trace.
 local elementwise_ns = C.median_duration(graph:select{kind = "kernel", class = "elementwise"}, 2000)
 local update_ns = C.median_duration(graph:select{kind = "kernel", phase = "update"}, elementwise_ns)
--- A cast's CPU cost: the trace's own aten::_to_copy when it has one, else the
--- median own time of its ops that launch one element-wise kernel (a cast is
--- one such dispatch), else 0 (a trace without op spans).
+-- A cast's CPU cost: the trace's own aten::_to_copy when it has one (an
+-- fp32 run casts on the CPU side too: its chain, empty_strided and copy_
+-- included, is the same dispatch), else the median own time of its ops that
+-- launch one element-wise kernel (a cast is one such dispatch), else 0 (a
+-- trace without op spans).
 local op_ns = graph:op_cost("aten::_to_copy")
 if not op_ns then
   local own, seen = {}, {}
@@ -142,6 +147,30 @@ if not op_ns then
     end
   end
   op_ns = C.median(own) or 0
+end
+
+-- A cast's backward is an autograd node of its own (ToCopyBackward0): the
+-- engine's time per node, the median own time of the trace's
+-- `evaluate_function` ops (the backward's nodes, outside the ops they run),
+-- else 0.
+local node_ns
+do
+  local own, seen = {}, {}
+  for k in graph:select{kind = "kernel", phase = "backward"}:tasks() do
+    local l = k:launcher()
+    local op = l and l.op
+    while op do
+      if op.name:find("^autograd::engine::evaluate_function: ") then
+        if not seen[op.id] then
+          seen[op.id] = true
+          own[#own + 1] = op.own_ns
+        end
+        break
+      end
+      op = op.parent and graph:op(op.parent) or nil
+    end
+  end
+  node_ns = C.median(own) or 0
 end
 
 -- The forward eligible ops: one entry per op (its first compute kernel),
@@ -283,10 +312,13 @@ local function cast_ns(n)
   return math.floor(graph:kernel_ns{class = "elementwise", bytes = 6 * n, flops = n, gpu = gpu_key} + 0.5)
 end
 
+-- A forward cast is one aten::_to_copy; a backward one (after `anchor`)
+-- also its autograd node.
 local function cast(anchor, name, phase, n, after)
   local _, launch = graph:insert{kind = "kernel", name = name, before = not after and anchor or nil,
                                  after = after and anchor or nil, duration_ns = cast_ns(n), phase = phase,
-                                 with_op = "aten::_to_copy", op_ns = op_ns}
+                                 with_op = after and "ToCopyBackward0" or "aten::_to_copy",
+                                 op_ns = after and op_ns + node_ns or op_ns}
   return launch
 end
 
@@ -453,13 +485,14 @@ local function speed(before, after) return after > 0 and before / after or 0 end
 reverie.log(string.format("%s on %s: %d GEMM/conv/attention kernels %.1f -> %.1f us (%.2fx), %d other " ..
                           "kernels in half %.1f -> %.1f us (%.2fx)%s, %d kept in fp32 (%.1f us: " ..
                           "autocast's float32 list and what follows it); %d autocast casts " ..
-                          "(%d of them biases; %.1f us CPU each); GradScaler: %d kernels, %d syncs",
+                          "(%d of them biases; %.1f us CPU each, %.1f us more in the backward: its " ..
+                          "autograd node); GradScaler: %d kernels, %d syncs",
                           P.dtype, model.gpu, #compute, before_compute / 1e3, compute:total_duration() / 1e3,
                           speed(before_compute, compute:total_duration()), #memory, before_memory / 1e3,
                           memory:total_duration() / 1e3, speed(before_memory, memory:total_duration()),
                           (P.compute_speedup > 0 or P.memory_speedup > 0) and " (fixed factors given)" or
                             " (cost model)",
-                          #kept_fp32, fp32_sel:total_duration() / 1e3, casts, bias_casts, op_ns / 1e3, scaler_kernels,
+                          #kept_fp32, fp32_sel:total_duration() / 1e3, casts, bias_casts, op_ns / 1e3, node_ns / 1e3, scaler_kernels,
                           syncs))
 if unaligned > 0 then
   reverie.log(string.format("%d GEMM kernels have a dimension that is not a multiple of 16 bytes in %s " ..

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "base/median.h"
+
 namespace reverie::transforms {
 
 using depgraph::Graph;
@@ -57,9 +59,10 @@ std::optional<int64_t> MedianOpCost(const Graph& g, std::string_view name) {
   for (uint32_t o = 0; o < g.op_count(); ++o) {
     if (g.op_name(OpId(o)) == name) v.push_back(g.op(OpId(o)).own_ns);
   }
-  if (v.empty()) return std::nullopt;
-  std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
-  return v[v.size() / 2];
+  // A name whose ops never issued a call has no graph op: the trace's own
+  // median of such ops stands (a CPU-side cast in an fp32 run).
+  if (v.empty()) return g.op_cost_without_calls(name);
+  return UpperMedianInPlace(v);
 }
 
 absl::StatusOr<TaskId> AddOpTime(Graph& g, TaskId call, std::string_view op_name,

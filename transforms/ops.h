@@ -31,7 +31,9 @@ namespace reverie::transforms {
 Selection WithOrphanedOpTime(const depgraph::Graph& g, const Selection& s);
 
 // The median own CPU time of the graph's ops named `name` (as the trace
-// measured it), or nullopt when the trace has none.
+// measured it); for a name whose ops issued no API call (so none is a graph
+// op), the median duration of those ops (Graph::op_cost_without_calls);
+// nullopt when the trace has none.
 std::optional<int64_t> MedianOpCost(const depgraph::Graph& g, std::string_view name);
 
 // Gives the CPU call `call` an op of its own named `op_name` that costs

@@ -68,6 +68,30 @@ TEST(OpsTest, AnOpThatStillIssuesACallKeepsItsTime) {
   EXPECT_EQ(before - StepNs(g), 200 * kUs);  // the whole of aten::linear
 }
 
+TEST(OpsTest, AnOpThatIssuedNoCallIsTimedByItsWholeSpan) {
+  T t = Trace();
+  auto op = [&](std::string_view name, int64_t a, int64_t b) {
+    t.Range(1, a * kUs, b * kUs, "", proto::PHASE_UNKNOWN, name, proto::Range::CPU_OP);
+  };
+  // Casts on the CPU side (no launch inside), one of them inside aten::to,
+  // each with the ops it runs: their whole span is their cost.
+  op("aten::to", 500, 530);
+  op("aten::_to_copy", 502, 528);
+  op("aten::empty_strided", 503, 510);
+  op("aten::_to_copy", 600, 618);
+  op("aten::_to_copy", 700, 740);
+  Graph g = t.Build();
+  EXPECT_EQ(g.op_cost_without_calls("aten::_to_copy"), 26 * kUs);  // median of 26, 18, 40
+  EXPECT_EQ(MedianOpCost(g, "aten::_to_copy"), 26 * kUs);
+  EXPECT_EQ(MedianOpCost(g, "aten::empty_strided"), 7 * kUs);
+  // An op that issued a call is timed by its own time, as before: aten::add
+  // is a graph op, never timed by a span.
+  EXPECT_FALSE(g.op_cost_without_calls("aten::add").has_value());
+  EXPECT_EQ(MedianOpCost(g, "aten::add"), 53 * kUs);
+  // The time itself stays the framework's: the step is unchanged.
+  EXPECT_EQ(StepNs(g), StepNs(Trace().Build()));
+}
+
 TEST(OpsTest, InsertedOpTimeComesWithItsCallAndGoesWithIt) {
   T t = Trace();
   Graph g = t.Build();

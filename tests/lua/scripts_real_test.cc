@@ -71,39 +71,48 @@ TEST(ScriptsRealTest, AmpShrinksKernelsByAtMostThePeakRatio) {
 }
 
 // What autocast really launches on a training step: casts with their CPU
-// dispatch (an aten op each) and GradScaler's kernels and sync. On this
-// CPU-bound trace they cost more than the faster kernels save.
+// dispatch (an aten op each; a backward cast also its autograd node) and
+// GradScaler's kernels and sync. On this CPU-bound trace they cost more
+// than the faster kernels save.
 TEST(ScriptsRealTest, AmpAddsAutocastCastsWithTheirCpuCost) {
   REVERIE_REQUIRE_GRAPH(rg, testing::kRtxResnetTrace);
   const Prediction bare =
       Predict(*rg, {"amp.lua"}, {{"cast_kernels", "false"}, {"grad_scaler", "false"}});
   const Prediction p = Predict(*rg, {"amp.lua"});
   ASSERT_TRUE(p.status.ok()) << p.status;
-  int64_t casts = 0, cast_cpu = 0, cast_ops = 0;
-  for (uint32_t i = 0; i < rg->graph.task_count(); ++i) {  // the trace's own casts
-    const depgraph::TaskId t(i);
-    if (rg->graph.kind(t) == depgraph::TaskKind::kCpuWork && rg->graph.op_of(t).valid() &&
-        rg->graph.op_name(rg->graph.op_of(t)) == "aten::_to_copy") {
-      cast_cpu -= rg->graph.duration_ns(t);
-      --cast_ops;
+  // CPU time and count of the ops named `name`: the prediction's less the trace's own.
+  auto added = [&](std::string_view name, int64_t* ns, int64_t* ops) {
+    for (const depgraph::Graph* g : {&rg->graph, &p.graph}) {
+      const int sign = g == &rg->graph ? -1 : 1;
+      for (uint32_t i = 0; i < g->task_count(); ++i) {
+        const depgraph::TaskId t(i);
+        if (g->removed(t) || g->kind(t) != depgraph::TaskKind::kCpuWork || !g->op_of(t).valid() ||
+            g->op_name(g->op_of(t)) != name) {
+          continue;
+        }
+        *ns += sign * g->duration_ns(t);
+        *ops += sign;
+      }
     }
-  }
+  };
+  int64_t fwd_ns = 0, fwd_ops = 0, bwd_ns = 0, bwd_ops = 0;
+  added("aten::_to_copy", &fwd_ns, &fwd_ops);
+  added("ToCopyBackward0", &bwd_ns, &bwd_ops);
+  int64_t casts = 0;
   for (uint32_t i = 0; i < p.graph.task_count(); ++i) {
     const depgraph::TaskId t(i);
-    if (p.graph.removed(t)) continue;
-    if (p.graph.kind(t) == depgraph::TaskKind::kKernel &&
+    if (!p.graph.removed(t) && p.graph.kind(t) == depgraph::TaskKind::kKernel &&
         p.graph.name(t).find("(autocast") != std::string_view::npos) {
       ++casts;
     }
-    if (p.graph.kind(t) == depgraph::TaskKind::kCpuWork && p.graph.op_of(t).valid() &&
-        p.graph.op_name(p.graph.op_of(t)) == "aten::_to_copy") {
-      cast_cpu += p.graph.duration_ns(t);
-      ++cast_ops;
-    }
   }
   EXPECT_GT(casts, 100);
-  EXPECT_EQ(cast_ops, casts);  // one more dispatch per cast
-  EXPECT_GT(cast_cpu, 0);
+  EXPECT_EQ(fwd_ops + bwd_ops, casts);  // one more dispatch per cast
+  ASSERT_GT(fwd_ops, 0);
+  ASSERT_GT(bwd_ops, 0);
+  EXPECT_GT(fwd_ns, 0);
+  // A backward cast is the same dispatch plus its autograd node.
+  EXPECT_GT(bwd_ns / bwd_ops, fwd_ns / fwd_ops);
   EXPECT_LT(p.speedup(), bare.speedup());
 }
 
