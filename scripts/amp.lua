@@ -61,6 +61,14 @@
 --    synchronize, so the CPU waits for the backward to finish before the
 --    optimizer); update() adjusts the scale (`_amp_update_scale_`, one small
 --    kernel). Each has its launch and op cost as above.
+-- 4. Library choices in half precision, as the H100 traces show them:
+--    cuDNN's tensor-core convolutions read NHWC, so an NCHW model's
+--    convolution inputs are transposed first (`layout_transposes`: one
+--    nchwToNhwc kernel per forward convolution, two per backward one, the
+--    tensor's half bytes in and out on the element-wise curve); in bf16
+--    PyTorch runs batch norm in its own kernels rather than cuDNN's, whose
+--    speed the fp32 trace cannot show: cuDNN's batch-norm kernels keep their
+--    fp32 time there (the measured ones took 1.24x it).
 -- Memory: with `profile_memory` and addresses (else left as recorded), the
 -- allocations a kernel that now runs in half wrote (graph:allocations'
 -- producer) halve, rounded up to the allocator's 512-byte blocks, where
@@ -86,7 +94,8 @@
 -- for a GPU cast's chain that took 19.8 us (aten::to's own 2-4 us around it
 -- is not counted), and the median backward node (11-15 us) for a
 -- ToCopyBackward0 node that took 9-10 us at the same host speed (the
--- median node does more); any larger batch the smaller activations allow; kernels libraries pick differently in half precision (their speed is what
+-- median node does more); the transposes of convolution results back to
+-- NCHW; any larger batch the smaller activations allow; kernels libraries pick differently in half precision (their speed is what
 -- the efficiency curve stands for: the share of peak the trace's kernels
 -- reach is assumed on tensor cores too).
 local C = reverie.include("lib/common.lua")
@@ -100,6 +109,8 @@ local P = reverie.params{
   include_update = {default = false, doc = "also speed up weight-update kernels (FP16 optimizer)"},
   include_memcpy = {default = false, doc = "also halve memcpy / memset durations"},
   cast_kernels = {default = training, doc = "insert autocast's cast kernels (and their CPU cost)"},
+  layout_transposes = {default = true, doc = "insert cuDNN's NCHW -> NHWC transposes of convolution " ..
+                         "inputs (the tensor cores read NHWC)"},
   grad_scaler = {default = "auto", doc = "GradScaler kernels and sync per step: auto (fp16 training), true, false"},
   gpu = {default = "", doc = "the trace's GPU as a key of the GPU table when the trace lacks deviceProperties"},
   force = {default = false, doc = "apply even when the compute kernels already run in half precision"},
@@ -419,6 +430,18 @@ for t in memory:tasks() do
 end
 local fp32_sel = graph:from_tasks(kept_fp32)
 memory = memory - fp32_sel
+-- cuDNN's batch norm in bf16: PyTorch's batch-norm backend rule leaves
+-- cuDNN for a bfloat16 input (fp16 keeps it), and its own kernels
+-- (batch_norm_collect_statistics, _transform_input, _backward) do not
+-- reach cuDNN's bandwidth: on the H100 pairs they took 15.0 ms a step
+-- where the fp32 run's cuDNN kernels took 12.1 ms. Their speed is nothing
+-- the trace shows, so they keep their fp32 time rather than gain the
+-- halved bytes (still optimistic there; docs/ACCURACY.md).
+local native_bn = graph:none()
+if P.dtype == "bf16" and P.memory_speedup <= 0 then
+  native_bn = memory:select{name = "cudnn::bn_"}
+  memory = memory - native_bn
+end
 local before_compute, before_memory = compute:total_duration(), memory:total_duration()
 local unaligned = 0
 if P.compute_speedup > 0 then
@@ -500,20 +523,60 @@ if unaligned > 0 then
                             "cores' (pad the dimension to a multiple of 8 to get it)",
                             unaligned, P.dtype, P.dtype))
 end
--- cuDNN's tensor-core convolutions take NHWC tensors: NCHW ones (the
--- kernel names carry the layout) are transposed first, by kernels of
--- cuDNN's choosing that this prediction does not add (docs/ACCURACY.md:
--- 156-158 per step on ResNet-50).
-local nchw = 0
-for t in compute:select{class = "conv"}:tasks() do
-  if t.name:lower():find("nchw", 1, true) then nchw = nchw + 1 end
-end
-if nchw > 0 and P.compute_speedup <= 0 then
-  reverie.log(string.format("%d convolution kernels run on NCHW tensors: in %s cuDNN transposes them to " ..
-                            "NHWC for the tensor cores, in kernels not timed here (an optimistic " ..
-                            "prediction; torch.channels_last avoids them)", nchw, P.dtype))
+-- cuDNN's tensor-core convolutions read NHWC tensors: a convolution on
+-- NCHW ones (an fp32 kernel named for NCHW or for no layout) has its
+-- activation input transposed first, in a kernel of cuDNN's (nchwToNhwc):
+-- one per forward convolution (x) and two per backward one (dgrad reads dy,
+-- wgrad x), 159 a step on ResNet-50 against 158 in its bf16 and fp16 H100
+-- traces. A convolution whose kernels already run NHWC (named "nhwc" and
+-- not "nchw") has its transposes in the trace. Each reads and writes its
+-- tensor in half (4 bytes an element, from the op's recorded shapes), timed
+-- by the model's element-wise curve (else the trace's median element-wise
+-- kernel), with a launch. Not added: the results transposed back to NCHW
+-- (68 a step there, 1.0 of the 3.5 ms of transposes).
+local transposes, transpose_ns = 0, 0
+if P.layout_transposes and P.compute_speedup <= 0 then
+  local conv = compute:select{class = "conv"}
+  local nhwc, first = {}, {}
+  for t in conv:tasks() do
+    local op = t.op
+    if op then
+      local name = t.name:lower()
+      if name:find("nhwc", 1, true) and not name:find("nchw", 1, true) then nhwc[op.id] = true end
+      if not first[op.id] then first[op.id] = t end
+    end
+  end
+  local ordered = {}
+  for id, t in pairs(first) do
+    if not nhwc[id] then ordered[#ordered + 1] = t end
+  end
+  table.sort(ordered, function(a, b) return a.id < b.id end)
+  for _, t in ipairs(ordered) do
+    local inputs = graph:op_inputs(t.op.id) or {}
+    local args = t.op.name:find("backward", 1, true) and {1, 2} or {1}
+    for _, i in ipairs(args) do
+      local n = elements(inputs[i])
+      local ns = (n and have_model) and math.floor(graph:kernel_ns{class = "elementwise", bytes = 4 * n,
+                                                                    flops = 0, gpu = gpu_key} + 0.5)
+                 or elementwise_ns
+      graph:insert{kind = "kernel", name = "nchwToNhwc (cuDNN, " .. P.dtype .. " tensor-core layout)",
+                   before = t, duration_ns = ns, phase = t.phase}
+      transposes, transpose_ns = transposes + 1, transpose_ns + ns
+    end
+  end
 end
 local n_steps = math.max(1, #steps)
+if transposes > 0 then
+  reverie.log(string.format("%.0f cuDNN layout transposes a step added (%.1f us: the NCHW inputs of " ..
+                            "convolutions on tensor cores, which read NHWC; torch.channels_last avoids " ..
+                            "them; the transposes of results back to NCHW are not added)",
+                            transposes / n_steps, transpose_ns / n_steps / 1e3))
+end
+if not native_bn:empty() then
+  reverie.log(string.format("%d cuDNN batch-norm kernels keep their fp32 time (%.1f us): in bf16 PyTorch " ..
+                            "runs batch norm in its own kernels, not cuDNN's, whose speed the trace " ..
+                            "does not show", #native_bn, native_bn:total_duration() / 1e3))
+end
 if has_memory then
   reverie.log(string.format("memory: per step %.0f tensors written in half %.2f -> %.2f MiB; %.0f cast " ..
                             "copies kept for the backward %.2f MiB", halved / n_steps,
