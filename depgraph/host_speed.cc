@@ -8,6 +8,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "base/median.h"
+#include "depgraph/runtime_api.h"
 
 namespace reverie::depgraph {
 namespace {
@@ -25,11 +26,6 @@ Durations LaunchDurations(const Graph& g) {
 }
 
 }  // namespace
-
-bool IsKernelLaunchApi(std::string_view name) {
-  return name.find("LaunchKernel") != std::string_view::npos ||
-         name.find("LaunchCooperativeKernel") != std::string_view::npos;
-}
 
 HostSpeed CompareHostSpeed(const Graph& before, const Graph& after) {
   Durations b = LaunchDurations(before);

@@ -45,10 +45,6 @@ struct HostSpeed {
 // Reads measured durations of kCpuApi tasks (removed tasks excluded).
 HostSpeed CompareHostSpeed(const Graph& before, const Graph& after);
 
-// True for a runtime or driver call that launches GPU work one kernel at a
-// time (a graph launch, which replays many, is not one).
-bool IsKernelLaunchApi(std::string_view name);
-
 }  // namespace reverie::depgraph
 
 #endif  // REVERIE_DEPGRAPH_HOST_SPEED_H_

@@ -6,6 +6,7 @@
 #include <string_view>
 #include <vector>
 
+#include "depgraph/runtime_api.h"
 #include "gtest/gtest.h"
 
 namespace reverie::depgraph {

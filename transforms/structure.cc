@@ -9,6 +9,7 @@
 #include "base/status_macros.h"
 #include "base/sv.h"
 #include "base/text.h"
+#include "depgraph/runtime_api.h"
 
 namespace reverie::transforms {
 namespace {
@@ -104,7 +105,7 @@ LaunchModel InferLaunchModel(const Graph& g) {
     const TaskId t(i);
     if (g.removed(t) || g.kind(t) != TaskKind::kCpuApi) continue;
     const std::string_view n = g.name(t);
-    if (Contains(n, "LaunchKernel")) {
+    if (depgraph::IsKernelLaunchApi(n)) {
       kernel.push_back(g.duration_ns(t));
     } else if (Contains(n, "Memcpy") && Contains(n, "Async")) {
       memcpy.push_back(g.duration_ns(t));
@@ -114,7 +115,7 @@ LaunchModel InferLaunchModel(const Graph& g) {
   }
   for (const depgraph::Edge& e : g.edges()) {
     if (e.removed || e.kind != EdgeKind::kLaunch) continue;
-    if (Contains(g.name(e.src), "LaunchKernel")) delay.push_back(e.delay_ns);
+    if (depgraph::IsKernelLaunchApi(g.name(e.src))) delay.push_back(e.delay_ns);
   }
   LaunchModel m;
   m.kernel_launch_samples = static_cast<int64_t>(kernel.size());

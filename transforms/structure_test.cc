@@ -77,6 +77,22 @@ TEST_F(StructureTest, LaunchModelIsTheMedianOfTheTrace) {
   EXPECT_EQ(InferLaunchModel(depgraph::Graph()).kernel_launch_ns, LaunchModel::kDefaultLaunchNs);
 }
 
+TEST_F(StructureTest, CooperativeLaunchesAreKernelLaunchesToo) {
+  // The same predicate as validate's host-speed comparison
+  // (depgraph::IsKernelLaunchApi): a cooperative launch is a launch.
+  TaskQuery q;
+  q.names = {"cudaLaunchKernel"};
+  const Selection launches = *Select(g_, q);
+  ASSERT_EQ(launches.size(), 9u);
+  for (size_t i = 0; i < 5; ++i) {
+    g_.set_name(launches[i], "cudaLaunchCooperativeKernel");
+    g_.set_duration_ns(launches[i], 40'000);
+  }
+  const LaunchModel m = InferLaunchModel(g_);
+  EXPECT_EQ(m.kernel_launch_samples, 9);
+  EXPECT_EQ(m.kernel_launch_ns, 40'000);  // five of nine at 40 us
+}
+
 TEST_F(StructureTest, InsertGpuTaskAddsItsLaunchCallAsInFig4) {
   const TaskId relu = Kernel("elementwise");
   const TaskId relu_launch = LauncherOf(g_, relu);
