@@ -26,25 +26,27 @@ namespace reverie::depgraph {
   F(edges, kInfo, "explicit dependency edges")                                                     \
   F(threads, kInfo, "CPU threads")                                                                 \
   F(streams, kInfo, "GPU streams")                                                                 \
-  F(cpu_ops, kInfo, "framework ops whose CPU time is kept apart (depgraph/builder_cpu_time.cc)")  \
+  F(cpu_ops, kInfo, "framework ops whose CPU time is kept apart (depgraph/builder_cpu_time.cc)")   \
   F(cpu_threads_without_ops, kInfo, "threads with API calls but no op spans: whole gaps kept")     \
   /* dependencies from the trace and inferred ones */                                              \
   F(sync_edge_device, kInfo, "edges from a device-wide synchronization to the work it waited for") \
-  F(sync_edge_stream, kInfo, "edges from a stream synchronization to the work it waited for")     \
-  F(sync_edge_event, kInfo, "edges from an event synchronization to the work it waited for")      \
+  F(sync_edge_stream, kInfo, "edges from a stream synchronization to the work it waited for")      \
+  F(sync_edge_event, kInfo, "edges from an event synchronization to the work it waited for")       \
   F(event_edge_recorded, kInfo, "cross-stream edges from a recorded event wait")                   \
   F(inferred_event_edge, kInfo, "cross-stream edges inferred from a wait the trace implies")       \
   F(inferred_sync, kInfo, "synchronizations inferred from a blocking call's duration")             \
   F(inferred_blocking_copy, kInfo, "blocking copies whose wait for earlier GPU work was inferred") \
-  F(inferred_blocking_copy_wait, kInfo, "blocking copies that waited for earlier work")           \
-  F(inferred_blocking_copy_wait_ns, kInfo, "time blocking copies waited for earlier work, ns")    \
+  F(inferred_blocking_copy_wait, kInfo, "blocking copies that waited for earlier work")            \
+  F(inferred_blocking_copy_wait_ns, kInfo, "time blocking copies waited for earlier work, ns")     \
   F(inferred_inter_thread, kInfo, "waits of one thread for another, inferred from gaps")           \
-  F(inferred_inter_thread_wait_ns, kInfo, "time of those waits, ns")                                \
+  F(inferred_inter_thread_wait_ns, kInfo, "time of those waits, ns")                               \
   F(inter_thread_gap_busy, kInfo, "gaps between a thread's calls that are CPU work, not a wait")   \
   F(thread_start_anchor, kInfo, "threads whose first task is anchored to another thread's call")   \
-  F(root_anchor, kInfo, "tasks anchored at the start of the trace (nothing earlier explains them)") \
+  F(root_anchor, kInfo,                                                                            \
+    "tasks anchored at the start of the trace (nothing earlier explains them)")                    \
   F(sync_wait_ns, kInfo, "time CPU calls spent waiting in synchronizations, ns")                   \
-  F(steps_not_counted, kInfo, "trailing steps left out of the mean step time (step_time.h rule 4)") \
+  F(steps_not_counted, kInfo,                                                                      \
+    "trailing steps left out of the mean step time (step_time.h rule 4)")                          \
   F(step_mark_moved, kInfo, "step markers moved to the thread's last call of the step")            \
   /* what the trace contradicts or cannot explain */                                               \
   F(kernel_without_launch, kAnomaly, "GPU work with no launching call: anchored by stream order")  \
@@ -63,17 +65,21 @@ namespace reverie::depgraph {
   F(event_wait_unresolved, kAnomaly, "event waits whose recording was not found: dropped")         \
   F(event_wait_idle_stream, kInfo,                                                                 \
     "event waits by or through a stream that runs no GPU work (a library's fork/join): followed")  \
-  F(op_inputs_inconsistent, kAnomaly, "op input shapes whose list ranks contradict their sizes: ignored") \
+  F(op_inputs_inconsistent, kAnomaly,                                                              \
+    "op input shapes whose list ranks contradict their sizes: ignored")                            \
   F(blocking_copy_unrouted, kAnomaly, "blocking copies with no stream to wait on")                 \
   F(cross_stream_wait_inferred, kInfo,                                                             \
-    "ops that waited for work on another stream with no recorded event: dependency inferred")     \
-  F(cross_stream_wait_inferred_ns, kInfo, "the idle stream time those dependencies explain, ns")     \
+    "ops that waited for work on another stream with no recorded event: dependency inferred")      \
+  F(cross_stream_wait_inferred_ns, kInfo, "the idle stream time those dependencies explain, ns")   \
+  F(stream_wait_from_call, kInfo,                                                                  \
+    "ops whose idle wait a cudaStreamWaitEvent before their launch explains: dependency inferred") \
+  F(stream_wait_from_call_ns, kInfo, "the idle stream time those dependencies explain, ns")        \
   F(unexplained_stream_gap, kAnomaly, "idle GPU time no dependency explains, kept as a gap")       \
-  F(unexplained_stream_gap_ns, kAnomaly, "that idle GPU time, ns")                                  \
+  F(unexplained_stream_gap_ns, kAnomaly, "that idle GPU time, ns")                                 \
   F(unexplained_launch_wait, kAnomaly, "launch delays longer than the launch model explains")      \
-  F(unexplained_launch_wait_ns, kAnomaly, "that extra delay, ns")                                   \
+  F(unexplained_launch_wait_ns, kAnomaly, "that extra delay, ns")                                  \
   F(inter_thread_gap_unexplained, kAnomaly, "gaps between calls that no dependency explains")      \
-  F(inter_thread_gap_unexplained_ns, kAnomaly, "that time, ns")                                     \
+  F(inter_thread_gap_unexplained_ns, kAnomaly, "that time, ns")                                    \
   F(steps_on_thread_without_calls, kAnomaly, "steps marked on a thread that made no API call")     \
   F(trace_without_steps, kAnomaly, "no ProfilerStep or step markers: one step")
 

@@ -51,7 +51,15 @@
 //   stream), and the copy is routed to the next call on its thread
 //   (inferred_blocking_copy), with the measured hand-off as delay.
 // - Event edges (GPU -> GPU across streams) from STREAM_WAIT_EVENT records,
-//   else inferred from cudaStreamWaitEvent calls.
+//   else inferred from cudaStreamWaitEvent calls. An op still left idle
+//   long before its start by nothing recorded waited for another stream:
+//   for work that ended within cross_stream_window_ns before it
+//   (cross_stream_wait_inferred), else, when a cudaStreamWaitEvent call lies
+//   between its stream predecessor's launch and its own, for the work last
+//   submitted to another stream before that call, which is what an event
+//   records (stream_wait_from_call: cuDNN's multi-stream FFT convolutions
+//   leave side streams idle for milliseconds on a busy GPU; as fixed gaps
+//   they would not move when the main stream's kernels get faster).
 // - Inter-thread edges where a thread resumes after a long gap right after
 //   another thread's last activity (Lumos' rule). The wait is the longest
 //   stretch of the gap with no activity at all on the thread (CPU ops started

@@ -142,6 +142,15 @@ void BuildGpuTasks(Context& ctx);
 void AddLaunchEdges(Context& ctx);
 void AnchorRoots(Context& ctx);
 void FinishLaunchDelays(Context& ctx);
+// An op whose idle stretch before its start (from `after`, what otherwise
+// bound it) nothing recorded explains, launched after a cudaStreamWaitEvent
+// on its thread: a trace without event identities (Kineto's) does not say
+// which stream the event was recorded on, so the wait is tied to the work
+// submitted last to another stream of the device before the wait call
+// (what an event records), when that work ended inside the stretch. Adds
+// the event edge with the measured residual as its delay; returns whether
+// it did (builder_sync.cc).
+bool InferWaitFromCall(Context& ctx, uint32_t o, int64_t after);
 void AddSyncEdges(Context& ctx);
 void AddInterThreadEdges(Context& ctx);
 void AddSteps(Context& ctx);

@@ -357,4 +357,56 @@ class SyncPass {
 
 void AddSyncEdges(Context& ctx) { SyncPass(ctx).Run(); }
 
+bool InferWaitFromCall(Context& ctx, uint32_t o, int64_t after) {
+  const GpuOp& op = ctx.ops[o];
+  if (op.launch == kNone || op.anchored) return false;
+  const CpuCall& launch = ctx.calls[op.launch];
+  const ThreadInfo& th = ctx.threads[launch.thread];
+  // The wait must lie between the stream predecessor's launch (when this
+  // thread made it) and the op's: before that it ordered earlier work.
+  uint32_t lo = th.begin;
+  if (o > ctx.streams[op.stream].begin) {
+    const uint32_t prev = ctx.ops[o - 1].launch;
+    if (prev != kNone && !ctx.ops[o - 1].anchored && ctx.calls[prev].thread == launch.thread &&
+        prev < op.launch) {
+      lo = prev + 1;
+    }
+  }
+  constexpr uint32_t kMaxCallsBack = 256;
+  uint32_t wait = kNone;
+  for (uint32_t c = op.launch; c > lo && op.launch - c < kMaxCallsBack; --c) {
+    if (ctx.ApiName(ctx.calls[c - 1]).find("StreamWaitEvent") != std::string_view::npos) {
+      wait = c - 1;
+      break;
+    }
+  }
+  if (wait == kNone) return false;
+  // An event records the work submitted to its stream before it: the
+  // producer is the op submitted last, before the wait, to another stream.
+  const int32_t device = ctx.streams[op.stream].device;
+  uint32_t producer = kNone;
+  int64_t latest = std::numeric_limits<int64_t>::min();
+  for (uint32_t s = 0; s < ctx.streams.size(); ++s) {
+    if (s == op.stream || ctx.streams[s].device != device) continue;
+    const uint32_t p = ctx.LastSubmittedBefore(s, ctx.calls[wait].start);
+    if (p == kNone) continue;
+    const int64_t sub = ctx.streams[s].submitted[p - ctx.streams[s].begin];
+    if (sub > latest) {
+      latest = sub;
+      producer = p;
+    }
+  }
+  // It explains the wait only if it ended inside the idle stretch.
+  if (producer == kNone || ctx.ops[producer].end > op.start || ctx.ops[producer].end <= after) {
+    return false;
+  }
+  const int64_t residual = op.start - ctx.ops[producer].end;
+  ctx.g.AddEdge(
+      ctx.ops[producer].task, op.task, EdgeKind::kEvent,
+      static_cast<int32_t>(std::min<int64_t>(residual, std::numeric_limits<int32_t>::max())));
+  ctx.stats.Add(BuildCounter::stream_wait_from_call);
+  ctx.stats.Add(BuildCounter::stream_wait_from_call_ns, ctx.ops[producer].end - after);
+  return true;
+}
+
 }  // namespace reverie::depgraph::internal

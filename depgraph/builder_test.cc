@@ -242,6 +242,57 @@ TEST(BuilderTest, StreamWaitsThroughAStreamThatRunsNothingAreFollowed) {
   ExpectFaithful(g);
 }
 
+// cuDNN's multi-stream kernels, as Kineto records them (no event identities):
+// a side stream sits idle for 0.5 ms, then starts 100 us (beyond the
+// cross-stream window) after the main stream's kernel ends; a
+// cudaStreamWaitEvent between its two launches says it was told to wait.
+// The wait is tied to what the main stream had been given before it, so the
+// side kernel moves with it; without the wait call the idle time stays a gap.
+T SideStreamTrace(bool with_wait) {
+  T t;
+  t.Api("cudaLaunchKernel", 1, 0, 10, 1);   // side0 on 8
+  t.Api("cudaLaunchKernel", 1, 20, 30, 2);  // main1 on 7
+  if (with_wait) t.Api("cudaStreamWaitEvent", 1, 40, 45, 3);
+  t.Api("cudaLaunchKernel", 1, 50, 60, 4);  // main2 on 7
+  t.Api("cudaLaunchKernel", 1, 70, 80, 5);  // side1 on 8
+  t.Gpu("side0", 8, 15, 1'000, 1);
+  t.Gpu("main1", 7, 35, 400'000, 2);
+  t.Gpu("main2", 7, 400'000, 800'000, 4);
+  t.Gpu("side1", 8, 500'000, 510'000, 5);
+  return t;
+}
+
+TEST(BuilderTest, AStreamWaitCallBeforeALaunchExplainsALongIdleStretch) {
+  BuildStats stats;
+  Graph g = SideStreamTrace(true).Build(&stats);
+  EXPECT_EQ(stats.Get(BuildCounter::stream_wait_from_call), 1);
+  EXPECT_EQ(stats.Get(BuildCounter::stream_wait_from_call_ns), 400'000 - (80 + 50'000));
+  bool found = false;
+  for (const Edge& e : EdgesOfKind(g, EdgeKind::kEvent)) {
+    if (e.dst != Find(g, "side1")) continue;
+    found = true;
+    EXPECT_EQ(e.src, Find(g, "main1"));
+    EXPECT_EQ(e.delay_ns, 100'000);
+  }
+  EXPECT_TRUE(found);
+  EXPECT_EQ(g.gap_ns(Find(g, "side0")), 2'000);  // the GPU's own overhead, not the wait
+  ExpectFaithful(g);
+  g.set_duration_ns(Find(g, "main1"), 100'000 - 35);
+  absl::StatusOr<SimResult> r = Simulate(g);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->start_ns[Find(g, "side1").value()], 200'000);
+
+  BuildStats bare;
+  Graph h = SideStreamTrace(false).Build(&bare);
+  EXPECT_EQ(bare.Get(BuildCounter::stream_wait_from_call), 0);
+  EXPECT_GE(bare.Get(BuildCounter::unexplained_stream_gap), 1);
+  ExpectFaithful(h);
+  h.set_duration_ns(Find(h, "main1"), 100'000 - 35);
+  absl::StatusOr<SimResult> q = Simulate(h);
+  ASSERT_TRUE(q.ok());
+  EXPECT_EQ(q->start_ns[Find(h, "side1").value()], 500'000);
+}
+
 TEST(BuilderTest, InferredStreamWaitEventWithoutRecords) {
   T t;
   t.Api("cudaLaunchKernel", 1, 0, 10, 1);
