@@ -41,9 +41,7 @@ T OneThreadWithOps() {
   T t;
   constexpr int64_t us = 1000;
   t.Step(1, 1, 0, 1000 * us);
-  auto op = [&](std::string_view name, int64_t a, int64_t b) {
-    t.Range(1, a * us, b * us, "", proto::PHASE_UNKNOWN, name, proto::Range::CPU_OP);
-  };
+  auto op = [&](std::string_view name, int64_t a, int64_t b) { t.Op(1, a * us, b * us, name); };
   op("aten::linear", 100, 300);
   op("aten::addmm", 120, 280);
   op("aten::add", 400, 460);

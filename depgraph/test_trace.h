@@ -62,6 +62,10 @@ class T {
     r->set_start_ns(start);
     r->set_end_ns(end);
   }
+  // A framework op (Kineto's cpu_op) of no phase on thread `tid`.
+  void Op(int64_t tid, int64_t start, int64_t end, std::string_view name) {
+    Range(tid, start, end, "", proto::PHASE_UNKNOWN, name, proto::Range::CPU_OP);
+  }
   void Step(int64_t index, int64_t tid, int64_t start, int64_t end) {
     proto::Step* it = tr.events().add_steps();
     it->set_index(index);

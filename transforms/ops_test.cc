@@ -1,6 +1,9 @@
 // The op rule of transforms/ops.h on a hand-written trace with known op spans.
 #include "transforms/ops.h"
 
+#include <utility>
+#include <vector>
+
 #include "depgraph/simulator.h"
 #include "depgraph/test_trace.h"
 #include "gtest/gtest.h"
@@ -24,9 +27,7 @@ constexpr int64_t kUs = 1000;
 T Trace() {
   T t;
   t.Step(1, 1, 0, 1000 * kUs);
-  auto op = [&](std::string_view name, int64_t a, int64_t b) {
-    t.Range(1, a * kUs, b * kUs, "", proto::PHASE_UNKNOWN, name, proto::Range::CPU_OP);
-  };
+  auto op = [&](std::string_view name, int64_t a, int64_t b) { t.Op(1, a * kUs, b * kUs, name); };
   op("aten::linear", 100, 300);
   op("aten::addmm", 120, 280);
   op("aten::add", 400, 460);
@@ -70,16 +71,15 @@ TEST(OpsTest, AnOpThatStillIssuesACallKeepsItsTime) {
 
 TEST(OpsTest, AnOpThatIssuedNoCallIsTimedByItsWholeSpan) {
   T t = Trace();
-  auto op = [&](std::string_view name, int64_t a, int64_t b) {
-    t.Range(1, a * kUs, b * kUs, "", proto::PHASE_UNKNOWN, name, proto::Range::CPU_OP);
-  };
   // Casts on the CPU side (no launch inside), one of them inside aten::to,
-  // each with the ops it runs: their whole span is their cost.
-  op("aten::to", 500, 530);
-  op("aten::_to_copy", 502, 528);
-  op("aten::empty_strided", 503, 510);
-  op("aten::_to_copy", 600, 618);
-  op("aten::_to_copy", 700, 740);
+  // each with the ops it runs: their whole span is their cost. {start, end} in us.
+  const std::vector<std::pair<std::string_view, std::pair<int64_t, int64_t>>> casts = {
+      {"aten::to", {500, 530}},
+      {"aten::_to_copy", {502, 528}},
+      {"aten::empty_strided", {503, 510}},
+      {"aten::_to_copy", {600, 618}},
+      {"aten::_to_copy", {700, 740}}};
+  for (const auto& [name, span] : casts) t.Op(1, span.first * kUs, span.second * kUs, name);
   Graph g = t.Build();
   EXPECT_EQ(g.op_cost_without_calls("aten::_to_copy"), 26 * kUs);  // median of 26, 18, 40
   EXPECT_EQ(MedianOpCost(g, "aten::_to_copy"), 26 * kUs);
