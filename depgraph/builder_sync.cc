@@ -30,6 +30,25 @@ Blocking Classify(std::string_view name) {
   return Blocking::kNone;
 }
 
+// The op submitted last before time t to a stream of `device` other than
+// `exclude`, or kNone: what an event recorded at t covers, when the trace
+// does not say on which stream it was recorded.
+uint32_t LastSubmittedElsewhere(const Context& ctx, int32_t device, uint32_t exclude, int64_t t) {
+  uint32_t producer = kNone;
+  int64_t latest = std::numeric_limits<int64_t>::min();
+  for (uint32_t s = 0; s < ctx.streams.size(); ++s) {
+    if (s == exclude || ctx.streams[s].device != device) continue;
+    const uint32_t o = ctx.LastSubmittedBefore(s, t);
+    if (o == kNone) continue;
+    const int64_t sub = ctx.streams[s].submitted[o - ctx.streams[s].begin];
+    if (sub > latest) {
+      latest = sub;
+      producer = o;
+    }
+  }
+  return producer;
+}
+
 class SyncPass {
  public:
   explicit SyncPass(Context& ctx) : ctx_(ctx) {
@@ -260,19 +279,8 @@ class SyncPass {
       ctx_.stats.Add(BuildCounter::event_wait_unresolved);
       return;
     }
-    const int32_t device = ctx_.streams[consumer_stream].device;
-    uint32_t producer = kNone;
-    int64_t latest = std::numeric_limits<int64_t>::min();
-    for (uint32_t s = 0; s < ctx_.streams.size(); ++s) {
-      if (s == consumer_stream || ctx_.streams[s].device != device) continue;
-      const uint32_t o = ctx_.LastSubmittedBefore(s, call.start);
-      if (o == kNone) continue;
-      const int64_t sub = ctx_.streams[s].submitted[o - ctx_.streams[s].begin];
-      if (sub > latest) {
-        latest = sub;
-        producer = o;
-      }
-    }
+    const uint32_t producer = LastSubmittedElsewhere(ctx_, ctx_.streams[consumer_stream].device,
+                                                     consumer_stream, call.start);
     if (producer == kNone) {
       ctx_.stats.Add(BuildCounter::event_wait_unresolved);
       return;
@@ -381,21 +389,9 @@ bool InferWaitFromCall(Context& ctx, uint32_t o, int64_t after) {
     }
   }
   if (wait == kNone) return false;
-  // An event records the work submitted to its stream before it: the
-  // producer is the op submitted last, before the wait, to another stream.
-  const int32_t device = ctx.streams[op.stream].device;
-  uint32_t producer = kNone;
-  int64_t latest = std::numeric_limits<int64_t>::min();
-  for (uint32_t s = 0; s < ctx.streams.size(); ++s) {
-    if (s == op.stream || ctx.streams[s].device != device) continue;
-    const uint32_t p = ctx.LastSubmittedBefore(s, ctx.calls[wait].start);
-    if (p == kNone) continue;
-    const int64_t sub = ctx.streams[s].submitted[p - ctx.streams[s].begin];
-    if (sub > latest) {
-      latest = sub;
-      producer = p;
-    }
-  }
+  // An event records the work submitted to its stream before it.
+  const uint32_t producer =
+      LastSubmittedElsewhere(ctx, ctx.streams[op.stream].device, op.stream, ctx.calls[wait].start);
   // It explains the wait only if it ended inside the idle stretch.
   if (producer == kNone || ctx.ops[producer].end > op.start || ctx.ops[producer].end <= after) {
     return false;

@@ -376,7 +376,8 @@ class Graph {
   // their owner's or the framework's), but what one costs is a fact a
   // script inserting such a dispatch needs (a cast on the CPU side of an
   // fp32 run times the chain autocast adds): the median duration of the
-  // trace's ops of that name that issued no call, with the ops inside them.
+  // trace's ops of that name that issued no call, with the ops inside them
+  // (on the threads that made API calls, where ops are read).
   void SetOpCostWithoutCalls(std::string_view name, int64_t median_ns);
   std::optional<int64_t> op_cost_without_calls(std::string_view name) const;
 

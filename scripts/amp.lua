@@ -95,9 +95,11 @@
 -- is not counted), and the median backward node (11-15 us) for a
 -- ToCopyBackward0 node that took 9-10 us at the same host speed (the
 -- median node does more); the transposes of convolution results back to
--- NCHW; any larger batch the smaller activations allow; kernels libraries pick differently in half precision (their speed is what
--- the efficiency curve stands for: the share of peak the trace's kernels
--- reach is assumed on tensor cores too).
+-- NCHW, and all transposes on a trace without op spans (convolutions are
+-- found by their ops); any larger batch the smaller activations allow;
+-- kernels libraries pick differently in half precision (their speed is
+-- what the efficiency curve stands for: the share of peak the trace's
+-- kernels reach is assumed on tensor cores too).
 local C = reverie.include("lib/common.lua")
 
 local training = not graph:select{kind = "kernel", phase = "backward"}:empty()
@@ -573,9 +575,10 @@ if transposes > 0 then
                             transposes / n_steps, transpose_ns / n_steps / 1e3))
 end
 if not native_bn:empty() then
-  reverie.log(string.format("%d cuDNN batch-norm kernels keep their fp32 time (%.1f us): in bf16 PyTorch " ..
-                            "runs batch norm in its own kernels, not cuDNN's, whose speed the trace " ..
-                            "does not show", #native_bn, native_bn:total_duration() / 1e3))
+  reverie.log(string.format("%.0f cuDNN batch-norm kernels a step keep their fp32 time (%.1f us): in bf16 " ..
+                            "PyTorch runs batch norm in its own kernels, not cuDNN's, whose speed the " ..
+                            "trace does not show", #native_bn / n_steps,
+                            native_bn:total_duration() / n_steps / 1e3))
 end
 if has_memory then
   reverie.log(string.format("memory: per step %.0f tensors written in half %.2f -> %.2f MiB; %.0f cast " ..
