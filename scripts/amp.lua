@@ -101,6 +101,7 @@
 -- what the efficiency curve stands for: the share of peak the trace's
 -- kernels reach is assumed on tensor cores too).
 local C = reverie.include("lib/common.lua")
+local A = reverie.include("lib/autocast.lua")
 
 local training = not graph:select{kind = "kernel", phase = "backward"}:empty()
 local P = reverie.params{
@@ -143,48 +144,8 @@ local ELIGIBLE_OPS = {"aten::linear", "aten::matmul", "aten::mm", "aten::addmm",
 -- Estimates from the unchanged trace.
 local elementwise_ns = C.median_duration(graph:select{kind = "kernel", class = "elementwise"}, 2000)
 local update_ns = C.median_duration(graph:select{kind = "kernel", phase = "update"}, elementwise_ns)
--- A cast's CPU cost: the trace's own aten::_to_copy when it has one (an
--- fp32 run casts on the CPU side too: its chain, empty_strided and copy_
--- included, is the same dispatch), else the median own time of its ops that
--- launch one element-wise kernel (a cast is one such dispatch), else 0 (a
--- trace without op spans).
-local op_ns = graph:op_cost("aten::_to_copy")
-if not op_ns then
-  local own, seen = {}, {}
-  for k in graph:select{kind = "kernel", class = "elementwise"}:tasks() do
-    local l = k:launcher()
-    local op = l and l.op
-    if op and not seen[op.id] then
-      seen[op.id] = true
-      own[#own + 1] = op.own_ns
-    end
-  end
-  op_ns = C.median(own) or 0
-end
-
--- A cast's backward is an autograd node of its own (ToCopyBackward0): the
--- engine's time per node, the median own time of the trace's
--- `evaluate_function` ops (the backward's nodes, outside the ops they run),
--- else 0.
-local node_ns
-do
-  local own, seen = {}, {}
-  for k in graph:select{kind = "kernel", phase = "backward"}:tasks() do
-    local l = k:launcher()
-    local op = l and l.op
-    while op do
-      if op.name:find("^autograd::engine::evaluate_function: ") then
-        if not seen[op.id] then
-          seen[op.id] = true
-          own[#own + 1] = op.own_ns
-        end
-        break
-      end
-      op = op.parent and graph:op(op.parent) or nil
-    end
-  end
-  node_ns = C.median(own) or 0
-end
+-- What a cast costs the CPU, from the trace (lib/autocast.lua).
+local op_ns, node_ns = A.cast_cpu_ns(graph)
 
 -- The forward eligible ops: one entry per op (its first compute kernel),
 -- with whether its input needs a cast.
@@ -292,12 +253,7 @@ local WEIGHT_ARG = {["aten::linear"] = 2, ["aten::addmm"] = 3, ["aten::mm"] = 2,
                     ["aten::bmm"] = 2, ["aten::baddbmm"] = 3}
 local INPUT_ARG = {["aten::linear"] = 1, ["aten::addmm"] = 2, ["aten::mm"] = 1, ["aten::matmul"] = 1,
                    ["aten::bmm"] = 1, ["aten::baddbmm"] = 2}
-local function elements(arg)
-  if not arg or #arg.shapes ~= 1 then return nil end
-  local n = 1
-  for _, d in ipairs(arg.shapes[1]) do n = n * d end
-  return n
-end
+local elements = A.elements
 -- The bias, where the op takes one: autocast casts every floating-point
 -- argument of an eligible op, so a bias is cast like the weight (and, a
 -- parameter, cast back in the backward). GPT-2's Conv1D layers (addmm with
@@ -525,47 +481,12 @@ if unaligned > 0 then
                             "cores' (pad the dimension to a multiple of 8 to get it)",
                             unaligned, P.dtype, P.dtype))
 end
--- cuDNN's tensor-core convolutions read NHWC tensors: a convolution on
--- NCHW ones (an fp32 kernel named for NCHW or for no layout) has its
--- activation input transposed first, in a kernel of cuDNN's (nchwToNhwc):
--- one per forward convolution (x) and two per backward one (dgrad reads dy,
--- wgrad x), 159 a step on ResNet-50 against 158 in its bf16 and fp16 H100
--- traces. A convolution whose kernels already run NHWC (named "nhwc" and
--- not "nchw") has its transposes in the trace. Each reads and writes its
--- tensor in half (4 bytes an element, from the op's recorded shapes), timed
--- by the model's element-wise curve (else the trace's median element-wise
--- kernel), with a launch. Not added: the results transposed back to NCHW
--- (68 a step there, 1.0 of the 3.5 ms of transposes).
+-- cuDNN's layout transposes of NCHW convolution inputs (lib/autocast.lua).
 local transposes, transpose_ns = 0, 0
 if P.layout_transposes and P.compute_speedup <= 0 then
-  local conv = compute:select{class = "conv"}
-  local nhwc, first = {}, {}
-  for t in conv:tasks() do
-    local op = t.op
-    if op then
-      local name = t.name:lower()
-      if name:find("nhwc", 1, true) and not name:find("nchw", 1, true) then nhwc[op.id] = true end
-      if not first[op.id] then first[op.id] = t end
-    end
-  end
-  local ordered = {}
-  for id, t in pairs(first) do
-    if not nhwc[id] then ordered[#ordered + 1] = t end
-  end
-  table.sort(ordered, function(a, b) return a.id < b.id end)
-  for _, t in ipairs(ordered) do
-    local inputs = graph:op_inputs(t.op.id) or {}
-    local args = t.op.name:find("backward", 1, true) and {1, 2} or {1}
-    for _, i in ipairs(args) do
-      local n = elements(inputs[i])
-      local ns = (n and have_model) and math.floor(graph:kernel_ns{class = "elementwise", bytes = 4 * n,
-                                                                    flops = 0, gpu = gpu_key} + 0.5)
-                 or elementwise_ns
-      graph:insert{kind = "kernel", name = "nchwToNhwc (cuDNN, " .. P.dtype .. " tensor-core layout)",
-                   before = t, duration_ns = ns, phase = t.phase}
-      transposes, transpose_ns = transposes + 1, transpose_ns + ns
-    end
-  end
+  transposes, transpose_ns = A.layout_transposes(graph, compute:select{class = "conv"},
+                                                 {dtype = P.dtype, model = have_model, gpu = gpu_key,
+                                                  fallback_ns = elementwise_ns})
 end
 local n_steps = math.max(1, #steps)
 if transposes > 0 then
