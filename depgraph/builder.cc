@@ -398,8 +398,8 @@ void FinishLaunchDelays(Context& ctx) {
         const Edge& e = g.edge(binding[o]);
         ctx.g.set_edge_delay_ns(binding[o], ClampDelay(e.delay_ns + (op.start - other[o])));
         other[o] = op.start;
-      } else if (InferCrossStreamWait(ctx, ends, o, std::max(other[o], launch_bound)) ||
-                 InferWaitFromCall(ctx, o, std::max(other[o], launch_bound))) {
+      } else if (const int64_t after = std::max(other[o], launch_bound);
+                 InferCrossStreamWait(ctx, ends, o, after) || InferWaitFromCall(ctx, o, after)) {
         other[o] = op.start;  // the new edge's end + delay
       }
     }

@@ -153,7 +153,7 @@ void Graph::SetOpCostWithoutCalls(std::string_view name, int64_t median_ns) {
 }
 
 std::optional<int64_t> Graph::op_cost_without_calls(std::string_view name) const {
-  auto it = op_cost_without_calls_.find(std::string(name));
+  auto it = op_cost_without_calls_.find(absl::string_view(name.data(), name.size()));
   if (it == op_cost_without_calls_.end()) return std::nullopt;
   return it->second;
 }

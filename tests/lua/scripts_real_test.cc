@@ -126,17 +126,7 @@ TEST(ScriptsRealTest, AmpTransposesNchwConvolutionInputsAndKeepsBf16BatchNorm) {
   const testing::RealGraph* rg = testing::LoadRealGraph(
       REVERIE_SOURCE_DIR "/tests/data/validation/h100/resnet50_fp32_r1.json.gz", &error);
   ASSERT_NE(rg, nullptr) << error;
-  auto sum_bn = [](const depgraph::Graph& g) {
-    int64_t ns = 0;
-    for (uint32_t i = 0; i < g.task_count(); ++i) {
-      const depgraph::TaskId t(i);
-      if (!g.removed(t) && g.kind(t) == depgraph::TaskKind::kKernel &&
-          g.name(t).find("cudnn::bn_") != std::string_view::npos) {
-        ns += g.duration_ns(t);
-      }
-    }
-    return ns;
-  };
+  auto sum_bn = [](const depgraph::Graph& g) { return KernelNs(g, 0, "cudnn::bn_"); };
   const Prediction bf16 = Predict(*rg, {"amp.lua"}, {{"dtype", "bf16"}});
   const Prediction fp16 = Predict(*rg, {"amp.lua"}, {{"dtype", "fp16"}});
   const Prediction bare =
@@ -163,10 +153,9 @@ TEST(ScriptsRealTest, AmpTransposesNchwConvolutionInputsAndKeepsBf16BatchNorm) {
   // One a forward convolution, two a backward one, per step.
   EXPECT_GT(transposes, 0);
   EXPECT_EQ(transposes % static_cast<int>(rg->baseline.steps.size()), 0);
-  for (uint32_t i = 0; i < bare.graph.task_count(); ++i) {
-    EXPECT_EQ(bare.graph.name(depgraph::TaskId(i)).find("nchwToNhwc (cuDNN"),
-              std::string_view::npos);
-  }
+  EXPECT_EQ(Count(g, KindQ(TaskKind::kKernel, "nchwToNhwc (cuDNN")),
+            static_cast<size_t>(transposes));
+  EXPECT_EQ(Count(bare.graph, KindQ(TaskKind::kKernel, "nchwToNhwc (cuDNN")), 0u);
   // Work added on the GPU and its launches on the CPU: never a shorter step.
   EXPECT_GE(bf16.pred_us, bare.pred_us);
 }
