@@ -73,6 +73,10 @@ struct Channel {
   bool dispatch_pending = false;
 };
 
+// kAllOrdered: every resource is ordered (no communication channel), the
+// common case: the hot loops then read no task's resource at all and never
+// touch the event heap (docs/PERFORMANCE.md measures the difference).
+template <bool kAllOrdered>
 class Run {
  public:
   Run(const Graph& g, const SchedulePolicy& policy, SimResult* r)
@@ -89,24 +93,29 @@ class Run {
     // result buffer costs no extra pass over 16 bytes a task).
     start_.resize(n);
     end_.resize(n);
-    ordered_.resize(g_.resource_count());
-    channels_.resize(g_.resource_count());
-    for (uint32_t r = 0; r < g_.resource_count(); ++r) {
-      ordered_[r] = g_.resource(ResourceId(r)).ordered;
+    if constexpr (!kAllOrdered) {
+      ordered_.resize(g_.resource_count());
+      channels_.resize(g_.resource_count());
+      for (uint32_t r = 0; r < g_.resource_count(); ++r) {
+        ordered_[r] = g_.resource(ResourceId(r)).ordered;
+      }
     }
     // Count parents: the live edges into the task (the adjacency holds only
     // edges between live tasks: Graph removes a task's edges with it and
     // refuses an edge to a removed task), plus the resource predecessor.
+    // A graph nothing was removed from (every freshly built one) skips the
+    // flags column.
+    const bool any_removed = g_.live_task_count() != n;
     for (uint32_t t = 0; t < n; ++t) {
       const TaskId id(t);
-      if (g_.removed(id)) {
+      if (any_removed && g_.removed(id)) {
         start_[t] = -1;
         end_[t] = -1;
         continue;
       }
       ++live_;
       int64_t parents = adj_.in_offsets[t + 1] - adj_.in_offsets[t];
-      if (ordered_[g_.resource_of(id).value()] && g_.prev_on_resource(id).valid()) ++parents;
+      if (g_.prev_on_resource(id).valid() && Ordered(id)) ++parents;
       start_[t] = 0;
       end_[t] = kPending + parents;
       // The count is complete (it is local to t): a source is ready now.
@@ -136,11 +145,19 @@ class Run {
   int64_t first_start() const { return started_ == 0 ? 0 : first_start_; }
 
  private:
-    static int64_t NonNegative(int64_t v) { return v < 0 ? 0 : v; }
+  static int64_t NonNegative(int64_t v) { return v < 0 ? 0 : v; }
+
+  [[gnu::always_inline]] bool Ordered(TaskId t) const {
+    if constexpr (kAllOrdered) {
+      return true;
+    } else {
+      return ordered_[g_.resource_of(t).value()];
+    }
+  }
 
   // Inlined: called once per task on the hot path (docs/PERFORMANCE.md).
   [[gnu::always_inline]] void BecomeReady(uint32_t t) {
-    if (ordered_[g_.resource_of(TaskId(t)).value()]) {
+    if (Ordered(TaskId(t))) {
       stack_.push_back(t);
     } else {
       Push({std::max(start_[t], now_), kArrival, t});
@@ -177,12 +194,12 @@ class Run {
       const Edge& e = edges[edge.value()];
       Release(e.dst.value(), SatAddNs(end, e.delay_ns));
     }
-    const uint32_t r = g_.resource_of(id).value();
     const int64_t free_at = SatAddNs(end, NonNegative(g_.gap_ns(id)));
-    if (ordered_[r]) {
+    if (Ordered(id)) {
       const TaskId next = g_.next_on_resource(id);
       if (next.valid()) Release(next.value(), free_at);
     } else {
+      const uint32_t r = g_.resource_of(id).value();
       Channel& ch = channels_[r];
       ch.free_at = free_at;
       ch.dispatch_pending = true;
@@ -235,7 +252,7 @@ class Run {
       if (end_[i] >= -1) continue;
       if (t == UINT32_MAX) t = i;
       const TaskId p = g_.prev_on_resource(TaskId(i));
-      if (ordered_[g_.resource_of(TaskId(i)).value()] && p.valid() && end_[p.value()] < -1) {
+      if (Ordered(TaskId(i)) && p.valid() && end_[p.value()] < -1) {
         parent_in[i] = p.value();
       }
     }
@@ -286,13 +303,31 @@ std::vector<std::vector<StepTime>> StepSpansByGroup(
   return StepSpans(graph, sim.start_ns, sim.end_ns, group_of_resource, groups, frames);
 }
 
-absl::Status SimulateInto(const Graph& graph, const SimOptions& options, SimResult* result) {
-  static const EarliestReadyPolicy kDefaultPolicy;
-  const SchedulePolicy& policy = options.policy ? *options.policy : kDefaultPolicy;
-  Run run(graph, policy, result);
+namespace {
+
+template <bool kAllOrdered>
+absl::Status RunOnce(const Graph& graph, const SchedulePolicy& policy, SimResult* result) {
+  Run<kAllOrdered> run(graph, policy, result);
   REVERIE_RETURN_IF_ERROR(run.Execute());
   result->makespan_ns = run.makespan();
   result->first_start_ns = run.first_start();
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status SimulateInto(const Graph& graph, const SimOptions& options, SimResult* result) {
+  static const EarliestReadyPolicy kDefaultPolicy;
+  const SchedulePolicy& policy = options.policy ? *options.policy : kDefaultPolicy;
+  bool all_ordered = true;
+  for (uint32_t r = 0; r < graph.resource_count(); ++r) {
+    all_ordered = all_ordered && graph.resource(ResourceId(r)).ordered;
+  }
+  if (all_ordered) {
+    REVERIE_RETURN_IF_ERROR(RunOnce<true>(graph, policy, result));
+  } else {
+    REVERIE_RETURN_IF_ERROR(RunOnce<false>(graph, policy, result));
+  }
   FillSteps(graph, options.step_frame, result);
   return absl::OkStatus();
 }
