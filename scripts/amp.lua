@@ -82,7 +82,8 @@
 -- attention kernels run in fp32 or tf32 (or their type is unknown). When
 -- they already run in fp16, bf16 or fp8 there is nothing to change (autocast
 -- or a half-precision model is on), unless `force`, which applies the model
--- to the trace as it is (fp16 <-> bf16, or what stayed in fp32).
+-- to the trace as it is (fp16 <-> bf16, or what stayed in fp32). Nothing to
+-- change either when the trace records no kernel at all.
 -- What it ignores: casts of buffers and of outputs that leave autocast
 -- regions; ops that autocast runs in FP32 but that were already FP32
 -- (no cast needed); the casts up to fp32 of half inputs of float32-list ops
@@ -119,6 +120,10 @@ local P = reverie.params{
   force = {default = false, doc = "apply even when the compute kernels already run in half precision"},
 }
 local precision = graph:facts().precision
+if graph:select{kind = "kernel"}:empty() then
+  reverie.nothing_to_change("the trace records no GPU kernels (GPU activity was not captured): " ..
+                            "nothing to run in half precision")
+end
 if precision.half_or_lower and not P.force then
   reverie.nothing_to_change(string.format("the compute kernels already run in %s (%.0f%% of their " ..
                                           "time) [%s: %s]; --set force=true applies the model anyway",

@@ -42,7 +42,10 @@
 -- (transforms/memory_scale.h); `predict` prints the predicted peak and
 -- whether it fits the GPU.
 -- Preconditions: none on what the run does (any batch can change); the
--- trace's GPU in the GPU table (else `gpu`), which the cost model needs.
+-- trace's GPU in the GPU table (else `gpu`), which the cost model needs;
+-- refused when no kernel ran in a forward or backward phase (a trace that
+-- captured no GPU activity, or no span says which phase ran what): a batch
+-- whose GPU work is unknown would grow for free.
 -- Ignores: libraries picking other kernels for other shapes beyond what the
 -- efficiency curve captures, weight-gradient GEMMs whose grid is the
 -- weight's shape (the model grows their grid too), memory limits (a batch
@@ -70,6 +73,15 @@ local frees = graph:batch_frees()
 local model = graph:cost_model{gpu = gpu_key}
 local phases = {"forward", "backward"}
 local kernels = graph:select{kind = "kernel", phase = phases}
+-- Without the step's GPU work a larger batch would cost nothing more: a
+-- throughput that doubles for free is no answer.
+if kernels:empty() then
+  reverie.refuse(graph:select{kind = "kernel"}:empty()
+                 and "the trace records no GPU kernels (GPU activity was not captured): a larger " ..
+                     "batch's GPU work cannot be predicted"
+                 or "no kernel ran in a forward or backward phase (no ProfilerStep, module or " ..
+                    "autograd spans say which): nothing to scale")
+end
 local st = kernels:retime{work = P.factor, gpu = gpu_key}
 
 -- A copy's kind as the model names it.

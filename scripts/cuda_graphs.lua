@@ -29,7 +29,9 @@
 -- capture either.
 -- Assumptions: the step is capturable (static shapes, no host syncs inside:
 -- synchronizing calls and memory copies, e.g. of the input batch, stay and
--- keep their time); on traces without op spans (cpu_op) the framework time
+-- keep their time, and so do memory management (cudaMalloc, cudaFree, host
+-- allocation) and module loading, which capture does not allow and a replay
+-- does not remove); on traces without op spans (cpu_op) the framework time
 -- is the calls' gaps, zeroed between captured calls as before. Ignores the
 -- one-time capture cost and the memory the graph pool holds.
 local C = reverie.include("lib/common.lua")
@@ -53,7 +55,15 @@ for p in P.phases:gmatch("[^,%s]+") do
 end
 local calls = graph:select{kind = "cpu_api", phase = phases}
 local kept = graph:select{kind = "cpu_api", name = {"Synchronize", "Memcpy", "EventRecord", "StreamWaitEvent"}}
-local captured = calls - kept
+-- Memory management and module loading are not the launch path a replay
+-- removes: cudaMalloc/cudaFree are not allowed while a stream is captured
+-- (they synchronize), and a library that frees its workspace each call
+-- (MIOpen's hipFree, 3.3 s of TraceLens' MI300X ResNet-18 step) or a first
+-- step that loads modules pays it whether or not the kernels are replayed.
+local unmanaged = graph:select{kind = "cpu_api", phase = phases,
+                               name = {"Malloc", "Free", "HostAlloc", "HostRegister", "HostUnregister",
+                                       "MemGetInfo", "ModuleLoad", "LibraryLoad"}}
+local captured = calls - kept - unmanaged
 local in_graph = {}
 for t in captured:tasks() do in_graph[t.id] = true end
 
@@ -125,3 +135,9 @@ local n = math.max(1, #firsts)
 reverie.log(string.format("per step: %.0f runtime calls captured; %.1f us of op time and %.1f us " ..
                           "of framework time removed; one cudaGraphLaunch of %.1f us",
                           #captured / n, op_ns / n / 1e3, framework_ns / n / 1e3, launch_ns / 1e3))
+if not unmanaged:empty() then
+  reverie.log(string.format("kept: %.1f memory-management or module-loading calls per step (%.1f us: " ..
+                            "cudaMalloc/cudaFree and the like, which a replay does not remove and " ..
+                            "capture does not allow; a step they dominate is a warm-up step or a " ..
+                            "library freeing its workspace)", #unmanaged / n, unmanaged:total_duration() / n / 1e3))
+end

@@ -40,7 +40,7 @@
 -- checks the fit against `to`'s memory (reverie.runs_on).
 -- Preconditions: `to` names a row of the GPU table; the trace's GPU is in
 -- the table (else `from`); nothing to change when `to` is that GPU (and
--- `compute_math` is auto); crossing vendors is refused unless
+-- `compute_math` is auto) or when the trace records no kernel; crossing vendors is refused unless
 -- `cross_vendor` (see below).
 --
 -- Assumptions and limits.
@@ -98,6 +98,10 @@ if origin.key == dest.key and P.compute_math == "auto" then
 end
 
 local kernels = graph:select{kind = "kernel"}
+if kernels:empty() then
+  reverie.nothing_to_change("the trace records no GPU kernels (GPU activity was not captured): " ..
+                            "nothing runs on the GPU to move")
+end
 local comm = kernels:select{class = "communication"}
 local compute = kernels:select{class = {"gemm", "conv", "attention"}}
 local other = kernels - compute - comm

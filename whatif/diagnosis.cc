@@ -67,6 +67,12 @@ std::string Remedies(const std::vector<LimitShare>& limits, Side side) {
 // the CPU is busy 97% of the step and faster kernels alone gain nothing
 // (max-plus: the CPU then bounds it).
 std::string ThirdLine(const Diagnosis& d) {
+  if (d.side == "no GPU") {
+    // Not "the GPU waits": nothing says what the GPU did (zoology's trace
+    // records runtime calls but no kernel).
+    return "the trace records no GPU activity (no kernel, copy or memset: the profiler did not "
+           "capture the GPU; record with ProfilerActivity.CUDA): only the CPU side can be judged";
+  }
   if (d.side == "CPU") {
     return absl::StrCat("the CPU is busy nearly all the step and the GPU waits for it: try ",
                         Remedies(d.limits, Side::kCpu),
@@ -85,6 +91,19 @@ std::string ThirdLine(const Diagnosis& d) {
   return absl::StrCat("neither side is busy all the step (they wait on each other: syncs, "
                       "launch latency): try ", Remedies(d.limits, Side::kBoth),
                       "; and fewer syncs, so the two overlap");
+}
+
+bool HasGpuWork(const depgraph::Graph& g) {
+  for (uint32_t t = 0; t < g.task_count(); ++t) {
+    const depgraph::TaskId id(t);
+    if (g.removed(id)) continue;
+    const depgraph::TaskKind k = g.kind(id);
+    if (k == depgraph::TaskKind::kKernel || k == depgraph::TaskKind::kMemcpy ||
+        k == depgraph::TaskKind::kMemset) {
+      return true;
+    }
+  }
+  return false;
 }
 
 // The second line: the causes holding 5% or more of the critical path.
@@ -162,7 +181,8 @@ Diagnosis Diagnose(const LoadedTrace& base) {
   }
   absl::StrAppend(&first, absl::StrFormat("; the GPU is busy %.0f%% of it, the CPU %.0f%%",
                                           d.gpu_busy * 100, d.cpu_busy * 100));
-  d.side = cpu_saturated && gpu_saturated ? "both"
+  d.side = !HasGpuWork(base.graph)          ? "no GPU"
+           : cpu_saturated && gpu_saturated ? "both"
            : cpu_saturated                  ? "CPU"
            : gpu_saturated                  ? "GPU"
                                             : "neither";

@@ -49,7 +49,8 @@ struct Diagnosis {
   std::vector<LimitShare> limits;  // every cause, largest first
   std::string bound;               // limits[0].what, or "" without steps
   // The side busy nearly all the step (90% or more), which bounds it
-  // whatever the critical path's shares: "CPU", "GPU", "both", "neither".
+  // whatever the critical path's shares: "CPU", "GPU", "both", "neither";
+  // "no GPU" when the trace records no GPU work at all.
   std::string side;
   double unexplained = 0;          // depgraph::UnexplainedShare
   std::string warning;             // UnexplainedWarning, or ""

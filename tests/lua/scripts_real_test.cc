@@ -389,6 +389,23 @@ TEST(ScriptsRealTest, CudaGraphsRemoveLaunchOverheadOnly) {
   EXPECT_GE(p.speedup(), 1.0);
 }
 
+// cudaMalloc / cudaFree are not the launch path a replay removes (capture
+// does not allow them): param's ResNet frees device memory in its steps,
+// and each such call keeps its time.
+TEST(ScriptsRealTest, CudaGraphsKeepMemoryManagementCalls) {
+  REVERIE_REQUIRE_GRAPH(rg, testing::kRtxResnetTrace);
+  const transforms::Selection frees = Sel(rg->graph, KindQ(TaskKind::kCpuApi, "cudaFree", kFwdBwd));
+  ASSERT_GT(frees.size(), 0u) << "the trace's steps free device memory";
+  const Prediction p = Predict(*rg, {"cuda_graphs.lua"});
+  ASSERT_TRUE(p.status.ok()) << p.status;
+  for (TaskId t : frees) {
+    EXPECT_EQ(p.graph.duration_ns(t), rg->graph.duration_ns(t)) << rg->graph.name(t);
+  }
+  EXPECT_THAT(
+      p.reports[0].log,
+      ::testing::Contains(::testing::HasSubstr("memory-management or module-loading calls")));
+}
+
 TEST(ScriptsRealTest, ActivationCheckpointingRecomputesTheForward) {
   REVERIE_REQUIRE_GRAPH(rg, testing::kV100Trace);
   const Prediction p = Predict(*rg, {"activation_checkpointing.lua"}, {{"segments", "4"}});

@@ -114,5 +114,25 @@ TEST(AdviseRealTest, NcclDataIsCpuBoundAndHoldsTheInvariants) {
   EXPECT_GE(r.advice.candidates.size(), 3u);
 }
 
+// zoology's trace records runtime calls but no kernel: nothing says what
+// the GPU did, so nothing that changes GPU work is a candidate (a batch
+// twice as large once doubled its throughput for free) and the diagnosis
+// does not say the GPU waits.
+TEST(AdviseRealTest, ATraceWithoutGpuActivityGetsNoGpuCandidate) {
+  REVERIE_REQUIRE_TRACE(path, "HazyResearch__zoology/trace.json");
+  const Answer r = AdviseOn(path);
+  ASSERT_NE(r.base, nullptr);
+  const whatif::Advice& a = r.advice;
+  EXPECT_EQ(a.diagnosis.side, "no GPU");
+  ASSERT_EQ(a.diagnosis.lines.size(), 3u);
+  EXPECT_THAT(a.diagnosis.lines[2], HasSubstr("no GPU activity"));
+  for (const char* script : {"batch_size.lua", "amp.lua", "retarget_gpu.lua"}) {
+    EXPECT_EQ(RankOf(a, script), -1) << script;
+    const whatif::NotApplicable* n = NotApplicable(a, script);
+    ASSERT_NE(n, nullptr) << script;
+    EXPECT_THAT(n->reason, HasSubstr("no GPU kernels")) << script;
+  }
+}
+
 }  // namespace
 }  // namespace reverie
