@@ -69,9 +69,11 @@ void PrintRun(const depgraph::TraceFacts& f) {
   if (f.dataloader.mode != "unknown" && !f.dataloader.mode.empty()) {
     parts.push_back(absl::StrCat("DataLoader: ", f.dataloader.mode));
   }
-  parts.push_back(f.data_parallel.used
-                      ? absl::StrFormat("data parallel, %d ranks", f.data_parallel.world_size)
-                      : "one GPU");
+  const depgraph::DataParallelFact& d = f.data_parallel;
+  parts.push_back(!d.used ? std::string("one GPU")
+                  : d.inference
+                      ? absl::StrFormat("%d ranks, no backward pass (model parallel)", d.world_size)
+                      : absl::StrFormat("data parallel, %d ranks", d.world_size));
   std::printf("run: %s (reverie info shows every fact and its source)\n",
               absl::StrJoin(parts, "; ").c_str());
 }

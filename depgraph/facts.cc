@@ -220,15 +220,19 @@ void DetectDataParallel(const Trace& trace, const Graph& g, const CountedSteps& 
     }
   }
   int64_t kernels = 0, kernel_ns = 0;
+  bool forward = false, backward = false;
   for (uint32_t i = 0; i < g.task_count(); ++i) {
     const TaskId t(i);
     if (g.removed(t) || g.kind(t) != TaskKind::kKernel || !steps.Counted(g.step_of(t))) continue;
+    forward |= g.phase(t) == Phase::kForward;
+    backward |= g.phase(t) == Phase::kBackward;
     if (TaskClass(g, t) != KernelClass::kCommunication) continue;
     ++kernels;
     kernel_ns += g.duration_ns(t);
     f->generic_kernels |= CollectiveOfName(g.name(t)) == Collective::kOther;
     if (f->backend.empty()) f->backend = Contains(g.name(t), "rccl") ? "rccl" : "nccl";
   }
+  f->inference = forward && !backward;
   const double n = steps.n;
   f->collectives_per_step = static_cast<double>(colls) / n;
   f->allreduce_bytes_per_step = static_cast<double>(bytes) / n;

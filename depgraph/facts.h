@@ -63,6 +63,10 @@ struct DataParallelFact {
   double comm_kernel_us_per_step = 0;
   bool generic_kernels = false;  // ncclDevKernel_Generic: typed only by the records
   int32_t buckets = 0;           // GradientBucket records, else all-reduces per step
+  // The counted steps run forward kernels and none in a backward phase (a
+  // tensor-parallel inference): the collectives carry activations, the
+  // ranks are not data-parallel replicas. False when the phases are unknown.
+  bool inference = false;
   Origin origin;
 };
 

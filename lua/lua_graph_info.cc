@@ -262,6 +262,7 @@ int GraphFacts(lua_State* L) {
   SetNumber(L, "comm_kernel_us_per_step", d.comm_kernel_us_per_step);
   SetBool(L, "generic_kernels", d.generic_kernels);
   SetIntField(L, "buckets", d.buckets);
+  SetBool(L, "inference", d.inference);
   SetOrigin(L, d.origin);
   lua_setfield(L, -2, "data_parallel");
   SetUsed(L, "activation_checkpointing", f.checkpointing);

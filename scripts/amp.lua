@@ -139,7 +139,7 @@ local fixed = P.compute_speedup > 0 and P.memory_speedup > 0
 local have_model, model = pcall(graph.cost_model, graph, {gpu = gpu_key})
 if not have_model then
   if not fixed then
-    error(tostring(model) .. "; or give compute_speedup and memory_speedup", 0)
+    reverie.refuse(tostring(model) .. "; or give --set compute_speedup=X memory_speedup=Y")
   end
   model = {gpu = "the trace's GPU (no model: fixed factors)"}
 end

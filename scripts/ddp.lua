@@ -23,8 +23,10 @@
 -- a training trace (backward and update phases) for inserted all-reduces;
 -- a trace that already communicates is re-timed, never given a second set
 -- of all-reduces (below), and refused in one line when it records neither
--- its world size nor its collectives' group size (give measured_workers).
--- With workers = 1 the all-reduces take no time and the step is unchanged.
+-- its world size nor its collectives' group size (give measured_workers);
+-- refused when it communicates without a backward pass (facts'
+-- data_parallel.inference): a tensor-parallel inference's collectives carry
+-- activations, not the gradients DDP all-reduces. With workers = 1 the all-reduces take no time and the step is unchanged.
 --
 -- Assumptions: every worker is as fast as the profiled one (no stragglers);
 -- the network, not the GPU, bounds a collective (Daydream measured NCCL 34%
@@ -72,6 +74,13 @@ local P = reverie.params(G.param_specs{
                                "0 = the GPU's peer link from the GPU table"},
 })
 
+local dp = graph:facts().data_parallel
+if dp.used and dp.inference then
+  reverie.refuse(string.format("the trace's %d ranks communicate without a backward pass: their " ..
+                               "collectives are a model-parallel job's (tensor, pipeline), not the " ..
+                               "gradient all-reduces of data parallelism", dp.world_size))
+end
+
 -- The bus bandwidth the recorded all-reduces ran at (Gbit/s): given, else
 -- the GPU's peer link.
 local function measured_gbps()
@@ -95,8 +104,8 @@ local function retime_recorded(comm)
     end
   end
   if n0 < 2 then
-    error("the trace has communication kernels but records no world size or group size; " ..
-          "give measured_workers", 0)
+    reverie.refuse("the trace has communication kernels but records no world size or group " ..
+                   "size; give it with --set measured_workers=N")
   end
   local kernels = {}
   for k in comm:tasks() do

@@ -53,11 +53,15 @@ std::vector<std::pair<std::string, std::string>> FactLines(const depgraph::Trace
       "data parallel",
       !d.used ? "no"
               : absl::StrFormat("%s, %d ranks: %.1f collectives (%.1f MB all-reduced) and %.1f "
-                                "communication kernels (%.1f us) per step, %d buckets%s%s",
+                                "communication kernels (%.1f us) per step, %d buckets%s%s%s",
                                 d.backend.empty() ? "?" : d.backend, d.world_size,
                                 d.collectives_per_step, d.allreduce_bytes_per_step / 1e6,
                                 d.comm_kernels_per_step, d.comm_kernel_us_per_step, d.buckets,
                                 d.generic_kernels ? "; generic kernels typed by the records" : "",
+                                !d.inference ? ""
+                                             : "; no backward pass: the collectives are a model-"
+                                               "parallel job's (tensor, pipeline), not gradient "
+                                               "syncs",
                                 From(d.origin)));
   out.emplace_back("activation checkpointing", Used(f.checkpointing, ""));
   out.emplace_back("CUDA graphs",
@@ -112,6 +116,7 @@ void WriteFactsJson(JsonWriter& w, const depgraph::TraceFacts& f) {
   w.Field("comm_kernels_per_step", d.comm_kernels_per_step);
   w.Field("comm_kernel_us_per_step", d.comm_kernel_us_per_step);
   w.Field("generic_kernels", d.generic_kernels).Field("buckets", d.buckets);
+  w.Field("inference", d.inference);
   WriteOrigin(w, d.origin);
   w.EndObject();
   auto used = [&](const char* key, const depgraph::UsedFact& u) {

@@ -100,12 +100,12 @@ function G.estimate_total(graph, P, steps)
     end
   end
   if n == 0 then
-    -- Level 0: the position in this library says nothing to the user; the
-    -- engine prefixes the name of the script that asked.
-    error("the trace has no Parameter records and no weight-update kernels, so the gradient " ..
-          "size is unknown: give it with --set gradient_mb=N (MiB), or record the trace with " ..
-          "reverie_torch.profile(model, optimizer, ...) (frameworks/pytorch), which records " ..
-          "Parameter and gradient-bucket records", 0)
+    -- A refusal (one line, no traceback): the script cannot model this
+    -- trace without the size, and says which --set gives it.
+    reverie.refuse("the trace has no Parameter records and no weight-update kernels, so the " ..
+                   "gradient size is unknown: give it with --set gradient_mb=N (MiB), or record the " ..
+                   "trace with reverie_torch.profile(model, optimizer, ...) (frameworks/pytorch), " ..
+                   "which records Parameter and gradient-bucket records")
   end
   local per_step_ns = ns / n
   -- Whole fp32 gradients: a collective moves whole elements (ASTRA-sim

@@ -35,6 +35,22 @@ TEST(FactsRealTest, Mi300DdpTraceIsBf16OnEightRanksWithCheckpointing) {
   EXPECT_EQ(f.optimizer.name, "SGD");
 }
 
+// TraceLens' B200 vLLM trace is tensor-parallel inference on 8 ranks: its
+// all-reduces carry activations, so it is not data parallel and ddp.lua,
+// which re-times gradient all-reduces for more replicas, refuses it. The
+// MI300X DDP training trace is data parallel.
+TEST(FactsRealTest, CollectivesWithoutABackwardPassAreNotDataParallel) {
+  REVERIE_REQUIRE_GRAPH(tp, "AMD-AGI__TraceLens/tests/traces/b200/eager_trace.json.gz");
+  EXPECT_TRUE(tp->model.facts.data_parallel.used);
+  EXPECT_TRUE(tp->model.facts.data_parallel.inference);
+  const Prediction p = Predict(*tp, {"ddp.lua"}, {{"workers", "16"}});
+  EXPECT_EQ(p.status.code(), absl::StatusCode::kFailedPrecondition) << p.status;
+  EXPECT_THAT(p.status.message(), HasSubstr("without a backward pass"));
+  REVERIE_REQUIRE_GRAPH(dp, testing::kMi300DdpTrace);
+  EXPECT_TRUE(dp->model.facts.data_parallel.used);
+  EXPECT_FALSE(dp->model.facts.data_parallel.inference);
+}
+
 TEST(FactsRealTest, ResnetSampleIsAForLoopSgdWithZeroGradAndMainThreadLoading) {
   REVERIE_REQUIRE_GRAPH(g, testing::kResnetSampleTrace);
   const depgraph::TraceFacts& f = g->model.facts;
