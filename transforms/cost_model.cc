@@ -282,8 +282,17 @@ void CalibrateKernels(const Graph& g, CostModel& m) {
     samples[c].push_back({r, d});
   }
   // What a kernel costs however little it does, where a class has nothing
-  // to fit: the trace's short kernels (10th percentile of all).
-  const double fallback = durations.empty() ? 2000 : Percentile(durations, 0.1);
+  // to fit: the trace's short kernels (10th percentile of all), at most
+  // what a launch call takes on its CPU (a kernel that does nothing costs
+  // the GPU about what launching it costs the driver, a few microseconds).
+  // The cap matters only where every kernel is long: a microbenchmark of
+  // 128 us fp32 GEMMs without shapes took them all for fixed cost, so no
+  // precision or GPU could speed them up.
+  double fallback = durations.empty() ? 2000 : Percentile(durations, 0.1);
+  const LaunchModel launch = InferLaunchModel(g);
+  if (launch.kernel_launch_samples > 0) {
+    fallback = std::min(fallback, static_cast<double>(launch.kernel_launch_ns));
+  }
   for (int c = 0; c < depgraph::kKernelClassCount; ++c) {
     m.curve[c] = hardware::FitEfficiency(samples[c], internal::PriorCeiling(static_cast<KernelClass>(c)),
                                          fallback);

@@ -195,6 +195,48 @@ TEST(CostModelTest, AKernelWithoutWorkSitsOnItsClassCurve) {
   EXPECT_LE(b.g.duration_ns(b.orphan), t);
 }
 
+// A trace whose kernels are all long (a microbenchmark of 128 us fp32 GEMMs,
+// no shapes recorded) says nothing about what a kernel costs however little
+// it does: that fixed cost is at most a launch call's time, so bf16 on the
+// tensor cores still speeds the GEMMs up (their 10th percentile, 128 us,
+// taken as fixed cost, kept them whole).
+TEST(CostModelTest, AllLongKernelsAreNotTakenForFixedCost) {
+  Graph g;
+  const depgraph::ResourceId cpu =
+      g.AddResource({depgraph::ResourceKind::kCpuThread, 1, 100, -1, "thread 100", true});
+  const depgraph::ResourceId gpu =
+      g.AddResource({depgraph::ResourceKind::kGpuStream, 1, 7, 0, "stream 7 (gpu 0)", true});
+  g.AddStep({"ProfilerStep#0", 0, 0});
+  std::vector<TaskId> gemms;
+  for (int i = 0; i < 10; ++i) {
+    const TaskId l = g.AppendTask({.kind = TaskKind::kCpuApi,
+                                   .name = "cudaLaunchKernel",
+                                   .resource = cpu,
+                                   .duration_ns = 5000,
+                                   .step = 0});
+    gemms.push_back(g.AppendTask({.kind = TaskKind::kKernel,
+                                  .name = "ampere_sgemm_128x64_nn",
+                                  .resource = gpu,
+                                  .duration_ns = 128000,
+                                  .step = 0}));
+    g.AddEdge(l, gemms.back(), EdgeKind::kLaunch);
+  }
+  depgraph::DeviceInfo d;
+  d.id = 0;
+  d.name = "NVIDIA A100-SXM4-80GB";
+  d.sm_count = 108;
+  d.compute_major = 8;
+  const CostModel m = BuildCostModel(g, {d}).value();
+  const hardware::EfficiencyCurve& c = m.curve[static_cast<int>(depgraph::KernelClass::kGemm)];
+  EXPECT_LE(c.fixed_ns, 5000);
+  ASSERT_TRUE(Retime(g, Of(gemms), m, Spec(1, hardware::Math::kBf16)).ok());
+  for (TaskId t : gemms) {
+    // fp32 CUDA cores -> bf16 tensor cores: 19.5 -> 312 TFLOP/s on an A100.
+    EXPECT_LT(g.duration_ns(t), 128000 / 4);
+    EXPECT_GT(g.duration_ns(t), 5000);
+  }
+}
+
 // A type change saves a memory kernel's bytes only at the share of its time
 // those bytes explain at the peak bandwidth: an element-wise add at 95% of
 // its roofline about halves in fp16, one at 28% (batch norm's kind of
