@@ -74,6 +74,10 @@ namespace reverie::depgraph {
   F(stream_wait_from_call, kInfo,                                                                  \
     "ops whose idle wait a cudaStreamWaitEvent before their launch explains: dependency inferred") \
   F(stream_wait_from_call_ns, kInfo, "the idle stream time those dependencies explain, ns")        \
+  F(launch_queue_wait, kInfo,                                                                      \
+    "launch calls held by the device's full queue of pending work: wait for the task that freed "  \
+    "it")                                                                                          \
+  F(launch_queue_wait_ns, kInfo, "the time those calls waited, ns")                                \
   F(unexplained_stream_gap, kAnomaly, "idle GPU time no dependency explains, kept as a gap")       \
   F(unexplained_stream_gap_ns, kAnomaly, "that idle GPU time, ns")                                 \
   F(unexplained_launch_wait, kAnomaly, "launch delays longer than the launch model explains")      \

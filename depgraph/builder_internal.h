@@ -152,6 +152,9 @@ void FinishLaunchDelays(Context& ctx);
 // it did (builder_sync.cc).
 bool InferWaitFromCall(Context& ctx, uint32_t o, int64_t after);
 void AddSyncEdges(Context& ctx);
+// Launch calls held by a full device queue wait for the task that released
+// them (builder_queue.cc); called by AddSyncEdges before the residuals.
+void AddLaunchQueueWaits(Context& ctx);
 void AddInterThreadEdges(Context& ctx);
 void AddSteps(Context& ctx);
 void SplitCpuTime(Context& ctx);

@@ -74,6 +74,7 @@ class SyncPass {
       if (kind != Blocking::kNone) Infer(kind, c);
       if (ctx_.calls[c].first_launch != kNone) MaybeBlockingCopy(c);
     }
+    AddLaunchQueueWaits(ctx_);
     ApplyResiduals();
   }
 
