@@ -52,11 +52,12 @@ std::vector<std::pair<std::string, std::string>> FactLines(const depgraph::Trace
   out.emplace_back(
       "data parallel",
       !d.used ? "no"
-              : absl::StrFormat("%s, %d ranks: %.1f collectives (%.1f MB all-reduced) and %.1f "
+              : absl::StrFormat("%s, %d rank%s: %.1f collectives (%.1f MB all-reduced) and %.1f "
                                 "communication kernels (%.1f us) per step, %d buckets%s%s%s",
                                 d.backend.empty() ? "?" : d.backend, d.world_size,
-                                d.collectives_per_step, d.allreduce_bytes_per_step / 1e6,
-                                d.comm_kernels_per_step, d.comm_kernel_us_per_step, d.buckets,
+                                d.world_size == 1 ? "" : "s", d.collectives_per_step,
+                                d.allreduce_bytes_per_step / 1e6, d.comm_kernels_per_step,
+                                d.comm_kernel_us_per_step, d.buckets,
                                 d.generic_kernels ? "; generic kernels typed by the records" : "",
                                 !d.inference ? ""
                                              : "; no backward pass: the collectives are a model-"
