@@ -134,5 +134,20 @@ TEST(AdviseRealTest, ATraceWithoutGpuActivityGetsNoGpuCandidate) {
   }
 }
 
+// param's RTX 2080 Ti ResNet already loads data in worker processes and
+// still waits on them for half its critical path: the diagnosis asks for
+// more workers, not for num_workers > 0 (which the run has).
+TEST(AdviseRealTest, DataLoadingThatAlreadyUsesWorkersIsNotAdvisedWorkers) {
+  REVERIE_REQUIRE_TRACE(path, testing::kRtxResnetTrace);
+  const Answer r = AdviseOn(path);
+  ASSERT_NE(r.base, nullptr);
+  const whatif::Advice& a = r.advice;
+  ASSERT_EQ(r.base->model.facts.dataloader.mode, "worker processes");
+  EXPECT_EQ(a.diagnosis.bound, "data loading");
+  ASSERT_EQ(a.diagnosis.lines.size(), 3u);
+  EXPECT_THAT(a.diagnosis.lines[2], HasSubstr("more DataLoader workers"));
+  EXPECT_THAT(a.diagnosis.lines[2], ::testing::Not(HasSubstr("num_workers > 0")));
+}
+
 }  // namespace
 }  // namespace reverie
