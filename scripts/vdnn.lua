@@ -32,7 +32,11 @@
 -- are not counted (host memory).
 -- Preconditions: a training trace with compute-bound forward kernels to
 -- offload around; pinned copy rates from the trace's GPU in the GPU table
--- (else `gpu`, or `pcie_gbs`).
+-- (else `gpu`, or `pcie_gbs`). Refused when the trace already checkpoints
+-- activations (its backward runs forward work again, which the pairing of
+-- forward and backward layers below does not model), and when the schedule
+-- contradicts the trace's order (a dependency cycle: the forward and
+-- backward convolutions do not pair up in order).
 -- Convolutions are runs of consecutive compute-bound forward kernels (a cuDNN
 -- convolution is several kernels); forward and backward are paired by
 -- position (lib/common.lua C.mirror). Assumptions: a convolution input the
@@ -47,6 +51,13 @@ local P = reverie.params{
   latency_us = {default = 10, min = 0, doc = "fixed cost of one transfer in microseconds (with pcie_gbs)"},
   gpu = {default = "", doc = "the trace's GPU as a key of the GPU table when the trace lacks deviceProperties"},
 }
+
+local ckpt = graph:facts().activation_checkpointing
+if ckpt.used then
+  reverie.refuse(string.format("the trace already checkpoints activations [%s: %s]: its backward " ..
+                               "runs forward work again, which vDNN's pairing of forward and " ..
+                               "backward layers does not model", ckpt.source, ckpt.how))
+end
 
 local default_bytes = math.floor(P.activation_mb * 1024 * 1024)
 local function transfer_ns(kind, bytes)
@@ -95,7 +106,11 @@ end
 if offloads == 0 then
   reverie.nothing_to_change("no forward compute kernels to offload the inputs of")
 end
-graph:add_edges(edges)
+local added, why = pcall(graph.add_edges, graph, edges)
+if not added then
+  reverie.refuse("vDNN's transfers would contradict the trace's order (" .. tostring(why):gsub("^.-:%d+: ", "") ..
+                 "): its forward and backward convolutions do not pair up in order")
+end
 
 -- Prefetches in backward order; offloads (all priority 0) by ready time.
 graph:set_policy(function(task, ready_ns)

@@ -100,9 +100,15 @@ absl::StatusOr<TraceGpu> ResolveTraceGpu(const Graph& g, const std::vector<Devic
   f.total_memory_bytes = d->total_memory_bytes;
   const hardware::GpuMatch m = hardware::MatchGpu(f);
   if (m.spec == nullptr) {
-    return absl::NotFoundError(absl::StrCat("GPU '", d->name,
-                                            "' is not in reverie's GPU table (hardware/gpu_table.cc); "
-                                            "known: ", hardware::GpuKeys()));
+    // A device whose deviceProperties carry no name (HTA's sampled trace)
+    // is not "GPU ''": say what is missing.
+    const std::string what = d->name.empty()
+                                 ? absl::StrCat("device ", d->id,
+                                                " has no name in the trace's "
+                                                "deviceProperties, so it is not matched to")
+                                 : absl::StrCat("GPU '", d->name, "' is not in");
+    return absl::NotFoundError(absl::StrCat(
+        what, " reverie's GPU table (hardware/gpu_table.cc); known: ", hardware::GpuKeys()));
   }
   TraceGpu out;
   out.spec = *m.spec;

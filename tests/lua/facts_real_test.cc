@@ -51,6 +51,17 @@ TEST(FactsRealTest, CollectivesWithoutABackwardPassAreNotDataParallel) {
   EXPECT_FALSE(dp->model.facts.data_parallel.inference);
 }
 
+// vDNN pairs forward and backward layers by position; a model that
+// checkpoints runs forward work again in its backward, so vdnn.lua refuses
+// it in one line (it raised a dependency cycle with a traceback).
+TEST(FactsRealTest, VdnnRefusesATraceThatCheckpoints) {
+  REVERIE_REQUIRE_GRAPH(g, testing::kMi300DdpTrace);
+  ASSERT_TRUE(g->model.facts.checkpointing.used);
+  const Prediction p = Predict(*g, {"vdnn.lua"});
+  EXPECT_EQ(p.status.code(), absl::StatusCode::kFailedPrecondition) << p.status;
+  EXPECT_THAT(p.status.message(), HasSubstr("refused: the trace already checkpoints activations"));
+}
+
 TEST(FactsRealTest, ResnetSampleIsAForLoopSgdWithZeroGradAndMainThreadLoading) {
   REVERIE_REQUIRE_GRAPH(g, testing::kResnetSampleTrace);
   const depgraph::TraceFacts& f = g->model.facts;
