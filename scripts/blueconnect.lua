@@ -82,4 +82,4 @@ graph:add_edges(edges)
 reverie.log(string.format("%d buckets x (reduce-scatter, %d shard all-reduces, all-gather); %d workers; " ..
                           "intra-node %.0f Gbit/s (%s); gradients from %s%s", buckets, g, n * g,
                           intra_gbps, intra_note, source, how and (" (" .. how .. ")") or "") ..
-            plan.note)
+            C.network_note(P.inter_gbps) .. plan.note)

@@ -68,4 +68,4 @@ end
 graph:add_edges(edges)
 reverie.log(string.format("%d buckets compressed to %.3g%% density; %d workers; gradients from %s%s",
                           buckets, P.density * 100, P.workers, source, how and (" (" .. how .. ")") or "") ..
-            plan.note)
+            C.network_note(P.bandwidth_gbps) .. plan.note)

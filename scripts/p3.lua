@@ -89,7 +89,8 @@ if P.priority then graph:set_policy("priority") end
 local n = math.max(1, #steps)
 reverie.log(string.format("%d slices pushed and pulled over %d steps (gradients from %s%s); %s scheduling",
                           slices, #steps, source, how and (" (" .. how .. ")") or "",
-                          P.priority and "priority" or "FIFO") .. plan.note)
+                          P.priority and "priority" or "FIFO") .. C.network_note(P.bandwidth_gbps) ..
+            plan.note)
 if removed > 0 then
   -- Why a worker's step can beat the single-GPU step: its optimizer runs
   -- on the servers (the worker only pushes and pulls).

@@ -153,6 +153,13 @@ function C.peer_link_gbps(graph, gpu_key)
 end
 
 -- Time (ns) to move `bytes` over a `gbps` Gbit/s link, plus latency.
+-- The network between machines is no property of a GPU and no trace
+-- records it: the log line of a script that assumes one names the figure.
+function C.network_note(gbps)
+  return string.format("; network %g Gbit/s per machine (an assumption: the trace does not record " ..
+                       "the network between machines; --set it)", gbps)
+end
+
 function C.transfer_ns(bytes, gbps, latency_us)
   return math.floor(bytes * 8 / (gbps * 1e9) * 1e9 + (latency_us or 0) * 1e3 + 0.5)
 end
