@@ -4,15 +4,16 @@
 // was full. A GPU holds a bounded number of launched, unfinished tasks
 // (1,024 on the NVIDIA drivers of the shared traces); once the CPU runs that
 // far ahead, each launch call blocks until one of them finishes. HTA's V100
-// DDP trace shows it: 689 of its 6,095 launches started with 1,023 tasks
-// pending, took 130-280 us instead of 5, and returned as one finished.
+// DDP trace shows it: 1,230 of its 6,095 launches started with 1,022 tasks
+// pending, waited (up to 2 ms; a launch takes 5 us) and returned a few
+// microseconds after one finished.
 //
 // Such a call is a sync on the task whose completion released it: a kSync
 // edge from that task, so a faster GPU releases it sooner and the CPU that
 // the queue throttled speeds up with it (kept as measured durations, the
 // wait pinned the CPU to the old GPU speed). The queue's depth is read off
-// the trace, never assumed: the most tasks ever pending on the device, and
-// only where launches repeatedly blocked at that depth. A GPU made slower
+// the trace, never assumed: the count of pending tasks the waiting launches
+// piled up at, where enough of them did (below). A GPU made slower
 // than the trace's could fill the queue where the trace did not: not
 // modelled (the calls that did not block keep no queue edge).
 #include <algorithm>

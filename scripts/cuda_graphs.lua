@@ -139,5 +139,6 @@ if not unmanaged:empty() then
   reverie.log(string.format("kept: %.1f memory-management or module-loading calls per step (%.1f us: " ..
                             "cudaMalloc/cudaFree and the like, which a replay does not remove and " ..
                             "capture does not allow; a step they dominate is a warm-up step or a " ..
-                            "library freeing its workspace)", #unmanaged / n, unmanaged:total_duration() / n / 1e3))
+                            "library freeing its workspace)",
+                            #unmanaged / n, unmanaged:total_duration() / n / 1e3))
 end

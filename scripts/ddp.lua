@@ -26,7 +26,8 @@
 -- its world size nor its collectives' group size (give measured_workers);
 -- refused when it communicates without a backward pass (facts'
 -- data_parallel.inference): a tensor-parallel inference's collectives carry
--- activations, not the gradients DDP all-reduces. With workers = 1 the all-reduces take no time and the step is unchanged.
+-- activations, not the gradients DDP all-reduces. With workers = 1 the
+-- all-reduces take no time and the step is unchanged.
 --
 -- Assumptions: every worker is as fast as the profiled one (no stragglers);
 -- the network, not the GPU, bounds a collective (Daydream measured NCCL 34%

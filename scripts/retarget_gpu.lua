@@ -40,8 +40,8 @@
 -- checks the fit against `to`'s memory (reverie.runs_on).
 -- Preconditions: `to` names a row of the GPU table; the trace's GPU is in
 -- the table (else `from`); nothing to change when `to` is that GPU (and
--- `compute_math` is auto) or when the trace records no kernel; crossing vendors is refused unless
--- `cross_vendor` (see below).
+-- `compute_math` is auto) or when the trace records no kernel; crossing
+-- vendors is refused unless `cross_vendor` (see below).
 --
 -- Assumptions and limits.
 -- - The same kernels run on both GPUs at the same share of their peaks.

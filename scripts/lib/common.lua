@@ -152,7 +152,6 @@ function C.peer_link_gbps(graph, gpu_key)
                                             g.pcie_lanes, g.pcie_gbs, eff)
 end
 
--- Time (ns) to move `bytes` over a `gbps` Gbit/s link, plus latency.
 -- The network between machines is no property of a GPU and no trace
 -- records it: the log line of a script that assumes one names the figure.
 function C.network_note(gbps)
@@ -160,6 +159,7 @@ function C.network_note(gbps)
                        "the network between machines; --set it)", gbps)
 end
 
+-- Time (ns) to move `bytes` over a `gbps` Gbit/s link, plus latency.
 function C.transfer_ns(bytes, gbps, latency_us)
   return math.floor(bytes * 8 / (gbps * 1e9) * 1e9 + (latency_us or 0) * 1e3 + 0.5)
 end
