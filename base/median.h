@@ -1,9 +1,9 @@
 // File: base/median.h
 //
-// Medians of samples (call durations, launch latencies), found in place:
-// std::nth_element, O(n), reorders the vector and copies nothing. One home
-// for what the builder, the launch model and the host-speed comparison
-// each computed with a loop of their own.
+// Medians and quantiles of samples (call durations, launch latencies),
+// found in place: std::nth_element, O(n), reorders the vector and copies
+// nothing. One home for what the builder, the launch model, the cost model
+// and the host-speed comparison each computed with a loop of their own.
 #ifndef REVERIE_BASE_MEDIAN_H_
 #define REVERIE_BASE_MEDIAN_H_
 
@@ -34,6 +34,18 @@ inline double MedianInPlace(std::vector<int64_t>& v) {
   // nth_element leaves the smaller half before `mid`: its largest is the
   // lower middle sample.
   return (static_cast<double>(*std::max_element(v.begin(), mid)) + upper) / 2;
+}
+
+// The sample at rank q (0 <= q <= 1) of the sorted samples, index
+// floor(q * (n - 1)), so always one of them: what a trace's short kernels
+// or launch calls take is its 10th percentile. `fallback` when there are
+// none.
+template <typename T>
+T QuantileInPlace(std::vector<T>& v, double q, T fallback) {
+  if (v.empty()) return fallback;
+  const auto at = v.begin() + static_cast<std::ptrdiff_t>(q * static_cast<double>(v.size() - 1));
+  std::nth_element(v.begin(), at, v.end());
+  return *at;
 }
 
 }  // namespace reverie

@@ -70,11 +70,11 @@ void PrintRun(const depgraph::TraceFacts& f) {
     parts.push_back(absl::StrCat("DataLoader: ", f.dataloader.mode));
   }
   const depgraph::DataParallelFact& d = f.data_parallel;
+  const std::string ranks =
+      absl::StrFormat("%d rank%s", d.world_size, d.world_size == 1 ? "" : "s");
   parts.push_back(!d.used       ? std::string("one GPU")
-                  : d.inference ? absl::StrFormat("%d rank%s, no backward pass (model parallel)",
-                                                  d.world_size, d.world_size == 1 ? "" : "s")
-                                : absl::StrFormat("data parallel, %d rank%s", d.world_size,
-                                                  d.world_size == 1 ? "" : "s"));
+                  : d.inference ? absl::StrCat(ranks, ", no backward pass (model parallel)")
+                                : absl::StrCat("data parallel, ", ranks));
   std::printf("run: %s (reverie info shows every fact and its source)\n",
               absl::StrJoin(parts, "; ").c_str());
 }

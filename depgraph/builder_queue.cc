@@ -23,6 +23,7 @@
 #include <utility>
 #include <vector>
 
+#include "base/median.h"
 #include "depgraph/builder_internal.h"
 
 namespace reverie::depgraph::internal {
@@ -57,9 +58,7 @@ int64_t UnblockedDuration(const Context& ctx, const std::vector<uint32_t>& calls
   std::vector<int64_t> d;
   d.reserve(calls.size());
   for (uint32_t c : calls) d.push_back(ctx.calls[c].end - ctx.calls[c].start);
-  if (d.empty()) return 0;
-  std::nth_element(d.begin(), d.begin() + static_cast<std::ptrdiff_t>(d.size() / 10), d.end());
-  return d[d.size() / 10];
+  return QuantileInPlace(d, 0.1, int64_t{0});
 }
 
 // The calls of one device (in start order) that started with its queue

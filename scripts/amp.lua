@@ -120,10 +120,8 @@ local P = reverie.params{
   force = {default = false, doc = "apply even when the compute kernels already run in half precision"},
 }
 local precision = graph:facts().precision
-if graph:select{kind = "kernel"}:empty() then
-  reverie.nothing_to_change("the trace records no GPU kernels (GPU activity was not captured): " ..
-                            "nothing to run in half precision")
-end
+local no_kernels = C.no_gpu_kernels(graph)
+if no_kernels then reverie.nothing_to_change(no_kernels .. ": nothing to run in half precision") end
 if precision.half_or_lower and not P.force then
   reverie.nothing_to_change(string.format("the compute kernels already run in %s (%.0f%% of their " ..
                                           "time) [%s: %s]; --set force=true applies the model anyway",

@@ -51,6 +51,8 @@
 -- weight's shape (the model grows their grid too), memory limits (a batch
 -- that does not fit), and the optimizer's change of learning dynamics (not a
 -- performance question).
+local C = reverie.include("lib/common.lua")
+
 local P = reverie.params{
   factor = {default = 2, min = 0.001, doc = "new batch size / recorded batch size"},
   batch = {default = 0, min = 0, integer = true,
@@ -76,9 +78,8 @@ local kernels = graph:select{kind = "kernel", phase = phases}
 -- Without the step's GPU work a larger batch would cost nothing more: a
 -- throughput that doubles for free is no answer.
 if kernels:empty() then
-  reverie.refuse(graph:select{kind = "kernel"}:empty()
-                 and "the trace records no GPU kernels (GPU activity was not captured): a larger " ..
-                     "batch's GPU work cannot be predicted"
+  local no_kernels = C.no_gpu_kernels(graph)
+  reverie.refuse(no_kernels and no_kernels .. ": a larger batch's GPU work cannot be predicted"
                  or "no kernel ran in a forward or backward phase (no ProfilerStep, module or " ..
                     "autograd spans say which): nothing to scale")
 end

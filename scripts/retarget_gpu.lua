@@ -98,10 +98,8 @@ if origin.key == dest.key and P.compute_math == "auto" then
 end
 
 local kernels = graph:select{kind = "kernel"}
-if kernels:empty() then
-  reverie.nothing_to_change("the trace records no GPU kernels (GPU activity was not captured): " ..
-                            "nothing runs on the GPU to move")
-end
+local no_kernels = C.no_gpu_kernels(graph)
+if no_kernels then reverie.nothing_to_change(no_kernels .. ": nothing runs on the GPU to move") end
 local comm = kernels:select{class = "communication"}
 local compute = kernels:select{class = {"gemm", "conv", "attention"}}
 local other = kernels - compute - comm

@@ -11,6 +11,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "base/median.h"
 #include "base/status_macros.h"
 #include "base/sv.h"
 #include "transforms/cost_model_internal.h"
@@ -266,13 +267,6 @@ class WorkAttribution {
   absl::flat_hash_map<std::string, int32_t> reason_index_;
 };
 
-double Percentile(std::vector<double> v, double q) {
-  if (v.empty()) return 0;
-  const size_t i = static_cast<size_t>(q * static_cast<double>(v.size() - 1));
-  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(i), v.end());
-  return v[i];
-}
-
 void CalibrateKernels(const Graph& g, CostModel& m) {
   std::array<std::vector<hardware::EfficiencySample>, depgraph::kKernelClassCount> samples;
   std::vector<double> durations;
@@ -294,7 +288,7 @@ void CalibrateKernels(const Graph& g, CostModel& m) {
   // The cap matters only where every kernel is long: a microbenchmark of
   // 128 us fp32 GEMMs without shapes took them all for fixed cost, so no
   // precision or GPU could speed them up.
-  double fallback = durations.empty() ? 2000 : Percentile(durations, 0.1);
+  double fallback = QuantileInPlace(durations, 0.1, 2000.0);
   const LaunchModel launch = InferLaunchModel(g);
   if (launch.kernel_launch_samples > 0) {
     fallback = std::min(fallback, static_cast<double>(launch.kernel_launch_ns));
@@ -327,7 +321,7 @@ void CalibrateCopies(const Graph& g, CostModel& m) {
   // A copy's fixed cost is at most the shortest copy's time, and about
   // what the trace's short GPU tasks take (a trace whose copies are all
   // large says nothing else about it).
-  double fixed = gpu_tasks.empty() ? 1000 : Percentile(gpu_tasks, 0.1);
+  double fixed = QuantileInPlace(gpu_tasks, 0.1, 1000.0);
   if (shortest > 0) fixed = std::min(fixed, shortest);
   std::array<hardware::EfficiencyCurve, kCopyKindCount> fit;
   for (int k = 0; k < kCopyKindCount; ++k) {

@@ -55,10 +55,10 @@ enum class Side { kCpu, kGpu, kBoth };
 
 // The remedies of the causes on `side` holding at least 5% of the critical
 // path, largest first, joined by "; then ".
-std::string Remedies(const Diagnosis& d, Side side) {
+std::string Remedies(const std::vector<LimitShare>& limits, bool loader_workers, Side side) {
   std::vector<std::string> out;
-  for (const LimitShare& l : d.limits) {
-    const std::string_view remedy = Remedy(l.what, d.loader_workers);
+  for (const LimitShare& l : limits) {
+    const std::string_view remedy = Remedy(l.what, loader_workers);
     if (l.share < 0.05 || remedy.empty()) continue;
     if (side == Side::kBoth || (side == Side::kCpu) == OnCpu(l.what)) {
       out.push_back(
@@ -75,7 +75,7 @@ std::string Remedies(const Diagnosis& d, Side side) {
 // kineto ResNet-50 sample the GPU holds the largest share of the path, yet
 // the CPU is busy 97% of the step and faster kernels alone gain nothing
 // (max-plus: the CPU then bounds it).
-std::string ThirdLine(const Diagnosis& d) {
+std::string ThirdLine(const Diagnosis& d, bool loader_workers) {
   if (d.side == "no GPU") {
     // Not "the GPU waits": nothing says what the GPU did (zoology's trace
     // records runtime calls but no kernel).
@@ -84,36 +84,24 @@ std::string ThirdLine(const Diagnosis& d) {
   }
   if (d.side == "CPU") {
     return absl::StrCat("the CPU is busy nearly all the step and the GPU waits for it: try ",
-                        Remedies(d, Side::kCpu),
+                        Remedies(d.limits, loader_workers, Side::kCpu),
                         "; faster kernels help only once the CPU does less");
   }
   if (d.side == "GPU") {
-    return absl::StrCat("the GPU is busy nearly all the step: try ", Remedies(d, Side::kGpu),
+    return absl::StrCat("the GPU is busy nearly all the step: try ",
+                        Remedies(d.limits, loader_workers, Side::kGpu),
                         "; CPU-side changes help only once the GPU does less");
   }
   if (d.side == "both") {
     return absl::StrCat(
         "the CPU and the GPU are both busy nearly all the step, so a change to "
         "one helps only until the other bounds it: try ",
-        Remedies(d, Side::kBoth));
+        Remedies(d.limits, loader_workers, Side::kBoth));
   }
   return absl::StrCat(
       "neither side is busy all the step (they wait on each other: syncs, "
       "launch latency): try ",
-      Remedies(d, Side::kBoth), "; and fewer syncs, so the two overlap");
-}
-
-bool HasGpuWork(const depgraph::Graph& g) {
-  for (uint32_t t = 0; t < g.task_count(); ++t) {
-    const depgraph::TaskId id(t);
-    if (g.removed(id)) continue;
-    const depgraph::TaskKind k = g.kind(id);
-    if (k == depgraph::TaskKind::kKernel || k == depgraph::TaskKind::kMemcpy ||
-        k == depgraph::TaskKind::kMemset) {
-      return true;
-    }
-  }
-  return false;
+      Remedies(d.limits, loader_workers, Side::kBoth), "; and fewer syncs, so the two overlap");
 }
 
 // The second line: the causes holding 5% or more of the critical path.
@@ -138,7 +126,6 @@ double Diagnosis::Share(std::string_view what) const {
 
 Diagnosis Diagnose(const LoadedTrace& base) {
   Diagnosis d;
-  d.loader_workers = base.model.facts.dataloader.mode == "worker processes";
   const depgraph::SimResult& sim = base.baseline;
   d.step = depgraph::SummarizeSteps(sim.steps);
   // Causes on the counted steps' critical paths.
@@ -192,12 +179,15 @@ Diagnosis Diagnose(const LoadedTrace& base) {
   }
   absl::StrAppend(&first, absl::StrFormat("; the GPU is busy %.0f%% of it, the CPU %.0f%%",
                                           d.gpu_busy * 100, d.cpu_busy * 100));
-  d.side = !HasGpuWork(base.graph)          ? "no GPU"
+  // No stream ran a GPU task (the facts count the devices whose streams did).
+  const depgraph::TraceFacts& facts = base.model.facts;
+  d.side = facts.gpu.devices_used == 0      ? "no GPU"
            : cpu_saturated && gpu_saturated ? "both"
            : cpu_saturated                  ? "CPU"
            : gpu_saturated                  ? "GPU"
                                             : "neither";
-  d.lines = {first, SecondLine(d.limits), ThirdLine(d)};
+  d.lines = {first, SecondLine(d.limits),
+             ThirdLine(d, facts.dataloader.mode == "worker processes")};
   return d;
 }
 

@@ -55,7 +55,6 @@ struct Diagnosis {
   double unexplained = 0;          // depgraph::UnexplainedShare
   std::string warning;             // UnexplainedWarning, or ""
   std::vector<std::string> lines;  // the three lines
-  bool loader_workers = false;     // the DataLoader already runs worker processes
   // The share of `what` (0 when absent).
   double Share(std::string_view what) const;
 };

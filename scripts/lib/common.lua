@@ -152,6 +152,15 @@ function C.peer_link_gbps(graph, gpu_key)
                                             g.pcie_lanes, g.pcie_gbs, eff)
 end
 
+-- Why a script that changes GPU work has none to change, or nil: the trace
+-- captured no GPU kernel (one wording for every script that says so).
+function C.no_gpu_kernels(graph)
+  if graph:select{kind = "kernel"}:empty() then
+    return "the trace records no GPU kernels (GPU activity was not captured)"
+  end
+  return nil
+end
+
 -- The network between machines is no property of a GPU and no trace
 -- records it: the log line of a script that assumes one names the figure.
 function C.network_note(gbps)
