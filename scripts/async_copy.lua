@@ -58,6 +58,7 @@ local function pinned_ns(t)
 end
 
 local changed, syncs, before_ns, after_ns = 0, 0, 0, 0
+local directions = {}  -- the model's rate names of the directions changed, for the log
 local doomed = {}
 for t in copies:tasks() do
   local pageable = t.name:find("Pageable")
@@ -76,15 +77,27 @@ for t in copies:tasks() do
     after_ns = after_ns + t.duration_ns
     t.name = t.name:gsub("Pageable", "Pinned")
     changed = changed + 1
+    directions[d2h and "dtoh_pinned" or "htod_pinned"] = true
   end
 end
 if #doomed > 0 then
   syncs = #doomed
   graph:remove(graph:from_tasks(doomed))
 end
-local dtoh = model.copies.dtoh_pinned
+-- The rate of each direction that was changed, and where it came from.
+local rates = {}
+if P.pinned_gbs > 0 then
+  rates[1] = string.format("%.1f GB/s given", P.pinned_gbs)
+else
+  for _, dir in ipairs{"dtoh_pinned", "htod_pinned"} do
+    if directions[dir] then
+      local r = model.copies[dir]
+      rates[#rates + 1] = string.format("%s %.1f GB/s: %s",
+                                        dir == "dtoh_pinned" and "device to host" or "host to device",
+                                        r.gbs, r.from)
+    end
+  end
+end
 reverie.log(string.format("%d host copies made non-blocking into pinned memory (%s): " ..
                           "%.1f -> %.1f us; %d synchronize calls removed", changed,
-                          P.pinned_gbs > 0 and string.format("%.1f GB/s given", P.pinned_gbs) or
-                            string.format("device to host %.1f GB/s: %s", dtoh.gbs, dtoh.from),
-                          before_ns / 1e3, after_ns / 1e3, syncs))
+                          table.concat(rates, "; "), before_ns / 1e3, after_ns / 1e3, syncs))

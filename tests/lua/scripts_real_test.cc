@@ -406,6 +406,23 @@ TEST(ScriptsRealTest, CudaGraphsKeepMemoryManagementCalls) {
       ::testing::Contains(::testing::HasSubstr("memory-management or module-loading calls")));
 }
 
+// Kineto's ResNet-50 sample copies its batches host to device from pageable
+// memory and nothing back: with pin_memory the copies become pinned, and the
+// log names the host-to-device rate it used, not the other direction's.
+TEST(ScriptsRealTest, AsyncCopyNamesTheRateOfTheDirectionItChanged) {
+  REVERIE_REQUIRE_GRAPH(rg, testing::kResnetSampleTrace);
+  EXPECT_EQ(Count(rg->graph, KindQ(TaskKind::kMemcpy, "DtoH")), 0u);
+  const size_t htod = Count(rg->graph, KindQ(TaskKind::kMemcpy, "HtoD (Pageable"));
+  ASSERT_GT(htod, 0u);
+  const Prediction p = Predict(*rg, {"async_copy.lua"}, {{"pin_memory", "true"}});
+  ASSERT_TRUE(p.status.ok()) << p.status;
+  EXPECT_EQ(Count(p.graph, KindQ(TaskKind::kMemcpy, "HtoD (Pinned")), htod);
+  EXPECT_THAT(p.reports[0].log, ::testing::Contains(::testing::HasSubstr("host to device")));
+  EXPECT_THAT(p.reports[0].log,
+              ::testing::Not(::testing::Contains(::testing::HasSubstr("device to host"))));
+  EXPECT_GE(p.speedup(), 1.0);
+}
+
 TEST(ScriptsRealTest, ActivationCheckpointingRecomputesTheForward) {
   REVERIE_REQUIRE_GRAPH(rg, testing::kV100Trace);
   const Prediction p = Predict(*rg, {"activation_checkpointing.lua"}, {{"segments", "4"}});
