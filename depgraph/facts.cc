@@ -10,11 +10,13 @@
 #include <algorithm>
 #include <cctype>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "depgraph/kernel_class.h"
+#include "hardware/math_type.h"
 
 namespace reverie::depgraph {
 namespace {
@@ -90,7 +92,10 @@ void DetectPrecision(const Graph& g, const CountedSteps& steps, PrecisionFact* f
                        c == KernelClass::kNormalization;
     if (!heavy && !light) continue;
     std::string_view& type_view = type_of_name[g.name_id(t)];
-    if (type_view.empty()) type_view = KernelNumberType(g.name(t));
+    if (type_view.empty()) {
+      const std::optional<hardware::Math> m = hardware::MathOfKernelName(g.name(t));
+      type_view = m ? hardware::MathName(*m) : std::string_view("unknown");
+    }
     const std::string type(type_view);
     (heavy ? compute : pointwise)[type] += g.duration_ns(t);
   }

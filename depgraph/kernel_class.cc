@@ -290,29 +290,6 @@ KernelClass ClassifyKernelName(std::string_view name) {
   return Classify(n, Name(OwnName(name)));
 }
 
-std::string_view KernelNumberType(std::string_view name) {
-  std::string s(name);
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  auto has = [&](std::string_view k) { return s.find(k) != std::string::npos; };
-  const Name n(name);
-  if (has("e4m3") || has("e5m2") || has("fp8") || has("float8") || has("f8f6f4")) return "fp8";
-  if (has("bf16") || has("bfloat16") || n.Has({"bbs", "bss", "bbh"})) return "bf16";
-  if (has("fp16") || has("f16f16") || has("c10::half") || has("hgemm") || has("h884") ||
-      has("h1688") || has("h16816") || has("hcudnn") || n.Has({"hhs", "hss", "half"})) {
-    return "fp16";
-  }
-  if (has("tf32") || has("tensorop_s1688") || has("tensorop_s16816") || has("s1688gemm") ||
-      has("s16816gemm") || has("s1688fprop") || has("s1688dgrad") || has("s1688wgrad")) {
-    return "tf32";
-  }
-  if (has("dgemm") || has("<double")) return "fp64";
-  if (has("sgemm") || has("scudnn") || has("<float") || has("_f32f32") ||
-      (n.First("cijk") && n.Has({"s", "sb"}))) {
-    return "fp32";
-  }
-  return "unknown";
-}
-
 bool IsGenericPointwiseClass(KernelClass c) {
   return c == KernelClass::kElementwise || c == KernelClass::kActivation ||
          c == KernelClass::kReduction || c == KernelClass::kOther;

@@ -51,16 +51,6 @@ std::string_view KernelClassName(KernelClass c);
 // recognised by their Kineto / CUPTI names ("Memcpy HtoD ...", "Memset ...").
 KernelClass ClassifyKernelName(std::string_view name);
 
-// The number type a kernel's name says it computes in: "fp8", "bf16",
-// "fp16", "tf32", "fp32", "fp64", or "unknown" (cuBLASLt's nvjet, Triton and
-// most ATen names say nothing about the math). From the library naming
-// conventions: CUTLASS/cuBLAS ("bf16_s16816gemm", "s1688gemm" on tensor cores
-// is TF32, "sgemm" FP32, "h884"/"f16" FP16), cuDNN ("scudnn" FP32), Tensile
-// ("Cijk_..._BBS_" bf16, "_HHS_" fp16), MIOpen/CK ("_bf16"), FP8 formats
-// ("e4m3", "e5m2"), and ATen's template types ("c10::BFloat16", "c10::Half",
-// "<float").
-std::string_view KernelNumberType(std::string_view name);
-
 // Whether a name-class is pointwise work an optimizer step runs as plain
 // kernels (TaskClass turns it into kOptimizer inside the step).
 bool IsGenericPointwiseClass(KernelClass c);

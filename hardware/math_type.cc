@@ -63,17 +63,58 @@ std::optional<Math> MathOfType(std::string_view t) {
   return std::nullopt;
 }
 
+namespace {
+
+// rocBLAS / hipBLASLt (Tensile) names carry the data type as the word after
+// the operands' index orders: "Cijk_Ailk_Bljk_BBS_BH_..." (bf16 in and out,
+// fp32 compute), "..._B_BS_BH_..." (hipBLASLt: bf16), "..._HHS_..." (fp16),
+// "..._SB_..." (fp32, batched), "..._F8..." (fp8). Its first letter is the
+// input type.
+std::optional<Math> TensileMath(std::string_view name) {
+  if (!name.starts_with("Cijk_")) return std::nullopt;
+  size_t at = 0;
+  for (int i = 0; i < 3; ++i) {
+    at = name.find('_', at);
+    if (at == std::string_view::npos) return std::nullopt;
+    ++at;
+  }
+  const std::string_view type = name.substr(at, name.find('_', at) - at);
+  if (type.starts_with("F8") || type.starts_with("B8")) return Math::kFp8;
+  switch (type.empty() ? '\0' : type.front()) {
+    case 'S':
+      return Math::kFp32;
+    case 'D':
+      return Math::kFp64;
+    case 'H':
+      return Math::kFp16;
+    case 'B':
+      return Math::kBf16;
+    default:
+      return std::nullopt;
+  }
+}
+
+}  // namespace
+
 std::optional<Math> MathOfKernelName(std::string_view name) {
   const std::string n = text::Lower(name);
-  // Order matters: fp8 and tf32 names also carry tensor-core shape tags.
-  if (HasAny(n, {"fp8", "e4m3", "e5m2", "f8f8"})) return Math::kFp8;
-  if (HasAny(n, {"tf32", "xf32", "tensorop_s1688", "tensorop_s16816"})) return Math::kTf32;
+  // An element type named outright decides, before the tensor-core shape
+  // tags that several types share.
+  if (HasAny(n, {"fp8", "e4m3", "e5m2", "f8f8", "float8", "f8f6f4"})) return Math::kFp8;
+  if (HasAny(n, {"tf32", "xf32"})) return Math::kTf32;
   if (HasAny(n, {"bf16", "bfloat16"})) return Math::kBf16;
-  if (HasAny(n, {"h884", "h1688", "h16816", "hmma", "f16", "fp16", "half", "_hgemm"})) {
+  if (HasAny(n, {"fp16", "f16", "half", "hgemm", "hcudnn", "h884", "h1688", "h16816", "hmma"})) {
     return Math::kFp16;
   }
+  if (std::optional<Math> m = TensileMath(name)) return m;
+  // Shape tags without a type word: an fp32-accumulating m16n8k8 MMA on
+  // fp32 data is Ampere's tf32 path (Turing's 1688 kernels name their fp16
+  // inputs, caught above); m16n8k16 and Volta's m8n8k4 MMAs take 16-bit
+  // inputs only, so they are never tf32.
+  if (HasAny(n, {"s1688"})) return Math::kTf32;
+  if (HasAny(n, {"s16816", "s884", "s161616"})) return Math::kFp16;
   if (HasAny(n, {"dgemm", "f64", "fp64", "double"})) return Math::kFp64;
-  if (HasAny(n, {"sgemm", "simt", "scudnn", "f32f32"})) return Math::kFp32;
+  if (HasAny(n, {"sgemm", "simt", "scudnn", "f32f32", "<float"})) return Math::kFp32;
   return std::nullopt;
 }
 

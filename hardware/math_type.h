@@ -28,10 +28,13 @@ int32_t ElementBytes(std::string_view torch_type);
 // and non-tensor arguments.
 std::optional<Math> MathOfType(std::string_view torch_type);
 
-// What a kernel's name says about its math, when it says anything: fp8
-// (e4m3, e5m2), tf32 (tf32, xf32, cuBLAS's tensorop_s1688/s16816 on fp32
-// data), bf16, fp16 (h884, h1688, h16816, hmma, f16, fp16, half), fp32 CUDA
-// cores (sgemm, "simt"), fp64 (dgemm).
+// What a kernel's name says about its math, when it says anything: an
+// element type named outright (fp8: e4m3, e5m2; tf32, xf32; bf16; fp16: f16,
+// half, h884, h1688, h16816, hmma, hcudnn), rocBLAS / hipBLASLt's type word
+// ("Cijk_Ailk_Bljk_BBS_..."), then cuBLAS / CUTLASS shape tags on fp32 data
+// (s1688: Ampere's tf32; s16816, s884: 16-bit inputs), fp64 (dgemm, double),
+// fp32 (sgemm, simt, scudnn, f32f32, ATen's "<float"). The one reader of
+// kernel names for precision: the trace facts and the cost model use it.
 std::optional<Math> MathOfKernelName(std::string_view name);
 
 // Whether a GEMM / convolution / attention kernel runs on tensor (matrix)

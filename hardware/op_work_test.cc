@@ -248,6 +248,35 @@ TEST(MathTypeTest, ElementTypesAndKernelNames) {
   EXPECT_EQ(MathOfKernelName("ampere_fp16_s16816gemm_fp16_128x128_ldg8_f2f_stages_32x5_nn"), Math::kFp16);
   EXPECT_EQ(MathOfKernelName("void at::native::vectorized_elementwise_kernel<4>"), std::nullopt);
   EXPECT_FALSE(UsesMatrixUnits("ampere_sgemm_64x64_tn", Math::kFp32));
+}
+
+// Names as the shared traces record them: the element type, where a name
+// gives one, decides over the tensor-core shape tag.
+TEST(MathTypeTest, KernelNamesOfEachLibrary) {
+  // CUTLASS: output type, then the MMA, then the input type.
+  EXPECT_EQ(MathOfKernelName("cutlass_80_tensorop_f16_s16816gemm_relu_f16_128x256_32x3_nn_align8"),
+            Math::kFp16);
+  EXPECT_EQ(MathOfKernelName("cutlass_80_tensorop_bf16_s16816gemm_relu_bf16_64x64_64x6_tn_align8"),
+            Math::kBf16);
+  // No type word: m16n8k8 on fp32 data is tf32; m16n8k16 takes 16-bit data.
+  EXPECT_EQ(MathOfKernelName("cutlass_80_tensorop_s1688gemm_128x128_16x4_nn_align4"), Math::kTf32);
+  EXPECT_EQ(MathOfKernelName("cutlass_80_tensorop_s16816gemm_128x128_32x3_nn_align8"), Math::kFp16);
+  EXPECT_EQ(MathOfKernelName("turing_fp16_s1688gemm_fp16_128x128_ldg8_f2f_nn"), Math::kFp16);
+  // rocBLAS / hipBLASLt (Tensile).
+  EXPECT_EQ(
+      MathOfKernelName("Cijk_Alik_Bljk_B_BS_BH_Bias_HA_S_SAV_UserArgs_MT256x192x64_MI16x16x1"),
+      Math::kBf16);
+  EXPECT_EQ(MathOfKernelName("Cijk_Ailk_Bljk_BBS_BH_MT32x32x64_MI16x16x16x1_SN_1LDSB0"),
+            Math::kBf16);
+  EXPECT_EQ(MathOfKernelName("Cijk_Ailk_Bljk_HHS_BH_MT128x128x32_MI32x32x8x1"), Math::kFp16);
+  EXPECT_EQ(MathOfKernelName("Cijk_Ailk_Bjlk_SB_Bias_AS_SAV_UserArgs_MT64x16x16_MI16x16x1"),
+            Math::kFp32);
+  // ATen's template types.
+  EXPECT_EQ(MathOfKernelName("void at::native::vectorized_elementwise_kernel<4, "
+                             "at::native::CUDAFunctor_add<float>, at::detail::Array<char*, 3> >"),
+            Math::kFp32);
+  EXPECT_EQ(MathOfKernelName("void at::native::elementwise_kernel<128, 2, c10::BFloat16>"),
+            Math::kBf16);
   EXPECT_TRUE(UsesMatrixUnits("sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n", Math::kBf16));
   EXPECT_TRUE(UsesMatrixUnits("nvjet_hsh_128x256_64x4_1x2_h_bz_coopA_NTT", Math::kFp16));
   EXPECT_EQ(ParseMath("BF16"), Math::kBf16);

@@ -35,6 +35,20 @@ TEST(FactsRealTest, Mi300DdpTraceIsBf16OnEightRanksWithCheckpointing) {
   EXPECT_EQ(f.optimizer.name, "SGD");
 }
 
+// The precision a trace runs, read off kernel names two libraries spell in
+// their own way: hipBLASLt's bf16 GEMMs on the MI300X ("Cijk_..._B_BS_BH_",
+// read as fp32 before) and a CUTLASS fp16 GEMM whose m16n8k16 tag was
+// read as tf32. The ops' recorded input types say the same.
+TEST(FactsRealTest, PrecisionFromHipBlasLtAndCutlassNames) {
+  REVERIE_REQUIRE_GRAPH(mi300,
+                        "AMD-AGI__TraceLens/tests/traces/mi300/"
+                        "facebook_timesformer-base-finetuned-k400__1016002.json.gz");
+  EXPECT_EQ(mi300->model.facts.precision.compute, "bf16");
+  EXPECT_GE(mi300->model.facts.precision.share, 0.99);
+  REVERIE_REQUIRE_GRAPH(cutlass, "JeremyMorlier__GPUModel/trace2.json");
+  EXPECT_EQ(cutlass->model.facts.precision.compute, "fp16");
+}
+
 // TraceLens' B200 vLLM trace is tensor-parallel inference on 8 ranks: its
 // all-reduces carry activations, so it is not data parallel and ddp.lua,
 // which re-times gradient all-reduces for more replicas, refuses it. The
