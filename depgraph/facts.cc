@@ -27,6 +27,18 @@ bool Contains(std::string_view s, std::string_view needle) {
   for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return lower.find(needle) != std::string::npos;
 }
+// A multi-tensor kernel whose functor is a whole optimizer update (apex's
+// and DeepSpeed's FusedAdam: "multi_tensor_apply_kernel<TensorListMetadata<4>,
+// AdamFunctor<float>, ...>"; apex's SGDFunctor, LAMB and NovoGrad stages) is
+// a fused optimizer; torch's foreach ops run one arithmetic functor per
+// kernel (BinaryOpListAlphaFunctor, PointwiseOpScalarFunctor, ...).
+bool FusedUpdateFunctor(std::string_view name) {
+  if (!Contains(name, "multi_tensor_apply")) return false;
+  for (const char* f : {"adamfunctor", "sgdfunctor", "lamb", "novograd", "adagradfunctor"}) {
+    if (Contains(name, f)) return true;
+  }
+  return false;
+}
 bool Has(std::string_view s, std::string_view needle) { return s.find(needle) != std::string_view::npos; }
 
 // The spans of the counted steps (measured), to place ranges and calls.
@@ -145,21 +157,28 @@ void DetectOptimizer(const Trace& trace, const Graph& g, const CountedSteps& ste
                      OptimizerFact* f) {
   const proto::TraceChunk& ev = trace.events();
   int64_t step_ns = 0, zero_ns = 0;
+  std::vector<std::string_view> classes;
   std::vector<std::pair<int64_t, int64_t>> zero_spans;
   for (const proto::Range& r : ev.ranges()) {
     const std::string_view name = trace.String(r.name_sid());
     if (!steps.Holds(r.start_ns())) continue;
     if (name.starts_with("Optimizer.step#")) {
-      // "Optimizer.step#SGD.step" -> SGD
+      // "Optimizer.step#SGD.step" -> SGD. A model may step two optimizers
+      // in turn (HTA's recsys trace: Shampoo, then an EMA of the weights):
+      // both are named, in the order they first ran.
       std::string_view cls = name.substr(15);
       cls = cls.substr(0, cls.find('.'));
-      f->name = std::string(cls);
+      if (std::find(classes.begin(), classes.end(), cls) == classes.end()) classes.push_back(cls);
       step_ns += r.end_ns() - r.start_ns();
       f->origin = {FactSource::kRecorded, "the Optimizer.step# annotations"};
     } else if (name.starts_with("Optimizer.zero_grad#")) {
       zero_ns += r.end_ns() - r.start_ns();
       zero_spans.emplace_back(r.start_ns(), r.end_ns());
     }
+  }
+  for (std::string_view c : classes) {
+    if (!f->name.empty()) f->name += " + ";
+    f->name += c;
   }
   bool fused = false, foreach_kernels = false;
   int64_t kernels = 0, gpu_ns = 0, zero_kernels = 0;
@@ -172,7 +191,8 @@ void DetectOptimizer(const Trace& trace, const Graph& g, const CountedSteps& ste
       ++kernels;
       gpu_ns += g.duration_ns(t);
       fused |= by_name && (Contains(name, "fused") || Contains(name, "multi_tensor_adam") ||
-                           Contains(name, "multi_tensor_sgd") || Contains(name, "multi_tensor_lamb"));
+                           Contains(name, "multi_tensor_sgd") ||
+                           Contains(name, "multi_tensor_lamb") || FusedUpdateFunctor(name));
       foreach_kernels |= Contains(name, "multi_tensor_apply");
       if (f->name.empty() && by_name) {
         for (const char* o : {"adamw", "adam", "sgd", "lamb", "adagrad", "rmsprop"}) {

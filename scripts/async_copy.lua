@@ -32,6 +32,8 @@
 -- it reads the copied data (add it where your code reads it), and other
 -- streams' copies competing for the link and for host memory (a pageable
 -- copy's staging slows when another copy runs).
+local C = reverie.include("lib/common.lua")
+
 local P = reverie.params{
   pinned_gbs = {default = 0, min = 0, doc = "pinned host copy bandwidth in GB/s (0: from the model)"},
   pin_memory = {default = false, doc = "also make pageable host-to-device copies pinned and asynchronous"},
@@ -49,7 +51,7 @@ if candidates == 0 then
                             "no device-to-host copy into pageable memory: nothing to make non-blocking " ..
                             "(pin_memory=true also takes pageable host-to-device copies)")
 end
-local model = graph:cost_model{gpu = gpu_key}
+local model = C.cost_model(graph, gpu_key)
 -- The pinned copy's time: the model's, or bytes / pinned_gbs.
 local function pinned_ns(t)
   if P.pinned_gbs > 0 then return t.bytes / P.pinned_gbs end

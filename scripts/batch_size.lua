@@ -72,7 +72,7 @@ local P = reverie.params{
 local gpu_key = P.gpu ~= "" and P.gpu or nil
 -- Read before the copies grow: a batch free is known by its copy's bytes.
 local frees = graph:batch_frees()
-local model = graph:cost_model{gpu = gpu_key}
+local model = C.cost_model(graph, gpu_key)
 local phases = {"forward", "backward"}
 local kernels = graph:select{kind = "kernel", phase = phases}
 -- Without the step's GPU work a larger batch would cost nothing more: a

@@ -26,7 +26,10 @@
 -- its world size nor its collectives' group size (give measured_workers);
 -- refused when it communicates without a backward pass (facts'
 -- data_parallel.inference): a tensor-parallel inference's collectives carry
--- activations, not the gradients DDP all-reduces. With workers = 1 the
+-- activations, not the gradients DDP all-reduces; refused when none of its
+-- communication kernels is an all-reduce (send/recv of an all-to-all
+-- scales by a rule of its own), and other collectives beside all-reduces are
+-- left as recorded, the log counting them. With workers = 1 the
 -- all-reduces take no time and the step is unchanged.
 --
 -- Assumptions: every worker is as fast as the profiled one (no stragglers);
@@ -108,9 +111,23 @@ local function retime_recorded(comm)
     reverie.refuse("the trace has communication kernels but records no world size or group " ..
                    "size; give it with --set measured_workers=N")
   end
-  local kernels = {}
+  local kernels, others = {}, {}
   for k in comm:tasks() do
-    if k.collective == "AllReduce" then kernels[#kernels + 1] = k end
+    if k.collective == "AllReduce" then
+      kernels[#kernels + 1] = k
+    else
+      others[k.collective] = (others[k.collective] or 0) + 1
+    end
+  end
+  local other_names = {}
+  for name, n in pairs(others) do other_names[#other_names + 1] = string.format("%d %s", n, name) end
+  table.sort(other_names)
+  -- Send/recv and all-to-all (embedding exchanges, pipeline stages) scale
+  -- with the workers by rules of their own: left as recorded, and said so.
+  if #kernels == 0 then
+    reverie.refuse(string.format("the trace's communication kernels are no all-reduce (%s): " ..
+                                 "ddp.lua re-times data-parallel gradient all-reduces only",
+                                 table.concat(other_names, ", ")))
   end
   table.sort(kernels, function(a, b)
     if a.measured_start_ns ~= b.measured_start_ns then return a.measured_start_ns < b.measured_start_ns end
@@ -138,11 +155,13 @@ local function retime_recorded(comm)
   end
   reverie.log(string.format("trace recorded with %d workers: %d communication kernels, none " ..
                             "inserted; %d all-reduce kernels re-timed for %d workers (%s), " ..
-                            "%.1f -> %.1f ms", n0, #comm, #kernels, P.workers,
+                            "%.1f -> %.1f ms%s", n0, #comm, #kernels, P.workers,
                             P.bandwidth_gbps == 0 and "network as measured" or
                               string.format("%g Gbit/s, %d of them sized by Collective records",
                                             P.bandwidth_gbps, sized),
-                            before / 1e6, after / 1e6))
+                            before / 1e6, after / 1e6,
+                            #other_names > 0 and "; left as recorded: " .. table.concat(other_names, ", ")
+                              or ""))
 end
 
 local recorded = graph:select{kind = "kernel", class = "communication"}

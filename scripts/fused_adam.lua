@@ -47,10 +47,13 @@
 -- temporaries of the foreach ops) leave with that work, with their frees
 -- (depgraph/memory_replay.h); nothing else is resized.
 -- Preconditions (graph:facts().optimizer): nothing to change when the
--- optimizer is already fused. For a non-Adam optimizer the script models
--- that optimizer's own fused implementation (PyTorch's fused SGD, AdamW,
--- ...): the mechanism is the same, one kernel per group doing the step's
--- arithmetic; the log names it.
+-- optimizer is already fused (torch's fused=True, apex's or DeepSpeed's
+-- FusedAdam). For a non-Adam optimizer the script models that optimizer's
+-- own fused implementation (PyTorch's fused SGD, AdamW, Adagrad; apex's
+-- LAMB, NovoGrad): the mechanism is the same, one kernel per group doing
+-- the step's arithmetic; the log names it. An optimizer with no fused
+-- implementation (Shampoo, RMSprop, an EMA) is refused unless
+-- `any_optimizer` asks for one anyway.
 -- Assumptions: memcpys and memsets of the update phase and other CPU calls
 -- stay; the optimizer's arithmetic does not change. A trace without op
 -- spans (cpu_op) keeps the old model: a removed launch takes its gap.
@@ -74,7 +77,30 @@ local P = reverie.params{
                  doc = "name of the inserted kernel (default: the trace's optimizer, fused)"},
   remove_python_loop = {default = true,
                         doc = "also remove the framework (Python) time inside Optimizer.step"},
+  any_optimizer = {default = false,
+                   doc = "model a fused step for an optimizer that has no fused implementation"},
 }
+
+-- Optimizers with a fused implementation to switch to: PyTorch's
+-- `fused=True` (Adam, AdamW, SGD, Adagrad), apex's and DeepSpeed's fused
+-- LAMB and NovoGrad. Any other (Shampoo, RMSprop, an EMA of the weights)
+-- has none, and its step may do more than elementwise arithmetic (Shampoo
+-- computes matrix roots), which one fused kernel would not replace.
+local FUSABLE = {adam = true, adamw = true, sgd = true, adagrad = true, lamb = true,
+                 fusedlamb = true, novograd = true}
+do
+  local others = {}
+  for name in opt.name:gmatch("[^ +]+") do
+    if not FUSABLE[name:lower()] then others[#others + 1] = name end
+  end
+  if #others > 0 and not P.any_optimizer then
+    reverie.refuse(string.format("%s %s no fused implementation (PyTorch's fused=True covers " ..
+                                 "Adam, AdamW, SGD and Adagrad; apex adds LAMB and NovoGrad); " ..
+                                 "--set any_optimizer=true models one anyway [%s: %s]",
+                                 table.concat(others, " and "), #others > 1 and "have" or "has",
+                                 opt.source, opt.how))
+  end
+end
 
 -- The CPU cost of the fused op: measured when the trace already has it, else
 -- the median own time of the optimizer ops it replaces.

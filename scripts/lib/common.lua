@@ -136,6 +136,15 @@ function C.ring_factor(workers)
   return workers <= 1 and 0 or 2 * (workers - 1) / workers
 end
 
+-- The cost model of the trace's GPU (graph:cost_model), or a one-line
+-- refusal when the trace does not say which GPU it ran on and `gpu_key`
+-- does not either: the model's figures come from the GPU table.
+function C.cost_model(graph, gpu_key)
+  local ok, model = pcall(graph.cost_model, graph, {gpu = gpu_key})
+  if not ok then reverie.refuse(tostring(model)) end
+  return model
+end
+
 -- The GPU's fastest link to its peers, per direction, in Gbit/s, from the
 -- GPU table (graph:gpu()): NVLink / Infinity Fabric when the part has it
 -- (the table quotes both directions together), else its PCIe host link;
@@ -143,7 +152,7 @@ end
 -- Returns the figure and a note saying which link it is.
 function C.peer_link_gbps(graph, gpu_key)
   local g = graph:gpu{gpu = gpu_key}
-  local eff = graph:cost_model{gpu = gpu_key}.link_efficiency
+  local eff = C.cost_model(graph, gpu_key).link_efficiency
   if g.scaleup_gbs > 0 then
     return g.scaleup_gbs / 2 * eff * 8, string.format("%s %s: %g GB/s each way x %.2f", g.key, g.scaleup,
                                                        g.scaleup_gbs / 2, eff)

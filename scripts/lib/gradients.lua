@@ -83,7 +83,7 @@ end
 -- Achieved GPU memory bandwidth (GB/s): `gpu_memory_gbs`, else the model's.
 function G.memory_gbs(graph, P)
   if P.gpu_memory_gbs > 0 then return P.gpu_memory_gbs end
-  return graph:cost_model{gpu = P.gpu ~= "" and P.gpu or nil}.memory_gbs
+  return C.cost_model(graph, P.gpu ~= "" and P.gpu or nil).memory_gbs
 end
 
 -- Total gradient bytes for the "estimate" source, with a note on how.

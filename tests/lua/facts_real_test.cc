@@ -4,6 +4,9 @@
 #include <cmath>
 #include <filesystem>
 #include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -74,6 +77,67 @@ TEST(FactsRealTest, VdnnRefusesATraceThatCheckpoints) {
   const Prediction p = Predict(*g, {"vdnn.lua"});
   EXPECT_EQ(p.status.code(), absl::StatusCode::kFailedPrecondition) << p.status;
   EXPECT_THAT(p.status.message(), HasSubstr("refused: the trace already checkpoints activations"));
+}
+
+constexpr char kRecsys16[] =
+    "facebookresearch__HolisticTraceAnalysis/tests/data/negative_queue_length_values_check/"
+    "rank0.json.gz";
+constexpr char kShampoo128[] =
+    "facebookresearch__HolisticTraceAnalysis/tests/data/trace_filter/sampled_rank-0.json.gz";
+
+// HTA's 16-rank recsys trace steps apex's FusedAdam: one multi-tensor kernel
+// whose functor is the whole Adam update (AdamFunctor), not torch's foreach
+// arithmetic. It is fused already: fused_adam.lua had predicted the switch
+// "FusedAdam, foreach -> fused".
+TEST(FactsRealTest, ApexFusedAdamIsFused) {
+  REVERIE_REQUIRE_GRAPH(g, kRecsys16);
+  EXPECT_EQ(g->model.facts.optimizer.name, "FusedAdam");
+  EXPECT_EQ(g->model.facts.optimizer.implementation, "fused");
+  const Prediction p = Predict(*g, {"fused_adam.lua"});
+  ASSERT_TRUE(p.status.ok()) << p.status;
+  EXPECT_EQ(Report(p).outcome, lua::ScriptOutcome::kUnchanged);
+  EXPECT_THAT(Report(p).outcome_reason, HasSubstr("already fused"));
+  EXPECT_DOUBLE_EQ(p.speedup(), 1.0);
+}
+
+// HTA's 128-rank sample steps two optimizers in turn, Shampoo then an EMA
+// of the weights; both are named (the last one alone was), and neither has
+// a fused implementation: fused_adam.lua refuses (it removed 44 ms of
+// Shampoo's step as if one kernel could do it), unless told to model one.
+TEST(FactsRealTest, TwoOptimizersAreBothNamedAndShampooIsNotFused) {
+  REVERIE_REQUIRE_GRAPH(g, kShampoo128);
+  EXPECT_EQ(g->model.facts.optimizer.name, "Shampoo + EMAOptimizer");
+  Prediction p = Predict(*g, {"fused_adam.lua"});
+  EXPECT_EQ(p.status.code(), absl::StatusCode::kFailedPrecondition) << p.status;
+  EXPECT_THAT(p.status.message(),
+              HasSubstr("Shampoo and EMAOptimizer have no fused implementation"));
+  // The trace names no GPU: the scripts that need the GPU table refuse in
+  // one line (they raised with a script location and traceback).
+  for (const char* script : {"async_copy.lua", "batch_size.lua", "p3.lua"}) {
+    std::vector<std::pair<std::string, std::string>> sets;
+    if (script == std::string_view("async_copy.lua")) sets = {{"pin_memory", "true"}};
+    p = Predict(*g, {script}, sets);
+    EXPECT_EQ(p.status.code(), absl::StatusCode::kFailedPrecondition) << script << ": " << p.status;
+    EXPECT_THAT(p.status.message(), HasSubstr("has no name in the trace's deviceProperties"))
+        << script;
+  }
+}
+
+// ddp.lua re-times gradient all-reduces for more workers. Where a trace's
+// communication kernels are only send/recv (the recsys traces' all-to-all),
+// it refuses instead of predicting "no change"; where some are other
+// collectives, the log says they were left as recorded.
+TEST(FactsRealTest, DdpRetimesAllReducesOnlyAndSaysWhatItLeft) {
+  REVERIE_REQUIRE_GRAPH(sendrecv, kShampoo128);
+  Prediction p = Predict(*sendrecv, {"ddp.lua"}, {{"workers", "256"}});
+  EXPECT_EQ(p.status.code(), absl::StatusCode::kFailedPrecondition) << p.status;
+  EXPECT_THAT(p.status.message(), HasSubstr("no all-reduce (10 SendRecv)"));
+  REVERIE_REQUIRE_GRAPH(nccl, testing::kNcclTrace);
+  p = Predict(*nccl, {"ddp.lua"}, {{"workers", "32"}});
+  ASSERT_TRUE(p.status.ok()) << p.status;
+  EXPECT_THAT(Report(p).log, ::testing::Contains(HasSubstr("left as recorded: 6 Broadcast")));
+  // Longer all-reduces; this CPU-bound step (166 ms of CPU alone) hides them.
+  EXPECT_LE(p.speedup(), 1.0);
 }
 
 TEST(FactsRealTest, ResnetSampleIsAForLoopSgdWithZeroGradAndMainThreadLoading) {
