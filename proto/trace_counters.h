@@ -71,6 +71,8 @@ enum class CounterSeverity : uint8_t { kInfo, kAnomaly, kDataLoss };
     "a [memory] event without an address (2021 schema): in the totals, not matched")              \
   F(memory_unknown_device, kAnomaly, "a [memory] event on a device type other than CPU/CUDA: dropped") \
   F(json_number_out_of_range, kAnomaly, "a number beyond the bounds of base/checked_math.h: clamped") \
+  F(device_numbered_apart, kInfo,                                                                  \
+    "GPU work on a device id deviceProperties does not list, which lists one GPU: that GPU's properties are the device's") \
   /* validation of every loaded trace (proto/trace_validate.h) */                                  \
   F(time_out_of_range, kAnomaly, "a timestamp beyond 2^62 ns or 2^50 ns from the rest: clamped")    \
   F(kernel_geometry_out_of_range, kAnomaly, "kernel launch geometry beyond bounds: unknown")        \

@@ -193,14 +193,31 @@ void KinetoTraceBuilder::BuildDevices() {
   }
   // GPUs that ran work but are missing from deviceProperties.
   std::vector<int32_t> extra;
+  absl::flat_hash_set<int32_t> used;
   for (const proto::GpuActivity& g : trace_.events().gpu_activities()) {
+    used.insert(g.device());
     if (known.insert(g.device()).second) extra.push_back(g.device());
   }
+  auto ran_on = [&](int32_t id) { return used.contains(id); };
   std::sort(extra.begin(), extra.end());
+  // A process that saw one GPU lists one in deviceProperties, numbered as
+  // the process saw it (HIP's ordinal 0), while roctracer numbers its work
+  // by the GPU's index in the machine (TraceLens' MI300X traces: kernels on
+  // device 2). Work on one other id then ran on that GPU: the device takes
+  // its properties (its own id kept), and a counter says so.
+  const proto::Device* only = h.devices_size() == 1 && extra.size() == 1 &&
+                                      !h.devices(0).name().empty() && !ran_on(h.devices(0).id())
+                                  ? &h.devices(0)
+                                  : nullptr;
+  const proto::Device listed = only != nullptr ? *only : proto::Device();
   for (int32_t id : extra) {
     proto::Device* d = h.add_devices();
+    if (only != nullptr) {
+      *d = listed;
+      trace_.AddCounter(TraceCounter::device_numbered_apart);
+    }
     d->set_id(id);
-    d->set_vendor(amd_runtime ? "amd" : "nvidia");
+    if (d->vendor().empty()) d->set_vendor(amd_runtime ? "amd" : "nvidia");
   }
 }
 

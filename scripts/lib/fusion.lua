@@ -3,7 +3,8 @@
 --
 -- F.fuse(graph, kernels, opts) merges `kernels` (an array of kernel tasks on
 -- one stream, in stream order) into one kernel:
--- - the kernels and their launch calls are removed; the aten ops that
+-- - the kernels and their launch calls are removed (a launch's one-time
+--   cost, lib/common.lua C.one_time_ns, stays); the aten ops that
 --   issued those launches lose their own CPU time with them when they issue
 --   nothing else (the rule of transforms/ops.h); framework time between ops
 --   (Python) stays, because a fused kernel does not remove the model's code;
@@ -25,6 +26,7 @@
 -- saved), extra inputs of binary ops (more traffic kept), and the cases a
 -- compiler will not fuse (a reduction between pointwise ops, a view that
 -- changes strides).
+local C = reverie.include("lib/common.lua")
 local F = {}
 
 function F.pointwise_time_ns(kernels)
@@ -52,16 +54,16 @@ function F.fuse(graph, kernels, opts)
   if opts.pending then
     for _, k in ipairs(kernels) do opts.pending[#opts.pending + 1] = k end
   else
-    local old = graph:from_tasks(kernels)
-    graph:remove(old | old:launches())
+    C.remove_kernels(graph, graph:from_tasks(kernels))
   end
   return fused
 end
 
+-- Returns the one-time launch cost kept (ns; C.remove_kernels).
 function F.remove_pending(graph, pending)
-  if #pending == 0 then return end
-  local old = graph:from_tasks(pending)
-  graph:remove(old | old:launches())
+  if #pending == 0 then return 0 end
+  local _, kept_ns = C.remove_kernels(graph, graph:from_tasks(pending))
+  return kept_ns
 end
 
 return F

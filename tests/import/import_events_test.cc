@@ -149,6 +149,31 @@ TEST(ImportEvents, AmdCopyKindFromArgs) {
   EXPECT_EQ(t.header().devices(0).warp_size(), 64);
 }
 
+// A process that saw one GPU lists it in deviceProperties by its ordinal in
+// the process (0), while roctracer numbers the work by the GPU's index in
+// the machine (TraceLens' MI300X traces: kernels on device 2). That device
+// takes the listed GPU's properties; with two listed GPUs nothing is guessed.
+TEST(ImportEvents, WorkOnAnUnlistedDeviceTakesTheOnlyListedGpu) {
+  const std::string kernel =
+      R"J({"ph":"X","cat":"cuda_runtime","name":"hipLaunchKernel","pid":1,"tid":1,"ts":1,"dur":2,"args":{"correlation":5}},)J"
+      R"J({"ph":"X","cat":"kernel","name":"k","pid":2,"tid":2,"ts":3,"dur":2,)J"
+      R"J("args":{"device":2,"stream":0,"correlation":5}})J";
+  Trace t = ImportEvents(
+      kernel,
+      R"J("deviceProperties":[{"id":0,"name":"AMD Instinct MI300X","numSms":304,"warpSize":64}])J");
+  ASSERT_EQ(t.header().devices_size(), 2);
+  EXPECT_EQ(t.header().devices(1).id(), 2);
+  EXPECT_EQ(t.header().devices(1).name(), "AMD Instinct MI300X");
+  EXPECT_EQ(t.header().devices(1).sm_count(), 304);
+  EXPECT_EQ(t.GetCounter(TraceCounter::device_numbered_apart), 1);
+  Trace two = ImportEvents(
+      kernel,
+      R"J("deviceProperties":[{"id":0,"name":"AMD Instinct MI300X"},{"id":1,"name":"AMD Instinct MI300X"}])J");
+  ASSERT_EQ(two.header().devices_size(), 3);
+  EXPECT_EQ(two.header().devices(2).name(), "");
+  EXPECT_EQ(two.GetCounter(TraceCounter::device_numbered_apart), 0);
+}
+
 TEST(ImportEvents, SyncKindsTakeTheBlockedThread) {
   Trace t = ImportEvents(
       R"J({"ph":"X","cat":"cuda_runtime","name":"cudaStreamSynchronize","pid":3,"tid":4,"ts":10,"dur":5,"args":{"correlation":20}},)J"

@@ -52,6 +52,21 @@ TEST(FactsRealTest, PrecisionFromHipBlasLtAndCutlassNames) {
   EXPECT_EQ(cutlass->model.facts.precision.compute, "fp16");
 }
 
+// TraceLens' MI300X traces list their GPU as device 0 and record its work on
+// device 2 (roctracer's machine index): the run's GPU is that one, so the
+// scripts that need its peaks run (they refused: "device 2 has no name").
+TEST(FactsRealTest, AnAmdTracesWorkIsOnItsOnlyListedGpu) {
+  REVERIE_REQUIRE_GRAPH(g,
+                        "AMD-AGI__TraceLens/tests/traces/mi300/"
+                        "Falconsai_nsfw_image_detection__1016002.json.gz");
+  EXPECT_EQ(g->model.facts.gpu.name, "AMD Instinct MI300X VF");
+  EXPECT_EQ(g->trace.GetCounter(TraceCounter::device_numbered_apart), 1);
+  const Prediction p =
+      Predict(*g, {"retarget_gpu.lua"}, {{"to", "H100-SXM"}, {"cross_vendor", "true"}});
+  ASSERT_TRUE(p.status.ok()) << p.status;
+  EXPECT_GT(p.speedup(), 0.0);
+}
+
 // TraceLens' B200 vLLM trace is tensor-parallel inference on 8 ranks: its
 // all-reduces carry activations, so it is not data parallel and ddp.lua,
 // which re-times gradient all-reduces for more replicas, refuses it. The
