@@ -118,10 +118,14 @@ void PrintCombined(const whatif::Advice& a) {
       std::printf("  %s: %s\n", what.c_str(), c.note.c_str());
       continue;
     }
-    std::printf("  %s\n      step %s ms (%s), speedup %.3fx, throughput %.3fx (%.3fx if they "
-                "did not interact)\n",
-                what.c_str(), Ms(r.predicted.mean_ns).c_str(), Band(r.predicted).c_str(), r.speedup,
-                r.throughput_speedup, c.product);
+    // One step has no band (min-max) to show.
+    const std::string band = Band(r.predicted);
+    std::printf(
+        "  %s\n      step %s ms%s, speedup %.3fx, throughput %.3fx (%.3fx if they "
+        "did not interact)\n",
+        what.c_str(), Ms(r.predicted.mean_ns).c_str(),
+        band.empty() ? "" : absl::StrCat(" (", band, ")").c_str(), r.speedup, r.throughput_speedup,
+        c.product);
     if (!c.note.empty()) std::printf("      %s\n", c.note.c_str());
   }
 }
