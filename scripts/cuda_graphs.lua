@@ -140,11 +140,7 @@ local n = math.max(1, #firsts)
 reverie.log(string.format("per step: %.0f runtime calls captured; %.1f us of op time and %.1f us " ..
                           "of framework time removed; one cudaGraphLaunch of %.1f us",
                           #captured / n, op_ns / n / 1e3, framework_ns / n / 1e3, launch_ns / 1e3))
-if one_time_ns > 0 then
-  reverie.log(string.format("kept: %.1f us of one-time launch cost (launches over %d typical ones: " ..
-                            "module loading, which a capture pays too)", one_time_ns / 1e3,
-                            C.ONE_TIME_LAUNCHES))
-end
+C.log_one_time(one_time_ns, "a capture")
 if not unmanaged:empty() then
   reverie.log(string.format("kept: %.1f memory-management or module-loading calls per step (%.1f us: " ..
                             "cudaMalloc/cudaFree and the like, which a replay does not remove and " ..

@@ -240,8 +240,4 @@ reverie.log(string.format("%s%s, %s -> fused: per step %.0f kernels (%.1f us) be
                           P.param_groups, fused_ns / n / 1e3, how, python_ns / n / 1e3,
                           by_class and "" or "; no Optimizer.step# annotation: every update-phase " ..
                             "kernel (zero_grad's too) taken as the optimizer's"))
-if one_time_ns > 0 then
-  reverie.log(string.format("kept: %.1f us of one-time launch cost (launches over %d typical ones: " ..
-                            "module loading, which the fused kernel pays too)", one_time_ns / 1e3,
-                            C.ONE_TIME_LAUNCHES))
-end
+C.log_one_time(one_time_ns, "the fused kernel")

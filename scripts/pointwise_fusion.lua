@@ -106,8 +106,4 @@ reverie.log(string.format("per step: %.1f runs of pointwise kernels (%.1f kernel
                                                                framework_ns / n / 1e3) or "",
                           compiled.used and "; the trace is already compiled: only the eager " ..
                             "runs inductor left are fused" or ""))
-if one_time_ns > 0 then
-  reverie.log(string.format("kept: %.1f us of one-time launch cost (launches over %d typical ones: " ..
-                            "module loading, which the fused kernel pays too)", one_time_ns / 1e3,
-                            C.ONE_TIME_LAUNCHES))
-end
+C.log_one_time(one_time_ns, "the fused kernel")

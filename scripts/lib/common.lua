@@ -151,6 +151,14 @@ function C.one_time_ns(graph, launch)
   return launch.duration_ns - typical
 end
 
+-- Logs the one-time launch cost a script kept (nothing when none); `payer`
+-- says what pays it in the prediction ("the fused kernel", "a capture").
+function C.log_one_time(ns, payer)
+  if ns <= 0 then return end
+  reverie.log(string.format("kept: %.1f us of one-time launch cost (launches over %d typical ones: " ..
+                            "module loading, which %s pays too)", ns / 1e3, C.ONE_TIME_LAUNCHES, payer))
+end
+
 -- Removes the kernels of selection `old` and their launch calls, keeping
 -- each launch's one-time cost (C.one_time_ns) as the call's whole time,
 -- renamed to say so. Returns how many were kept and their ns.
