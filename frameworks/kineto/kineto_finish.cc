@@ -198,21 +198,18 @@ void KinetoTraceBuilder::BuildDevices() {
     used.insert(g.device());
     if (known.insert(g.device()).second) extra.push_back(g.device());
   }
-  auto ran_on = [&](int32_t id) { return used.contains(id); };
   std::sort(extra.begin(), extra.end());
   // A process that saw one GPU lists one in deviceProperties, numbered as
   // the process saw it (HIP's ordinal 0), while roctracer numbers its work
   // by the GPU's index in the machine (TraceLens' MI300X traces: kernels on
   // device 2). Work on one other id then ran on that GPU: the device takes
   // its properties (its own id kept), and a counter says so.
-  const proto::Device* only = h.devices_size() == 1 && extra.size() == 1 &&
-                                      !h.devices(0).name().empty() && !ran_on(h.devices(0).id())
-                                  ? &h.devices(0)
-                                  : nullptr;
-  const proto::Device listed = only != nullptr ? *only : proto::Device();
+  const bool one_listed = h.devices_size() == 1 && extra.size() == 1 &&
+                          !h.devices(0).name().empty() && !used.contains(h.devices(0).id());
+  const proto::Device listed = one_listed ? h.devices(0) : proto::Device();
   for (int32_t id : extra) {
     proto::Device* d = h.add_devices();
-    if (only != nullptr) {
+    if (one_listed) {
       *d = listed;
       trace_.AddCounter(TraceCounter::device_numbered_apart);
     }
