@@ -180,7 +180,11 @@ void DetectOptimizer(const Trace& trace, const Graph& g, const CountedSteps& ste
     if (!f->name.empty()) f->name += " + ";
     f->name += c;
   }
-  bool fused = false, foreach_kernels = false;
+  // apex's and DeepSpeed's fused optimizers say so in their class name
+  // (FusedAdam, FusedLAMB, FusedSGD), whatever their kernels are called.
+  bool fused = std::any_of(classes.begin(), classes.end(),
+                           [](std::string_view c) { return c.starts_with("Fused"); });
+  bool foreach_kernels = false;
   int64_t kernels = 0, gpu_ns = 0, zero_kernels = 0;
   for (uint32_t i = 0; i < g.task_count(); ++i) {
     const TaskId t(i);
