@@ -21,25 +21,28 @@
 namespace reverie::depgraph {
 namespace {
 
-// Case-insensitive (kernel names mix cases); `needle` is lower case.
-bool Contains(std::string_view s, std::string_view needle) {
+std::string Lower(std::string_view s) {
   std::string lower(s);
   for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return lower.find(needle) != std::string::npos;
+  return lower;
 }
+bool Has(std::string_view s, std::string_view needle) {
+  return s.find(needle) != std::string_view::npos;
+}
+// Case-insensitive (kernel names mix cases); `needle` is lower case.
+bool Contains(std::string_view s, std::string_view needle) { return Has(Lower(s), needle); }
 // A multi-tensor kernel whose functor is a whole optimizer update (apex's
 // and DeepSpeed's FusedAdam: "multi_tensor_apply_kernel<TensorListMetadata<4>,
 // AdamFunctor<float>, ...>"; apex's SGDFunctor, LAMB and NovoGrad stages) is
 // a fused optimizer; torch's foreach ops run one arithmetic functor per
 // kernel (BinaryOpListAlphaFunctor, PointwiseOpScalarFunctor, ...).
-bool FusedUpdateFunctor(std::string_view name) {
-  if (!Contains(name, "multi_tensor_apply")) return false;
+// `lower`: the kernel's name in lower case, a multi_tensor_apply kernel.
+bool FusedUpdateFunctor(std::string_view lower) {
   for (const char* f : {"adamfunctor", "sgdfunctor", "lamb", "novograd", "adagradfunctor"}) {
-    if (Contains(name, f)) return true;
+    if (Has(lower, f)) return true;
   }
   return false;
 }
-bool Has(std::string_view s, std::string_view needle) { return s.find(needle) != std::string_view::npos; }
 
 // The spans of the counted steps (measured), to place ranges and calls.
 struct CountedSteps {
@@ -189,18 +192,19 @@ void DetectOptimizer(const Trace& trace, const Graph& g, const CountedSteps& ste
   for (uint32_t i = 0; i < g.task_count(); ++i) {
     const TaskId t(i);
     if (g.removed(t) || !IsGpuKind(g.kind(t)) || !steps.Counted(g.step_of(t))) continue;
-    const std::string_view name = g.name(t);
     const bool by_name = NameClass(g, t) == KernelClass::kOptimizer;  // cached per name
     if (g.in_optimizer_step(t) || by_name) {
       ++kernels;
       gpu_ns += g.duration_ns(t);
-      fused |= by_name && (Contains(name, "fused") || Contains(name, "multi_tensor_adam") ||
-                           Contains(name, "multi_tensor_sgd") ||
-                           Contains(name, "multi_tensor_lamb") || FusedUpdateFunctor(name));
-      foreach_kernels |= Contains(name, "multi_tensor_apply");
+      const std::string name = Lower(g.name(t));  // once: every test below is on it
+      const bool multi_tensor = Has(name, "multi_tensor_apply");
+      fused |= by_name && (Has(name, "fused") || Has(name, "multi_tensor_adam") ||
+                           Has(name, "multi_tensor_sgd") || Has(name, "multi_tensor_lamb") ||
+                           (multi_tensor && FusedUpdateFunctor(name)));
+      foreach_kernels |= multi_tensor;
       if (f->name.empty() && by_name) {
         for (const char* o : {"adamw", "adam", "sgd", "lamb", "adagrad", "rmsprop"}) {
-          if (Contains(name, o)) {
+          if (Has(name, o)) {
             f->name = o == std::string_view("adamw") ? "AdamW"
                       : o == std::string_view("adam") ? "Adam"
                       : o == std::string_view("sgd")  ? "SGD"

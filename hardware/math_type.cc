@@ -18,6 +18,35 @@ bool HasAny(std::string_view lower, std::initializer_list<std::string_view> word
   return false;
 }
 
+// rocBLAS / hipBLASLt (Tensile) names carry the data type as the word after
+// the operands' index orders: "Cijk_Ailk_Bljk_BBS_BH_..." (bf16 in and out,
+// fp32 compute), "..._B_BS_BH_..." (hipBLASLt: bf16), "..._HHS_..." (fp16),
+// "..._SB_..." (fp32, batched), "..._F8..." (fp8). Its first letter is the
+// input type.
+std::optional<Math> TensileMath(std::string_view name) {
+  if (!name.starts_with("Cijk_")) return std::nullopt;
+  size_t at = 0;
+  for (int i = 0; i < 3; ++i) {
+    at = name.find('_', at);
+    if (at == std::string_view::npos) return std::nullopt;
+    ++at;
+  }
+  const std::string_view type = name.substr(at, name.find('_', at) - at);
+  if (type.starts_with("F8") || type.starts_with("B8")) return Math::kFp8;
+  switch (type.empty() ? '\0' : type.front()) {
+    case 'S':
+      return Math::kFp32;
+    case 'D':
+      return Math::kFp64;
+    case 'H':
+      return Math::kFp16;
+    case 'B':
+      return Math::kBf16;
+    default:
+      return std::nullopt;
+  }
+}
+
 }  // namespace
 
 std::string_view MathName(Math m) { return kNames[static_cast<int>(m)]; }
@@ -62,39 +91,6 @@ std::optional<Math> MathOfType(std::string_view t) {
   if (t.starts_with("c10::Float8")) return Math::kFp8;
   return std::nullopt;
 }
-
-namespace {
-
-// rocBLAS / hipBLASLt (Tensile) names carry the data type as the word after
-// the operands' index orders: "Cijk_Ailk_Bljk_BBS_BH_..." (bf16 in and out,
-// fp32 compute), "..._B_BS_BH_..." (hipBLASLt: bf16), "..._HHS_..." (fp16),
-// "..._SB_..." (fp32, batched), "..._F8..." (fp8). Its first letter is the
-// input type.
-std::optional<Math> TensileMath(std::string_view name) {
-  if (!name.starts_with("Cijk_")) return std::nullopt;
-  size_t at = 0;
-  for (int i = 0; i < 3; ++i) {
-    at = name.find('_', at);
-    if (at == std::string_view::npos) return std::nullopt;
-    ++at;
-  }
-  const std::string_view type = name.substr(at, name.find('_', at) - at);
-  if (type.starts_with("F8") || type.starts_with("B8")) return Math::kFp8;
-  switch (type.empty() ? '\0' : type.front()) {
-    case 'S':
-      return Math::kFp32;
-    case 'D':
-      return Math::kFp64;
-    case 'H':
-      return Math::kFp16;
-    case 'B':
-      return Math::kBf16;
-    default:
-      return std::nullopt;
-  }
-}
-
-}  // namespace
 
 std::optional<Math> MathOfKernelName(std::string_view name) {
   const std::string n = text::Lower(name);

@@ -193,9 +193,10 @@ void KinetoTraceBuilder::BuildDevices() {
   }
   // GPUs that ran work but are missing from deviceProperties.
   std::vector<int32_t> extra;
-  absl::flat_hash_set<int32_t> used;
+  const int32_t only_id = h.devices_size() == 1 ? h.devices(0).id() : -1;
+  bool only_ran = false;  // whether the one listed GPU ran work under its own id
   for (const proto::GpuActivity& g : trace_.events().gpu_activities()) {
-    used.insert(g.device());
+    only_ran |= g.device() == only_id;  // read only when one GPU is listed
     if (known.insert(g.device()).second) extra.push_back(g.device());
   }
   std::sort(extra.begin(), extra.end());
@@ -204,8 +205,8 @@ void KinetoTraceBuilder::BuildDevices() {
   // by the GPU's index in the machine (TraceLens' MI300X traces: kernels on
   // device 2). Work on one other id then ran on that GPU: the device takes
   // its properties (its own id kept), and a counter says so.
-  const bool one_listed = h.devices_size() == 1 && extra.size() == 1 &&
-                          !h.devices(0).name().empty() && !used.contains(h.devices(0).id());
+  const bool one_listed =
+      h.devices_size() == 1 && extra.size() == 1 && !h.devices(0).name().empty() && !only_ran;
   const proto::Device listed = one_listed ? h.devices(0) : proto::Device();
   for (int32_t id : extra) {
     proto::Device* d = h.add_devices();

@@ -161,7 +161,7 @@ end
 
 -- Removes the kernels of selection `old` and their launch calls, keeping
 -- each launch's one-time cost (C.one_time_ns) as the call's whole time,
--- renamed to say so. Returns how many were kept and their ns.
+-- renamed to say so. Returns the ns kept.
 function C.remove_kernels(graph, old)
   local kept, kept_ns = {}, 0
   for l in old:launches():tasks() do
@@ -174,7 +174,7 @@ function C.remove_kernels(graph, old)
     end
   end
   graph:remove(old | (old:launches() - graph:from_tasks(kept)))
-  return #kept, kept_ns
+  return kept_ns
 end
 
 -- The cost model of the trace's GPU (graph:cost_model), or a one-line

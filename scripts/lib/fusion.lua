@@ -62,8 +62,7 @@ end
 -- Returns the one-time launch cost kept (ns; C.remove_kernels).
 function F.remove_pending(graph, pending)
   if #pending == 0 then return 0 end
-  local _, kept_ns = C.remove_kernels(graph, graph:from_tasks(pending))
-  return kept_ns
+  return C.remove_kernels(graph, graph:from_tasks(pending))
 end
 
 return F
