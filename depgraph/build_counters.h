@@ -38,6 +38,7 @@ namespace reverie::depgraph {
   F(inferred_blocking_copy, kInfo, "blocking copies whose wait for earlier GPU work was inferred") \
   F(inferred_blocking_copy_wait, kInfo, "blocking copies that waited for earlier work")            \
   F(inferred_blocking_copy_wait_ns, kInfo, "time blocking copies waited for earlier work, ns")     \
+  F(blocking_copy_return, kInfo, "CPU work after a blocking copy's call tied to the copy's end")   \
   F(inferred_inter_thread, kInfo, "waits of one thread for another, inferred from gaps")           \
   F(inferred_inter_thread_wait_ns, kInfo, "time of those waits, ns")                               \
   F(inter_thread_gap_busy, kInfo, "gaps between a thread's calls that are CPU work, not a wait")   \

@@ -469,6 +469,7 @@ absl::StatusOr<Graph> BuildGraph(const Trace& trace, const BuildOptions& opts,
   }
   internal::AddSteps(ctx);
   internal::SplitCpuTime(ctx);
+  internal::RouteBlockingCopies(ctx);
   internal::AnchorRoots(ctx);
   internal::FinishLaunchDelays(ctx);
   internal::Annotate(ctx);

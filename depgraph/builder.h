@@ -49,7 +49,9 @@
 //   edge copy -> call would be a cycle: the call keeps only its own part up
 //   to the copy's start (a few us of issue, or the staging time on an idle
 //   stream), and the copy is routed to the next call on its thread
-//   (inferred_blocking_copy), with the measured hand-off as delay.
+//   (inferred_blocking_copy), with the measured hand-off as delay, and to
+//   the CPU work between them (the rest of the op that copied, a step's
+//   end: blocking_copy_return), which runs after the call returned.
 // - Event edges (GPU -> GPU across streams) from STREAM_WAIT_EVENT records,
 //   else inferred from cudaStreamWaitEvent calls. An op still left idle
 //   long before its start by nothing recorded waited for another stream:

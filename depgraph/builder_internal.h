@@ -135,6 +135,10 @@ struct Context {
   // blocking copy, whose part after the copy started is the copy itself (an
   // edge from the copy to the next call on the thread carries it).
   std::vector<int64_t> own_end;
+  // (call, op) of each blocking copy routed past its call (builder_sync.cc):
+  // RouteBlockingCopies ties the copy to the task that follows the call once
+  // the thread's ops are in place.
+  std::vector<std::pair<uint32_t, uint32_t>> blocking_copies;
 };
 
 void BuildCpuTasks(Context& ctx);
@@ -158,6 +162,10 @@ void AddLaunchQueueWaits(Context& ctx);
 void AddInterThreadEdges(Context& ctx);
 void AddSteps(Context& ctx);
 void SplitCpuTime(Context& ctx);
+// After SplitCpuTime: a blocking copy's call returns after the copy, so the
+// CPU work that follows the call on its thread (an op's rest, a step's end)
+// waits for the copy too, not only the thread's next call (builder_sync.cc).
+void RouteBlockingCopies(Context& ctx);
 void Annotate(Context& ctx);
 // The trace's memory events, with the layer and phase of their ops
 // (builder_memory.cc).

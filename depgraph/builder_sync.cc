@@ -337,6 +337,7 @@ class SyncPass {
                        handoff, -std::numeric_limits<int32_t>::max(),
                        std::numeric_limits<int32_t>::max())));
     ctx_.stats.Add(BuildCounter::inferred_blocking_copy);
+    ctx_.blocking_copies.emplace_back(c, o);
   }
 
   // A call that blocked keeps only its own residual as duration: its
@@ -365,6 +366,23 @@ class SyncPass {
 }  // namespace
 
 void AddSyncEdges(Context& ctx) { SyncPass(ctx).Run(); }
+
+void RouteBlockingCopies(Context& ctx) {
+  for (const auto& [c, o] : ctx.blocking_copies) {
+    const TaskId next = ctx.g.next_on_resource(ctx.calls[c].task);
+    const uint32_t next_call = ctx.NextOnThread(c);
+    // The next call already waits for the copy (MaybeBlockingCopy).
+    if (!next.valid() || next_call == kNone || next == ctx.calls[next_call].task) continue;
+    const int64_t measured = ctx.g.measured_start_ns(next);
+    if (measured == kNotMeasured) continue;
+    const GpuOp& op = ctx.ops[o];
+    ctx.g.AddEdge(op.task, next, EdgeKind::kSync,
+                  static_cast<int32_t>(std::clamp<int64_t>(measured - op.end,
+                                                           -std::numeric_limits<int32_t>::max(),
+                                                           std::numeric_limits<int32_t>::max())));
+    ctx.stats.Add(BuildCounter::blocking_copy_return);
+  }
+}
 
 bool InferWaitFromCall(Context& ctx, uint32_t o, int64_t after) {
   const GpuOp& op = ctx.ops[o];

@@ -330,6 +330,32 @@ TEST(BuilderTest, BlockingMemcpyWaitIsRoutedToTheNextCallWithoutACycle) {
   EXPECT_EQ(r->start_ns[next.value()], 20 + 1000 + 20);
 }
 
+// The CPU work between a blocking copy's call and the thread's next call
+// (the rest of the op that copied, the step's end) runs after the call
+// returned, so it waits for the copy too: the step ends as measured, and
+// later when the copy takes longer.
+TEST(BuilderTest, WorkAfterABlockingCopysCallWaitsForTheCopy) {
+  T t;
+  t.Step(1, 1, 0, 705);
+  t.Op(1, 5, 700, "aten::copy_");
+  t.Api("cudaMemcpy", 1, 10, 500, 1);
+  t.Api("cudaLaunchKernel", 1, 710, 720, 2);
+  t.Gpu("Memcpy DtoH (Device -> Pageable)", 7, 20, 490, 1, proto::GpuActivity::MEMCPY);
+  t.Gpu("k", 7, 730, 760, 2);
+  BuildStats stats;
+  Graph g = t.Build(&stats);
+  EXPECT_EQ(stats.Get(BuildCounter::inferred_blocking_copy), 1);
+  EXPECT_EQ(stats.Get(BuildCounter::blocking_copy_return), 1);
+  ExpectFaithful(g);
+  absl::StatusOr<SimResult> base = Simulate(g);
+  ASSERT_TRUE(base.ok());
+  const TaskId copy = Find(g, "Memcpy DtoH (Device -> Pageable)");
+  g.set_duration_ns(copy, 1000);  // 530 ns longer
+  absl::StatusOr<SimResult> r = Simulate(g);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->steps[0].end_ns, base->steps[0].end_ns + 530);
+}
+
 TEST(BuilderTest, BlockingHtoDCopyWaitsForEarlierStreamWorkThroughAnEdge) {
   T t;
   t.Api("cudaLaunchKernel", 1, 0, 10, 1);

@@ -68,7 +68,7 @@ for t in copies:tasks() do
   if pageable and (d2h or P.pin_memory) then
     local seen = {}
     for _, c in ipairs(t:children("sync")) do
-      if c.kind == "cpu_api" and not seen[c.id] then
+      if (c.kind == "cpu_api" or c.kind == "cpu_work") and not seen[c.id] then
         seen[c.id] = true
         graph:remove_edge(t, c)
         if c.name:find("Synchronize") and #c:parents("sync") == 0 then doomed[#doomed + 1] = c end
