@@ -62,12 +62,13 @@ Graph::Graph() {
 void Graph::ResizeAllocations(std::span<const std::pair<uint32_t, int64_t>> sizes) {
   std::vector<int64_t> to(memory_.size(), 0);
   for (const auto& [i, bytes] : sizes) {
-    REVERIE_CHECK(i < memory_.size() && memory_[i].bytes > 0 && bytes > 0);
+    REVERIE_CHECK(i < memory_.size() && bytes > 0 &&
+                  (memory_[i].bytes > 0 || (memory_[i].bytes < 0 && memory_[i].alloc == 0)));
     to[i] = bytes;
   }
   for (size_t i = 0; i < memory_.size(); ++i) {
     MemoryEvent& m = memory_[i];
-    if (to[i] > 0) m.bytes = to[i];
+    if (to[i] > 0) m.bytes = m.bytes > 0 ? to[i] : -to[i];
     if (m.alloc != 0 && to[m.alloc - 1] > 0) m.bytes = -to[m.alloc - 1];
   }
 }

@@ -347,8 +347,9 @@ class Graph {
   std::span<const MemoryEvent> memory_events() const { return memory_; }
   // Gives each allocation named (index into memory_events(), new size > 0)
   // its new size; the frees of it follow, so a free still returns what its
-  // allocation took. What a script's change makes larger or smaller (a
-  // batch's activations, transforms/memory_scale.h).
+  // allocation took. A free tied to no allocation (alloc == 0) may be named
+  // too and returns the new size. What a script's change makes larger or
+  // smaller (a batch's activations, transforms/memory_scale.h).
   void ResizeAllocations(std::span<const std::pair<uint32_t, int64_t>> sizes);
   // Ties event `index` to `anchor` (live), `offset_ns` (>= 0) after its
   // simulated start: where a script's change makes a tensor go or come.

@@ -315,7 +315,7 @@ int GraphBatchFrees(lua_State* L) {
 }
 
 // graph:scale_batch_memory(factor [, {gpu = KEY}]) -> {scaled, kept,
-// batch_sizes, bytes_before, bytes_after}: the GPU allocations of the
+// batch_sizes, bytes_before, bytes_after, frees_by_size}: the GPU allocations of the
 // batch's tensors x factor (transforms/memory_scale.h).
 int GraphScaleBatchMemory(lua_State* L) {
   if (lua_type(L, 2) != LUA_TNUMBER) {
@@ -328,8 +328,9 @@ int GraphScaleBatchMemory(lua_State* L) {
   depgraph::Graph& g = MutableGraphOrRaise(L);
   ChargeWork(L, static_cast<int64_t>(g.task_count() + g.memory_events().size()));
   const transforms::MemoryScaleStats st = transforms::ScaleBatchMemory(g, m, factor);
-  lua_createtable(L, 0, 5);
+  lua_createtable(L, 0, 6);
   SetIntField(L, "scaled", st.scaled);
+  SetIntField(L, "frees_by_size", st.frees_by_size);
   SetIntField(L, "kept", st.kept);
   SetIntField(L, "batch_sizes", st.batch_sizes);
   SetIntField(L, "bytes_before", st.bytes_before);

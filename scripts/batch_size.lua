@@ -186,8 +186,10 @@ end
 local mem = graph:scale_batch_memory(P.factor, {gpu = gpu_key})
 if mem.scaled + mem.kept > 0 then
   reverie.log(string.format("memory: %d GPU allocations of batch tensors %.2f -> %.2f MiB, %d kept " ..
-                            "(%d batch-tensor sizes recorded)", mem.scaled, mem.bytes_before / 2^20,
-                            mem.bytes_after / 2^20, mem.kept, mem.batch_sizes))
+                            "(%d batch-tensor sizes recorded)%s", mem.scaled, mem.bytes_before / 2^20,
+                            mem.bytes_after / 2^20, mem.kept, mem.batch_sizes,
+                            mem.frees_by_size > 0 and string.format("; %d frees the trace does not tie " ..
+                              "to their allocation (no addresses) paired by size", mem.frees_by_size) or ""))
 end
 -- Each step now does `factor` times the samples: the prediction reads as
 -- throughput too (a longer step can be a faster run).

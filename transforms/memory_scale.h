@@ -17,7 +17,10 @@
 // "will it fit?" answer can afford. Ignored: allocations the allocator
 // served from a larger cached block (their recorded size is the block's),
 // and tensors whose sizes no op recorded (the trace has no shapes: nothing
-// is scaled, and the stats say so).
+// is scaled, and the stats say so). A free follows its allocation when the
+// trace ties them (by address); without addresses (Kineto's 2021 schema) a
+// free of a resized block size returns the earliest resized allocation of
+// that size not yet returned on its device (frees_by_size).
 #ifndef REVERIE_TRANSFORMS_MEMORY_SCALE_H_
 #define REVERIE_TRANSFORMS_MEMORY_SCALE_H_
 
@@ -37,6 +40,9 @@ struct MemoryScaleStats {
   int64_t batch_sizes = 0;    // distinct batch-tensor sizes the ops recorded
   int64_t bytes_before = 0;   // of the resized allocations
   int64_t bytes_after = 0;
+  // Frees no address tied to an allocation, resized with the earliest
+  // resized allocation of their size still outstanding on their device.
+  int64_t frees_by_size = 0;
 };
 
 // Scales the batch tensors' allocations of `g` by `factor` (> 0).
