@@ -56,18 +56,9 @@ for _, step in ipairs(C.steps(graph)) do
         for _, k in ipairs(cur) do before = before + k.duration_ns end
         if P.remove_framework then
           -- Framework tasks between the first and last launch of the run.
-          local a, b = cur[1]:launcher(), cur[#cur]:launcher()
-          if a and b and a.resource == b.resource then
-            local t = a:next()
-            local doomed = {}
-            while t and t ~= b do
-              if t.kind == "cpu_work" and t.op == nil then doomed[#doomed + 1] = t end
-              t = t:next()
-            end
-            for _, d in ipairs(doomed) do
-              framework_ns = framework_ns + d.duration_ns
-              doomed_framework[#doomed_framework + 1] = d
-            end
+          for _, d in ipairs(C.framework_between(cur[1]:launcher(), cur[#cur]:launcher())) do
+            framework_ns = framework_ns + d.duration_ns
+            doomed_framework[#doomed_framework + 1] = d
           end
         end
         local f = F.fuse(graph, cur, {name = string.format("triton_poi_fused_%d (%s)", #cur, phase),

@@ -180,6 +180,26 @@ end
 -- The cost model of the trace's GPU (graph:cost_model), or a one-line
 -- refusal when the trace does not say which GPU it ran on and `gpu_key`
 -- does not either: the model's figures come from the GPU table.
+-- The framework time (cpu_work outside any op) between two launch calls
+-- of one thread, `a` before `b`: a list of tasks, empty when one call is
+-- both, they are on two threads, or `b` came first. Walks no further than
+-- `b`'s measured start (tasks a script inserted have none), and a walk that
+-- misses `b` finds nothing.
+function C.framework_between(a, b)
+  if not a or not b or a == b or a.resource ~= b.resource then return {} end
+  local a_ns, b_ns = a.measured_start_ns, b.measured_start_ns
+  if a_ns and b_ns and a_ns >= b_ns then return {} end
+  local out, t = {}, a:next()
+  while t and t ~= b do
+    local t_ns = t.measured_start_ns
+    if b_ns and t_ns and t_ns > b_ns then break end
+    if t.kind == "cpu_work" and t.op == nil then out[#out + 1] = t end
+    t = t:next()
+  end
+  if t ~= b then return {} end
+  return out
+end
+
 function C.cost_model(graph, gpu_key)
   local ok, model = pcall(graph.cost_model, graph, {gpu = gpu_key})
   if not ok then reverie.refuse(tostring(model)) end
