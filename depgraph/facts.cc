@@ -17,6 +17,7 @@
 
 #include "depgraph/kernel_class.h"
 #include "hardware/math_type.h"
+#include "hardware/op_work.h"
 
 namespace reverie::depgraph {
 namespace {
@@ -94,10 +95,25 @@ void DetectGpu(const Trace& trace, const Graph& g, GpuFact* f) {
   }
 }
 
+// The element type of the op that launched GPU task `t`: the nearest op
+// around its launch call whose inputs record a floating-point tensor.
+std::optional<hardware::Math> LaunchingOpMath(const Graph& g, TaskId t) {
+  const EdgeId e = g.launch_edge_in(t);
+  if (!e.valid()) return std::nullopt;
+  for (OpId o = g.op_of(g.edge(e).src); o.valid(); o = g.op(o).parent) {
+    if (const hardware::OpArgs* in = g.op_inputs(o)) {
+      if (std::optional<hardware::Math> m = hardware::InputMath(*in)) return m;
+    }
+  }
+  return std::nullopt;
+}
+
 void DetectPrecision(const Graph& g, const CountedSteps& steps, PrecisionFact* f) {
   std::map<std::string, int64_t> compute, pointwise;
-  // Per interned name: a step launches the same few kernels many times.
+  // Per interned name, for kernels whose op recorded no type: a step
+  // launches the same few kernels many times.
   std::vector<std::string_view> type_of_name(g.name_count());
+  int64_t by_op_ns = 0;  // compute time whose type the launching op recorded
   for (uint32_t i = 0; i < g.task_count(); ++i) {
     const TaskId t(i);
     if (g.removed(t) || g.kind(t) != TaskKind::kKernel || !steps.Counted(g.step_of(t))) continue;
@@ -106,10 +122,18 @@ void DetectPrecision(const Graph& g, const CountedSteps& steps, PrecisionFact* f
     const bool light = c == KernelClass::kElementwise || c == KernelClass::kActivation ||
                        c == KernelClass::kNormalization;
     if (!heavy && !light) continue;
-    std::string_view& type_view = type_of_name[g.name_id(t)];
-    if (type_view.empty()) {
-      const std::optional<hardware::Math> m = hardware::MathOfKernelName(g.name(t));
-      type_view = m ? hardware::MathName(*m) : std::string_view("unknown");
+    std::string_view type_view;
+    const std::optional<hardware::Math> op = heavy ? LaunchingOpMath(g, t) : std::nullopt;
+    if (op) {
+      type_view = hardware::MathName(*hardware::MathOfKernel(g.name(t), op));
+      by_op_ns += g.duration_ns(t);
+    } else {
+      std::string_view& named = type_of_name[g.name_id(t)];
+      if (named.empty()) {
+        const std::optional<hardware::Math> m = hardware::MathOfKernelName(g.name(t));
+        named = m ? hardware::MathName(*m) : std::string_view("unknown");
+      }
+      type_view = named;
     }
     const std::string type(type_view);
     (heavy ? compute : pointwise)[type] += g.duration_ns(t);
@@ -146,7 +170,10 @@ void DetectPrecision(const Graph& g, const CountedSteps& steps, PrecisionFact* f
   } else if (!known.empty() && known_ns >= unknown_ns) {
     f->compute = known;
     f->share = share(known_ns);
-    f->origin = {FactSource::kInferred, "the compute kernels' names"};
+    f->origin =
+        2 * by_op_ns >= total
+            ? Origin{FactSource::kRecorded, "the launching ops' input types (tf32 from the names)"}
+            : Origin{FactSource::kInferred, "the compute kernels' names"};
   } else if (!pw.empty()) {
     f->compute = pw;
     f->share = share((known == pw ? known_ns : 0) + unknown_ns);

@@ -36,7 +36,8 @@ struct Origin {
 struct PrecisionFact {
   std::string compute;  // "fp32", "tf32", "fp16", "bf16", "fp8", "fp64" or "unknown"
   double share = 0;     // of the compute kernels' time in `compute`
-  // Time per type over every counted step ("unknown": no cue in the name).
+  // Time per type over every counted step (from the launching op's input
+  // type and the name: hardware::MathOfKernel; "unknown": neither says).
   std::vector<std::pair<std::string, int64_t>> by_type_ns;
   Origin origin;
   bool half_or_lower() const { return compute == "fp16" || compute == "bf16" || compute == "fp8"; }

@@ -125,4 +125,12 @@ bool UsesMatrixUnits(std::string_view kernel_name, Math math) {
   return math == Math::kFp16 || math == Math::kBf16;
 }
 
+std::optional<Math> MathOfKernel(std::string_view name, std::optional<Math> op) {
+  const std::optional<Math> named = MathOfKernelName(name);
+  if (!named) return op;
+  const auto half = [](std::optional<Math> m) { return m == Math::kFp16 || m == Math::kBf16; };
+  if (half(named) && half(op)) return op;
+  return named;
+}
+
 }  // namespace reverie::hardware

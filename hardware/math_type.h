@@ -36,6 +36,13 @@ std::optional<Math> MathOfType(std::string_view torch_type);
 // fp32 (sgemm, simt, scudnn, f32f32, ATen's "<float"). The one reader of
 // kernel names for precision: the trace facts and the cost model use it.
 std::optional<Math> MathOfKernelName(std::string_view name);
+// The math a kernel ran, from its name and its op's recorded input type
+// (`op`, nullopt when none was recorded): the name's reading, except that a
+// name that says nothing takes the op's, and a 16-bit name takes the op's
+// 16-bit type (cuDNN's generated kernels write f16 for bf16 too: GPT-2's
+// bf16 SDPA runs "..._flash_fprop_wgmma_f16_..."). What the trace facts and
+// the cost model read.
+std::optional<Math> MathOfKernel(std::string_view name, std::optional<Math> op);
 
 // Whether a GEMM / convolution / attention kernel runs on tensor (matrix)
 // cores: its name says so (tensorop, xmma, gmma, hmma, mma, wmma, nvjet,

@@ -42,15 +42,6 @@ double ArgBytes(const OpArg& a) {
 
 double ArgFp32Bytes(const OpArg& a) { return a.type == "float" ? ArgBytes(a) : 0; }
 
-// The math of the op: the first floating-point tensor input's type.
-std::optional<Math> InputMath(const OpArgs& args) {
-  for (const OpArg& a : args) {
-    if (a.shapes.empty()) continue;
-    if (std::optional<Math> m = MathOfType(a.type)) return m;
-  }
-  return std::nullopt;
-}
-
 int32_t FirstElementBytes(const OpArgs& args) {
   for (const OpArg& a : args) {
     if (!a.shapes.empty() && ElementBytes(a.type) > 0 && MathOfType(a.type)) return ElementBytes(a.type);
@@ -361,6 +352,14 @@ OpArgs WithListTypes(const OpArgs& recorded, std::string_view list_type) {
 }
 
 }  // namespace
+
+std::optional<Math> InputMath(const OpArgs& args) {
+  for (const OpArg& a : args) {
+    if (a.shapes.empty()) continue;
+    if (std::optional<Math> m = MathOfType(a.type)) return m;
+  }
+  return std::nullopt;
+}
 
 OpWork ScaleWork(const OpWork& w, std::string_view name, const OpArgs& recorded, double factor,
                  const IsParameterFn& is_parameter, std::string_view list_type) {

@@ -74,6 +74,10 @@ struct OpWork {
   std::string why;           // for kNone: "no shapes recorded", ...
 };
 
+// The math of an op: its first floating-point tensor input's type
+// ("c10::BFloat16" -> bf16); nullopt when no such input was recorded.
+std::optional<Math> InputMath(const OpArgs& args);
+
 // The work of op `name` ("aten::addmm") with inputs `args`. The profiler
 // records no element type for a TensorList ("TensorList"): its tensors
 // are taken to be of the op's other tensors' type, else `list_type`.

@@ -252,6 +252,25 @@ TEST(MathTypeTest, ElementTypesAndKernelNames) {
 
 // Names as the shared traces record them: the element type, where a name
 // gives one, decides over the tensor-core shape tag.
+// A kernel's math from its name and its op's recorded input type.
+TEST(MathTypeTest, KernelMathFromTheNameAndTheOp) {
+  // cuDNN writes f16 for both 16-bit types: the op says which.
+  EXPECT_EQ(
+      MathOfKernel("cudnn_generated_fort_native_sdpa_sm90_flash_fprop_wgmma_f16_knob_7_64x128x64",
+                   Math::kBf16),
+      Math::kBf16);
+  // A name without a type (cuBLASLt's nvjet) takes the op's.
+  EXPECT_EQ(MathOfKernel("nvjet_sm90_tst_192x128_64x5_1x2_h_bz_coopB_TNT", Math::kBf16),
+            Math::kBf16);
+  EXPECT_EQ(MathOfKernel("nvjet_sm90_tst_192x128_64x5_1x2_h_bz_coopB_TNT", std::nullopt),
+            std::nullopt);
+  // fp32 data on tensor cores is tf32: the name says what the op cannot.
+  EXPECT_EQ(MathOfKernel("cutlass_80_tensorop_s1688gemm_128x128_32x3_nn_align4", Math::kFp32),
+            Math::kTf32);
+  // A named type the op contradicts otherwise stands.
+  EXPECT_EQ(MathOfKernel("volta_sgemm_128x64_nn", Math::kBf16), Math::kFp32);
+}
+
 TEST(MathTypeTest, KernelNamesOfEachLibrary) {
   // CUTLASS: output type, then the MMA, then the input type.
   EXPECT_EQ(MathOfKernelName("cutlass_80_tensorop_f16_s16816gemm_relu_f16_128x256_32x3_nn_align8"),

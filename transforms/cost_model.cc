@@ -204,8 +204,7 @@ class WorkAttribution {
       w.fp32_bytes = ow.fp32_bytes * w.share;
       w.matrix_alignment = ow.matrix_alignment;
       const TaskId named = p.best_compute.valid() ? p.best_compute : t;
-      const std::optional<hardware::Math> by_name = hardware::MathOfKernelName(g_.name(named));
-      w.math = by_name.value_or(ow.math.value_or(hardware::Math::kFp32));
+      w.math = hardware::MathOfKernel(g_.name(named), ow.math).value_or(hardware::Math::kFp32);
       w.matrix = ow.kind != WorkKind::kMemory && hardware::UsesMatrixUnits(g_.name(named), w.math);
       ++m_.kernels_with_work;
     }
