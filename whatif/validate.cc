@@ -5,8 +5,10 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "base/checked_math.h"
@@ -136,6 +138,27 @@ Validation Validate(const StepProfile& b, const StepProfile& p, const StepProfil
 namespace {
 
 // One line on the two hosts' speeds, or nothing when they are not comparable.
+// The share of `before`'s distinct op names that `after` has too; -1
+// when `before` has no ops.
+double OpNameOverlap(const depgraph::Graph& before, const depgraph::Graph& after) {
+  absl::flat_hash_set<std::string_view> b, a;
+  for (uint32_t i = 0; i < before.op_count(); ++i) b.insert(before.op_name(depgraph::OpId(i)));
+  for (uint32_t i = 0; i < after.op_count(); ++i) a.insert(after.op_name(depgraph::OpId(i)));
+  if (b.empty()) return -1;
+  size_t both = 0;
+  for (std::string_view n : b) both += a.contains(n);
+  return static_cast<double>(both) / static_cast<double>(b.size());
+}
+
+// A pair of two programs validates nothing; say so rather than judge it.
+std::string SameProgramText(const Validation& v) {
+  if (v.op_overlap < 0 || v.op_overlap >= kSameProgramOps) return "";
+  return absl::StrFormat(
+      "warning: only %.0f%% of BEFORE's op names appear in AFTER (the validation corpus' pairs "
+      "keep 90-100%%): is AFTER the same program? (a compile or a fusion also removes ops)\n",
+      v.op_overlap * 100);
+}
+
 std::string HostSpeedText(const Validation& v) {
   if (!v.host.known()) return "";
   const double r = v.host.ratio;
@@ -175,6 +198,7 @@ std::string ValidationText(const Validation& v) {
                                         "predicted step %+.1f%%\n",
                                         v.predicted_effect_pct, v.measured_effect_pct, v.error_pct));
   absl::StrAppend(&out, "verdict: ", v.verdict, "\n");
+  absl::StrAppend(&out, SameProgramText(v));
   absl::StrAppend(&out, HostSpeedText(v));
   if (v.step_names.size() > 1) {
     absl::StrAppend(&out, absl::StrFormat("\n%-24s %12s %12s %12s %8s\n", "step", "baseline_us",
@@ -252,6 +276,7 @@ std::string ValidationJson(const Validation& v, const std::string& before,
     }
     w.EndArray();
   };
+  if (v.op_overlap >= 0) w.Field("op_overlap", v.op_overlap);
   if (v.host.known()) {
     w.Key("host").BeginObject();
     w.Field("launch_time_ratio", v.host.ratio).Field("launch_api", v.host.api);
@@ -351,6 +376,7 @@ absl::StatusOr<Validation> ValidatePrediction(const LoadedTrace& before,
     names.push_back(ag.step_info(static_cast<int32_t>(i)).name);
   }
   Validation v = Validate(base, pred, meas, names, top_kernels);
+  v.op_overlap = OpNameOverlap(bg, ag);
   v.host = depgraph::CompareHostSpeed(bg, ag);
   if (v.host.known() && v.measured.mean_ns > 0) {
     if (const double ns = StepAtAfterHost(before, p, v.host.ratio); ns > 0) {

@@ -90,7 +90,15 @@ struct Validation {
   depgraph::HostSpeed host;
   double at_after_host_us = 0;  // 0: not computed
   double at_after_host_error_pct = 0;
+  // The share of BEFORE's distinct op names (aten::conv2d, ...) that AFTER
+  // ran too; -1 when BEFORE records no ops. The corpus' pairs (AMP, fused
+  // optimizers, batch and GPU changes) keep 90-100%; two models share what
+  // every model runs (ResNet-50's ops in GPT-2: 51%): below kSameProgramOps
+  // the text warns that AFTER may be another program.
+  double op_overlap = -1;
 };
+
+inline constexpr double kSameProgramOps = 0.8;
 
 Validation Validate(const StepProfile& baseline, const StepProfile& predicted,
                     const StepProfile& measured, const std::vector<std::string>& step_names,

@@ -1,5 +1,6 @@
 // `reverie validate`'s host-speed attribution (whatif/validate.h,
-// depgraph/host_speed.h) on the repository's H100 pairs: the same program
+// depgraph/host_speed.h) and same-program check on the repository's H100
+// pairs: the same program
 // compared with itself has the same host speed and the attribution changes
 // nothing; where AFTER's host launched faster (or slower) the prediction at
 // its speed is no later (no earlier) than the prediction, the simulator
@@ -45,6 +46,24 @@ TEST(ValidateHostTest, ATraceAgainstItselfHasTheSameHostAndTheSamePrediction) {
   EXPECT_GT(v.host.before_calls, 600);  // ResNet-50's launches in the two steps and around them
   EXPECT_NEAR(v.at_after_host_us, v.predicted.mean_ns / 1e3, 1e-6);
   EXPECT_NEAR(v.at_after_host_error_pct, v.error_pct, 1e-9);
+}
+
+// AFTER must be BEFORE's program with the change: ResNet-50 "validated"
+// against GPT-2 is warned about (only half of ResNet-50's op names run in
+// GPT-2), a fused optimizer's pair is not (it removes a tenth of them).
+TEST(ValidateHostTest, AnotherProgramAsAfterIsWarnedAbout) {
+  std::unique_ptr<whatif::LoadedTrace> resnet = Load("resnet50_fp32_r1.json.gz");
+  std::unique_ptr<whatif::LoadedTrace> fused = Load("resnet50_fused_r1.json.gz");
+  std::unique_ptr<whatif::LoadedTrace> gpt2 = Load("gpt2_fp32_r1.json.gz");
+  ASSERT_TRUE(resnet && fused && gpt2);
+  const whatif::Validation other = Check(*resnet, *gpt2, "identity.lua", "");
+  EXPECT_LT(other.op_overlap, whatif::kSameProgramOps);
+  EXPECT_NE(whatif::ValidationText(other).find("is AFTER the same program?"), std::string::npos);
+  const whatif::Validation same = Check(*resnet, *fused, "fused_adam.lua", "");
+  EXPECT_GE(same.op_overlap, whatif::kSameProgramOps);
+  EXPECT_LT(same.op_overlap, 1.0);
+  EXPECT_EQ(whatif::ValidationText(same).find("same program"), std::string::npos);
+  EXPECT_DOUBLE_EQ(Check(*resnet, *resnet, "identity.lua", "").op_overlap, 1.0);
 }
 
 TEST(ValidateHostTest, AFasterHostNeverLengthensAndASlowerNeverShortensTheStep) {
