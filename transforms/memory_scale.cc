@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <deque>
 #include <span>
 #include <utility>
 #include <vector>
@@ -75,21 +74,26 @@ MemoryScaleStats ScaleBatchMemory(Graph& g, const CostModel& m, double factor) {
   for (const depgraph::MemoryEvent& e : all) {
     if (e.alloc != 0) tied[e.alloc - 1] = true;
   }
-  // Per (device, block size): resized allocations no free is tied to, not
-  // yet returned. A trace without addresses (Kineto's 2021 schema) ties no
-  // free to its allocation; a free of a resized size returns the earliest
-  // such allocation, so a resized tensor is not kept for ever (Kineto's
-  // ResNet-50 sample at batch x2 once peaked at 40 GiB for 2.6).
-  absl::flat_hash_map<std::pair<int32_t, int64_t>, std::deque<int64_t>> untied;
+  // Per (device, block size): the new size of that block size's resized
+  // allocations (one per size) and how many of them no free is tied to and
+  // none has returned yet. A trace without addresses (Kineto's 2021 schema)
+  // ties no free to its allocation; a free of a resized size returns one of
+  // them, so a resized tensor is not kept for ever (Kineto's ResNet-50
+  // sample at batch x2 once peaked at 40 GiB for 2.6).
+  struct Untied {
+    int64_t to = 0;
+    int64_t live = 0;
+  };
+  absl::flat_hash_map<std::pair<int32_t, int64_t>, Untied> untied;
   for (uint32_t i = 0; i < all.size(); ++i) {
     const depgraph::MemoryEvent& e = all[i];
     if (e.device < 0 || e.bytes == 0) continue;
     if (e.bytes < 0) {
       if (e.alloc != 0) continue;  // follows its allocation (Graph::ResizeAllocations)
       auto u = untied.find({e.device, -e.bytes});
-      if (u == untied.end() || u->second.empty()) continue;
-      resize.push_back({i, u->second.front()});
-      u->second.pop_front();
+      if (u == untied.end() || u->second.live == 0) continue;
+      resize.push_back({i, u->second.to});
+      --u->second.live;
       ++st.frees_by_size;
       continue;
     }
@@ -100,7 +104,11 @@ MemoryScaleStats ScaleBatchMemory(Graph& g, const CostModel& m, double factor) {
     }
     const int64_t to = RoundToBlock(static_cast<double>(it->second) * factor);
     resize.push_back({i, to});
-    if (!tied[i]) untied[{e.device, e.bytes}].push_back(to);
+    if (!tied[i]) {
+      Untied& u = untied[{e.device, e.bytes}];
+      u.to = to;
+      ++u.live;
+    }
     ++st.scaled;
     st.bytes_before += e.bytes;
     st.bytes_after += to;

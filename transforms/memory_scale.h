@@ -19,7 +19,7 @@
 // and tensors whose sizes no op recorded (the trace has no shapes: nothing
 // is scaled, and the stats say so). A free follows its allocation when the
 // trace ties them (by address); without addresses (Kineto's 2021 schema) a
-// free of a resized block size returns the earliest resized allocation of
+// free of a resized block size returns one resized allocation of
 // that size not yet returned on its device (frees_by_size).
 #ifndef REVERIE_TRANSFORMS_MEMORY_SCALE_H_
 #define REVERIE_TRANSFORMS_MEMORY_SCALE_H_
@@ -40,8 +40,8 @@ struct MemoryScaleStats {
   int64_t batch_sizes = 0;    // distinct batch-tensor sizes the ops recorded
   int64_t bytes_before = 0;   // of the resized allocations
   int64_t bytes_after = 0;
-  // Frees no address tied to an allocation, resized with the earliest
-  // resized allocation of their size still outstanding on their device.
+  // Frees no address tied to an allocation, resized as the resized
+  // allocations of their size (still outstanding on their device) were.
   int64_t frees_by_size = 0;
 };
 
