@@ -146,7 +146,7 @@ const transforms::CostModel& ModelOrRaise(lua_State* L, std::string_view origin_
   const std::string key(origin_key);
   auto it = S.cost_models.find(key);
   if (it == S.cost_models.end()) {
-    const depgraph::Graph& base = S.run.session->base();
+    const depgraph::Graph& base = CalibrationGraph(S);
     ChargeWork(L, 4 * GraphWork(base));
     ChargeMemory(L, static_cast<int64_t>(base.task_count() * sizeof(transforms::KernelWork)));
     std::vector<depgraph::DeviceInfo> devices;
@@ -499,7 +499,7 @@ void PushKernelWork(lua_State* L, depgraph::TaskId t) {
   lua_setfield(L, -2, "matrix");
   SetNumber(L, "roofline_ns", m.RooflineNs(*w, m.gpu.spec));
   SetNumber(L, "share", w->share);
-  SetString(L, "op", S.run.session->base().op_name(w->op));
+  SetString(L, "op", CalibrationGraph(S).op_name(w->op));
   SetIntField(L, "op_id", w->op.value());
 }
 

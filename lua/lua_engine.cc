@@ -391,6 +391,7 @@ absl::Status LuaEngine::Run(std::string_view source, const ScriptContext& ctx,
   EngineState& S = *state_;
   S.run = internal::RunInput{.session = session,
                              .model = ctx.model,
+                             .measured = ctx.measured,
                              .display_name = ctx.display_name,
                              .stem = ctx.stem,
                              .overrides = ctx.overrides,

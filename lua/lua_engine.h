@@ -75,6 +75,12 @@ struct ScriptContext {
   // error at reverie.params time (several scripts: the runner checks later).
   bool only_script = true;
   const depgraph::ModelInfo* model = nullptr;
+  // The trace's graph as built, before any script of the run changed it:
+  // what the cost and launch models are calibrated on, whichever script
+  // runs (null: the session's own base). A later script's model fitted on
+  // an earlier one's result would read its changes as measurements (after
+  // cuda_graphs.lua, launches of 0 us as the GPU's fixed cost).
+  const depgraph::Graph* measured = nullptr;
   // Folders reverie.include() may read from (the script library).
   std::vector<std::string> include_dirs;
   // Where print / reverie.log lines go besides log() (may be empty).

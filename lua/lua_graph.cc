@@ -362,8 +362,13 @@ int GraphIndex(lua_State* L) {
 
 }  // namespace
 
+const depgraph::Graph& CalibrationGraph(const EngineState& S) {
+  return S.run.measured != nullptr ? *S.run.measured : S.run.session->base();
+}
+
 const transforms::LaunchModel& SessionLaunchModel(EngineState& S) {
-  if (!S.launch_model.has_value()) S.launch_model = transforms::InferLaunchModel(S.run.session->base());
+  if (!S.launch_model.has_value())
+    S.launch_model = transforms::InferLaunchModel(CalibrationGraph(S));
   return *S.launch_model;
 }
 

@@ -72,7 +72,7 @@ int GraphSimulate(lua_State* L) {
 int GraphLaunchModel(lua_State* L) {
   MutableGraphOrRaise(L);
   // Inferred once per run from the base graph (a pass over it), then cached.
-  if (!State(L).launch_model.has_value()) ChargeWork(L, GraphWork(State(L).run.session->base()));
+  if (!State(L).launch_model.has_value()) ChargeWork(L, GraphWork(CalibrationGraph(State(L))));
   const transforms::LaunchModel& m = SessionLaunchModel(State(L));
   lua_createtable(L, 0, 5);
   SetIntField(L, "kernel_launch_ns", m.kernel_launch_ns);

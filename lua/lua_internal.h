@@ -128,6 +128,7 @@ inline constexpr size_t kBigStringBytes = size_t{64} << 10;
 struct RunInput {
   transforms::EditSession* session = nullptr;
   const depgraph::ModelInfo* model = nullptr;
+  const depgraph::Graph* measured = nullptr;  // ScriptContext::measured
   std::string display_name;  // "amp.lua" as the user named it
   std::string stem;          // "amp": the prefix of qualified --set keys
   const std::map<std::string, std::string>* overrides = nullptr;
@@ -198,7 +199,7 @@ struct EngineState {
   RunResults results;
   // Per-run caches on the session's graph, reset by each run.
   std::optional<transforms::LaunchModel> launch_model;
-  // Cost models calibrated on the session's original graph this run, by
+  // Cost models calibrated on CalibrationGraph (the trace as built) this run, by
   // origin GPU key ("" = the trace's own GPU); an error is kept too.
   std::map<std::string, std::unique_ptr<absl::StatusOr<transforms::CostModel>>> cost_models;
   // model->collectives[i]'s recorded GPU task (transforms/collectives.h),
@@ -386,7 +387,10 @@ int MessageHandler(lua_State* L);
 // `script`), then the Lua frames of the traceback.
 std::string CleanMessage(std::string_view msg, const std::string& script);
 
-// The launch model of the session's original graph (cached per run).
+// The graph the models are calibrated on: the trace's as built
+// (RunInput::measured), else the session's base.
+const depgraph::Graph& CalibrationGraph(const EngineState& S);
+// The launch model of CalibrationGraph (cached per run).
 const transforms::LaunchModel& SessionLaunchModel(EngineState& S);
 
 // Registration of each binding file's metatables and functions.

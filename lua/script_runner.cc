@@ -159,6 +159,7 @@ absl::Status ScriptRunner::Run(const std::vector<std::string>& scripts,
     ctx.overrides = &overrides;
     ctx.only_script = resolved.size() == 1 && !options_.settings_for_several_runs;
     ctx.model = &model;
+    ctx.measured = graph;
     for (const std::string& d : options_.script_dirs) ctx.include_dirs.push_back(d);
     if (options_.log_sink) {
       ctx.log_sink = [this, name = script.display_name](std::string_view line) {

@@ -180,6 +180,26 @@ TEST(CostModelTest, RetimingMovesKernelsAlongTheCurve) {
   }
 }
 
+// A converted kernel is marked (" [fp16]") and a later retime starts from
+// the math it now runs: fp16, then H100, equals fp16 on H100 in one retime
+// (not the fp32 peaks' ratio); a second fp16 conversion changes nothing.
+TEST(CostModelTest, RetimesComposeFromTheMathAKernelNowRuns) {
+  Built b = Make();
+  const CostModel m = BuildCostModel(b.g, b.devices).value();
+  const hardware::GpuSpec* h100 = hardware::FindGpu("H100-SXM");
+  const TaskId big = b.gemms.back();
+  ASSERT_TRUE(Retime(b.g, Of({big}), m, Spec(1, hardware::Math::kFp16)).ok());
+  EXPECT_THAT(std::string(b.g.name(big)), ::testing::EndsWith(" [fp16]"));
+  const int64_t fp16 = b.g.duration_ns(big);
+  ASSERT_TRUE(Retime(b.g, Of({big}), m, Spec(1, hardware::Math::kFp16)).ok());
+  EXPECT_EQ(b.g.duration_ns(big), fp16);
+  EXPECT_THAT(std::string(b.g.name(big)), ::testing::EndsWith("nn [fp16]"));
+  ASSERT_TRUE(Retime(b.g, Of({big}), m, Spec(1, std::nullopt, h100)).ok());
+  Built once = Make();
+  ASSERT_TRUE(Retime(once.g, Of({big}), m, Spec(1, hardware::Math::kFp16, h100)).ok());
+  EXPECT_NEAR(b.g.duration_ns(big), once.g.duration_ns(big), 2);
+}
+
 TEST(CostModelTest, AKernelWithoutWorkSitsOnItsClassCurve) {
   Built b = Make();
   const CostModel m = BuildCostModel(b.g, b.devices).value();

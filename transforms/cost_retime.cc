@@ -5,6 +5,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "base/checked_math.h"
+#include "base/sv.h"
 #include "transforms/cost_model.h"
 #include "transforms/cost_model_internal.h"
 #include "transforms/gpu_scaling.h"
@@ -162,6 +163,20 @@ double UnknownRoofline(const CostModel& m, std::string_view name, KernelClass cl
   return r;
 }
 
+// A kernel a dtype change converted carries its new math in its name
+// (" [bf16]", added by Retime), so a later retime (another script, another
+// GPU) starts from the math it now runs: retarget_gpu.lua after amp.lua
+// scales a bf16 GEMM by the bf16 peaks (H100 -> B200: 2.27x), not by the
+// fp32 ones its op recorded (1.12x), and a second dtype change converts
+// nothing twice. The marker also reads as that math by name
+// (hardware::MathOfKernelName), for kernels without work.
+std::optional<Math> ConvertedMath(std::string_view name) {
+  if (!name.ends_with("]")) return std::nullopt;
+  const size_t open = name.rfind(" [");
+  if (open == std::string_view::npos) return std::nullopt;
+  return hardware::ParseMath(name.substr(open + 2, name.size() - open - 3));
+}
+
 }  // namespace
 
 absl::StatusOr<RetimeStats> Retime(Graph& g, const Selection& s, const CostModel& m,
@@ -189,22 +204,39 @@ absl::StatusOr<RetimeStats> Retime(Graph& g, const Selection& s, const CostModel
     const double before = static_cast<double>(g.duration_ns(t));
     const depgraph::KernelGeometry& geo = g.geometry(t);
     double r0 = 0, r1 = 0;
+    const std::optional<Math> was = ConvertedMath(g.name(t));
+    RetimeSpec now = spec;  // what it runs after: converted, unless asked again
+    if (was && (!now.dtype || *now.dtype == *was)) now.dtype = was;
+    bool converts = false;
     if (const KernelWork* w = m.WorkOf(t)) {
-      const double raw = m.RooflineNs(*w, origin);
+      const double share = before > 0 ? m.RooflineNs(*w, origin) / before : 1;
+      // As it runs now: its recorded work, in the math it was converted to.
+      RetimeSpec then;
+      then.dtype = was;
+      bool ignored = false;
+      const double raw =
+          was ? ChangedRoofline(m, *w, then, origin, share, &ignored) : m.RooflineNs(*w, origin);
       r0 = raw / internal::GridUse(geo, origin, 1);
       const KernelWork grown = BatchScaled(g, m, *w, spec.work_factor, scaled);
       // The grid grows with the kernel's own work (the tile kept): a GEMM
       // whose weight dominates its traffic gets few more blocks.
-      const double growth = raw > 0 ? m.RooflineNs(grown, origin) / raw : spec.work_factor;
+      const double grown_raw = was ? ChangedRoofline(m, grown, then, origin, share, &ignored)
+                                   : m.RooflineNs(grown, origin);
+      const double growth = raw > 0 ? grown_raw / raw : spec.work_factor;
       bool unaligned = false;
-      const double share = before > 0 ? raw / before : 1;
-      r1 = ChangedRoofline(m, grown, spec, dest, share, &unaligned) /
+      r1 = ChangedRoofline(m, grown, now, dest, share, &unaligned) /
            internal::GridUse(geo, dest, growth);
       if (unaligned) ++stats.unaligned;
+      // An unaligned GEMM converts too: to the type's vector rate.
+      converts = !was && spec.dtype && *spec.dtype != Math::kFp32 &&
+                 (w->kind == WorkKind::kMemory
+                      ? w->fp32_bytes > 0
+                      : w->math != Math::kFp16 && w->math != Math::kBf16 && w->math != Math::kFp8);
       ++stats.with_work;
     } else {
       r0 = std::max(0.0, (before - c.fixed_ns) / c.slope);
       r1 = UnknownRoofline(m, g.name(t), cls, r0, spec, dest);
+      converts = !was && spec.dtype && *spec.dtype != Math::kFp32 && !NamedHalf(g.name(t));
     }
     const double t0 = c.TimeNs(r0), t1 = c.TimeNs(r1);
     // Work from absurd recorded sizes (a hostile trace) can overflow to
@@ -215,6 +247,9 @@ absl::StatusOr<RetimeStats> Retime(Graph& g, const Selection& s, const CostModel
     if (!DoubleToInt64(scaled, kMaxDurationNs, &after)) after = scaled > 0 ? kMaxDurationNs : 0;
     after = ClampTo(after, 0, kMaxDurationNs);
     g.set_duration_ns(t, after);
+    if (converts) {
+      g.set_name(t, absl::StrCat(Sv(g.name(t)), " [", Sv(hardware::MathName(*spec.dtype)), "]"));
+    }
     ++stats.kernels;
     stats.before_ns = SatAdd(stats.before_ns, static_cast<int64_t>(before));
     stats.after_ns = SatAdd(stats.after_ns, after);

@@ -39,23 +39,16 @@ const std::vector<Row>& Table() {
        Never},
       // Pinned, non-blocking copies (a DataLoader's pin_memory=True too).
       {"async_copy.lua",
-       [](const LoadedTrace&) { return std::vector<Settings>{{{"pin_memory", "true"}}}; }, Never},
+       [](const LoadedTrace&) {
+         return std::vector<Settings>{{{"pin_memory", "true"}}};
+       },
+       Never},
       // Twice the batch: ranked by throughput, since each step does more.
       {"batch_size.lua",
-       [](const LoadedTrace&) { return std::vector<Settings>{{{"factor", "2"}}}; }, Never},
-      // The next generation of the trace's own GPU (hardware/gpu_table.cc).
-      {"retarget_gpu.lua",
-       [](const LoadedTrace& b) {
-         return std::vector<Settings>{{{"to", NextGenerationGpu(*TraceGpuKey(b))}}};
+       [](const LoadedTrace&) {
+         return std::vector<Settings>{{{"factor", "2"}}};
        },
-       [](const LoadedTrace& b) -> std::string {
-         absl::StatusOr<std::string> key = TraceGpuKey(b);
-         if (!key.ok()) return FirstLine(StdSv(key.status().message()));
-         if (NextGenerationGpu(*key).empty()) {
-           return absl::StrCat("no newer GPU than ", *key, " in reverie's GPU table");
-         }
-         return "";
-       }},
+       Never},
       // bf16 where the GPU has it (no GradScaler), else fp16.
       {"amp.lua",
        [](const LoadedTrace& b) {
@@ -71,7 +64,27 @@ const std::vector<Row>& Table() {
       // predict the second largest gain (the CPU is busy 97% of the step).
       {"cuda_graphs.lua", Defaults, Never},
       {"faster_network.lua",
-       [](const LoadedTrace&) { return std::vector<Settings>{{{"speedup", "2"}}}; }, Never},
+       [](const LoadedTrace&) {
+         return std::vector<Settings>{{{"speedup", "2"}}};
+       },
+       Never},
+      // The next generation of the trace's own GPU (hardware/gpu_table.cc).
+      // Last, as combinations run in this order: the program's changes are
+      // timed on the GPU the trace measured, then the work moves (amp.lua
+      // after a move would scale B200-timed kernels by the H100's fp32 to
+      // bf16 ratio; the move after amp.lua scales them by bf16's peaks).
+      {"retarget_gpu.lua",
+       [](const LoadedTrace& b) {
+         return std::vector<Settings>{{{"to", NextGenerationGpu(*TraceGpuKey(b))}}};
+       },
+       [](const LoadedTrace& b) -> std::string {
+         absl::StatusOr<std::string> key = TraceGpuKey(b);
+         if (!key.ok()) return FirstLine(StdSv(key.status().message()));
+         if (NextGenerationGpu(*key).empty()) {
+           return absl::StrCat("no newer GPU than ", *key, " in reverie's GPU table");
+         }
+         return "";
+       }},
   };
   return *rows;
 }

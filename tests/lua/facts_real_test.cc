@@ -282,5 +282,19 @@ TEST(FactsRealTest, PrecisionFromTheLaunchingOpsInputTypes) {
   EXPECT_EQ(f.by_type_ns[0].first, "bf16");
 }
 
+// Every script's cost model is calibrated on the trace as measured, not on
+// the previous script's result: a GPU change and CUDA graphs commute (the
+// model fitted after cuda_graphs.lua read its 0 us launches as the GPU's
+// fixed cost: 1.951x on the README's example, for 1.806x the other way).
+TEST(FactsRealTest, AGpuChangeAndCudaGraphsCommute) {
+  const testing::RealGraph* g =
+      testing::LoadOrFail(std::string(REVERIE_SOURCE_DIR) + "/examples/tiny_mlp_training.json");
+  ASSERT_NE(g, nullptr);
+  const Prediction a = Predict(*g, {"cuda_graphs.lua", "retarget_gpu.lua"}, {{"to", "H100-SXM"}});
+  const Prediction b = Predict(*g, {"retarget_gpu.lua", "cuda_graphs.lua"}, {{"to", "H100-SXM"}});
+  ASSERT_TRUE(a.status.ok() && b.status.ok()) << a.status << b.status;
+  EXPECT_NEAR(a.pred_us, b.pred_us, 1e-6 * a.pred_us);
+}
+
 }  // namespace
 }  // namespace reverie
