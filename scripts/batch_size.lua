@@ -113,7 +113,8 @@ for t in graph:select{kind = "memcpy", phase = phases}:tasks() do
       -- model's ratio: a small copy's measured rate is the driver's
       -- small-copy path (B1: 131 KB in 6-8 us, 20 GB/s), not a large one's
       -- (16.9 MB in 1.57 ms, 10.8 GB/s).
-      d = d0 + graph:copy_ns(kind, bytes, {gpu = gpu_key}) - graph:copy_ns(kind, t.bytes, {gpu = gpu_key})
+      d = d0 + graph:copy_ns(kind, bytes, {gpu = gpu_key}) -
+          graph:copy_ns(kind, t.bytes, {gpu = gpu_key})
       -- A smaller copy keeps at least its share of the recorded time.
       if P.factor < 1 then d = math.max(d, d0 * P.factor) end
     end

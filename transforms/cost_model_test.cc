@@ -198,6 +198,15 @@ TEST(CostModelTest, RetimesComposeFromTheMathAKernelNowRuns) {
   Built once = Make();
   ASSERT_TRUE(Retime(once.g, Of({big}), m, Spec(1, hardware::Math::kFp16, h100)).ok());
   EXPECT_NEAR(b.g.duration_ns(big), once.g.duration_ns(big), 2);
+  // The marker follows the math: fp8 replaces fp16, back to fp32 too.
+  ASSERT_TRUE(Retime(b.g, Of({big}), m, Spec(1, hardware::Math::kFp8)).ok());
+  EXPECT_THAT(std::string(b.g.name(big)), ::testing::EndsWith("nn [fp8]"));
+  ASSERT_TRUE(Retime(b.g, Of({big}), m, Spec(1, hardware::Math::kFp32)).ok());
+  EXPECT_THAT(std::string(b.g.name(big)), ::testing::EndsWith("nn [fp32]"));
+  // An fp32 kernel asked to stay fp32 gets no marker.
+  Built plain = Make();
+  ASSERT_TRUE(Retime(plain.g, Of({big}), m, Spec(1, hardware::Math::kFp32)).ok());
+  EXPECT_EQ(plain.g.name(big), Make().g.name(big));
 }
 
 TEST(CostModelTest, AKernelWithoutWorkSitsOnItsClassCurve) {

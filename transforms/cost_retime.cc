@@ -177,6 +177,11 @@ std::optional<Math> ConvertedMath(std::string_view name) {
   return hardware::ParseMath(name.substr(open + 2, name.size() - open - 3));
 }
 
+// The name without the marker ConvertedMath reads.
+std::string_view UnmarkedName(std::string_view name) {
+  return ConvertedMath(name) ? name.substr(0, name.rfind(" [")) : name;
+}
+
 }  // namespace
 
 absl::StatusOr<RetimeStats> Retime(Graph& g, const Selection& s, const CostModel& m,
@@ -207,7 +212,7 @@ absl::StatusOr<RetimeStats> Retime(Graph& g, const Selection& s, const CostModel
     const std::optional<Math> was = ConvertedMath(g.name(t));
     RetimeSpec now = spec;  // what it runs after: converted, unless asked again
     if (was && (!now.dtype || *now.dtype == *was)) now.dtype = was;
-    bool converts = false;
+    bool convertible = false;
     if (const KernelWork* w = m.WorkOf(t)) {
       const double share = before > 0 ? m.RooflineNs(*w, origin) / before : 1;
       // As it runs now: its recorded work, in the math it was converted to.
@@ -228,15 +233,17 @@ absl::StatusOr<RetimeStats> Retime(Graph& g, const Selection& s, const CostModel
            internal::GridUse(geo, dest, growth);
       if (unaligned) ++stats.unaligned;
       // An unaligned GEMM converts too: to the type's vector rate.
-      converts = !was && spec.dtype && *spec.dtype != Math::kFp32 &&
-                 (w->kind == WorkKind::kMemory
-                      ? w->fp32_bytes > 0
-                      : w->math != Math::kFp16 && w->math != Math::kBf16 && w->math != Math::kFp8);
+      convertible =
+          w->kind == WorkKind::kMemory
+              ? w->fp32_bytes > 0
+              : (w->math != Math::kFp16 && w->math != Math::kBf16 && w->math != Math::kFp8) ||
+                    (spec.dtype && *spec.dtype == Math::kFp8);
       ++stats.with_work;
     } else {
       r0 = std::max(0.0, (before - c.fixed_ns) / c.slope);
       r1 = UnknownRoofline(m, g.name(t), cls, r0, spec, dest);
-      converts = !was && spec.dtype && *spec.dtype != Math::kFp32 && !NamedHalf(g.name(t));
+      // As UnknownRoofline reads it: half by its name or its marker stays.
+      convertible = !NamedHalf(g.name(t)) || (spec.dtype && *spec.dtype == Math::kFp8);
     }
     const double t0 = c.TimeNs(r0), t1 = c.TimeNs(r1);
     // Work from absurd recorded sizes (a hostile trace) can overflow to
@@ -247,8 +254,11 @@ absl::StatusOr<RetimeStats> Retime(Graph& g, const Selection& s, const CostModel
     if (!DoubleToInt64(scaled, kMaxDurationNs, &after)) after = scaled > 0 ? kMaxDurationNs : 0;
     after = ClampTo(after, 0, kMaxDurationNs);
     g.set_duration_ns(t, after);
-    if (converts) {
-      g.set_name(t, absl::StrCat(Sv(g.name(t)), " [", Sv(hardware::MathName(*spec.dtype)), "]"));
+    // The marker follows the math the kernel now runs (none for an fp32
+    // kernel asked to stay fp32).
+    if (spec.dtype && convertible && was != spec.dtype && (was || *spec.dtype != Math::kFp32)) {
+      g.set_name(t, absl::StrCat(Sv(UnmarkedName(g.name(t))), " [",
+                                 Sv(hardware::MathName(*spec.dtype)), "]"));
     }
     ++stats.kernels;
     stats.before_ns = SatAdd(stats.before_ns, static_cast<int64_t>(before));

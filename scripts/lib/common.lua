@@ -177,9 +177,6 @@ function C.remove_kernels(graph, old)
   return kept_ns
 end
 
--- The cost model of the trace's GPU (graph:cost_model), or a one-line
--- refusal when the trace does not say which GPU it ran on and `gpu_key`
--- does not either: the model's figures come from the GPU table.
 -- The framework time (cpu_work outside any op) between two launch calls
 -- of one thread, `a` before `b`: a list of tasks, empty when one call is
 -- both, they are on two threads, or `b` came first. Walks no further than
@@ -200,6 +197,9 @@ function C.framework_between(a, b)
   return out
 end
 
+-- The cost model of the trace's GPU (graph:cost_model), or a one-line
+-- refusal when the trace does not say which GPU it ran on and `gpu_key`
+-- does not either: the model's figures come from the GPU table.
 function C.cost_model(graph, gpu_key)
   local ok, model = pcall(graph.cost_model, graph, {gpu = gpu_key})
   if not ok then reverie.refuse(tostring(model)) end
