@@ -83,7 +83,8 @@
 -- they already run in fp16, bf16 or fp8 there is nothing to change (autocast
 -- or a half-precision model is on), unless `force`, which applies the model
 -- to the trace as it is (fp16 <-> bf16, or what stayed in fp32). Nothing to
--- change either when the trace records no kernel at all.
+-- change either when the trace records no kernel at all, or when a script
+-- earlier in the run converted compute kernels (marked " [bf16]").
 -- What it ignores: casts of buffers and of outputs that leave autocast
 -- regions; ops that autocast runs in FP32 but that were already FP32
 -- (no cast needed); the casts up to fp32 of half inputs of float32-list ops
@@ -127,6 +128,14 @@ if precision.half_or_lower and not P.force then
                                           "time) [%s: %s]; --set force=true applies the model anyway",
                                           precision.compute, precision.share * 100, precision.source,
                                           precision.how))
+end
+-- A script before this one in the run already converted kernels (the cost
+-- model marks them " [bf16]"): the facts are the trace's, so they say fp32.
+local converted = C.compute_kernels(graph, {name = {" [fp16]", " [bf16]", " [fp8]"}})
+if not converted:empty() and not P.force then
+  reverie.nothing_to_change(string.format("a script earlier in this run already converted %d compute " ..
+                                          "kernels to half precision; --set force=true applies the " ..
+                                          "model again", converted:count()))
 end
 if P.dtype ~= "fp16" and P.dtype ~= "bf16" then error("dtype must be fp16 or bf16, got " .. P.dtype) end
 local use_scaler = P.grad_scaler == "true" or (P.grad_scaler == "auto" and P.dtype == "fp16" and training)

@@ -296,5 +296,21 @@ TEST(FactsRealTest, AGpuChangeAndCudaGraphsCommute) {
   EXPECT_NEAR(a.pred_us, b.pred_us, 1e-6 * a.pred_us);
 }
 
+// The facts are the trace's: after amp.lua in the same run they still say
+// fp32, so a second amp.lua reads the kernels the first converted (their
+// " [bf16]" marks) and has nothing to change (it added its casts and
+// GradScaler again: 1.119x for 1.247x on GPT-2).
+TEST(FactsRealTest, AmpAfterAmpHasNothingToChange) {
+  const testing::RealGraph* g = testing::LoadOrFail(
+      std::string(REVERIE_SOURCE_DIR) + "/tests/data/validation/h100/gpt2_fp32_r1.json.gz");
+  ASSERT_NE(g, nullptr);
+  const Prediction once = Predict(*g, {"amp.lua"}, {{"dtype", "bf16"}});
+  const Prediction twice = Predict(*g, {"amp.lua", "amp.lua"}, {{"dtype", "bf16"}});
+  ASSERT_TRUE(once.status.ok() && twice.status.ok()) << once.status << twice.status;
+  EXPECT_DOUBLE_EQ(twice.pred_us, once.pred_us);
+  ASSERT_EQ(twice.reports.size(), 2u);
+  EXPECT_THAT(twice.reports[1].log.back(), HasSubstr("already converted"));
+}
+
 }  // namespace
 }  // namespace reverie
