@@ -16,12 +16,13 @@
 
 namespace reverie::depgraph {
 namespace internal {
-namespace {
 
 int32_t ClampDelay(int64_t d) {
   constexpr int64_t kMax = std::numeric_limits<int32_t>::max();
   return static_cast<int32_t>(std::clamp(d, -kMax, kMax));
 }
+
+namespace {
 
 TaskKind KindOf(const proto::GpuActivity& a) {
   switch (a.kind()) {

@@ -155,6 +155,8 @@ void FinishLaunchDelays(Context& ctx);
 // the event edge with the measured residual as its delay; returns whether
 // it did (builder_sync.cc).
 bool InferWaitFromCall(Context& ctx, uint32_t o, int64_t after);
+// An edge delay in ns as the graph stores it (int32), clamped (builder.cc).
+int32_t ClampDelay(int64_t d);
 void AddSyncEdges(Context& ctx);
 // Launch calls held by a full device queue wait for the task that released
 // them (builder_queue.cc); called by AddSyncEdges before the residuals.

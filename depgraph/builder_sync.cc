@@ -332,10 +332,7 @@ class SyncPass {
     }
     ctx_.own_end[c] = std::clamp(op.start, call.start, call.end);
     const int64_t handoff = ctx_.calls[next].start - op.end;
-    ctx_.g.AddEdge(op.task, ctx_.calls[next].task, EdgeKind::kSync,
-                   static_cast<int32_t>(std::clamp<int64_t>(
-                       handoff, -std::numeric_limits<int32_t>::max(),
-                       std::numeric_limits<int32_t>::max())));
+    ctx_.g.AddEdge(op.task, ctx_.calls[next].task, EdgeKind::kSync, ClampDelay(handoff));
     ctx_.stats.Add(BuildCounter::inferred_blocking_copy);
     ctx_.blocking_copies.emplace_back(c, o);
   }
@@ -376,10 +373,7 @@ void RouteBlockingCopies(Context& ctx) {
     const int64_t measured = ctx.g.measured_start_ns(next);
     if (measured == kNotMeasured) continue;
     const GpuOp& op = ctx.ops[o];
-    ctx.g.AddEdge(op.task, next, EdgeKind::kSync,
-                  static_cast<int32_t>(std::clamp<int64_t>(measured - op.end,
-                                                           -std::numeric_limits<int32_t>::max(),
-                                                           std::numeric_limits<int32_t>::max())));
+    ctx.g.AddEdge(op.task, next, EdgeKind::kSync, ClampDelay(measured - op.end));
     ctx.stats.Add(BuildCounter::blocking_copy_return);
   }
 }

@@ -250,8 +250,6 @@ TEST(MathTypeTest, ElementTypesAndKernelNames) {
   EXPECT_FALSE(UsesMatrixUnits("ampere_sgemm_64x64_tn", Math::kFp32));
 }
 
-// Names as the shared traces record them: the element type, where a name
-// gives one, decides over the tensor-core shape tag.
 // A kernel's math from its name and its op's recorded input type.
 TEST(MathTypeTest, KernelMathFromTheNameAndTheOp) {
   // cuDNN writes f16 for both 16-bit types: the op says which.
@@ -271,6 +269,8 @@ TEST(MathTypeTest, KernelMathFromTheNameAndTheOp) {
   EXPECT_EQ(MathOfKernel("volta_sgemm_128x64_nn", Math::kBf16), Math::kFp32);
 }
 
+// Names as the shared traces record them: the element type, where a name
+// gives one, decides over the tensor-core shape tag.
 TEST(MathTypeTest, KernelNamesOfEachLibrary) {
   // CUTLASS: output type, then the MMA, then the input type.
   EXPECT_EQ(MathOfKernelName("cutlass_80_tensorop_f16_s16816gemm_relu_f16_128x256_32x3_nn_align8"),

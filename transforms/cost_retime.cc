@@ -57,10 +57,15 @@ int32_t MathBytes(Math m) {
   return 4;
 }
 
+// Half precision or narrower: what a dtype change does not convert again
+// (except to fp8).
+bool HalfOrLower(std::optional<Math> m) {
+  return m == Math::kFp16 || m == Math::kBf16 || m == Math::kFp8;
+}
+
 // Whether a kernel's name says its data are already half precision.
 bool NamedHalf(std::string_view name) {
-  const std::optional<Math> m = hardware::MathOfKernelName(name);
-  if (m == Math::kFp16 || m == Math::kBf16 || m == Math::kFp8) return true;
+  if (HalfOrLower(hardware::MathOfKernelName(name))) return true;
   return name.find("c10::Half") != std::string_view::npos ||
          name.find("BFloat16") != std::string_view::npos ||
          name.find("__half") != std::string_view::npos;
@@ -123,7 +128,7 @@ double ChangedRoofline(const CostModel& m, const KernelWork& w, const RetimeSpec
     x.bytes -= w.kind == WorkKind::kMemory ? saved * std::clamp(bandwidth_share, 0.0, 1.0) : saved;
   }
   if (spec.dtype && w.kind != WorkKind::kMemory) {
-    const bool half_already = w.math == Math::kFp16 || w.math == Math::kBf16 || w.math == Math::kFp8;
+    const bool half_already = HalfOrLower(w.math);
     if (!half_already || *spec.dtype == Math::kFp8) {
       const bool to_matrix = *spec.dtype != Math::kFp32 && *spec.dtype != Math::kFp64;
       *unaligned = to_matrix && w.kind == WorkKind::kGemm && w.matrix_alignment > 0 &&
@@ -149,7 +154,7 @@ double UnknownRoofline(const CostModel& m, std::string_view name, KernelClass cl
     const bool matrix = hardware::UsesMatrixUnits(name, math);
     Math to = math;
     bool to_matrix = matrix;
-    const bool half_already = math == Math::kFp16 || math == Math::kBf16 || math == Math::kFp8;
+    const bool half_already = HalfOrLower(math);
     if (spec.dtype && (!half_already || *spec.dtype == Math::kFp8)) {
       to = *spec.dtype;
       to_matrix = to != Math::kFp32 && to != Math::kFp64;
@@ -214,13 +219,13 @@ absl::StatusOr<RetimeStats> Retime(Graph& g, const Selection& s, const CostModel
     if (was && (!now.dtype || *now.dtype == *was)) now.dtype = was;
     bool convertible = false;
     if (const KernelWork* w = m.WorkOf(t)) {
-      const double share = before > 0 ? m.RooflineNs(*w, origin) / before : 1;
+      const double recorded = m.RooflineNs(*w, origin);
+      const double share = before > 0 ? recorded / before : 1;
       // As it runs now: its recorded work, in the math it was converted to.
       RetimeSpec then;
       then.dtype = was;
       bool ignored = false;
-      const double raw =
-          was ? ChangedRoofline(m, *w, then, origin, share, &ignored) : m.RooflineNs(*w, origin);
+      const double raw = was ? ChangedRoofline(m, *w, then, origin, share, &ignored) : recorded;
       r0 = raw / internal::GridUse(geo, origin, 1);
       const KernelWork grown = BatchScaled(g, m, *w, spec.work_factor, scaled);
       // The grid grows with the kernel's own work (the tile kept): a GEMM
@@ -233,17 +238,15 @@ absl::StatusOr<RetimeStats> Retime(Graph& g, const Selection& s, const CostModel
            internal::GridUse(geo, dest, growth);
       if (unaligned) ++stats.unaligned;
       // An unaligned GEMM converts too: to the type's vector rate.
-      convertible =
-          w->kind == WorkKind::kMemory
-              ? w->fp32_bytes > 0
-              : (w->math != Math::kFp16 && w->math != Math::kBf16 && w->math != Math::kFp8) ||
-                    (spec.dtype && *spec.dtype == Math::kFp8);
+      convertible = w->kind == WorkKind::kMemory
+                        ? w->fp32_bytes > 0
+                        : !HalfOrLower(w->math) || spec.dtype == Math::kFp8;
       ++stats.with_work;
     } else {
       r0 = std::max(0.0, (before - c.fixed_ns) / c.slope);
       r1 = UnknownRoofline(m, g.name(t), cls, r0, spec, dest);
       // As UnknownRoofline reads it: half by its name or its marker stays.
-      convertible = !NamedHalf(g.name(t)) || (spec.dtype && *spec.dtype == Math::kFp8);
+      convertible = !NamedHalf(g.name(t)) || spec.dtype == Math::kFp8;
     }
     const double t0 = c.TimeNs(r0), t1 = c.TimeNs(r1);
     // Work from absurd recorded sizes (a hostile trace) can overflow to
