@@ -20,6 +20,26 @@ run() {
   rc=$?
   out=$(cat "$work/out")
   err=$(cat "$work/err")
+  # A reproduction that is not there would pass every refusal check with
+  # "no such file": a renamed file must fail the run, not skip its check.
+  if [[ "$err" == *": no such file"* ]]; then
+    echo "FAIL  a reproduction named by the runner is missing: $err"
+    failures=$((failures + 1))
+  fi
+}
+
+# every_reproduction_named RUNNER FILE...: each reproduction in the folder is
+# named (by its file name or stem) in RUNNER, so none goes unchecked.
+every_reproduction_named() {
+  local runner=$1 f stem
+  shift
+  for f in "$@"; do
+    stem=${f%%.*}
+    if ! grep -q -- "$stem" "$runner"; then
+      echo "FAIL  $f is in $repro but no check runs it"
+      failures=$((failures + 1))
+    fi
+  done
 }
 
 report() {  # report ID NAME OK? WHY

@@ -21,7 +21,7 @@ fi
 example="$src/examples/tiny_mlp_training.json"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-before=$(cd "$repro" && sha256sum ./* | sha256sum)
+before=$(cd "$repro" && find . -maxdepth 1 -type f -exec sha256sum {} + | sort | sha256sum)
 
 # shellcheck source=repro_lib.sh
 source "$(dirname "$0")/repro_lib.sh"
@@ -106,12 +106,12 @@ else
 fi
 
 # ---- empty steps, trailing content, gzip bombs, FIFOs ------------------------
-run D6 empty_second_step "$reverie" predict empty_second_step.json --script amp.lua \
+run D6 empty_second_iteration "$reverie" predict empty_second_iteration.json --script amp.lua \
   --set compute_speedup=3 --set memory_speedup=2
-if { [ "$rc" -eq 0 ] && [[ "$out" != *"0.000x"* ]]; } || one_line "empty_second_step.json"; then
-  report D6 empty_second_step 1 ""
+if { [ "$rc" -eq 0 ] && [[ "$out" != *"0.000x"* ]]; } || one_line "empty_second_iteration.json"; then
+  report D6 empty_second_iteration 1 ""
 else
-  report D6 empty_second_step 0 "baseline 0 / speedup 0.000x"
+  report D6 empty_second_iteration 0 "baseline 0 / speedup 0.000x"
 fi
 run D16 replay_negative_ts "$reverie" replay replay_negative_ts_zero_error.json
 if { [ "$rc" -eq 0 ] && [[ "$out" != *"mean abs error 0.00%"* ]]; } ||
@@ -133,10 +133,13 @@ fi
 mkfifo "$work/fifo.json"
 limit=10 expect_refusal D15 fifo "fifo.json" "$reverie" info "$work/fifo.json"
 
+# ---- every reproduction in the folder has a check --------------------------
+every_reproduction_named "$0" $(cd "$repro" && find . -maxdepth 1 -type f -not -name README.md -printf '%f\n')
+
 # ---- what held stays held -------------------------------------------------
 expect_refusal held no_overwrite "would overwrite the input" \
   "$reverie" replay "$example" --timeline "$example"
-after=$(cd "$repro" && sha256sum ./* | sha256sum)
+after=$(cd "$repro" && find . -maxdepth 1 -type f -exec sha256sum {} + | sort | sha256sum)
 rc=0
 if [ "$before" = "$after" ]; then report held inputs_unmodified 1 ""; else
   report held inputs_unmodified 0 "a reproduction file changed"

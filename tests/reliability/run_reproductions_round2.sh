@@ -24,7 +24,7 @@ example="$src/examples/tiny_mlp_training.json"
 build=$(dirname "$(dirname "$reverie")")
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-before=$(cd "$repro" && sha256sum ./* | sha256sum)
+before=$(cd "$repro" && find . -maxdepth 1 -type f -exec sha256sum {} + | sort | sha256sum)
 
 # shellcheck source=repro_lib.sh
 source "$(dirname "$0")/repro_lib.sh"
@@ -162,8 +162,11 @@ if [ -z "$sanitized" ] && command -v python3 >/dev/null && [ -d "$build/python/r
   fi
 fi
 
+# ---- every reproduction in the folder has a check --------------------------
+every_reproduction_named "$0" $(cd "$repro" && find . -maxdepth 1 -type f -not -name README.md -printf '%f\n')
+
 # ---- what held stays held ---------------------------------------------------------------
-after=$(cd "$repro" && sha256sum ./* | sha256sum)
+after=$(cd "$repro" && find . -maxdepth 1 -type f -exec sha256sum {} + | sort | sha256sum)
 rc=0
 if [ "$before" = "$after" ]; then report held inputs_unmodified 1 ""; else
   report held inputs_unmodified 0 "a reproduction file changed"
