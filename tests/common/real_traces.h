@@ -16,6 +16,8 @@
 #include <system_error>
 #include <vector>
 
+#include "gtest/gtest.h"
+
 namespace reverie::testing {
 
 // The shared traces several suites name (MANIFEST.md says what each holds),
@@ -63,10 +65,18 @@ inline std::string TracesDir() {
 }
 
 // Full path of a trace given its path relative to the traces folder, or ""
-// when it is not there.
+// when it is not there. A trace missing from a folder that is there (it has
+// its MANIFEST.md) is a failure, not a skip: a renamed trace would otherwise
+// leave its checks silently unrun.
 inline std::string TracePath(const std::string& relative) {
-  const std::filesystem::path p = std::filesystem::path(TracesDir()) / relative;
-  return std::filesystem::exists(p) ? p.string() : std::string();
+  const std::filesystem::path root(TracesDir());
+  const std::filesystem::path p = root / relative;
+  if (std::filesystem::exists(p)) return p.string();
+  if (std::filesystem::exists(root / "MANIFEST.md")) {
+    ADD_FAILURE() << relative << " is not under " << root.string()
+                  << " although its MANIFEST.md is: renamed or removed?";
+  }
+  return std::string();
 }
 
 // Every Kineto trace under the shared folder (execution traces excluded),
