@@ -490,7 +490,7 @@ void PushKernelWork(lua_State* L, depgraph::TaskId t) {
     lua_pushnil(L);
     return;
   }
-  lua_createtable(L, 0, 8);
+  lua_createtable(L, 0, 10);
   SetString(L, "kind", hardware::WorkKindName(w->kind));
   SetNumber(L, "flops", w->flops);
   SetNumber(L, "bytes", w->bytes);
@@ -499,6 +499,7 @@ void PushKernelWork(lua_State* L, depgraph::TaskId t) {
   lua_setfield(L, -2, "matrix");
   SetNumber(L, "roofline_ns", m.RooflineNs(*w, m.gpu.spec));
   SetNumber(L, "share", w->share);
+  SetNumber(L, "flops_share", w->flops_share);
   SetString(L, "op", CalibrationGraph(S).op_name(w->op));
   SetIntField(L, "op_id", w->op.value());
 }

@@ -166,11 +166,17 @@ class WorkAttribution {
     m_.work.assign(g_.task_count(), KernelWork());
     struct PerOp {
       double total_ns = 0;
+      double compute_ns = 0;  // of its GEMM / convolution / attention kernels
       double best_compute_ns = -1;
       TaskId best_compute;
     };
     absl::flat_hash_map<uint32_t, PerOp> per_op;
-    std::vector<std::pair<TaskId, OpId>> assigned;
+    struct Assigned {
+      TaskId t;
+      OpId op;
+      bool compute;
+    };
+    std::vector<Assigned> assigned;
     for (uint32_t i = 0; i < g_.task_count(); ++i) {
       const TaskId t(i);
       if (g_.removed(t) || g_.kind(t) != TaskKind::kKernel) continue;
@@ -185,27 +191,49 @@ class WorkAttribution {
       PerOp& p = per_op[op.value()];
       const double d = static_cast<double>(g_.duration_ns(t));
       p.total_ns += d;
-      if (IsCompute(cls) && d > p.best_compute_ns) p.best_compute_ns = d, p.best_compute = t;
-      assigned.emplace_back(t, op);
+      if (IsCompute(cls)) {
+        p.compute_ns += d;
+        if (d > p.best_compute_ns) p.best_compute_ns = d, p.best_compute = t;
+      }
+      assigned.push_back({t, op, IsCompute(cls)});
     }
     // Pass 2: each kernel's share, with the op's math and units.
-    absl::flat_hash_map<uint32_t, int32_t> count;
-    for (const auto& [t, op] : assigned) ++count[op.value()];
-    for (const auto& [t, op] : assigned) {
+    absl::flat_hash_map<uint32_t, int32_t> count, compute_count;
+    for (const Assigned& a : assigned) {
+      ++count[a.op.value()];
+      if (a.compute) ++compute_count[a.op.value()];
+    }
+    for (const auto& [t, op, compute] : assigned) {
       const hardware::OpWork& ow = WorkOfOp(op);
       const PerOp& p = per_op[op.value()];
       KernelWork& w = m_.work[t.value()];
-      w.kind = ow.kind;
+      const double d = static_cast<double>(g_.duration_ns(t));
+      // A helper of an op whose math other kernels do (see KernelWork).
+      const bool helper = p.best_compute.valid() && !compute;
+      w.kind = helper ? WorkKind::kMemory : ow.kind;
       w.op = op;
-      w.share = p.total_ns > 0 ? static_cast<double>(g_.duration_ns(t)) / p.total_ns
-                               : 1.0 / count[op.value()];
-      w.flops = ow.flops * w.share;
+      w.share = p.total_ns > 0 ? d / p.total_ns : 1.0 / count[op.value()];
+      if (helper) {
+        w.flops_share = 0;
+      } else if (p.best_compute.valid()) {
+        w.flops_share = p.compute_ns > 0 ? d / p.compute_ns : 1.0 / compute_count[op.value()];
+      } else {
+        w.flops_share = w.share;
+      }
+      w.flops = ow.flops * w.flops_share;
       w.bytes = ow.bytes * w.share;
       w.fp32_bytes = ow.fp32_bytes * w.share;
       w.matrix_alignment = ow.matrix_alignment;
       const TaskId named = p.best_compute.valid() ? p.best_compute : t;
       w.math = hardware::MathOfKernel(g_.name(named), ow.math).value_or(hardware::Math::kFp32);
-      w.matrix = ow.kind != WorkKind::kMemory && hardware::UsesMatrixUnits(g_.name(named), w.math);
+      w.matrix = w.kind != WorkKind::kMemory && hardware::UsesMatrixUnits(g_.name(named), w.math);
+      if (helper) {
+        w.helper = true;
+        w.op_kind = ow.kind;
+        w.op_flops = ow.flops * w.share;
+        w.op_matrix =
+            ow.kind != WorkKind::kMemory && hardware::UsesMatrixUnits(g_.name(named), w.math);
+      }
       ++m_.kernels_with_work;
     }
   }

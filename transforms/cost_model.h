@@ -93,7 +93,11 @@ struct TraceGpu {
 absl::StatusOr<TraceGpu> ResolveTraceGpu(const depgraph::Graph& g,
                                          const std::vector<depgraph::DeviceInfo>& devices);
 
-// A kernel's share of its op's work.
+// A kernel's share of its op's work. In an op whose kernels include a GEMM,
+// convolution or attention kernel, the op's FLOPs are those kernels' alone:
+// the others (cuDNN's and MIOpen's layout transposes, an FFT convolution's
+// transforms, split-K reductions) are helpers that move its data, with
+// memory work (kMemory, their share of the op's bytes, no matrix units).
 struct KernelWork {
   hardware::WorkKind kind = hardware::WorkKind::kNone;
   double flops = 0;
@@ -103,7 +107,15 @@ struct KernelWork {
   bool matrix = false;        // runs on tensor / matrix cores
   int32_t matrix_alignment = 0;  // hardware::OpWork::matrix_alignment
   depgraph::OpId op;          // the op whose work it is
-  double share = 0;           // of that op's work (by duration among its kernels)
+  double share = 0;           // of that op's bytes (by duration among its kernels)
+  double flops_share = 0;     // of its FLOPs: 0 for a helper (below), else by
+                              // duration among the op's kernels that do its math
+  // A helper's work as a share of the whole op's (by duration, as the op's
+  // other kernels): what a dtype change retimes it by (cost_retime.cc).
+  bool helper = false;
+  hardware::WorkKind op_kind = hardware::WorkKind::kNone;
+  double op_flops = 0;
+  bool op_matrix = false;
   int32_t why = -1;           // for kNone: index of the reason (CostModel::reasons)
 };
 

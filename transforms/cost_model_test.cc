@@ -3,14 +3,14 @@
 // kernel along it as worked out by hand.
 #include "transforms/cost_model.h"
 
-#include "transforms/cost_model_internal.h"
-
 #include <cmath>
 #include <string>
 #include <vector>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "transforms/cost_model_internal.h"
+#include "transforms/structure.h"
 
 namespace reverie::transforms {
 namespace {
@@ -207,6 +207,66 @@ TEST(CostModelTest, RetimesComposeFromTheMathAKernelNowRuns) {
   Built plain = Make();
   ASSERT_TRUE(Retime(plain.g, Of({big}), m, Spec(1, hardware::Math::kFp32)).ok());
   EXPECT_EQ(plain.g.name(big), Make().g.name(big));
+}
+
+// A 4096 x 1024 @ 1024 x 1024 fp32 GEMM op that launches cuDNN's layout
+// transpose and then the GEMM (as cuDNN and MIOpen convolutions do): the
+// FLOPs are the GEMM's alone, the transpose moves the op's data.
+TEST(CostModelTest, AHelperKernelOfAMatrixOpDoesMemoryWork) {
+  Built b = Make();
+  Graph& g = b.g;
+  const depgraph::ResourceId gpu = g.resource_of(b.gemms[0]);
+  const depgraph::ResourceId cpu = g.resource_of(LauncherOf(g, b.gemms[0]));
+  const OpId op = g.AddOp("aten::mm", OpId(), 1000);
+  g.set_op_inputs(op, {Tensor({4096, 1024}), Tensor({1024, 1024})});
+  auto launch = [&](const char* name, int64_t ns) {
+    const TaskId l = g.AppendTask({.kind = TaskKind::kCpuApi,
+                                   .name = "cudaLaunchKernel",
+                                   .resource = cpu,
+                                   .duration_ns = 4000,
+                                   .step = 0});
+    g.set_op(l, op);
+    const TaskId k = g.AppendTask(
+        {.kind = TaskKind::kKernel, .name = name, .resource = gpu, .duration_ns = ns, .step = 0});
+    g.AddEdge(l, k, EdgeKind::kLaunch);
+    return k;
+  };
+  const TaskId helper = launch(
+      "void cudnn::engines_precompiled::nchwToNhwcKernel<float, float, float, false, true>", 30000);
+  const TaskId gemm = launch("ampere_sgemm_128x64_nn", 470000);
+  const CostModel m = BuildCostModel(g, b.devices).value();
+  const KernelWork* h = m.WorkOf(helper);
+  const KernelWork* k = m.WorkOf(gemm);
+  ASSERT_NE(h, nullptr);
+  ASSERT_NE(k, nullptr);
+  const hardware::OpWork op_work = hardware::WorkOfOp("aten::mm", *g.op_inputs(op));
+  EXPECT_DOUBLE_EQ(k->flops, op_work.flops);
+  EXPECT_EQ(k->kind, hardware::WorkKind::kGemm);
+  EXPECT_TRUE(h->helper);
+  EXPECT_EQ(h->kind, hardware::WorkKind::kMemory);
+  EXPECT_EQ(h->flops, 0);
+  EXPECT_FALSE(h->matrix);
+  EXPECT_DOUBLE_EQ(h->bytes, op_work.bytes * 30000 / 500000);
+  // Another GPU, same type: the same algorithm, the transpose on the memory
+  // roofline (A100 2039 -> H100 3350 GB/s), not the GEMM's compute peaks.
+  const hardware::GpuSpec* h100 = hardware::FindGpu("H100-SXM");
+  const hardware::EfficiencyCurve& e = m.curve[static_cast<int>(depgraph::NameClass(g, helper))];
+  const double want =
+      30000 * e.TimeNs(m.RooflineNs(*h, *h100)) / e.TimeNs(m.RooflineNs(*h, m.gpu.spec));
+  Graph moved = g;
+  ASSERT_TRUE(Retime(moved, Of({helper}), m, Spec(1, std::nullopt, h100)).ok());
+  EXPECT_NEAR(moved.duration_ns(helper), want, 2);
+  EXPECT_GT(moved.duration_ns(helper), 30000 * 2039 / 3350 - 2);
+  // A dtype change: the library's half-precision algorithm has helpers the
+  // trace cannot show, so the transpose follows its op onto the tensor
+  // cores, as its share of the op's work on the GEMM curve (whose fixed
+  // cost a small share feels more): far below the half its bytes would give.
+  Graph half = g;
+  ASSERT_TRUE(Retime(half, Of({helper, gemm}), m, Spec(1, hardware::Math::kFp16)).ok());
+  EXPECT_LT(half.duration_ns(gemm), 470000 / 10);
+  EXPECT_LT(half.duration_ns(helper), 30000 * 3 / 10);
+  EXPECT_GT(static_cast<double>(half.duration_ns(helper)) / 30000,
+            static_cast<double>(half.duration_ns(gemm)) / 470000);
 }
 
 TEST(CostModelTest, AKernelWithoutWorkSitsOnItsClassCurve) {

@@ -57,6 +57,21 @@ int32_t MathBytes(Math m) {
   return 4;
 }
 
+// The kernel class whose curve a kind of work runs on (`fallback` for
+// memory work).
+KernelClass ClassOfWork(WorkKind k, KernelClass fallback) {
+  switch (k) {
+    case WorkKind::kGemm:
+      return KernelClass::kGemm;
+    case WorkKind::kConv:
+      return KernelClass::kConv;
+    case WorkKind::kAttention:
+      return KernelClass::kAttention;
+    default:
+      return fallback;
+  }
+}
+
 // Half precision or narrower: what a dtype change does not convert again
 // (except to fp8).
 bool HalfOrLower(std::optional<Math> m) {
@@ -94,7 +109,7 @@ KernelWork BatchScaled(const Graph& g, const CostModel& m, const KernelWork& w, 
                                      m.list_type);
   }
   KernelWork x = w;
-  x.flops = it->second.flops * w.share;
+  x.flops = it->second.flops * w.flops_share;
   x.bytes = it->second.bytes * w.share;
   x.fp32_bytes = it->second.fp32_bytes * w.share;
   return x;
@@ -210,7 +225,7 @@ absl::StatusOr<RetimeStats> Retime(Graph& g, const Selection& s, const CostModel
       ++stats.skipped;
       continue;
     }
-    const hardware::EfficiencyCurve& c = m.curve[static_cast<int>(cls)];
+    const hardware::EfficiencyCurve* curve = &m.curve[static_cast<int>(cls)];
     const double before = static_cast<double>(g.duration_ns(t));
     const depgraph::KernelGeometry& geo = g.geometry(t);
     double r0 = 0, r1 = 0;
@@ -218,7 +233,25 @@ absl::StatusOr<RetimeStats> Retime(Graph& g, const Selection& s, const CostModel
     RetimeSpec now = spec;  // what it runs after: converted, unless asked again
     if (was && (!now.dtype || *now.dtype == *was)) now.dtype = was;
     bool convertible = false;
-    if (const KernelWork* w = m.WorkOf(t)) {
+    const KernelWork* w = m.WorkOf(t);
+    // A dtype change makes the library pick another algorithm for the op
+    // (cuDNN's fp32 FFT convolutions' transforms give way to tensor-core
+    // kernels and their own layout transposes, which amp.lua adds): the
+    // trace cannot show the new one's helpers, so a helper follows its op,
+    // retimed as its share of the op's work. Without one, the algorithm
+    // stays and the helper is the memory kernel it is.
+    KernelWork as_op;
+    if (w != nullptr && w->helper && now.dtype) {
+      as_op = *w;
+      as_op.kind = w->op_kind;
+      as_op.flops = w->op_flops;
+      as_op.flops_share = w->share;
+      as_op.matrix = w->op_matrix;
+      w = &as_op;
+      curve = &m.curve[static_cast<int>(ClassOfWork(w->kind, cls))];
+    }
+    const hardware::EfficiencyCurve& c = *curve;
+    if (w != nullptr) {
       const double recorded = m.RooflineNs(*w, origin);
       const double share = before > 0 ? recorded / before : 1;
       // As it runs now: its recorded work, in the math it was converted to.
