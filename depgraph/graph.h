@@ -517,6 +517,13 @@ class Graph {
   // Bytes held by the arrays (for the memory benchmark).
   size_t MemoryBytes() const;
 
+  // The GPU (a key of hardware's table) the kernels now stand for, once a
+  // script moved them (retarget_gpu.lua); empty: the trace's own. Later
+  // retimes start from it, so a second GPU change, or a dtype change after
+  // one, moves kernels from where they are now.
+  std::string_view gpu_key() const { return gpu_key_; }
+  void set_gpu_key(std::string key) { gpu_key_ = std::move(key); }
+
  private:
   static constexpr uint8_t kFlagRemoved = 1;
   static constexpr uint8_t kFlagStepBegin = 2;
@@ -551,6 +558,7 @@ class Graph {
 
   TaskColumns col_;
   size_t live_tasks_ = 0;
+  std::string gpu_key_;
 
   std::vector<Edge> edges_;
   size_t live_edges_ = 0;

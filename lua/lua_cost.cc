@@ -10,6 +10,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "base/sv.h"
 #include "base/text.h"
 #include "hardware/gpu_spec.h"
 #include "lua/lua_internal.h"
@@ -208,7 +209,20 @@ void PushCurve(lua_State* L, const hardware::EfficiencyCurve& c) {
 int GraphGpu(lua_State* L) {
   CheckOptions(L, 2, "gpu");
   const transforms::CostModel& m = ModelOrRaise(L, OriginKey(L, 2, "gpu"));
+  const depgraph::Graph& g = GraphOrRaise(L);
+  if (!g.gpu_key().empty()) {
+    // Moved by a script: the table's row, no longer the trace's device.
+    PushGpu(L, transforms::GpuNow(g, m));
+    SetString(L, "matched_by",
+              absl::StrCat("moved there by a script (graph:set_gpu) from ", Sv(m.gpu.spec.key)));
+    SetString(L, "device_name", "");
+    lua_createtable(L, 0, 0);
+    lua_setfield(L, -2, "from_trace");
+    SetString(L, "trace_gpu", m.gpu.spec.key);
+    return 1;
+  }
   PushGpu(L, m.gpu.spec);
+  SetString(L, "trace_gpu", m.gpu.spec.key);
   SetString(L, "matched_by", m.gpu.matched_by);
   SetString(L, "device_name", m.gpu.device_name);
   lua_createtable(L, static_cast<int>(m.gpu.from_trace.size()), 0);
@@ -280,8 +294,19 @@ int GraphCopyNs(lua_State* L) {
     dest = &CheckGpuKey(L, to, "copy_ns");
   }
   const transforms::CostModel& m = ModelOrRaise(L, OriginKey(L, 4, "copy_ns"));
+  const depgraph::Graph& g = GraphOrRaise(L);
+  if (dest == nullptr && !g.gpu_key().empty()) dest = &transforms::GpuNow(g, m);
   lua_pushnumber(L, transforms::CopyNs(m, *k, bytes, dest));
   return 1;
+}
+
+// graph:set_gpu(KEY): the graph's kernels now stand for a run on KEY
+// (retarget_gpu.lua, once it moved them): graph:gpu(), retime, copy_ns and
+// kernel_ns start from it.
+int GraphSetGpu(lua_State* L) {
+  const GpuSpec& g = CheckGpuKey(L, CheckView(L, 2), "set_gpu");
+  MutableGraphOrRaise(L).set_gpu_key(std::string(g.key));
+  return 0;
 }
 
 // graph:batch_frees() -> {frees = {{task, bytes, stretch_ns, step}...},
@@ -457,7 +482,8 @@ int GraphKernelNs(lua_State* L) {
   const bool matrix = lua_toboolean(L, -1);
   lua_pop(L, 1);
   const transforms::CostModel& m = ModelOrRaise(L, OriginKey(L, 2, "kernel_ns"));
-  const double r = hardware::RooflineNs(m.gpu.spec, flops, bytes, math, matrix);
+  const double r =
+      hardware::RooflineNs(transforms::GpuNow(GraphOrRaise(L), m), flops, bytes, math, matrix);
   lua_pushnumber(L, m.curve[static_cast<int>(cls)].TimeNs(r));
   return 1;
 }
@@ -514,15 +540,15 @@ void RegisterCostFunctions(lua_State* L) {
 
 void RegisterCostGraphMethods(lua_State* L) {
   // On the graph method table at the top of the stack.
-  static const luaL_Reg kFns[] = {
-      {"gpu", GraphGpu},
-      {"cost_model", GraphCostModel},
-      {"copy_ns", GraphCopyNs},
-      {"batch_frees", GraphBatchFrees},
-      {"scale_batch_memory", GraphScaleBatchMemory},
-      {"kernel_ns", GraphKernelNs},
-      {"op_inputs", GraphOpInputs},
-      {nullptr, nullptr}};
+  static const luaL_Reg kFns[] = {{"gpu", GraphGpu},
+                                  {"set_gpu", GraphSetGpu},
+                                  {"cost_model", GraphCostModel},
+                                  {"copy_ns", GraphCopyNs},
+                                  {"batch_frees", GraphBatchFrees},
+                                  {"scale_batch_memory", GraphScaleBatchMemory},
+                                  {"kernel_ns", GraphKernelNs},
+                                  {"op_inputs", GraphOpInputs},
+                                  {nullptr, nullptr}};
   SetBindings(L, kFns);
 }
 

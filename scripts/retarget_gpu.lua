@@ -42,6 +42,10 @@
 -- the table (else `from`); nothing to change when `to` is that GPU (and
 -- `compute_math` is auto) or when the trace records no kernel; crossing
 -- vendors is refused unless `cross_vendor` (see below).
+-- After an earlier GPU change in the same run, the kernels start from the
+-- GPU they were moved to (graph:gpu() says which, graph:set_gpu records
+-- it): H100 -> T4 -> H100 gives the trace's times back, and a later
+-- amp.lua uses the new GPU's peaks.
 --
 -- Assumptions and limits.
 -- - The same kernels run on both GPUs at the same share of their peaks.
@@ -92,8 +96,10 @@ if origin.vendor ~= dest.vendor and not P.cross_vendor then
                      dest.vendor))
 end
 
+local moved = origin.matched_by:find("graph:set_gpu", 1, true) ~= nil
 if origin.key == dest.key and P.compute_math == "auto" then
-  reverie.nothing_to_change(string.format("the trace already ran on %s (%s)", dest.key,
+  reverie.nothing_to_change(string.format(moved and "an earlier script already moved the kernels to %s (%s)" or
+                                          "the trace already ran on %s (%s)", dest.key,
                                           origin.device_name ~= "" and origin.device_name or dest.name))
 end
 
@@ -106,7 +112,12 @@ local other = kernels - compute - comm
 
 -- FP32 kernels that PyTorch would run as TF32 on the destination.
 local tf32 = graph:none()
-if P.compute_math == "auto" and dest.matrix_tflops.tf32 and not origin.matrix_tflops.tf32 then
+-- Only where no GPU this program ran on could have used TF32: an fp32
+-- kernel on a GPU with TF32 says the program turned it off (H100 -> T4 ->
+-- H100 keeps the trace's fp32).
+local traced = reverie.gpu(origin.trace_gpu)
+if P.compute_math == "auto" and dest.matrix_tflops.tf32 and not origin.matrix_tflops.tf32 and
+    not traced.matrix_tflops.tf32 then
   local plain = compute:filter(function(t)
     local w = t.work
     local math = w and w.math or "fp32"
@@ -116,8 +127,9 @@ if P.compute_math == "auto" and dest.matrix_tflops.tf32 and not origin.matrix_tf
   if P.tf32_matmul then tf32 = tf32 | plain:select{class = {"gemm", "attention"}} end
 end
 
-reverie.log(string.format("%s (%s) -> %s (%s): cost model, efficiency curves fitted on the trace",
+reverie.log(string.format("%s (%s%s) -> %s (%s): cost model, efficiency curves fitted on the trace",
                           origin.device_name ~= "" and origin.device_name or origin.key, origin.key,
+                          moved and ", where an earlier script moved the kernels" or "",
                           dest.key, dest.name))
 local total = {kernels = 0, before = 0, after = 0, with_work = 0}
 local function add(label, st)
@@ -172,6 +184,7 @@ if P.scale_communication then
   scale_copies(comm, ratio, "communication kernels")
 end
 
+graph:set_gpu(dest.key)
 reverie.log(string.format("  kernels: %d retimed (%d with work from recorded shapes), %.3f -> %.3f ms (%.2fx)",
                           total.kernels, total.with_work, total.before / 1e6, total.after / 1e6,
                           total.after > 0 and total.before / total.after or 0))

@@ -193,7 +193,14 @@ struct RetimeStats {
   int64_t after_ns = 0;
 };
 
-// Retimes every live kernel of `s` by the model (see the file comment).
+// The GPU `g`'s kernels now stand for: the one a script moved them to
+// (Graph::gpu_key), else the trace's (`m.gpu.spec`). Retime starts from
+// it; the efficiency curves stay those fitted on the trace as measured, so
+// a move there and back gives the measured times again.
+const hardware::GpuSpec& GpuNow(const depgraph::Graph& g, const CostModel& m);
+
+// Retimes every live kernel of `s` by the model (see the file comment),
+// from GpuNow(g, m) to `spec.dest` (default: the same GPU).
 // Kernels the script inserted after calibration (no work, no measured place
 // on a curve of their own) are scaled like kernels without work. Nothing
 // changes on error (kInvalidArgument: a factor <= 0, a dtype that is not a

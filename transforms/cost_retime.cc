@@ -160,9 +160,8 @@ double ChangedRoofline(const CostModel& m, const KernelWork& w, const RetimeSpec
 }
 
 // New roofline of a kernel without work, placed on its class's curve at r0.
-double UnknownRoofline(const CostModel& m, std::string_view name, KernelClass cls, double r0,
-                       const RetimeSpec& spec, const hardware::GpuSpec& dest) {
-  const hardware::GpuSpec& origin = m.gpu.spec;
+double UnknownRoofline(const hardware::GpuSpec& origin, std::string_view name, KernelClass cls,
+                       double r0, const RetimeSpec& spec, const hardware::GpuSpec& dest) {
   double r = r0 * spec.work_factor;
   if (internal::IsComputeClass(cls)) {
     const Math math = hardware::MathOfKernelName(name).value_or(Math::kFp32);
@@ -210,7 +209,7 @@ absl::StatusOr<RetimeStats> Retime(Graph& g, const Selection& s, const CostModel
     return absl::InvalidArgumentError(
         absl::StrCat("retime: the work factor must be in (0, 1e9], got ", spec.work_factor));
   }
-  const hardware::GpuSpec& origin = m.gpu.spec;
+  const hardware::GpuSpec& origin = GpuNow(g, m);
   const hardware::GpuSpec& dest = spec.dest != nullptr ? *spec.dest : origin;
   RetimeStats stats;
   absl::flat_hash_map<uint32_t, hardware::OpWork> scaled;
@@ -277,7 +276,7 @@ absl::StatusOr<RetimeStats> Retime(Graph& g, const Selection& s, const CostModel
       ++stats.with_work;
     } else {
       r0 = std::max(0.0, (before - c.fixed_ns) / c.slope);
-      r1 = UnknownRoofline(m, g.name(t), cls, r0, spec, dest);
+      r1 = UnknownRoofline(origin, g.name(t), cls, r0, spec, dest);
       // As UnknownRoofline reads it: half by its name or its marker stays.
       convertible = !NamedHalf(g.name(t)) || spec.dtype == Math::kFp8;
     }
@@ -301,6 +300,12 @@ absl::StatusOr<RetimeStats> Retime(Graph& g, const Selection& s, const CostModel
     stats.after_ns = SatAdd(stats.after_ns, after);
   }
   return stats;
+}
+
+const hardware::GpuSpec& GpuNow(const Graph& g, const CostModel& m) {
+  if (g.gpu_key().empty()) return m.gpu.spec;
+  const hardware::GpuSpec* moved = hardware::FindGpu(g.gpu_key());
+  return moved != nullptr ? *moved : m.gpu.spec;
 }
 
 double CopyNs(const CostModel& m, CopyKind k, double bytes, const hardware::GpuSpec* dest) {

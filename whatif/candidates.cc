@@ -69,10 +69,10 @@ const std::vector<Row>& Table() {
        },
        Never},
       // The next generation of the trace's own GPU (hardware/gpu_table.cc).
-      // Last, as combinations run in this order: the program's changes are
-      // timed on the GPU the trace measured, then the work moves (amp.lua
-      // after a move would scale B200-timed kernels by the H100's fp32 to
-      // bf16 ratio; the move after amp.lua scales them by bf16's peaks).
+      // Last, as combinations run in this order: the program's changes, then
+      // the hardware (either order gives the same times since retimes start
+      // from the GPU the kernels stand for, graph:set_gpu; this one reads as
+      // a user would try it).
       {"retarget_gpu.lua",
        [](const LoadedTrace& b) {
          return std::vector<Settings>{{{"to", NextGenerationGpu(*TraceGpuKey(b))}}};

@@ -1,6 +1,8 @@
 // Issue 25 on the shared traces: the facts each trace records, and the
 // shipped scripts reading them before changing anything (nothing to change,
 // a refusal naming why, or an adapted model).
+#include <unistd.h>
+
 #include <cmath>
 #include <filesystem>
 #include <string>
@@ -294,6 +296,52 @@ TEST(FactsRealTest, AGpuChangeAndCudaGraphsCommute) {
   const Prediction b = Predict(*g, {"retarget_gpu.lua", "cuda_graphs.lua"}, {{"to", "H100-SXM"}});
   ASSERT_TRUE(a.status.ok() && b.status.ok()) << a.status << b.status;
   EXPECT_NEAR(a.pred_us, b.pred_us, 1e-6 * a.pred_us);
+}
+
+// A GPU change moves the kernels from where an earlier one put them
+// (graph:set_gpu), so there and back gives the trace's times: before, every
+// retime started from the trace's GPU and the way back changed nothing (A100
+// -> T4 -> A100 predicted the T4's step). An fp32 trace from a GPU with
+// TF32 keeps fp32 on the way back (the program turned TF32 off).
+TEST(FactsRealTest, AGpuChangeThereAndBackGivesTheTracesTimes) {
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("reverie_back_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  std::filesystem::copy_file(REVERIE_SOURCE_DIR "/scripts/retarget_gpu.lua", dir / "back.lua",
+                             std::filesystem::copy_options::overwrite_existing);
+  const std::string back = (dir / "back.lua").string();
+  for (const auto& [trace, gpu] : std::vector<std::pair<std::string, std::string>>{
+           {"/examples/tiny_mlp_training.json", "A100-SXM4-80GB"},
+           {"/tests/data/validation/h100/resnet50_fp32_r1.json.gz", "H100-SXM"}}) {
+    const testing::RealGraph* g = testing::LoadOrFail(std::string(REVERIE_SOURCE_DIR) + trace);
+    ASSERT_NE(g, nullptr);
+    const Prediction there = Predict(*g, {"retarget_gpu.lua"}, {{"retarget_gpu.to", "T4"}});
+    const Prediction round =
+        Predict(*g, {"retarget_gpu.lua", back}, {{"retarget_gpu.to", "T4"}, {"back.to", gpu}});
+    ASSERT_TRUE(there.status.ok() && round.status.ok()) << there.status << round.status;
+    EXPECT_LT(there.speedup(), 0.9) << trace;  // the T4 is slower: the way back has work to do
+    EXPECT_NEAR(round.pred_us, round.base_us, 1e-6 * round.base_us) << trace;
+    EXPECT_THAT(round.reports[1].log.front(),
+                HasSubstr("where an earlier script moved the kernels"));
+  }
+  std::filesystem::remove_all(dir);
+}
+
+// amp.lua after a GPU change converts the kernels on the new GPU (its
+// kernel_ns, retime and peaks start from graph:gpu()), so the two orders
+// agree; before, the later amp.lua used the trace's GPU's fp32-to-half ratio.
+TEST(FactsRealTest, AmpAndAGpuChangeAgreeInEitherOrder) {
+  const testing::RealGraph* g = testing::LoadOrFail(
+      std::string(REVERIE_SOURCE_DIR) + "/tests/data/validation/h100/resnet50_fp32_r1.json.gz");
+  ASSERT_NE(g, nullptr);
+  for (const char* to : {"A100-SXM4-80GB", "B200"}) {
+    const std::vector<std::pair<std::string, std::string>> sets = {{"retarget_gpu.to", to},
+                                                                   {"amp.dtype", "bf16"}};
+    const Prediction a = Predict(*g, {"amp.lua", "retarget_gpu.lua"}, sets);
+    const Prediction b = Predict(*g, {"retarget_gpu.lua", "amp.lua"}, sets);
+    ASSERT_TRUE(a.status.ok() && b.status.ok()) << a.status << b.status;
+    EXPECT_NEAR(b.pred_us, a.pred_us, 0.005 * a.pred_us) << to;
+  }
 }
 
 // The facts are the trace's: after amp.lua in the same run they still say
