@@ -42,6 +42,7 @@
 #ifndef REVERIE_DEPGRAPH_GRAPH_H_
 #define REVERIE_DEPGRAPH_GRAPH_H_
 
+#include <cmath>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -523,6 +524,13 @@ class Graph {
   // one, moves kernels from where they are now.
   std::string_view gpu_key() const { return gpu_key_; }
   void set_gpu_key(std::string key) { gpu_key_ = std::move(key); }
+  // Likewise the batch the forward and backward kernels now run, as a
+  // multiple of the trace's (batch_size.lua); 1: as recorded.
+  double batch_factor() const { return batch_factor_; }
+  void set_batch_factor(double f) {
+    REVERIE_CHECK(f > 0 && std::isfinite(f));
+    batch_factor_ = f;
+  }
 
  private:
   static constexpr uint8_t kFlagRemoved = 1;
@@ -559,6 +567,7 @@ class Graph {
   TaskColumns col_;
   size_t live_tasks_ = 0;
   std::string gpu_key_;
+  double batch_factor_ = 1;
 
   std::vector<Edge> edges_;
   size_t live_edges_ = 0;

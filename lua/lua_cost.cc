@@ -300,6 +300,22 @@ int GraphCopyNs(lua_State* L) {
   return 1;
 }
 
+// graph:batch() -> the batch the kernels now run, as a multiple of the
+// trace's; graph:set_batch(f) records it (batch_size.lua, once it scaled
+// them): later retimes scale work from it.
+int GraphBatch(lua_State* L) {
+  lua_pushnumber(L, GraphOrRaise(L).batch_factor());
+  return 1;
+}
+
+int GraphSetBatch(lua_State* L) {
+  const lua_Number f = luaL_checknumber(L, 2);
+  if (!(f > 0 && f <= 1e9))
+    Raise(L, absl::StrCat("set_batch: the factor must be in (0, 1e9], got ", f));
+  MutableGraphOrRaise(L).set_batch_factor(f);
+  return 0;
+}
+
 // graph:set_gpu(KEY): the graph's kernels now stand for a run on KEY
 // (retarget_gpu.lua, once it moved them): graph:gpu(), retime, copy_ns and
 // kernel_ns start from it.
@@ -542,6 +558,8 @@ void RegisterCostGraphMethods(lua_State* L) {
   // On the graph method table at the top of the stack.
   static const luaL_Reg kFns[] = {{"gpu", GraphGpu},
                                   {"set_gpu", GraphSetGpu},
+                                  {"batch", GraphBatch},
+                                  {"set_batch", GraphSetBatch},
                                   {"cost_model", GraphCostModel},
                                   {"copy_ns", GraphCopyNs},
                                   {"batch_frees", GraphBatchFrees},

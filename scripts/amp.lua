@@ -335,6 +335,9 @@ if P.cast_kernels then
   for i in ipairs(steps) do
     for _, e in ipairs(plans[i]) do
       local weight_n, input_n, bias_n = cast_sizes(e.kernel)
+      -- An input is an activation: at the batch the kernels now run
+      -- (batch_size.lua earlier in the run); weights and biases are not.
+      if input_n then input_n = input_n * graph:batch() end
       local w = cast(e.kernel, "cast weight to " .. P.dtype .. " (autocast)", "forward", weight_n)
       casts = casts + 1
       if bias_n then

@@ -86,6 +86,8 @@ if kernels:empty() then
                     "autograd spans say which): nothing to scale")
 end
 local st = kernels:retime{work = P.factor, gpu = gpu_key}
+-- Later retimes (another batch change, amp.lua) scale work from this batch.
+graph:set_batch(graph:batch() * P.factor)
 
 -- A copy's kind as the model names it.
 local function copy_kind(name)

@@ -1,6 +1,8 @@
 // Retiming kernels and copies by the cost model (transforms/cost_model.h).
 #include <algorithm>
 #include <cmath>
+#include <optional>
+#include <utility>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
@@ -201,6 +203,63 @@ std::string_view UnmarkedName(std::string_view name) {
   return ConvertedMath(name) ? name.substr(0, name.rfind(" [")) : name;
 }
 
+// A helper's work as its share of the whole op's (KernelWork::helper).
+KernelWork AsOpWork(const KernelWork& w) {
+  KernelWork x = w;
+  x.kind = w.op_kind;
+  x.flops = w.op_flops;
+  x.flops_share = w.share;
+  x.matrix = w.op_matrix;
+  return x;
+}
+
+// What one Retime call holds for all its kernels.
+struct RetimeContext {
+  const Graph& g;
+  const CostModel& m;
+  const RetimeSpec& spec;
+  const hardware::GpuSpec& origin;
+  const hardware::GpuSpec& dest;
+  // The batch the kernels run now, as a multiple of the trace's: work is
+  // scaled from the recorded shapes, so a second batch change (or a dtype
+  // change after one) starts from it.
+  double from;
+  absl::flat_hash_map<uint32_t, hardware::OpWork> scaled_now, scaled_to;
+};
+
+// The roofline (ns) of a kernel with work as it runs now (at the graph's
+// batch, in the math `was` it was converted to, on the origin) and after
+// `now` (the batch x the spec's factor, on the destination), each over the
+// share of the GPU its grid can use.
+std::pair<double, double> WorkRooflines(RetimeContext& ctx, const KernelWork& w, double before,
+                                        const depgraph::KernelGeometry& geo,
+                                        std::optional<Math> was, const RetimeSpec& now,
+                                        bool* unaligned) {
+  const CostModel& m = ctx.m;
+  const KernelWork at_now = BatchScaled(ctx.g, m, w, ctx.from, ctx.scaled_now);
+  const double share = before > 0 ? m.RooflineNs(at_now, ctx.origin) / before : 1;
+  RetimeSpec then;
+  then.dtype = was;
+  bool ignored = false;
+  auto roofline_then = [&](const KernelWork& x) {
+    return was ? ChangedRoofline(m, x, then, ctx.origin, share, &ignored)
+               : m.RooflineNs(x, ctx.origin);
+  };
+  // The grid grows with the kernel's own work (the tile kept): a GEMM whose
+  // weight dominates its traffic gets few more blocks. Growths are from the
+  // recorded grid, at the recorded batch.
+  const double recorded = roofline_then(w);
+  const double raw = ctx.from == 1 ? recorded : roofline_then(at_now);
+  const double r0 =
+      raw / internal::GridUse(geo, ctx.origin, recorded > 0 ? raw / recorded : ctx.from);
+  const double factor = ctx.from * ctx.spec.work_factor;
+  const KernelWork grown = BatchScaled(ctx.g, m, w, factor, ctx.scaled_to);
+  const double growth = recorded > 0 ? roofline_then(grown) / recorded : factor;
+  const double r1 = ChangedRoofline(m, grown, now, ctx.dest, share, unaligned) /
+                    internal::GridUse(geo, ctx.dest, growth);
+  return {r0, r1};
+}
+
 }  // namespace
 
 absl::StatusOr<RetimeStats> Retime(Graph& g, const Selection& s, const CostModel& m,
@@ -212,7 +271,7 @@ absl::StatusOr<RetimeStats> Retime(Graph& g, const Selection& s, const CostModel
   const hardware::GpuSpec& origin = GpuNow(g, m);
   const hardware::GpuSpec& dest = spec.dest != nullptr ? *spec.dest : origin;
   RetimeStats stats;
-  absl::flat_hash_map<uint32_t, hardware::OpWork> scaled;
+  RetimeContext ctx{g, m, spec, origin, dest, g.batch_factor(), {}, {}};
   for (TaskId t : s) {
     if (g.removed(t)) continue;
     if (g.kind(t) != TaskKind::kKernel) {
@@ -226,7 +285,6 @@ absl::StatusOr<RetimeStats> Retime(Graph& g, const Selection& s, const CostModel
     }
     const hardware::EfficiencyCurve* curve = &m.curve[static_cast<int>(cls)];
     const double before = static_cast<double>(g.duration_ns(t));
-    const depgraph::KernelGeometry& geo = g.geometry(t);
     double r0 = 0, r1 = 0;
     const std::optional<Math> was = ConvertedMath(g.name(t));
     RetimeSpec now = spec;  // what it runs after: converted, unless asked again
@@ -241,33 +299,16 @@ absl::StatusOr<RetimeStats> Retime(Graph& g, const Selection& s, const CostModel
     // stays and the helper is the memory kernel it is.
     KernelWork as_op;
     if (w != nullptr && w->helper && now.dtype) {
-      as_op = *w;
-      as_op.kind = w->op_kind;
-      as_op.flops = w->op_flops;
-      as_op.flops_share = w->share;
-      as_op.matrix = w->op_matrix;
+      as_op = AsOpWork(*w);
       w = &as_op;
       curve = &m.curve[static_cast<int>(ClassOfWork(w->kind, cls))];
     }
     const hardware::EfficiencyCurve& c = *curve;
     if (w != nullptr) {
-      const double recorded = m.RooflineNs(*w, origin);
-      const double share = before > 0 ? recorded / before : 1;
-      // As it runs now: its recorded work, in the math it was converted to.
-      RetimeSpec then;
-      then.dtype = was;
-      bool ignored = false;
-      const double raw = was ? ChangedRoofline(m, *w, then, origin, share, &ignored) : recorded;
-      r0 = raw / internal::GridUse(geo, origin, 1);
-      const KernelWork grown = BatchScaled(g, m, *w, spec.work_factor, scaled);
-      // The grid grows with the kernel's own work (the tile kept): a GEMM
-      // whose weight dominates its traffic gets few more blocks.
-      const double grown_raw = was ? ChangedRoofline(m, grown, then, origin, share, &ignored)
-                                   : m.RooflineNs(grown, origin);
-      const double growth = raw > 0 ? grown_raw / raw : spec.work_factor;
       bool unaligned = false;
-      r1 = ChangedRoofline(m, grown, now, dest, share, &unaligned) /
-           internal::GridUse(geo, dest, growth);
+      const auto [from_ns, to_ns] =
+          WorkRooflines(ctx, *w, before, g.geometry(t), was, now, &unaligned);
+      r0 = from_ns, r1 = to_ns;
       if (unaligned) ++stats.unaligned;
       // An unaligned GEMM converts too: to the type's vector rate.
       convertible = w->kind == WorkKind::kMemory

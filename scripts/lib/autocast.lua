@@ -88,7 +88,9 @@ function A.layout_transposes(graph, conv, opts)
     local inputs = graph:op_inputs(t.op.id) or {}
     local args = t.op.name:find("backward", 1, true) and {1, 2} or {1}
     for _, i in ipairs(args) do
+      -- Activations: at the batch the kernels now run (graph:batch()).
       local n = A.elements(inputs[i])
+      if n then n = n * graph:batch() end
       local ns = (n and opts.model) and math.floor(graph:kernel_ns{class = "elementwise", bytes = 4 * n,
                                                                     flops = 0, gpu = opts.gpu} + 0.5)
                  or opts.fallback_ns

@@ -327,6 +327,36 @@ TEST(FactsRealTest, AGpuChangeThereAndBackGivesTheTracesTimes) {
   std::filesystem::remove_all(dir);
 }
 
+// A batch change scales work from the batch the kernels now run
+// (graph:set_batch): x2 then x0.5 gives the trace's step back (before, the
+// second scaled the recorded work, 0.936x on the H100 ResNet-50 trace).
+// Traces whose host copies the first change modelled are not exact: a
+// smaller copy keeps at least its share of the time it has now.
+TEST(FactsRealTest, ABatchChangeThereAndBackGivesTheTracesTimes) {
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("reverie_batch_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  std::filesystem::copy_file(REVERIE_SOURCE_DIR "/scripts/batch_size.lua", dir / "back.lua",
+                             std::filesystem::copy_options::overwrite_existing);
+  const std::string back = (dir / "back.lua").string();
+  for (const char* trace :
+       {"/examples/tiny_mlp_training.json", "/tests/data/validation/h100/resnet50_fp32_r1.json.gz",
+        "/tests/data/validation/h100/gpt2_fp32_r1.json.gz"}) {
+    const testing::RealGraph* g = testing::LoadOrFail(std::string(REVERIE_SOURCE_DIR) + trace);
+    ASSERT_NE(g, nullptr);
+    for (const auto& [there, back_factor] :
+         std::vector<std::pair<std::string, std::string>>{{"2", "0.5"}, {"0.25", "4"}}) {
+      const Prediction round =
+          Predict(*g, {"batch_size.lua", back},
+                  {{"batch_size.factor", there}, {"back.factor", back_factor}});
+      ASSERT_TRUE(round.status.ok()) << round.status;
+      // Durations are whole ns, rounded at each change.
+      EXPECT_NEAR(round.pred_us, round.base_us, 2e-5 * round.base_us) << trace << " x" << there;
+    }
+  }
+  std::filesystem::remove_all(dir);
+}
+
 // amp.lua after a GPU change converts the kernels on the new GPU (its
 // kernel_ns, retime and peaks start from graph:gpu()), so the two orders
 // agree; before, the later amp.lua used the trace's GPU's fp32-to-half ratio.
@@ -341,6 +371,23 @@ TEST(FactsRealTest, AmpAndAGpuChangeAgreeInEitherOrder) {
     const Prediction b = Predict(*g, {"retarget_gpu.lua", "amp.lua"}, sets);
     ASSERT_TRUE(a.status.ok() && b.status.ok()) << a.status << b.status;
     EXPECT_NEAR(b.pred_us, a.pred_us, 0.005 * a.pred_us) << to;
+  }
+}
+
+// amp.lua after a batch change converts the kernels at the batch they now
+// run and sizes its input casts and layout transposes (activations) at it,
+// so the two orders agree (2.6% apart when the casts kept the trace's batch).
+TEST(FactsRealTest, AmpAndABatchChangeAgreeInEitherOrder) {
+  for (const char* trace : {"/tests/data/validation/h100/resnet50_fp32_r1.json.gz",
+                            "/tests/data/validation/h100/gpt2_fp32_r1.json.gz"}) {
+    const testing::RealGraph* g = testing::LoadOrFail(std::string(REVERIE_SOURCE_DIR) + trace);
+    ASSERT_NE(g, nullptr);
+    const std::vector<std::pair<std::string, std::string>> sets = {{"batch_size.factor", "2"},
+                                                                   {"amp.dtype", "bf16"}};
+    const Prediction a = Predict(*g, {"amp.lua", "batch_size.lua"}, sets);
+    const Prediction b = Predict(*g, {"batch_size.lua", "amp.lua"}, sets);
+    ASSERT_TRUE(a.status.ok() && b.status.ok()) << a.status << b.status;
+    EXPECT_NEAR(b.pred_us, a.pred_us, 0.005 * a.pred_us) << trace;
   }
 }
 
