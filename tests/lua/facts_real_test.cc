@@ -284,6 +284,36 @@ TEST(FactsRealTest, PrecisionFromTheLaunchingOpsInputTypes) {
   EXPECT_EQ(f.by_type_ns[0].first, "bf16");
 }
 
+// A shipped script copied under another name, so one run can hold it twice
+// with different settings ("back.to"); removed with its folder.
+class ScriptCopy {
+ public:
+  ScriptCopy(const char* script, const char* tag)
+      : dir_(std::filesystem::temp_directory_path() /
+             (std::string("reverie_") + tag + "_" + std::to_string(::getpid()))) {
+    std::filesystem::create_directories(dir_);
+    std::filesystem::copy_file(std::string(REVERIE_SOURCE_DIR "/scripts/") + script,
+                               dir_ / "back.lua",
+                               std::filesystem::copy_options::overwrite_existing);
+  }
+  ~ScriptCopy() { std::filesystem::remove_all(dir_); }
+  std::string path() const { return (dir_ / "back.lua").string(); }
+
+ private:
+  std::filesystem::path dir_;
+};
+
+// Both orders of two scripts predict the same step within `tolerance`.
+void ExpectOrdersAgree(const testing::RealGraph& g, const std::string& a_script,
+                       const std::string& b_script,
+                       const std::vector<std::pair<std::string, std::string>>& sets,
+                       double tolerance, const std::string& label) {
+  const Prediction a = Predict(g, {a_script, b_script}, sets);
+  const Prediction b = Predict(g, {b_script, a_script}, sets);
+  ASSERT_TRUE(a.status.ok() && b.status.ok()) << a.status << b.status;
+  EXPECT_NEAR(b.pred_us, a.pred_us, tolerance * a.pred_us) << label;
+}
+
 // Every script's cost model is calibrated on the trace as measured, not on
 // the previous script's result: a GPU change and CUDA graphs commute (the
 // model fitted after cuda_graphs.lua read its 0 us launches as the GPU's
@@ -292,10 +322,7 @@ TEST(FactsRealTest, AGpuChangeAndCudaGraphsCommute) {
   const testing::RealGraph* g =
       testing::LoadOrFail(std::string(REVERIE_SOURCE_DIR) + "/examples/tiny_mlp_training.json");
   ASSERT_NE(g, nullptr);
-  const Prediction a = Predict(*g, {"cuda_graphs.lua", "retarget_gpu.lua"}, {{"to", "H100-SXM"}});
-  const Prediction b = Predict(*g, {"retarget_gpu.lua", "cuda_graphs.lua"}, {{"to", "H100-SXM"}});
-  ASSERT_TRUE(a.status.ok() && b.status.ok()) << a.status << b.status;
-  EXPECT_NEAR(a.pred_us, b.pred_us, 1e-6 * a.pred_us);
+  ExpectOrdersAgree(*g, "cuda_graphs.lua", "retarget_gpu.lua", {{"to", "H100-SXM"}}, 1e-6, "");
 }
 
 // A GPU change moves the kernels from where an earlier one put them
@@ -304,12 +331,8 @@ TEST(FactsRealTest, AGpuChangeAndCudaGraphsCommute) {
 // -> T4 -> A100 predicted the T4's step). An fp32 trace from a GPU with
 // TF32 keeps fp32 on the way back (the program turned TF32 off).
 TEST(FactsRealTest, AGpuChangeThereAndBackGivesTheTracesTimes) {
-  const std::filesystem::path dir =
-      std::filesystem::temp_directory_path() / ("reverie_back_" + std::to_string(::getpid()));
-  std::filesystem::create_directories(dir);
-  std::filesystem::copy_file(REVERIE_SOURCE_DIR "/scripts/retarget_gpu.lua", dir / "back.lua",
-                             std::filesystem::copy_options::overwrite_existing);
-  const std::string back = (dir / "back.lua").string();
+  const ScriptCopy copy("retarget_gpu.lua", "gpu");
+  const std::string back = copy.path();
   for (const auto& [trace, gpu] : std::vector<std::pair<std::string, std::string>>{
            {"/examples/tiny_mlp_training.json", "A100-SXM4-80GB"},
            {"/tests/data/validation/h100/resnet50_fp32_r1.json.gz", "H100-SXM"}}) {
@@ -324,7 +347,6 @@ TEST(FactsRealTest, AGpuChangeThereAndBackGivesTheTracesTimes) {
     EXPECT_THAT(round.reports[1].log.front(),
                 HasSubstr("where an earlier script moved the kernels"));
   }
-  std::filesystem::remove_all(dir);
 }
 
 // A batch change scales work from the batch the kernels now run
@@ -333,12 +355,8 @@ TEST(FactsRealTest, AGpuChangeThereAndBackGivesTheTracesTimes) {
 // Traces whose host copies the first change modelled are not exact: a
 // smaller copy keeps at least its share of the time it has now.
 TEST(FactsRealTest, ABatchChangeThereAndBackGivesTheTracesTimes) {
-  const std::filesystem::path dir =
-      std::filesystem::temp_directory_path() / ("reverie_batch_" + std::to_string(::getpid()));
-  std::filesystem::create_directories(dir);
-  std::filesystem::copy_file(REVERIE_SOURCE_DIR "/scripts/batch_size.lua", dir / "back.lua",
-                             std::filesystem::copy_options::overwrite_existing);
-  const std::string back = (dir / "back.lua").string();
+  const ScriptCopy copy("batch_size.lua", "batch");
+  const std::string back = copy.path();
   for (const char* trace :
        {"/examples/tiny_mlp_training.json", "/tests/data/validation/h100/resnet50_fp32_r1.json.gz",
         "/tests/data/validation/h100/gpt2_fp32_r1.json.gz"}) {
@@ -354,7 +372,6 @@ TEST(FactsRealTest, ABatchChangeThereAndBackGivesTheTracesTimes) {
       EXPECT_NEAR(round.pred_us, round.base_us, 2e-5 * round.base_us) << trace << " x" << there;
     }
   }
-  std::filesystem::remove_all(dir);
 }
 
 // amp.lua after a GPU change converts the kernels on the new GPU (its
@@ -365,12 +382,8 @@ TEST(FactsRealTest, AmpAndAGpuChangeAgreeInEitherOrder) {
       std::string(REVERIE_SOURCE_DIR) + "/tests/data/validation/h100/resnet50_fp32_r1.json.gz");
   ASSERT_NE(g, nullptr);
   for (const char* to : {"A100-SXM4-80GB", "B200"}) {
-    const std::vector<std::pair<std::string, std::string>> sets = {{"retarget_gpu.to", to},
-                                                                   {"amp.dtype", "bf16"}};
-    const Prediction a = Predict(*g, {"amp.lua", "retarget_gpu.lua"}, sets);
-    const Prediction b = Predict(*g, {"retarget_gpu.lua", "amp.lua"}, sets);
-    ASSERT_TRUE(a.status.ok() && b.status.ok()) << a.status << b.status;
-    EXPECT_NEAR(b.pred_us, a.pred_us, 0.005 * a.pred_us) << to;
+    ExpectOrdersAgree(*g, "amp.lua", "retarget_gpu.lua",
+                      {{"retarget_gpu.to", to}, {"amp.dtype", "bf16"}}, 0.005, to);
   }
 }
 
@@ -382,12 +395,8 @@ TEST(FactsRealTest, AmpAndABatchChangeAgreeInEitherOrder) {
                             "/tests/data/validation/h100/gpt2_fp32_r1.json.gz"}) {
     const testing::RealGraph* g = testing::LoadOrFail(std::string(REVERIE_SOURCE_DIR) + trace);
     ASSERT_NE(g, nullptr);
-    const std::vector<std::pair<std::string, std::string>> sets = {{"batch_size.factor", "2"},
-                                                                   {"amp.dtype", "bf16"}};
-    const Prediction a = Predict(*g, {"amp.lua", "batch_size.lua"}, sets);
-    const Prediction b = Predict(*g, {"batch_size.lua", "amp.lua"}, sets);
-    ASSERT_TRUE(a.status.ok() && b.status.ok()) << a.status << b.status;
-    EXPECT_NEAR(b.pred_us, a.pred_us, 0.005 * a.pred_us) << trace;
+    ExpectOrdersAgree(*g, "amp.lua", "batch_size.lua",
+                      {{"batch_size.factor", "2"}, {"amp.dtype", "bf16"}}, 0.005, trace);
   }
 }
 
