@@ -219,10 +219,14 @@ int GraphGpu(lua_State* L) {
     lua_createtable(L, 0, 0);
     lua_setfield(L, -2, "from_trace");
     SetString(L, "trace_gpu", m.gpu.spec.key);
+    lua_pushboolean(L, 1);
+    lua_setfield(L, -2, "moved");
     return 1;
   }
   PushGpu(L, m.gpu.spec);
   SetString(L, "trace_gpu", m.gpu.spec.key);
+  lua_pushboolean(L, 0);
+  lua_setfield(L, -2, "moved");
   SetString(L, "matched_by", m.gpu.matched_by);
   SetString(L, "device_name", m.gpu.device_name);
   lua_createtable(L, static_cast<int>(m.gpu.from_trace.size()), 0);
@@ -309,9 +313,13 @@ int GraphBatch(lua_State* L) {
 }
 
 int GraphSetBatch(lua_State* L) {
-  const lua_Number f = luaL_checknumber(L, 2);
-  if (!(f > 0 && f <= 1e9))
-    Raise(L, absl::StrCat("set_batch: the factor must be in (0, 1e9], got ", f));
+  if (lua_type(L, 2) != LUA_TNUMBER) {
+    return luaL_error(L, "set_batch: the factor must be a number, got %s", luaL_typename(L, 2));
+  }
+  const lua_Number f = lua_tonumber(L, 2);
+  if (!(f >= 1e-9 && f <= 1e9)) {
+    Raise(L, absl::StrCat("set_batch: the factor must be in [1e-9, 1e9], got ", f));
+  }
   MutableGraphOrRaise(L).set_batch_factor(f);
   return 0;
 }

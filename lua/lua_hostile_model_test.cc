@@ -57,6 +57,13 @@ TEST_F(HostileModelTest, CostModelCallsCheckTheirArguments) {
   ExpectError("graph:cost_model(5)", "cost_model: the options must be a table, got number");
   ExpectError("graph:cost_model{gpu = {}}", "cost_model: 'gpu' must be a GPU key (a string), got table");
   ExpectError("graph:gpu{gpu = 'no such gpu'}", "unknown GPU 'no such gpu'");
+  ExpectError("graph:set_gpu({})", "string expected, got table");
+  ExpectError("graph:set_gpu('no such gpu')", "unknown GPU 'no such gpu'");
+  ExpectError("graph:set_batch('2')", "set_batch: the factor must be a number, got string");
+  for (const char* f : {"0", "-1", "0/0", "math.huge", "1e-10", "2e9"}) {
+    ExpectError(std::string("graph:set_batch(") + f + ")",
+                "set_batch: the factor must be in [1e-9, 1e9]");
+  }
   ExpectError("graph:copy_ns({}, 1)", "string expected, got table");
   ExpectError("graph:copy_ns('sideways', 1)", "unknown copy kind 'sideways'");
   ExpectError("graph:copy_ns('dtod', '1')", "copy_ns: bytes must be a number, got string");

@@ -96,7 +96,7 @@ if origin.vendor ~= dest.vendor and not P.cross_vendor then
                      dest.vendor))
 end
 
-local moved = origin.matched_by:find("graph:set_gpu", 1, true) ~= nil
+local moved = origin.moved
 if origin.key == dest.key and P.compute_math == "auto" then
   reverie.nothing_to_change(string.format(moved and "an earlier script already moved the kernels to %s (%s)" or
                                           "the trace already ran on %s (%s)", dest.key,
