@@ -114,11 +114,22 @@ for t in graph:select{kind = "memcpy", phase = phases}:tasks() do
       -- factor 1 leaves it as measured. Not the recorded time scaled by the
       -- model's ratio: a small copy's measured rate is the driver's
       -- small-copy path (B1: 131 KB in 6-8 us, 20 GB/s), not a large one's
-      -- (16.9 MB in 1.57 ms, 10.8 GB/s).
-      d = d0 + graph:copy_ns(kind, bytes, {gpu = gpu_key}) -
-          graph:copy_ns(kind, t.bytes, {gpu = gpu_key})
-      -- A smaller copy keeps at least its share of the recorded time.
-      if P.factor < 1 then d = math.max(d, d0 * P.factor) end
+      -- (16.9 MB in 1.57 ms, 10.8 GB/s). A copy smaller than the trace's
+      -- keeps at least its share of that time (the model's rate may be
+      -- slower than the measured one). As a function of the total batch
+      -- F: T(F) = T1 + added(F), and at least T1 x F below 1; T1, the copy
+      -- at the trace's batch, is recovered from the time it has now (after
+      -- an earlier batch change, or another script's change to it), so
+      -- changes compose: x2 then x0.5 gives the copy it had.
+      local before_batch, after_batch = graph:batch() / P.factor, graph:batch()
+      local recorded = t.bytes / before_batch
+      local function added(f)
+        return graph:copy_ns(kind, recorded * f, {gpu = gpu_key}) - graph:copy_ns(kind, recorded, {gpu = gpu_key})
+      end
+      local t1 = d0 - added(before_batch)
+      if before_batch < 1 then t1 = math.min(d0 / before_batch, t1) end
+      d = t1 + added(after_batch)
+      if after_batch < 1 then d = math.max(d, t1 * after_batch) end
     end
     -- A copy of more bytes never gets faster, nor one of fewer slower.
     if P.factor >= 1 then d = math.max(d0, d) else d = math.min(d0, d) end
