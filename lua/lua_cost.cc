@@ -338,14 +338,21 @@ int GraphSetGpu(lua_State* L) {
 // batch was copied from, and the line the trace's own frees give for what
 // freeing costs (transforms/host_memory.h).
 int GraphBatchFrees(lua_State* L) {
+  EngineState& S = State(L);
+  if (S.run.session == nullptr) Raise(L, "batch_frees needs a script's graph");
+  // The trace's frees, as measured: an earlier script that resized the
+  // batch's copies (batch_size.lua) changes neither which frees they are
+  // nor what they cost.
+  const depgraph::Graph& measured = CalibrationGraph(S);
   const depgraph::Graph& g = GraphOrRaise(L);
-  ChargeWork(L, static_cast<int64_t>(g.task_count() + g.memory_events().size()));
-  const std::vector<transforms::BatchFree> frees = transforms::BatchFrees(g);
+  ChargeWork(L, static_cast<int64_t>(measured.task_count() + measured.memory_events().size()));
+  const std::vector<transforms::BatchFree> frees = transforms::BatchFrees(measured);
   const transforms::HostFreeRate rate = transforms::FitHostFreeRate(frees);
   lua_createtable(L, 0, 5);
   lua_createtable(L, static_cast<int>(std::min<size_t>(frees.size(), INT32_MAX)), 0);
   int n = 0;
   for (const transforms::BatchFree& f : frees) {
+    if (f.task.value() >= g.task_count() || g.removed(f.task)) continue;  // removed since
     lua_createtable(L, 0, 4);
     PushTask(L, f.task);
     lua_setfield(L, -2, "task");
@@ -365,7 +372,8 @@ int GraphBatchFrees(lua_State* L) {
 
 // graph:scale_batch_memory(factor [, {gpu = KEY}]) -> {scaled, kept,
 // batch_sizes, bytes_before, bytes_after, frees_by_size}: the GPU allocations of the
-// batch's tensors x factor (transforms/memory_scale.h).
+// batch's tensors x factor (transforms/memory_scale.h), from the batch the
+// graph runs now (graph:batch(); call before graph:set_batch).
 int GraphScaleBatchMemory(lua_State* L) {
   if (lua_type(L, 2) != LUA_TNUMBER) {
     return luaL_error(L, "scale_batch_memory: factor must be a number, got %s", luaL_typename(L, 2));
@@ -376,7 +384,9 @@ int GraphScaleBatchMemory(lua_State* L) {
   const transforms::CostModel& m = ModelOrRaise(L, OriginKey(L, 3, "scale_batch_memory"));
   depgraph::Graph& g = MutableGraphOrRaise(L);
   ChargeWork(L, static_cast<int64_t>(g.task_count() + g.memory_events().size()));
-  const transforms::MemoryScaleStats st = transforms::ScaleBatchMemory(g, m, factor);
+  const double from = g.batch_factor();
+  const transforms::MemoryScaleStats st =
+      transforms::ScaleBatchMemory(g, CalibrationGraph(State(L)), m, from, from * factor);
   lua_createtable(L, 0, 6);
   SetIntField(L, "scaled", st.scaled);
   SetIntField(L, "frees_by_size", st.frees_by_size);

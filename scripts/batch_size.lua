@@ -85,9 +85,12 @@ if kernels:empty() then
                  or "no kernel ran in a forward or backward phase (no ProfilerStep, module or " ..
                     "autograd spans say which): nothing to scale")
 end
+-- The batch the graph runs before and after this change, as multiples of
+-- the trace's (an earlier batch_size.lua in the run changed it): kernels,
+-- copies, frees and memory are functions of it, so changes compose.
+local before_batch = graph:batch()
+local after_batch = before_batch * P.factor
 local st = kernels:retime{work = P.factor, gpu = gpu_key}
--- Later retimes (another batch change, amp.lua) scale work from this batch.
-graph:set_batch(graph:batch() * P.factor)
 
 -- A copy's kind as the model names it.
 local function copy_kind(name)
@@ -121,7 +124,6 @@ for t in graph:select{kind = "memcpy", phase = phases}:tasks() do
       -- at the trace's batch, is recovered from the time it has now (after
       -- an earlier batch change, or another script's change to it), so
       -- changes compose: x2 then x0.5 gives the copy it had.
-      local before_batch, after_batch = graph:batch() / P.factor, graph:batch()
       local recorded = t.bytes / before_batch
       local function added(f)
         return graph:copy_ns(kind, recorded * f, {gpu = gpu_key}) - graph:copy_ns(kind, recorded, {gpu = gpu_key})
@@ -165,14 +167,19 @@ if loader_scaled then loader:scale(P.factor) end
 -- host memory (profile_memory) or its frees come in one size.
 local release_before, release_after = 0, 0
 if frees.calibrated and P.release_per_byte then
+  -- The stretch before a free as a function of the total batch F (the
+  -- trace's, at F = 1, plus the line's time for the bytes added, at least
+  -- 0), so changes compose like the copies above.
   for _, f in ipairs(frees.frees) do
     local t = f.task
     if not (loader_scaled and t.phase == "data_loading") then
-      local grow = frees.ns_per_byte * f.bytes * (P.factor - 1)
-      local d = math.max(t.duration_ns - f.stretch_ns, t.duration_ns + grow)
-      release_before = release_before + f.stretch_ns
-      release_after = release_after + f.stretch_ns + (d - t.duration_ns)
-      t.duration_ns = math.floor(d + 0.5)
+      local function stretch(batch)
+        return math.max(0, f.stretch_ns + frees.ns_per_byte * f.bytes * (batch - 1))
+      end
+      local was, now = stretch(before_batch), stretch(after_batch)
+      release_before = release_before + was
+      release_after = release_after + now
+      t.duration_ns = math.max(0, math.floor(t.duration_ns - was + now + 0.5))
     end
   end
 end
@@ -205,6 +212,8 @@ if mem.scaled + mem.kept > 0 then
                             mem.frees_by_size > 0 and string.format("; %d frees the trace does not tie " ..
                               "to their allocation (no addresses) paired by size", mem.frees_by_size) or ""))
 end
+-- Later retimes (another batch change, amp.lua) scale work from this batch.
+graph:set_batch(after_batch)
 -- Each step now does `factor` times the samples: the prediction reads as
 -- throughput too (a longer step can be a faster run).
 reverie.work_per_step{factor = P.factor, samples = P.batch > 0 and P.batch or nil}

@@ -61,27 +61,32 @@ absl::flat_hash_map<int64_t, int64_t> BatchTensorSizes(const Graph& g, const Cos
 
 }  // namespace
 
-MemoryScaleStats ScaleBatchMemory(Graph& g, const CostModel& m, double factor) {
-  MemoryScaleStats st;
-  if (!(factor > 0) || g.memory_events().empty()) return st;
-  const absl::flat_hash_map<int64_t, int64_t> sizes = BatchTensorSizes(g, m);
-  st.batch_sizes = static_cast<int64_t>(sizes.size());
-  std::vector<std::pair<uint32_t, int64_t>> resize;
-  const std::span<const depgraph::MemoryEvent> all = g.memory_events();
+namespace {
+
+// The trace's batch tensors: each allocation (and each untied free that
+// returns one) of `measured` that holds one, by event index, with the
+// tensor's recorded raw size.
+std::vector<std::pair<uint32_t, int64_t>> RecordedBatchEvents(const Graph& measured,
+                                                              const CostModel& m,
+                                                              MemoryScaleStats* st) {
+  const absl::flat_hash_map<int64_t, int64_t> sizes = BatchTensorSizes(measured, m);
+  st->batch_sizes = static_cast<int64_t>(sizes.size());
+  std::vector<std::pair<uint32_t, int64_t>> out;
+  const std::span<const depgraph::MemoryEvent> all = measured.memory_events();
   // Allocations a free is tied to (by address); the others' frees, when the
   // trace has them, are found by size below.
   std::vector<bool> tied(all.size(), false);
   for (const depgraph::MemoryEvent& e : all) {
     if (e.alloc != 0) tied[e.alloc - 1] = true;
   }
-  // Per (device, block size): the new size of that block size's resized
-  // allocations (one per size) and how many of them no free is tied to and
-  // none has returned yet. A trace without addresses (Kineto's 2021 schema)
-  // ties no free to its allocation; a free of a resized size returns one of
-  // them, so a resized tensor is not kept for ever (Kineto's ResNet-50
-  // sample at batch x2 once peaked at 40 GiB for 2.6).
+  // Per (device, block size): the raw size of that block size's batch
+  // allocations and how many of them no free is tied to and none has
+  // returned yet. A trace without addresses (Kineto's 2021 schema) ties no
+  // free to its allocation; a free of a batch size returns one of them, so
+  // a resized tensor is not kept for ever (Kineto's ResNet-50 sample at
+  // batch x2 once peaked at 40 GiB for 2.6).
   struct Untied {
-    int64_t to = 0;
+    int64_t raw = 0;
     int64_t live = 0;
   };
   absl::flat_hash_map<std::pair<int32_t, int64_t>, Untied> untied;
@@ -92,25 +97,49 @@ MemoryScaleStats ScaleBatchMemory(Graph& g, const CostModel& m, double factor) {
       if (e.alloc != 0) continue;  // follows its allocation (Graph::ResizeAllocations)
       auto u = untied.find({e.device, -e.bytes});
       if (u == untied.end() || u->second.live == 0) continue;
-      resize.push_back({i, u->second.to});
+      out.push_back({i, u->second.raw});
       --u->second.live;
-      ++st.frees_by_size;
+      ++st->frees_by_size;
       continue;
     }
     auto it = e.phase == Phase::kUpdate ? sizes.end() : sizes.find(e.bytes);
     if (it == sizes.end()) {
-      ++st.kept;
+      ++st->kept;
       continue;
     }
-    const int64_t to = RoundToBlock(static_cast<double>(it->second) * factor);
-    resize.push_back({i, to});
+    out.push_back({i, it->second});
     if (!tied[i]) {
       Untied& u = untied[{e.device, e.bytes}];
-      u.to = to;
+      u.raw = it->second;
       ++u.live;
     }
+  }
+  return out;
+}
+
+}  // namespace
+
+MemoryScaleStats ScaleBatchMemory(Graph& g, const Graph& measured, const CostModel& m, double from,
+                                  double to_batch) {
+  MemoryScaleStats st;
+  if (!(from > 0) || !(to_batch > 0) || measured.memory_events().empty()) return st;
+  const std::span<const depgraph::MemoryEvent> now = g.memory_events();
+  std::vector<std::pair<uint32_t, int64_t>> resize;
+  for (const auto& [i, raw] : RecordedBatchEvents(measured, m, &st)) {
+    if (i >= now.size() || now[i].bytes == 0) continue;
+    const bool free = now[i].bytes < 0;
+    const int64_t current = free ? -now[i].bytes : now[i].bytes;
+    // At its size for the batch the graph runs: from the recorded tensor,
+    // so changes compose exactly; resized by another script since (amp.lua's
+    // half activations): by the factor.
+    const double r = static_cast<double>(raw);
+    const int64_t to = current == RoundToBlock(r * from)
+                           ? RoundToBlock(r * to_batch)
+                           : RoundToBlock(static_cast<double>(current) * to_batch / from);
+    resize.push_back({i, to});
+    if (free) continue;
     ++st.scaled;
-    st.bytes_before += e.bytes;
+    st.bytes_before += current;
     st.bytes_after += to;
   }
   g.ResizeAllocations(resize);

@@ -45,8 +45,15 @@ struct MemoryScaleStats {
   int64_t frees_by_size = 0;
 };
 
-// Scales the batch tensors' allocations of `g` by `factor` (> 0).
-MemoryScaleStats ScaleBatchMemory(depgraph::Graph& g, const CostModel& m, double factor);
+// Resizes the batch tensors' allocations of `g` from batch `from` to batch
+// `to` (multiples of the trace's, > 0: Graph::batch_factor). The tensors
+// are recognised on `measured` (the trace as built, whose memory events
+// `g` holds at the same indexes: scripts only append), and an allocation
+// still at its size for `from` becomes its recorded size x `to`, so changes
+// compose exactly (x2 then x0.5 gives the trace's allocations back); one
+// another script resized keeps that change, x to / from.
+MemoryScaleStats ScaleBatchMemory(depgraph::Graph& g, const depgraph::Graph& measured,
+                                  const CostModel& m, double from, double to);
 
 }  // namespace reverie::transforms
 

@@ -63,7 +63,7 @@ CostModel Model() {
 
 TEST(MemoryScaleTest, TheBatchTensorsGrowAndTheRestKeepTheirSize) {
   Graph g = Build();
-  const MemoryScaleStats st = ScaleBatchMemory(g, Model(), 128.5);
+  const MemoryScaleStats st = ScaleBatchMemory(g, Graph(g), Model(), 1, 128.5);
   EXPECT_EQ(st.scaled, 1);
   EXPECT_EQ(st.kept, 3) << "the weight gradient, the workspace, the optimizer's tensor";
   EXPECT_EQ(st.batch_sizes, 1);
@@ -79,7 +79,7 @@ TEST(MemoryScaleTest, TheBatchTensorsGrowAndTheRestKeepTheirSize) {
 
 TEST(MemoryScaleTest, SizesRoundUpToTheAllocatorsBlock) {
   Graph g = Build();
-  ScaleBatchMemory(g, Model(), 1.0 / 3);
+  ScaleBatchMemory(g, Graph(g), Model(), 1, 1.0 / 3);
   // 131,584 / 3 = 43,861.3 B: 86 blocks of 512.
   EXPECT_EQ(g.memory_events()[0].bytes, 86 * kAllocatorBlock);
 }
@@ -87,7 +87,7 @@ TEST(MemoryScaleTest, SizesRoundUpToTheAllocatorsBlock) {
 TEST(MemoryScaleTest, WithoutShapesNothingIsScaled) {
   Graph g = Build();
   g.set_op_inputs(OpId(0), {});
-  const MemoryScaleStats st = ScaleBatchMemory(g, Model(), 2);
+  const MemoryScaleStats st = ScaleBatchMemory(g, Graph(g), Model(), 1, 2);
   EXPECT_EQ(st.scaled, 0);
   EXPECT_EQ(st.batch_sizes, 0);
   EXPECT_EQ(g.memory_events()[0].bytes, 131584);

@@ -350,11 +350,14 @@ TEST(FactsRealTest, AGpuChangeThereAndBackGivesTheTracesTimes) {
 }
 
 // A batch change scales work from the batch the kernels now run
-// (graph:set_batch), and a host copy's time is a function of the total
-// batch (batch_size.lua): x2 then x0.5 gives the trace's step back, and x0.5
-// twice is x0.25 once. Before, the second change scaled the recorded work
-// (0.936x on the H100 ResNet-50 trace) and a copy shrunk after growing kept
-// a floor taken from its grown time (0.997x on the kineto sample).
+// (graph:set_batch), and a host copy's time, a batch free's stretch and a
+// batch tensor's allocation are functions of the total batch
+// (batch_size.lua): x2 then x0.5 gives the trace's step and allocations
+// back, and x0.5 twice is x0.25 once. Before, the second change scaled the
+// recorded work (0.936x on the H100 ResNet-50 trace), a copy shrunk after
+// growing kept a floor taken from its grown time (0.997x on the kineto
+// sample), and the resized tensors were no longer recognised (that
+// sample's peak 2.79 GB came back as 3.72 GB).
 TEST(FactsRealTest, ABatchChangeThereAndBackGivesTheTracesTimes) {
   const ScriptCopy copy("batch_size.lua", "batch");
   const std::string back = copy.path();
@@ -379,6 +382,13 @@ TEST(FactsRealTest, ABatchChangeThereAndBackGivesTheTracesTimes) {
       ASSERT_TRUE(round.status.ok()) << round.status;
       // Durations are whole ns, rounded at each change.
       EXPECT_NEAR(round.pred_us, round.base_us, 5e-5 * round.base_us) << trace << " x" << there;
+      // Every allocation (and free) is back at its recorded size.
+      const auto before = g->graph.memory_events();
+      const auto after = round.graph.memory_events();
+      ASSERT_EQ(after.size(), before.size()) << trace;
+      int64_t resized = 0;
+      for (size_t i = 0; i < before.size(); ++i) resized += after[i].bytes != before[i].bytes;
+      EXPECT_EQ(resized, 0) << trace << " x" << there;
     }
     const Prediction twice = Predict(*g, {"batch_size.lua", back},
                                      {{"batch_size.factor", "0.5"}, {"back.factor", "0.5"}});
