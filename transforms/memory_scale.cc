@@ -59,10 +59,6 @@ absl::flat_hash_map<int64_t, int64_t> BatchTensorSizes(const Graph& g, const Cos
   return out;
 }
 
-}  // namespace
-
-namespace {
-
 // The trace's batch tensors: each allocation (and each untied free that
 // returns one) of `measured` that holds one, by event index, with the
 // tensor's recorded raw size.
