@@ -6,13 +6,14 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
-#include "base/sv.h"
-#include "base/text.h"
 #include "base/checked_math.h"
 #include "base/status_macros.h"
+#include "base/sv.h"
+#include "base/text.h"
 #include "depgraph/kernel_class.h"
 #include "lua/lua_internal.h"
 #include "proto/trace_validate.h"
+#include "transforms/cost_model.h"
 #include "transforms/edit.h"
 #include "transforms/select.h"
 #include "transforms/structure.h"
@@ -211,11 +212,18 @@ int TaskIndex(lua_State* L) {
   } else if (std::strcmp(k, "work") == 0) {
     if (g.kind(t) != depgraph::TaskKind::kKernel) return 0;
     PushKernelWork(L, t);
+  } else if (std::strcmp(k, "converted") == 0) {
+    // The math a dtype retime converted the kernel to (its name's marker).
+    const std::optional<hardware::Math> m = g.kind(t) == depgraph::TaskKind::kKernel
+                                                ? transforms::ConvertedMath(g.name(t))
+                                                : std::nullopt;
+    if (!m) return 0;
+    PushView(L, hardware::MathName(*m));
   } else {
     return luaL_error(L,
                       "task has no field '%s' (id, name, kind, duration_ns, gap_ns, phase, "
                       "layer, step, resource, priority, bytes, removed, "
-                      "measured_start_ns, geometry, op, class, collective, work)",
+                      "measured_start_ns, geometry, op, class, collective, work, converted)",
                       k);
   }
   return 1;

@@ -131,7 +131,10 @@ if precision.half_or_lower and not P.force then
 end
 -- A script before this one in the run already converted kernels (the cost
 -- model marks them " [bf16]"): the facts are the trace's, so they say fp32.
-local converted = C.compute_kernels(graph, {name = {" [fp16]", " [bf16]", " [fp8]"}})
+local converted = C.compute_kernels(graph):filter(function(t)
+  local to = t.converted
+  return to == "fp16" or to == "bf16" or to == "fp8"
+end)
 if not converted:empty() and not P.force then
   reverie.nothing_to_change(string.format("a script earlier in this run already converted %d compute " ..
                                           "kernels to half precision; --set force=true applies the " ..

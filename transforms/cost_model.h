@@ -193,6 +193,11 @@ struct RetimeStats {
   int64_t after_ns = 0;
 };
 
+// The math a dtype retime converted a kernel to, from the marker it added
+// to the kernel's name (" [bf16]"), or nullopt; and the name without it.
+std::optional<hardware::Math> ConvertedMath(std::string_view name);
+std::string_view UnmarkedName(std::string_view name);
+
 // The GPU `g`'s kernels now stand for: the one a script moved them to
 // (Graph::gpu_key), else the trace's (`m.gpu.spec`). Retime starts from
 // it; the efficiency curves stay those fitted on the trace as measured, so

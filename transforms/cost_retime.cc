@@ -184,25 +184,6 @@ double UnknownRoofline(const hardware::GpuSpec& origin, std::string_view name, K
   return r;
 }
 
-// A kernel a dtype change converted carries its new math in its name
-// (" [bf16]", added by Retime), so a later retime (another script, another
-// GPU) starts from the math it now runs: retarget_gpu.lua after amp.lua
-// scales a bf16 GEMM by the bf16 peaks (H100 -> B200: 2.27x), not by the
-// fp32 ones its op recorded (1.12x), and a second dtype change converts
-// nothing twice. The marker also reads as that math by name
-// (hardware::MathOfKernelName), for kernels without work.
-std::optional<Math> ConvertedMath(std::string_view name) {
-  if (!name.ends_with("]")) return std::nullopt;
-  const size_t open = name.rfind(" [");
-  if (open == std::string_view::npos) return std::nullopt;
-  return hardware::ParseMath(name.substr(open + 2, name.size() - open - 3));
-}
-
-// The name without the marker ConvertedMath reads.
-std::string_view UnmarkedName(std::string_view name) {
-  return ConvertedMath(name) ? name.substr(0, name.rfind(" [")) : name;
-}
-
 // A helper's work as its share of the whole op's (KernelWork::helper).
 KernelWork AsOpWork(const KernelWork& w) {
   KernelWork x = w;
@@ -341,6 +322,25 @@ absl::StatusOr<RetimeStats> Retime(Graph& g, const Selection& s, const CostModel
     stats.after_ns = SatAdd(stats.after_ns, after);
   }
   return stats;
+}
+
+// A kernel a dtype change converted carries its new math in its name
+// (" [bf16]", added by Retime), so a later retime (another script, another
+// GPU) starts from the math it now runs: retarget_gpu.lua after amp.lua
+// scales a bf16 GEMM by the bf16 peaks (H100 -> B200: 2.27x), not by the
+// fp32 ones its op recorded (1.12x), and a second dtype change converts
+// nothing twice. The marker also reads as that math by name
+// (hardware::MathOfKernelName), for kernels without work.
+std::optional<Math> ConvertedMath(std::string_view name) {
+  if (!name.ends_with("]")) return std::nullopt;
+  const size_t open = name.rfind(" [");
+  if (open == std::string_view::npos) return std::nullopt;
+  return hardware::ParseMath(name.substr(open + 2, name.size() - open - 3));
+}
+
+// The name without the marker ConvertedMath reads.
+std::string_view UnmarkedName(std::string_view name) {
+  return ConvertedMath(name) ? name.substr(0, name.rfind(" [")) : name;
 }
 
 const hardware::GpuSpec& GpuNow(const Graph& g, const CostModel& m) {

@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -438,6 +439,24 @@ TEST(FactsRealTest, AmpAfterAmpHasNothingToChange) {
   EXPECT_DOUBLE_EQ(twice.pred_us, once.pred_us);
   ASSERT_EQ(twice.reports.size(), 2u);
   EXPECT_THAT(twice.reports[1].log.back(), HasSubstr("already converted"));
+  // What amp.lua reads: t.converted, the math of the retime's marker.
+  const std::filesystem::path probe = std::filesystem::temp_directory_path() /
+                                      ("reverie_converted_" + std::to_string(::getpid()) + ".lua");
+  {
+    std::ofstream out(probe);
+    out << "local n = 0\n"
+           "for t in graph:select{kind = 'kernel'}:tasks() do\n"
+           "  if t.converted == 'bf16' then n = n + 1 end\n"
+           "end\n"
+           "print('converted to bf16: ' .. n)\n";
+  }
+  const Prediction before = Predict(*g, {probe.string()});
+  const Prediction after = Predict(*g, {"amp.lua", probe.string()}, {{"dtype", "bf16"}});
+  std::filesystem::remove(probe);
+  ASSERT_TRUE(before.status.ok() && after.status.ok()) << before.status << after.status;
+  EXPECT_THAT(before.reports[0].log.back(), HasSubstr("converted to bf16: 0"));
+  ASSERT_EQ(after.reports.size(), 2u);
+  EXPECT_THAT(after.reports[1].log.back(), ::testing::Not(HasSubstr("converted to bf16: 0")));
 }
 
 }  // namespace
