@@ -205,32 +205,26 @@ void PushCurve(lua_State* L, const hardware::EfficiencyCurve& c) {
 }
 
 // graph:gpu([{gpu = KEY}]) -> the trace's GPU (table row with its figures
-// from the trace), with `matched_by` and `from_trace`.
+// from the trace), with `matched_by`, `from_trace`, `trace_gpu` and `moved`;
+// after graph:set_gpu, the table's row of the GPU the kernels were moved to
+// (no device, no figures from the trace).
 int GraphGpu(lua_State* L) {
   CheckOptions(L, 2, "gpu");
   const transforms::CostModel& m = ModelOrRaise(L, OriginKey(L, 2, "gpu"));
   const depgraph::Graph& g = GraphOrRaise(L);
-  if (!g.gpu_key().empty()) {
-    // Moved by a script: the table's row, no longer the trace's device.
-    PushGpu(L, transforms::GpuNow(g, m));
-    SetString(L, "matched_by",
-              absl::StrCat("moved there by a script (graph:set_gpu) from ", Sv(m.gpu.spec.key)));
-    SetString(L, "device_name", "");
-    lua_createtable(L, 0, 0);
-    lua_setfield(L, -2, "from_trace");
-    SetString(L, "trace_gpu", m.gpu.spec.key);
-    lua_pushboolean(L, 1);
-    lua_setfield(L, -2, "moved");
-    return 1;
-  }
-  PushGpu(L, m.gpu.spec);
+  const bool moved = !g.gpu_key().empty();
+  PushGpu(L, transforms::GpuNow(g, m));
   SetString(L, "trace_gpu", m.gpu.spec.key);
-  lua_pushboolean(L, 0);
+  lua_pushboolean(L, moved);
   lua_setfield(L, -2, "moved");
-  SetString(L, "matched_by", m.gpu.matched_by);
-  SetString(L, "device_name", m.gpu.device_name);
-  lua_createtable(L, static_cast<int>(m.gpu.from_trace.size()), 0);
-  for (size_t i = 0; i < m.gpu.from_trace.size(); ++i) {
+  SetString(L, "matched_by",
+            moved
+                ? absl::StrCat("moved there by a script (graph:set_gpu) from ", Sv(m.gpu.spec.key))
+                : m.gpu.matched_by);
+  SetString(L, "device_name", moved ? std::string() : m.gpu.device_name);
+  const size_t from_trace = moved ? 0 : m.gpu.from_trace.size();
+  lua_createtable(L, static_cast<int>(from_trace), 0);
+  for (size_t i = 0; i < from_trace; ++i) {
     SetView(L, m.gpu.from_trace[i]);
     lua_rawseti(L, -2, static_cast<lua_Integer>(i + 1));
   }

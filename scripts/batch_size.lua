@@ -125,9 +125,8 @@ for t in graph:select{kind = "memcpy", phase = phases}:tasks() do
       -- an earlier batch change, or another script's change to it), so
       -- changes compose: x2 then x0.5 gives the copy it had.
       local recorded = t.bytes / before_batch
-      local function added(f)
-        return graph:copy_ns(kind, recorded * f, {gpu = gpu_key}) - graph:copy_ns(kind, recorded, {gpu = gpu_key})
-      end
+      local at_recorded = graph:copy_ns(kind, recorded, {gpu = gpu_key})
+      local function added(f) return graph:copy_ns(kind, recorded * f, {gpu = gpu_key}) - at_recorded end
       local t1 = d0 - added(before_batch)
       if before_batch < 1 then t1 = math.min(d0 / before_batch, t1) end
       d = t1 + added(after_batch)

@@ -191,11 +191,11 @@ class WorkAttribution {
       PerOp& p = per_op[op.value()];
       const double d = static_cast<double>(g_.duration_ns(t));
       p.total_ns += d;
-      if (IsCompute(cls)) {
+      if (internal::IsComputeClass(cls)) {
         p.compute_ns += d;
         if (d > p.best_compute_ns) p.best_compute_ns = d, p.best_compute = t;
       }
-      assigned.push_back({t, op, IsCompute(cls)});
+      assigned.push_back({t, op, internal::IsComputeClass(cls)});
     }
     // Pass 2: each kernel's share, with the op's math and units.
     absl::flat_hash_map<uint32_t, int32_t> count, compute_count;
@@ -226,23 +226,19 @@ class WorkAttribution {
       w.matrix_alignment = ow.matrix_alignment;
       const TaskId named = p.best_compute.valid() ? p.best_compute : t;
       w.math = hardware::MathOfKernel(g_.name(named), ow.math).value_or(hardware::Math::kFp32);
-      w.matrix = w.kind != WorkKind::kMemory && hardware::UsesMatrixUnits(g_.name(named), w.math);
+      const bool op_matrix =
+          ow.kind != WorkKind::kMemory && hardware::UsesMatrixUnits(g_.name(named), w.math);
+      w.matrix = !helper && op_matrix;
       if (helper) {
-        w.helper = true;
         w.op_kind = ow.kind;
         w.op_flops = ow.flops * w.share;
-        w.op_matrix =
-            ow.kind != WorkKind::kMemory && hardware::UsesMatrixUnits(g_.name(named), w.math);
+        w.op_matrix = op_matrix;
       }
       ++m_.kernels_with_work;
     }
   }
 
  private:
-  static bool IsCompute(KernelClass c) {
-    return c == KernelClass::kGemm || c == KernelClass::kConv || c == KernelClass::kAttention;
-  }
-
   int32_t Reason(std::string text) {
     auto [it, inserted] = reason_index_.try_emplace(text, static_cast<int32_t>(m_.reasons.size()));
     if (inserted) m_.reasons.push_back(std::move(text));
@@ -278,7 +274,7 @@ class WorkAttribution {
     for (OpId o = innermost; o.valid(); o = g_.op(o).parent) {
       const hardware::OpWork& w = WorkOfOp(o);
       if (w.kind == WorkKind::kNone) continue;
-      if (IsCompute(cls) && w.kind == WorkKind::kMemory) continue;
+      if (internal::IsComputeClass(cls) && w.kind == WorkKind::kMemory) continue;
       return o;
     }
     const hardware::OpWork& inner = WorkOfOp(innermost);

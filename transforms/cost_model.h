@@ -112,10 +112,11 @@ struct KernelWork {
                               // duration among the op's kernels that do its math
   // A helper's work as a share of the whole op's (by duration, as the op's
   // other kernels): what a dtype change retimes it by (cost_retime.cc).
-  bool helper = false;
+  // kNone for a kernel that is not a helper.
   hardware::WorkKind op_kind = hardware::WorkKind::kNone;
   double op_flops = 0;
   bool op_matrix = false;
+  bool helper() const { return op_kind != hardware::WorkKind::kNone; }
   int32_t why = -1;           // for kNone: index of the reason (CostModel::reasons)
 };
 

@@ -242,7 +242,8 @@ TEST(CostModelTest, AHelperKernelOfAMatrixOpDoesMemoryWork) {
   const hardware::OpWork op_work = hardware::WorkOfOp("aten::mm", *g.op_inputs(op));
   EXPECT_DOUBLE_EQ(k->flops, op_work.flops);
   EXPECT_EQ(k->kind, hardware::WorkKind::kGemm);
-  EXPECT_TRUE(h->helper);
+  EXPECT_TRUE(h->helper());
+  EXPECT_FALSE(k->helper());
   EXPECT_EQ(h->kind, hardware::WorkKind::kMemory);
   EXPECT_EQ(h->flops, 0);
   EXPECT_FALSE(h->matrix);

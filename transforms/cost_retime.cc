@@ -279,7 +279,7 @@ absl::StatusOr<RetimeStats> Retime(Graph& g, const Selection& s, const CostModel
     // retimed as its share of the op's work. Without one, the algorithm
     // stays and the helper is the memory kernel it is.
     KernelWork as_op;
-    if (w != nullptr && w->helper && now.dtype) {
+    if (w != nullptr && w->helper() && now.dtype) {
       as_op = AsOpWork(*w);
       w = &as_op;
       curve = &m.curve[static_cast<int>(ClassOfWork(w->kind, cls))];
