@@ -201,6 +201,10 @@ struct MemoryEvent {
   uint32_t op_name = 0;  // interned name of the enclosing op; 0 = none
   uint32_t alloc = 0;    // for a free: 1 + index of the allocation it frees; 0 = none
   bool has_addr = false;  // recorded with an address (the 2021 schema has none)
+  // > 0: an allocation a script made for a batch tensor (autocast's half
+  // copy of an activation), sized for this Graph::batch_factor; a later
+  // batch change resizes it from recorded_bytes (transforms/memory_scale.h).
+  double batch = 0;
   // Its anchor: the CPU task of its thread it happened in, or the last one
   // before it (of any thread when its own has none), and how long after
   // that task's measured start it came; a script may tie it to another task

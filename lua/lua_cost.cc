@@ -365,9 +365,9 @@ int GraphBatchFrees(lua_State* L) {
 }
 
 // graph:scale_batch_memory(factor [, {gpu = KEY}]) -> {scaled, kept,
-// batch_sizes, bytes_before, bytes_after, frees_by_size}: the GPU allocations of the
-// batch's tensors x factor (transforms/memory_scale.h), from the batch the
-// graph runs now (graph:batch(); call before graph:set_batch).
+// batch_sizes, bytes_before, bytes_after, frees_by_size, made_by_scripts}: the GPU allocations of
+// the batch's tensors x factor (transforms/memory_scale.h), from the batch the graph runs now
+// (graph:batch(); call before graph:set_batch).
 int GraphScaleBatchMemory(lua_State* L) {
   if (lua_type(L, 2) != LUA_TNUMBER) {
     return luaL_error(L, "scale_batch_memory: factor must be a number, got %s", luaL_typename(L, 2));
@@ -381,8 +381,9 @@ int GraphScaleBatchMemory(lua_State* L) {
   const double from = g.batch_factor();
   const transforms::MemoryScaleStats st =
       transforms::ScaleBatchMemory(g, CalibrationGraph(State(L)), m, from, from * factor);
-  lua_createtable(L, 0, 6);
+  lua_createtable(L, 0, 7);
   SetIntField(L, "scaled", st.scaled);
+  SetIntField(L, "made_by_scripts", st.made_by_scripts);
   SetIntField(L, "frees_by_size", st.frees_by_size);
   SetIntField(L, "kept", st.kept);
   SetIntField(L, "batch_sizes", st.batch_sizes);

@@ -85,6 +85,15 @@ TEST_F(HostileModelTest, CostModelCallsCheckTheirArguments) {
   ExpectError("graph:kernel_ns{gpu = true}", "kernel_ns: 'gpu' must be a GPU key");
 }
 
+TEST_F(HostileModelTest, AllocateChecksItsBatchFlag) {
+  const std::string first = "local k = graph:select{kind = 'kernel'}:tasks()()\n";
+  ExpectError(first + "graph:allocate{bytes = 512, at = k, batch = 'yes'}",
+              "allocate: batch must be a boolean, got string");
+  ExpectError(first + "graph:allocate{bytes = 512, at = k, batch = 1}",
+              "allocate: batch must be a boolean, got number");
+  ExpectOk(first + "assert(graph:allocate{bytes = 512, at = k, free_at = k, batch = true} >= 0)");
+}
+
 TEST_F(HostileModelTest, RetimeChecksItsArguments) {
   const std::string sel = "local s = graph:select{kind = 'kernel'}\n";
   ExpectError(sel + "s:retime(5)", "table expected, got number");

@@ -86,10 +86,10 @@ int GraphResizeAllocation(lua_State* L) {
   return 0;
 }
 
-// graph:allocate{bytes = n, at = task [, free_at = task, device = n]} -> id;
-// device defaults to the GPU of `at`'s stream.
+// graph:allocate{bytes = n, at = task [, free_at = task, device = n,
+// batch = bool]} -> id; device defaults to the GPU of `at`'s stream.
 int GraphAllocate(lua_State* L) {
-  CheckFields(L, 2, "allocate", {"bytes", "at", "free_at", "device"});
+  CheckFields(L, 2, "allocate", {"bytes", "at", "free_at", "device", "batch"});
   if (lua_getfield(L, 2, "bytes") == LUA_TNIL) return luaL_error(L, "allocate: 'bytes' is required");
   const int64_t bytes = CheckBytes(L, -1, "allocate: bytes");
   if (lua_getfield(L, 2, "at") == LUA_TNIL) return luaL_error(L, "allocate: 'at' is required");
@@ -100,8 +100,15 @@ int GraphAllocate(lua_State* L) {
   int32_t device = g.resource(g.resource_of(at)).device;
   if (lua_getfield(L, 2, "device") != LUA_TNIL) device = CheckInt32(L, -1, "allocate: device");
   if (device < -1) Raise(L, "allocate: device must be a GPU ordinal or -1 (the host)");
+  bool batch = false;
+  if (lua_getfield(L, 2, "batch") != LUA_TNIL) {
+    if (!lua_isboolean(L, -1)) {
+      return luaL_error(L, "allocate: batch must be a boolean, got %s", luaL_typename(L, -1));
+    }
+    batch = lua_toboolean(L, -1);
+  }
   ChargeMemory(L, 2 * kMemoryEventBytes);
-  absl::StatusOr<uint32_t> id = transforms::Allocate(g, device, bytes, at, free_at);
+  absl::StatusOr<uint32_t> id = transforms::Allocate(g, device, bytes, at, free_at, batch);
   RaiseIfError(L, id.status());
   lua_pushinteger(L, *id);
   return 1;

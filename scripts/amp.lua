@@ -307,15 +307,17 @@ local function cast(anchor, name, phase, n, after)
 end
 
 -- A half copy of n elements, made at a forward cast's launch and kept for
--- the op's backward (its launch frees it; without one, the op's own).
+-- the op's backward (its launch frees it; without one, the op's own). An
+-- input's copy is a batch tensor: a later batch change resizes it.
 local HALF_BYTES = 2
 local cast_copies, cast_copy_bytes = 0, 0
-local function cast_copy(e, launch, n)
+local function cast_copy(e, launch, n, batch)
   if not n or not launch then return end
   local until_call = (e.backward and e.backward:launcher()) or e.kernel:launcher()
   if not until_call then return end
   local bytes = math.ceil(n * HALF_BYTES / 512) * 512
-  graph:allocate{bytes = bytes, at = launch, free_at = until_call, device = e.kernel.resource.device}
+  graph:allocate{bytes = bytes, at = launch, free_at = until_call, device = e.kernel.resource.device,
+                 batch = batch}
   cast_copies, cast_copy_bytes = cast_copies + 1, cast_copy_bytes + bytes
 end
 
@@ -355,7 +357,7 @@ if P.cast_kernels then
       if e.input_cast then
         local x = cast(e.kernel, "cast input to " .. P.dtype .. " (autocast)", "forward", input_n)
         casts = casts + 1
-        if has_memory then cast_copy(e, x, input_n) end
+        if has_memory then cast_copy(e, x, input_n, true) end
       end
       if has_memory then cast_copy(e, w, weight_n) end
       -- The casts' backward: after the op's backward compute kernel.

@@ -205,9 +205,11 @@ end
 -- resized allocations in the simulated order (depgraph/memory_replay.h).
 local mem = graph:scale_batch_memory(P.factor, {gpu = gpu_key})
 if mem.scaled + mem.kept > 0 then
-  reverie.log(string.format("memory: %d GPU allocations of batch tensors %.2f -> %.2f MiB, %d kept " ..
-                            "(%d batch-tensor sizes recorded)%s", mem.scaled, mem.bytes_before / 2^20,
-                            mem.bytes_after / 2^20, mem.kept, mem.batch_sizes,
+  reverie.log(string.format("memory: %d GPU allocations of batch tensors%s %.2f -> %.2f MiB, %d kept " ..
+                            "(%d batch-tensor sizes recorded)%s", mem.scaled,
+                            mem.made_by_scripts > 0 and string.format(" (%d made by earlier scripts)",
+                              mem.made_by_scripts) or "",
+                            mem.bytes_before / 2^20, mem.bytes_after / 2^20, mem.kept, mem.batch_sizes,
                             mem.frees_by_size > 0 and string.format("; %d frees the trace does not tie " ..
                               "to their allocation (no addresses) paired by size", mem.frees_by_size) or ""))
 end

@@ -75,6 +75,8 @@ MemoryEvent TiedTo(MemoryEvent m, TaskId anchor, int64_t offset_ns) {
 // (the allocation's bytes, returned). Returns the allocation's index.
 uint32_t AppendPair(Graph& g, MemoryEvent alloc, const MemoryEvent* free) {
   alloc.alloc = 0;
+  // A batch tensor's new allocation has its size for the batch run now.
+  if (alloc.batch > 0) alloc.batch = g.batch_factor();
   const uint32_t k = g.AddScriptMemoryEvent(alloc);
   if (free != nullptr) {
     MemoryEvent f = *free;
@@ -142,6 +144,7 @@ absl::Status Stash(Graph& g, uint32_t alloc, TaskId release, TaskId restore, int
   if (stashed_bytes > 0) {
     MemoryEvent in = a;
     in.bytes = stashed_bytes;
+    in.batch = 0;  // a script's stand-in: its size is the script's
     const MemoryEvent out = TiedTo(in, restore, 0);
     AppendPair(g, TiedTo(in, release, kAtEnd), &out);
   }
@@ -161,13 +164,15 @@ absl::Status Stash(Graph& g, uint32_t alloc, TaskId release, TaskId restore, int
   return absl::OkStatus();
 }
 
-absl::StatusOr<uint32_t> Allocate(Graph& g, int32_t device, int64_t bytes, TaskId at, TaskId free_at) {
+absl::StatusOr<uint32_t> Allocate(Graph& g, int32_t device, int64_t bytes, TaskId at,
+                                  TaskId free_at, bool batch) {
   if (bytes <= 0) return absl::InvalidArgumentError("allocate: bytes must be > 0");
   if (!g.live(at) || (free_at.valid() && !g.live(free_at))) {
     return absl::InvalidArgumentError("allocate: at and free_at must be live tasks");
   }
   MemoryEvent m{.bytes = bytes, .device = device, .phase = g.phase(at), .layer = g.layer_of(at)};
   MemoryEvent free = m;
+  if (batch) m.batch = g.batch_factor();
   if (free_at.valid()) {
     free.phase = g.phase(free_at);
     free.layer = g.layer_of(free_at);

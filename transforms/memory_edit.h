@@ -68,9 +68,12 @@ absl::Status Stash(depgraph::Graph& g, uint32_t alloc, depgraph::TaskId release,
 
 // A new allocation of `bytes` (> 0) on `device` when `at` starts, freed
 // when `free_at` ends (invalid: never): a tensor a script's inserted work
-// makes (autocast's half-precision copies). Returns its index.
-absl::StatusOr<uint32_t> Allocate(depgraph::Graph& g, int32_t device, int64_t bytes, depgraph::TaskId at,
-                                  depgraph::TaskId free_at);
+// makes (autocast's half-precision copies). With `batch`, it holds a batch
+// tensor sized for the batch the graph runs now: a later ScaleBatchMemory
+// resizes it. Returns its index.
+absl::StatusOr<uint32_t> Allocate(depgraph::Graph& g, int32_t device, int64_t bytes,
+                                  depgraph::TaskId at, depgraph::TaskId free_at,
+                                  bool batch = false);
 
 // Gives allocation `alloc` (and its frees) `bytes` (> 0). Resize before
 // stashing: a stash copies the size the allocation has then.

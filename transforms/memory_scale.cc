@@ -138,6 +138,21 @@ MemoryScaleStats ScaleBatchMemory(Graph& g, const Graph& measured, const CostMod
     st.bytes_before += current;
     st.bytes_after += to;
   }
+  // Batch tensors scripts allocated (Allocate's `batch`): from the size
+  // each was made with, at the batch it was made for.
+  for (uint32_t i = static_cast<uint32_t>(measured.memory_events().size()); i < now.size(); ++i) {
+    const depgraph::MemoryEvent& e = now[i];
+    if (e.bytes <= 0 || !(e.batch > 0)) continue;
+    const double made = static_cast<double>(e.recorded_bytes);
+    const int64_t to = e.bytes == RoundToBlock(made * from / e.batch)
+                           ? RoundToBlock(made * to_batch / e.batch)
+                           : RoundToBlock(static_cast<double>(e.bytes) * to_batch / from);
+    resize.push_back({i, to});
+    ++st.scaled;
+    ++st.made_by_scripts;
+    st.bytes_before += e.bytes;
+    st.bytes_after += to;
+  }
   g.ResizeAllocations(resize);
   return st;
 }

@@ -43,6 +43,8 @@ struct MemoryScaleStats {
   // Frees no address tied to an allocation, resized as the resized
   // allocations of their size (still outstanding on their device) were.
   int64_t frees_by_size = 0;
+  // Of `scaled`: batch tensors a script allocated (amp.lua's half copies).
+  int64_t made_by_scripts = 0;
 };
 
 // Resizes the batch tensors' allocations of `g` from batch `from` to batch
@@ -51,7 +53,9 @@ struct MemoryScaleStats {
 // `g` holds at the same indexes: scripts only append), and an allocation
 // still at its size for `from` becomes its recorded size x `to`, so changes
 // compose exactly (x2 then x0.5 gives the trace's allocations back); one
-// another script resized keeps that change, x to / from.
+// another script resized keeps that change, x to / from. Allocations a
+// script made for a batch tensor (Allocate's `batch`) are resized from the
+// size each was made with.
 MemoryScaleStats ScaleBatchMemory(depgraph::Graph& g, const depgraph::Graph& measured,
                                   const CostModel& m, double from, double to);
 

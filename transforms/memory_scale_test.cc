@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "transforms/memory_edit.h"
 
 namespace reverie::transforms {
 namespace {
@@ -91,6 +92,32 @@ TEST(MemoryScaleTest, WithoutShapesNothingIsScaled) {
   EXPECT_EQ(st.scaled, 0);
   EXPECT_EQ(st.batch_sizes, 0);
   EXPECT_EQ(g.memory_events()[0].bytes, 131584);
+}
+
+// amp.lua's half copy of an input is a batch tensor a script made: a later
+// batch change resizes it from the size it was made with (the batch it was
+// made at), so changes there and back give it back; a copy of a weight
+// (not `batch`) keeps its size.
+TEST(MemoryScaleTest, BatchTensorsAScriptMadeFollowTheBatch) {
+  const Graph measured = Build();
+  Graph g = measured;
+  ScaleBatchMemory(g, measured, Model(), 1, 2);  // a batch change before the script's
+  g.set_batch_factor(2);
+  const depgraph::TaskId call(0), kernel(1);
+  absl::StatusOr<uint32_t> input = Allocate(g, 0, 66048, call, kernel, /*batch=*/true);
+  absl::StatusOr<uint32_t> weight = Allocate(g, 0, 4096, call, kernel);
+  ASSERT_TRUE(input.ok() && weight.ok());
+  const MemoryScaleStats st = ScaleBatchMemory(g, measured, Model(), 2, 6);
+  EXPECT_EQ(st.made_by_scripts, 1);
+  EXPECT_EQ(st.scaled, 2) << "the recorded input and the script's copy";
+  EXPECT_EQ(g.memory_events()[*input].bytes, 3 * 66048);
+  EXPECT_EQ(g.memory_events()[*input + 1].bytes, -3 * 66048) << "its free follows";
+  EXPECT_EQ(g.memory_events()[*weight].bytes, 4096);
+  // x1/3 then back: from the size it was made with, not the rounded one.
+  ScaleBatchMemory(g, measured, Model(), 6, 2.0 / 7);
+  ScaleBatchMemory(g, measured, Model(), 2.0 / 7, 2);
+  EXPECT_EQ(g.memory_events()[*input].bytes, 66048);
+  EXPECT_EQ(g.memory_events()[0].bytes, 2 * 131584);
 }
 
 }  // namespace

@@ -110,5 +110,41 @@ TEST(BatchMemoryRealTest, ATraceWithoutAddressesReturnsTheResizedTensors) {
   }
 }
 
+// The bytes scripts allocated per step in the forward and backward
+// (events appended past the trace's).
+int64_t ScriptAllocatedBytes(const depgraph::Graph& base, const depgraph::Graph& g) {
+  int64_t sum = 0;
+  const auto all = g.memory_events();
+  for (size_t i = base.memory_events().size(); i < all.size(); ++i) {
+    if (all[i].bytes > 0) sum += all[i].bytes;
+  }
+  return sum;
+}
+
+// amp.lua's half copies of the inputs are batch tensors: AMP then a batch
+// change gives them the size a batch change then AMP makes (within a block
+// of rounding each). Before, the first order left them at the old batch's
+// size (the weights' copies keep theirs either way).
+TEST(BatchMemoryRealTest, AmpsInputCopiesFollowALaterBatchChange) {
+  REVERIE_REQUIRE_TRACE(path, std::string(kDir) + kBatch16);
+  const whatif::LoadedTrace* t = LoadOrFail(path);
+  ASSERT_TRUE(t);
+  const std::vector<std::pair<std::string, std::string>> sets = {{"batch_size.factor", "8"}};
+  const Prediction amp_first = Predict(*t, {"amp.lua", "batch_size.lua"}, sets);
+  const Prediction batch_first = Predict(*t, {"batch_size.lua", "amp.lua"}, sets);
+  const Prediction amp_only = Predict(*t, {"amp.lua"});
+  ASSERT_TRUE(amp_first.status.ok() && batch_first.status.ok() && amp_only.status.ok());
+  const int64_t a = ScriptAllocatedBytes(t->graph, amp_first.graph);
+  const int64_t b = ScriptAllocatedBytes(t->graph, batch_first.graph);
+  const int64_t one = ScriptAllocatedBytes(t->graph, amp_only.graph);
+  ASSERT_GT(one, 0) << "amp.lua made its cast copies";
+  EXPECT_GT(b, one) << "the input copies grew with the batch";
+  const int64_t copies = static_cast<int64_t>(amp_first.graph.memory_events().size() -
+                                              t->graph.memory_events().size()) /
+                         2;
+  EXPECT_NEAR(static_cast<double>(a), static_cast<double>(b), 512.0 * copies)
+      << "AMP then batch x8: " << a << " B, batch x8 then AMP: " << b << " B";
+}
+
 }  // namespace
 }  // namespace reverie
