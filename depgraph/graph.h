@@ -205,6 +205,9 @@ struct MemoryEvent {
   // copy of an activation), sized for this Graph::batch_factor; a later
   // batch change resizes it from recorded_bytes (transforms/memory_scale.h).
   double batch = 0;
+  // 1 + index of the allocation a script's allocation copies (a stash's
+  // new allocation of a tensor) or stands in for (its stand-in); 0 = none.
+  uint32_t stands_for = 0;
   // Its anchor: the CPU task of its thread it happened in, or the last one
   // before it (of any thread when its own has none), and how long after
   // that task's measured start it came; a script may tie it to another task

@@ -137,14 +137,17 @@ absl::Status Stash(Graph& g, uint32_t alloc, TaskId release, TaskId restore, int
     return absl::InvalidArgumentError("stash: release and restore must be live tasks");
   }
   if (stashed_bytes < 0) return absl::InvalidArgumentError("stash: stashed_bytes must be >= 0");
-  const MemoryEvent a = g.memory_events()[alloc];
+  MemoryEvent a = g.memory_events()[alloc];
   const int64_t f = FreeOf(g, alloc);
+  // The copies stand for the tensor as the trace (or the script that made
+  // it) allocated it: a batch change resizes them with it.
+  a.stands_for = a.stands_for != 0 ? a.stands_for : alloc + 1;
   // The stand-in first, so that at `restore` its free comes before the
   // tensor's new allocation (ties replay in index order).
   if (stashed_bytes > 0) {
     MemoryEvent in = a;
     in.bytes = stashed_bytes;
-    in.batch = 0;  // a script's stand-in: its size is the script's
+    in.batch = 0;  // its size follows the tensor's (stands_for), not the batch's
     const MemoryEvent out = TiedTo(in, restore, 0);
     AppendPair(g, TiedTo(in, release, kAtEnd), &out);
   }

@@ -121,6 +121,9 @@ MemoryScaleStats ScaleBatchMemory(Graph& g, const Graph& measured, const CostMod
   if (!(from > 0) || !(to_batch > 0) || measured.memory_events().empty()) return st;
   const std::span<const depgraph::MemoryEvent> now = g.memory_events();
   std::vector<std::pair<uint32_t, int64_t>> resize;
+  // Per allocation resized: its size before (what a stash's copies of it
+  // are measured against).
+  std::vector<int64_t> before(now.size(), 0);
   for (const auto& [i, raw] : RecordedBatchEvents(measured, m, &st)) {
     if (i >= now.size() || now[i].bytes == 0) continue;
     const bool free = now[i].bytes < 0;
@@ -134,19 +137,38 @@ MemoryScaleStats ScaleBatchMemory(Graph& g, const Graph& measured, const CostMod
                            : RoundToBlock(static_cast<double>(current) * to_batch / from);
     resize.push_back({i, to});
     if (free) continue;
+    before[i] = current;
     ++st.scaled;
     st.bytes_before += current;
     st.bytes_after += to;
   }
-  // Batch tensors scripts allocated (Allocate's `batch`): from the size
-  // each was made with, at the batch it was made for.
+  // Allocations scripts made, in order (a copy follows what it copies):
+  // batch tensors (Allocate's `batch`) from the size each was made with, at
+  // the batch it was made for; a stash's copy of a resized allocation
+  // (checkpointing's recomputed activation) at that allocation's new size,
+  // its stand-in in proportion.
+  std::vector<int64_t> after(now.size(), 0);
+  for (const auto& [i, to] : resize) after[i] = to;
   for (uint32_t i = static_cast<uint32_t>(measured.memory_events().size()); i < now.size(); ++i) {
     const depgraph::MemoryEvent& e = now[i];
-    if (e.bytes <= 0 || !(e.batch > 0)) continue;
-    const double made = static_cast<double>(e.recorded_bytes);
-    const int64_t to = e.bytes == RoundToBlock(made * from / e.batch)
-                           ? RoundToBlock(made * to_batch / e.batch)
-                           : RoundToBlock(static_cast<double>(e.bytes) * to_batch / from);
+    if (e.bytes <= 0) continue;
+    const uint32_t of = e.stands_for;
+    int64_t to = 0;
+    if (of != 0 && of - 1 < i && before[of - 1] > 0) {
+      to = e.bytes == before[of - 1]
+               ? after[of - 1]
+               : RoundToBlock(static_cast<double>(e.bytes) * static_cast<double>(after[of - 1]) /
+                              static_cast<double>(before[of - 1]));
+    } else if (e.batch > 0) {
+      const double made = static_cast<double>(e.recorded_bytes);
+      to = e.bytes == RoundToBlock(made * from / e.batch)
+               ? RoundToBlock(made * to_batch / e.batch)
+               : RoundToBlock(static_cast<double>(e.bytes) * to_batch / from);
+    } else {
+      continue;
+    }
+    before[i] = e.bytes;
+    after[i] = to;
     resize.push_back({i, to});
     ++st.scaled;
     ++st.made_by_scripts;

@@ -43,7 +43,8 @@ struct MemoryScaleStats {
   // Frees no address tied to an allocation, resized as the resized
   // allocations of their size (still outstanding on their device) were.
   int64_t frees_by_size = 0;
-  // Of `scaled`: batch tensors a script allocated (amp.lua's half copies).
+  // Of `scaled`: allocations scripts made (amp.lua's half copies, a
+  // stash's copies of a batch tensor).
   int64_t made_by_scripts = 0;
 };
 
@@ -55,7 +56,8 @@ struct MemoryScaleStats {
 // compose exactly (x2 then x0.5 gives the trace's allocations back); one
 // another script resized keeps that change, x to / from. Allocations a
 // script made for a batch tensor (Allocate's `batch`) are resized from the
-// size each was made with.
+// size each was made with, and a stash's copies of a resized allocation
+// (Stash: checkpointing's recomputed activations) with it.
 MemoryScaleStats ScaleBatchMemory(depgraph::Graph& g, const depgraph::Graph& measured,
                                   const CostModel& m, double from, double to);
 

@@ -45,7 +45,8 @@ Graph Build() {
                             .bytes = bytes,
                             .device = 0,
                             .phase = phase,
-                            .alloc = of};
+                            .alloc = of,
+                            .anchor = c};
     g.AddMemoryEvent(m);
   };
   add(131584, Phase::kForward);
@@ -118,6 +119,29 @@ TEST(MemoryScaleTest, BatchTensorsAScriptMadeFollowTheBatch) {
   ScaleBatchMemory(g, measured, Model(), 2.0 / 7, 2);
   EXPECT_EQ(g.memory_events()[*input].bytes, 66048);
   EXPECT_EQ(g.memory_events()[0].bytes, 2 * 131584);
+}
+
+// Checkpointing then a batch change: a stash's new allocation of a batch
+// tensor (its recomputation) takes the tensor's new size, its stand-in (an
+// encoding of it) grows in proportion; before, both kept the old batch's
+// size, so checkpointing then batch x2 under-counted the recomputed
+// activations.
+TEST(MemoryScaleTest, AStashsCopiesFollowTheTensorTheyStandFor) {
+  const Graph measured = Build();
+  Graph g = measured;
+  const depgraph::TaskId call(0), kernel(1);
+  ASSERT_TRUE(Stash(g, 0, kernel, call, 65536).ok());
+  ASSERT_EQ(g.memory_events().size(), 9u) << "stand-in and copy, each with its free";
+  const MemoryScaleStats st = ScaleBatchMemory(g, measured, Model(), 1, 2);
+  EXPECT_EQ(st.made_by_scripts, 2);
+  EXPECT_EQ(g.memory_events()[0].bytes, 263168);
+  EXPECT_EQ(g.memory_events()[5].bytes, 131072) << "the stand-in, in proportion";
+  EXPECT_EQ(g.memory_events()[6].bytes, -131072);
+  EXPECT_EQ(g.memory_events()[7].bytes, 263168) << "the tensor allocated again";
+  EXPECT_EQ(g.memory_events()[8].bytes, -263168);
+  ScaleBatchMemory(g, measured, Model(), 2, 1);
+  EXPECT_EQ(g.memory_events()[5].bytes, 65536);
+  EXPECT_EQ(g.memory_events()[7].bytes, 131584);
 }
 
 }  // namespace
