@@ -538,6 +538,13 @@ class Graph {
     REVERIE_CHECK(f > 0 && std::isfinite(f));
     batch_factor_ = f;
   }
+  // Non-empty when a script sized memory events by an estimate rather than
+  // from what the trace recorded (a peak read from them says it is one),
+  // or could not size them at all (no peak is predicted): says why.
+  std::string_view memory_estimate() const { return memory_estimate_; }
+  void set_memory_estimate(std::string why) { memory_estimate_ = std::move(why); }
+  std::string_view memory_unknown() const { return memory_unknown_; }
+  void set_memory_unknown(std::string why) { memory_unknown_ = std::move(why); }
 
  private:
   static constexpr uint8_t kFlagRemoved = 1;
@@ -575,6 +582,8 @@ class Graph {
   size_t live_tasks_ = 0;
   std::string gpu_key_;
   double batch_factor_ = 1;
+  std::string memory_estimate_;
+  std::string memory_unknown_;
 
   std::vector<Edge> edges_;
   size_t live_edges_ = 0;

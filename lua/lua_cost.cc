@@ -365,7 +365,8 @@ int GraphBatchFrees(lua_State* L) {
 }
 
 // graph:scale_batch_memory(factor [, {gpu = KEY}]) -> {scaled, kept,
-// batch_sizes, bytes_before, bytes_after, frees_by_size, made_by_scripts}: the GPU allocations of
+// batch_sizes, bytes_before, bytes_after, frees_by_size, made_by_scripts,
+// estimated}: the GPU allocations of
 // the batch's tensors x factor (transforms/memory_scale.h), from the batch the graph runs now
 // (graph:batch(); call before graph:set_batch).
 int GraphScaleBatchMemory(lua_State* L) {
@@ -381,7 +382,9 @@ int GraphScaleBatchMemory(lua_State* L) {
   const double from = g.batch_factor();
   const transforms::MemoryScaleStats st =
       transforms::ScaleBatchMemory(g, CalibrationGraph(State(L)), m, from, from * factor);
-  lua_createtable(L, 0, 7);
+  lua_createtable(L, 0, 8);
+  lua_pushboolean(L, st.estimated);
+  lua_setfield(L, -2, "estimated");
   SetIntField(L, "scaled", st.scaled);
   SetIntField(L, "made_by_scripts", st.made_by_scripts);
   SetIntField(L, "frees_by_size", st.frees_by_size);

@@ -42,7 +42,10 @@
 -- recorded inputs that are not parameters) grow `factor` times; parameters,
 -- their gradients, optimizer state and library workspaces keep their sizes
 -- (transforms/memory_scale.h); `predict` prints the predicted peak and
--- whether it fits the GPU.
+-- whether it fits the GPU. Without recorded shapes the allocations the
+-- forward and backward freed again grow instead, and the peak says it is
+-- an estimate (likely high); with neither shapes nor tied frees it says the
+-- peak is not predicted.
 -- Preconditions: none on what the run does (any batch can change); the
 -- trace's GPU in the GPU table (else `gpu`), which the cost model needs;
 -- refused when no kernel ran in a forward or backward phase (a trace that
@@ -212,6 +215,12 @@ if mem.scaled + mem.kept > 0 then
                             mem.bytes_before / 2^20, mem.bytes_after / 2^20, mem.kept, mem.batch_sizes,
                             mem.frees_by_size > 0 and string.format("; %d frees the trace does not tie " ..
                               "to their allocation (no addresses) paired by size", mem.frees_by_size) or ""))
+  if mem.estimated then
+    reverie.log(mem.scaled > 0 and
+                "memory: an estimate, likely high: no op recorded its input shapes (record_shapes), so " ..
+                "the allocations the forward and backward freed again stand for the batch's tensors" or
+                "memory: not predicted: no input shapes and no free tied to its allocation")
+  end
 end
 -- Later retimes (another batch change, amp.lua) scale work from this batch.
 graph:set_batch(after_batch)

@@ -62,11 +62,42 @@ absl::flat_hash_map<int64_t, int64_t> BatchTensorSizes(const Graph& g, const Cos
 // The trace's batch tensors: each allocation (and each untied free that
 // returns one) of `measured` that holds one, by event index, with the
 // tensor's recorded raw size.
+bool InCompute(Phase p) { return p == Phase::kForward || p == Phase::kBackward; }
+
+// Without recorded shapes nothing names the batch's tensors: the estimate
+// takes every GPU allocation the forward or backward made and freed again
+// (its free tied by address) as one: activations, their gradients and the
+// temporaries of both, which grow with the batch, but also the weights'
+// gradients where the backward frees them (the estimate is high there).
+// What lives past the backward (weights, optimizer state, gradients kept
+// for the update) keeps its size.
+std::vector<std::pair<uint32_t, int64_t>> EstimatedBatchEvents(const Graph& measured,
+                                                               MemoryScaleStats* st) {
+  const std::span<const depgraph::MemoryEvent> all = measured.memory_events();
+  std::vector<bool> transient(all.size(), false);
+  for (const depgraph::MemoryEvent& e : all) {
+    if (e.alloc != 0 && InCompute(e.phase)) transient[e.alloc - 1] = true;
+  }
+  std::vector<std::pair<uint32_t, int64_t>> out;
+  for (uint32_t i = 0; i < all.size(); ++i) {
+    const depgraph::MemoryEvent& e = all[i];
+    if (e.device < 0 || e.bytes <= 0) continue;
+    if (transient[i] && InCompute(e.phase)) {
+      out.push_back({i, e.bytes});
+    } else {
+      ++st->kept;
+    }
+  }
+  st->estimated = true;
+  return out;
+}
+
 std::vector<std::pair<uint32_t, int64_t>> RecordedBatchEvents(const Graph& measured,
                                                               const CostModel& m,
                                                               MemoryScaleStats* st) {
   const absl::flat_hash_map<int64_t, int64_t> sizes = BatchTensorSizes(measured, m);
   st->batch_sizes = static_cast<int64_t>(sizes.size());
+  if (sizes.empty()) return EstimatedBatchEvents(measured, st);
   std::vector<std::pair<uint32_t, int64_t>> out;
   const std::span<const depgraph::MemoryEvent> all = measured.memory_events();
   // Allocations a free is tied to (by address); the others' frees, when the
@@ -176,6 +207,16 @@ MemoryScaleStats ScaleBatchMemory(Graph& g, const Graph& measured, const CostMod
     st.bytes_after += to;
   }
   g.ResizeAllocations(resize);
+  if (st.estimated && st.scaled > 0) {
+    g.set_memory_estimate(
+        "an estimate, likely high: no op recorded its input shapes (record_shapes) to tell the "
+        "batch's tensors, so every allocation the forward and backward freed again (library "
+        "workspaces and weight gradients too) was taken as one");
+  } else if (st.estimated) {
+    g.set_memory_unknown(
+        "no op recorded its input shapes (record_shapes) and no free is tied to its "
+        "allocation: nothing tells the batch's tensors");
+  }
   return st;
 }
 

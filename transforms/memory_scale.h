@@ -46,6 +46,10 @@ struct MemoryScaleStats {
   // Of `scaled`: allocations scripts made (amp.lua's half copies, a
   // stash's copies of a batch tensor).
   int64_t made_by_scripts = 0;
+  // No op recorded its input shapes: the batch tensors were estimated (the
+  // forward's and backward's allocations freed within them) and the graph
+  // says so (Graph::memory_estimate).
+  bool estimated = false;
 };
 
 // Resizes the batch tensors' allocations of `g` from batch `from` to batch
@@ -57,7 +61,9 @@ struct MemoryScaleStats {
 // another script resized keeps that change, x to / from. Allocations a
 // script made for a batch tensor (Allocate's `batch`) are resized from the
 // size each was made with, and a stash's copies of a resized allocation
-// (Stash: checkpointing's recomputed activations) with it.
+// (Stash: checkpointing's recomputed activations) with it. Where no op
+// recorded its input shapes, the batch tensors are estimated (see
+// MemoryScaleStats::estimated).
 MemoryScaleStats ScaleBatchMemory(depgraph::Graph& g, const depgraph::Graph& measured,
                                   const CostModel& m, double from, double to);
 

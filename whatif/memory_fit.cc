@@ -58,6 +58,8 @@ std::vector<MemoryFit> FitMemory(const depgraph::Graph& base_graph, const depgra
       f.pred_peak = pp.peak;
       f.pred_phase = pp.peak_phase;
     }
+    f.estimate = std::string(pred_graph.memory_estimate());
+    f.unknown = std::string(pred_graph.memory_unknown());
     if (target != nullptr) {
       f.gpu = std::string(target->name);
       f.capacity = static_cast<int64_t>(std::llround(target->memory_gb * 1e9));
@@ -80,14 +82,23 @@ std::string InPhase(depgraph::Phase p) {
 }  // namespace
 
 std::string MemoryFitLine(const MemoryFit& f) {
+  if (!f.unknown.empty()) {
+    return absl::StrFormat("peak memory on GPU %d not predicted (baseline %s%s): %s", f.device,
+                           MemorySize(f.base_peak), InPhase(f.base_phase), f.unknown);
+  }
+  const std::string estimate = f.estimate.empty() ? "" : absl::StrCat("; ", f.estimate);
   std::string line = absl::StrFormat("peak memory %s on GPU %d%s (baseline %s%s)%s", MemorySize(f.pred_peak),
                                      f.device, InPhase(f.pred_phase), MemorySize(f.base_peak),
                                      InPhase(f.base_phase), f.absolute ? "" : " above the trace's first event");
-  if (!f.absolute) return line + "; whether it fits is unknown (the trace records no allocator totals)";
-  if (f.capacity <= 0) return line + "; the GPU's memory is unknown";
-  return line + absl::StrFormat("%s on %s (%.1f GiB, %s)", f.fits() ? ": fits" : ": warning: does not fit",
-                                f.gpu.empty() ? "the GPU" : f.gpu,
-                                static_cast<double>(f.capacity) / (1 << 30), f.capacity_from);
+  if (!f.absolute) {
+    return line + "; whether it fits is unknown (the trace records no allocator totals)" + estimate;
+  }
+  if (f.capacity <= 0) return line + "; the GPU's memory is unknown" + estimate;
+  return line +
+         absl::StrFormat("%s on %s (%.1f GiB, %s)", f.fits() ? ": fits" : ": warning: does not fit",
+                         f.gpu.empty() ? "the GPU" : f.gpu,
+                         static_cast<double>(f.capacity) / (1 << 30), f.capacity_from) +
+         estimate;
 }
 
 void WriteMemoryFitJson(JsonWriter& w, const std::vector<MemoryFit>& fits) {
@@ -97,13 +108,18 @@ void WriteMemoryFitJson(JsonWriter& w, const std::vector<MemoryFit>& fits) {
     w.Field("device", static_cast<int64_t>(f.device));
     w.Field("absolute", f.absolute);
     w.Field("baseline_peak_bytes", f.base_peak);
-    w.Field("predicted_peak_bytes", f.pred_peak);
     w.Field("baseline_peak_phase", depgraph::PhaseName(f.base_phase));
-    w.Field("predicted_peak_phase", depgraph::PhaseName(f.pred_phase));
+    if (f.unknown.empty()) {
+      w.Field("predicted_peak_bytes", f.pred_peak);
+      w.Field("predicted_peak_phase", depgraph::PhaseName(f.pred_phase));
+    } else {
+      w.Field("not_predicted", f.unknown);
+    }
+    if (!f.estimate.empty()) w.Field("estimate", f.estimate);
     if (f.capacity > 0) {
       w.Field("capacity_bytes", f.capacity);
       w.Field("capacity_from", f.capacity_from);
-      if (f.absolute) w.Field("fits", f.fits());
+      if (f.absolute && f.unknown.empty()) w.Field("fits", f.fits());
     }
     w.Field("gpu", f.gpu);
     w.EndObject();

@@ -35,7 +35,12 @@ struct MemoryFit {
   int64_t capacity = 0;        // bytes; 0 = unknown
   std::string gpu;             // the GPU's name
   std::string capacity_from;   // "deviceProperties" or "GPU table"
-  // Meaningful only with absolute levels and a known capacity.
+  // Why pred_peak is an estimate, or why no peak is predicted (then
+  // pred_peak is the baseline's and says nothing): the prediction graph's
+  // Graph::memory_estimate / memory_unknown.
+  std::string estimate;
+  std::string unknown;
+  // Meaningful only with absolute levels, a known capacity and a predicted peak.
   bool fits() const { return capacity <= 0 || pred_peak <= capacity; }
 };
 
@@ -49,7 +54,8 @@ std::vector<MemoryFit> FitMemory(const depgraph::Graph& base_graph, const depgra
 
 // "peak memory 47.1 MiB on GPU 0 in the backward (baseline 27.1 MiB in the
 // update): fits on NVIDIA GeForce RTX 3080 (10.0 GiB, deviceProperties)",
-// or "... does not fit ..." (a phase only where the trace says it).
+// or "... does not fit ..." (a phase only where the trace says it); an
+// estimate says so, and an unknown peak is not judged.
 std::string MemoryFitLine(const MemoryFit& f);
 
 // The "memory" array of predict --json (the caller writes the key).
