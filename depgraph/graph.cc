@@ -73,6 +73,12 @@ void Graph::ResizeAllocations(std::span<const std::pair<uint32_t, int64_t>> size
   }
 }
 
+void Graph::AddMemoryEstimate(std::string_view why) {
+  if (why.empty() || memory_estimate_.find(why) != std::string::npos) return;
+  if (!memory_estimate_.empty()) memory_estimate_ += "; ";
+  memory_estimate_ += why;
+}
+
 void Graph::AddMemoryEvent(const MemoryEvent& m) {
   REVERIE_CHECK(m.measured_ns != kNotMeasured);
   REVERIE_CHECK(memory_.empty() || memory_.back().measured_ns == kNotMeasured ||

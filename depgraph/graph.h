@@ -542,7 +542,8 @@ class Graph {
   // from what the trace recorded (a peak read from them says it is one),
   // or could not size them at all (no peak is predicted): says why.
   std::string_view memory_estimate() const { return memory_estimate_; }
-  void set_memory_estimate(std::string why) { memory_estimate_ = std::move(why); }
+  // Adds `why` (once) to what memory_estimate says, after a "; ".
+  void AddMemoryEstimate(std::string_view why);
   std::string_view memory_unknown() const { return memory_unknown_; }
   void set_memory_unknown(std::string why) { memory_unknown_ = std::move(why); }
 

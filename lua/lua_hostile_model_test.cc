@@ -94,6 +94,20 @@ TEST_F(HostileModelTest, AllocateChecksItsBatchFlag) {
   ExpectOk(first + "assert(graph:allocate{bytes = 512, at = k, free_at = k, batch = true} >= 0)");
 }
 
+TEST_F(HostileModelTest, MemoryEstimateNotesCheckTheirText) {
+  ExpectError("graph:note_memory_estimate({})", "string expected, got table");
+  ExpectError("graph:note_memory_estimate('')", "give one line of 1 to 400 characters");
+  ExpectError("graph:note_memory_estimate(string.rep('x', 401))",
+              "give one line of 1 to 400 characters");
+  ExpectError("graph:note_memory_estimate('two\\nlines')", "give one line of text");
+  ExpectOk(
+      "graph:note_memory_estimate('not modelled: a pool')\n"
+      "graph:note_memory_estimate('not modelled: a pool')");
+  // Distinct notes are bounded (each is checked against the earlier ones).
+  ExpectError("for i = 1, 1e6 do graph:note_memory_estimate(string.rep('y', 380) .. i) end",
+              "the notes would pass 4096 characters");
+}
+
 TEST_F(HostileModelTest, RetimeChecksItsArguments) {
   const std::string sel = "local s = graph:select{kind = 'kernel'}\n";
   ExpectError(sel + "s:retime(5)", "table expected, got number");

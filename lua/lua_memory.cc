@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "lua/lua_internal.h"
@@ -114,6 +115,28 @@ int GraphAllocate(lua_State* L) {
   return 1;
 }
 
+// graph:note_memory_estimate(why): the prediction's peak is an estimate
+// because of what this script does not model (`why`, one line); `predict`'s
+// peak line and JSON say it.
+int GraphNoteMemoryEstimate(lua_State* L) {
+  size_t n = 0;
+  const char* why = luaL_checklstring(L, 2, &n);
+  const std::string_view text(why, n);
+  if (n == 0 || n > 400) Raise(L, "note_memory_estimate: give one line of 1 to 400 characters");
+  for (const char c : text) {
+    if (static_cast<unsigned char>(c) < 0x20)
+      Raise(L, "note_memory_estimate: give one line of text");
+  }
+  depgraph::Graph& g = MutableGraphOrRaise(L);
+  // Bounded, so that checking a note against the earlier ones stays cheap.
+  if (g.memory_estimate().size() + n > 4096) {
+    Raise(L, "note_memory_estimate: the notes would pass 4096 characters");
+  }
+  ChargeMemory(L, static_cast<int64_t>(n) + 2);
+  g.AddMemoryEstimate(text);
+  return 0;
+}
+
 }  // namespace
 
 void RegisterMemoryGraphMethods(lua_State* L) {
@@ -122,6 +145,7 @@ void RegisterMemoryGraphMethods(lua_State* L) {
                                   {"stash", GraphStash},
                                   {"allocate", GraphAllocate},
                                   {"resize_allocation", GraphResizeAllocation},
+                                  {"note_memory_estimate", GraphNoteMemoryEstimate},
                                   {nullptr, nullptr}};
   SetBindings(L, kFns);
 }

@@ -57,7 +57,7 @@ local ag_ch = graph:add_channel("intra-node all-gather")
 local inter_ch = {}
 for k = 1, g do inter_ch[k] = graph:add_channel("inter-node shard " .. k) end
 
-local edges, buckets = {}, 0
+local edges, buckets, bucket_bytes = {}, 0, 0
 for s, step in ipairs(steps) do
   local consumer = G.consumer(steps, s)
   for _, b in ipairs(G.step_buckets(graph, P, step, source, total) or {}) do
@@ -76,6 +76,7 @@ for s, step in ipairs(steps) do
     end
     if consumer then edges[#edges + 1] = {ag, consumer, kind = "comm"} end
     buckets = buckets + 1
+    if s == 1 then bucket_bytes = bucket_bytes + b.bytes end
   end
 end
 graph:add_edges(edges)
@@ -83,3 +84,4 @@ reverie.log(string.format("%d buckets x (reduce-scatter, %d shard all-reduces, a
                           "intra-node %.0f Gbit/s (%s); gradients from %s%s", buckets, g, n * g,
                           intra_gbps, intra_note, source, how and (" (" .. how .. ")") or "") ..
             C.network_note(P.inter_gbps) .. plan.note)
+G.note_bucket_memory(graph, "blueconnect.lua", source, bucket_bytes)

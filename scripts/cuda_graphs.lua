@@ -22,7 +22,8 @@
 -- GPU was not waiting for the CPU).
 --
 -- Memory: unchanged (a graph's private pool is not modelled): `predict`'s
--- peak is the baseline's allocations in the predicted order.
+-- peak is the baseline's allocations in the predicted order, and says it is
+-- an estimate for that reason (graph:note_memory_estimate).
 -- Preconditions: the trace does not replay CUDA graphs already
 -- (graph:facts().cuda_graphs: cudaGraphLaunch calls), else nothing to
 -- change; a step with no runtime call in the captured phases has nothing to
@@ -148,3 +149,5 @@ if not unmanaged:empty() then
                             "library freeing its workspace)",
                             #unmanaged / n, unmanaged:total_duration() / n / 1e3))
 end
+graph:note_memory_estimate("cuda_graphs.lua does not model a CUDA graph's private memory pool, " ..
+                           "which keeps the captured step's allocations reserved between replays")

@@ -36,7 +36,8 @@
 -- the network, not the GPU, bounds a collective (Daydream measured NCCL 34%
 -- slower than this formula when it competes with kernels, §6.5: raise
 -- `latency_us` or lower `bandwidth_gbps` to account for it); gradient copies
--- into buckets are not modelled.
+-- into buckets are not modelled, nor the buckets' memory (the gradients'
+-- size, held by DDP's reducer: the predicted peak says it leaves them out).
 --
 -- Traces that already communicate. A trace recorded with data parallelism
 -- holds the NCCL / RCCL kernels of its collectives on their own stream
@@ -206,3 +207,4 @@ end
 reverie.log(string.format("%d steps, %d all-reduces over %s; gradients from %s%s; %.1f MiB per step",
                           #steps, inserted, link_note, source, how and (" (" .. how .. ")") or "",
                           (bytes_per_step or 0) / G.MB))
+G.note_bucket_memory(graph, "ddp.lua", source, bytes_per_step)

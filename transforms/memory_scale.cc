@@ -208,7 +208,7 @@ MemoryScaleStats ScaleBatchMemory(Graph& g, const Graph& measured, const CostMod
   }
   g.ResizeAllocations(resize);
   if (st.estimated && st.scaled > 0) {
-    g.set_memory_estimate(
+    g.AddMemoryEstimate(
         "an estimate, likely high: no op recorded its input shapes (record_shapes) to tell the "
         "batch's tensors, so every allocation the forward and backward freed again (library "
         "workspaces and weight gradients too) was taken as one");

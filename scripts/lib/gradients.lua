@@ -159,6 +159,17 @@ end
 -- {steps (C.steps), source (G.source), total and how (the estimate source's
 -- bytes and how they were found), replaced (G.replace_recorded's result; the
 -- recorded all-reduces take no time any more), note (its log clause)}.
+-- A trace made data-parallel by a script (not one that recorded its own
+-- collectives): DDP's reducer holds buckets of the gradients' size (unless
+-- gradient_as_bucket_view=True), which the trace never allocated and the
+-- script does not add, so the predicted peak says it leaves them out.
+function G.note_bucket_memory(graph, script, source, bytes, extra)
+  if source == "records" or not bytes or bytes <= 0 then return end
+  graph:note_memory_estimate(string.format("%s does not count DDP's gradient buckets (%.1f MiB, the " ..
+                                           "gradients' size, unless gradient_as_bucket_view=True)%s",
+                                           script, bytes / G.MB, extra or ""))
+end
+
 function G.replacement_plan(graph, P)
   local plan = {steps = C.steps(graph), source = G.source(graph)}
   if plan.source == "estimate" then

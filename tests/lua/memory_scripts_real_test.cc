@@ -10,9 +10,11 @@
 #include <vector>
 
 #include "depgraph/memory_replay.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/lua/real_graph.h"
 #include "transforms/memory_edit.h"
+#include "whatif/memory_fit.h"
 
 namespace reverie {
 namespace {
@@ -79,6 +81,34 @@ TEST_P(MemoryScriptsRealTest, SaveMemoryWithoutLeaking) {
 }
 
 INSTANTIATE_TEST_SUITE_P(SharedTraces, MemoryScriptsRealTest, ::testing::ValuesIn(kTraces));
+
+// Scripts whose memory effect is not modelled say so in the peak line
+// instead of printing the baseline's peak as a plain prediction: DDP's
+// gradient buckets (the gradients' size, from the same buckets the script
+// all-reduces) and a CUDA graph's private pool.
+TEST(MemoryScriptsRealTest, WhatAScriptDoesNotModelIsNamedInThePeakLine) {
+  REVERIE_REQUIRE_TRACE(
+      path,
+      "JonathanHourany__pytorch-sandbox/profiling/data-bottleneck/profiler-output/"
+      "num-workers-8-batch-size-16/trace-num-workers-8-batch-size-16.json");
+  const whatif::LoadedTrace* t = LoadOrFail(path);
+  ASSERT_TRUE(t);
+  for (const auto& [script, words] : std::vector<std::pair<std::string, std::string>>{
+           {"ddp.lua", "ddp.lua does not count DDP's gradient buckets (6.1 MiB"},
+           {"blueconnect.lua", "blueconnect.lua does not count DDP's gradient buckets (6.1 MiB"},
+           {"cuda_graphs.lua", "a CUDA graph's private memory pool"},
+           {"identity.lua", ""}}) {
+    const Prediction p = Predict(*t, {script});
+    ASSERT_TRUE(p.status.ok()) << script << ": " << p.status;
+    const std::vector<whatif::MemoryFit> fits =
+        whatif::FitMemory(t->graph, t->baseline, p.graph, p.sim, t->model.devices);
+    ASSERT_EQ(fits.size(), 1u) << script;
+    EXPECT_EQ(fits[0].estimate.empty(), words.empty()) << script << ": " << fits[0].estimate;
+    if (!words.empty()) {
+      EXPECT_THAT(whatif::MemoryFitLine(fits[0]), ::testing::HasSubstr(words));
+    }
+  }
+}
 
 }  // namespace
 }  // namespace reverie
