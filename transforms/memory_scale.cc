@@ -26,6 +26,8 @@ int64_t RoundToBlock(double bytes) {
   return static_cast<int64_t>(std::min(blocks, 1e15)) * kAllocatorBlock;
 }
 
+bool InCompute(Phase p) { return p == Phase::kForward || p == Phase::kBackward; }
+
 // Block size -> the largest raw tensor size that rounds to it, over the
 // inputs of the ops that launched forward and backward kernels that are
 // not parameters.
@@ -35,7 +37,7 @@ absl::flat_hash_map<int64_t, int64_t> BatchTensorSizes(const Graph& g, const Cos
   for (uint32_t i = 0; i < g.task_count(); ++i) {
     const TaskId t(i);
     if (g.removed(t) || g.kind(t) != TaskKind::kKernel) continue;
-    if (g.phase(t) != Phase::kForward && g.phase(t) != Phase::kBackward) continue;
+    if (!InCompute(g.phase(t))) continue;
     const TaskId call = LauncherOf(g, t);
     if (!call.valid()) continue;
     for (OpId o = g.op_of(call); o.valid() && seen.insert(o.value()).second; o = g.op(o).parent) {
@@ -58,11 +60,6 @@ absl::flat_hash_map<int64_t, int64_t> BatchTensorSizes(const Graph& g, const Cos
   }
   return out;
 }
-
-// The trace's batch tensors: each allocation (and each untied free that
-// returns one) of `measured` that holds one, by event index, with the
-// tensor's recorded raw size.
-bool InCompute(Phase p) { return p == Phase::kForward || p == Phase::kBackward; }
 
 // Without recorded shapes nothing names the batch's tensors: the estimate
 // takes every GPU allocation the forward or backward made and freed again
@@ -92,6 +89,9 @@ std::vector<std::pair<uint32_t, int64_t>> EstimatedBatchEvents(const Graph& meas
   return out;
 }
 
+// The trace's batch tensors: each allocation (and each untied free that
+// returns one) of `measured` that holds one, by event index, with the
+// tensor's recorded raw size (without recorded shapes, the estimate above).
 std::vector<std::pair<uint32_t, int64_t>> RecordedBatchEvents(const Graph& measured,
                                                               const CostModel& m,
                                                               MemoryScaleStats* st) {
