@@ -14,6 +14,8 @@
 -- (ring formulas of [57], as Daydream estimates them). Each stage runs on its
 -- own channel, so stage 1 of one bucket overlaps stage 2 of the previous one;
 -- the weight update waits for every bucket's all-gather.
+-- Memory: as ddp.lua, the buckets DDP's reducer holds (the gradients' size,
+-- unless `bucket_view`) from the first step, where the script adds them.
 -- Assumptions: identical nodes; each stage is bandwidth-bound plus
 -- `latency_us`; no contention between the intra-node stages and compute.
 -- Preconditions: a training trace (backward and update phases). A trace
@@ -32,6 +34,7 @@ local P = reverie.params(G.param_specs{
                   "(NVLink / Infinity Fabric, else PCIe)"},
   inter_gbps = {default = 10, min = 0.001, doc = "network bandwidth per machine in Gbit/s"},
   latency_us = {default = 10, min = 0, doc = "fixed cost of each stage in microseconds"},
+  bucket_view = G.BUCKET_VIEW_SPEC,
 })
 
 local n, g = P.nodes, P.gpus_per_node
@@ -84,4 +87,5 @@ reverie.log(string.format("%d buckets x (reduce-scatter, %d shard all-reduces, a
                           "intra-node %.0f Gbit/s (%s); gradients from %s%s", buckets, g, n * g,
                           intra_gbps, intra_note, source, how and (" (" .. how .. ")") or "") ..
             C.network_note(P.inter_gbps) .. plan.note)
-G.note_bucket_memory(graph, "blueconnect.lua", source, bucket_bytes)
+local bucket_line = G.add_bucket_memory(graph, P, steps, source, bucket_bytes, n * g)
+if bucket_line then reverie.log(bucket_line) end

@@ -36,8 +36,11 @@
 -- the network, not the GPU, bounds a collective (Daydream measured NCCL 34%
 -- slower than this formula when it competes with kernels, §6.5: raise
 -- `latency_us` or lower `bandwidth_gbps` to account for it); gradient copies
--- into buckets are not modelled, nor the buckets' memory (the gradients'
--- size, held by DDP's reducer: the predicted peak says it leaves them out).
+-- into buckets are not timed.
+-- Memory: the buckets DDP's reducer holds (the gradients' size, unless
+-- `bucket_view`: gradient_as_bucket_view=True) are allocated from the first
+-- step on the trace's GPU when the script adds the all-reduces for more
+-- than one worker (a trace that recorded its own already holds them).
 --
 -- Traces that already communicate. A trace recorded with data parallelism
 -- holds the NCCL / RCCL kernels of its collectives on their own stream
@@ -77,6 +80,7 @@ local P = reverie.params(G.param_specs{
                              doc = "bus bandwidth the recorded all-reduces ran at, used to infer " ..
                                "their bytes when the trace has no all-reduce Collective records; " ..
                                "0 = the GPU's peer link from the GPU table"},
+  bucket_view = G.BUCKET_VIEW_SPEC,
 })
 
 local dp = graph:facts().data_parallel
@@ -207,4 +211,5 @@ end
 reverie.log(string.format("%d steps, %d all-reduces over %s; gradients from %s%s; %.1f MiB per step",
                           #steps, inserted, link_note, source, how and (" (" .. how .. ")") or "",
                           (bytes_per_step or 0) / G.MB))
-G.note_bucket_memory(graph, "ddp.lua", source, bytes_per_step)
+local bucket_line = G.add_bucket_memory(graph, P, steps, source, bytes_per_step, P.workers)
+if bucket_line then reverie.log(bucket_line) end

@@ -160,9 +160,32 @@ end
 -- bytes and how they were found), replaced (G.replace_recorded's result; the
 -- recorded all-reduces take no time any more), note (its log clause)}.
 -- A trace made data-parallel by a script (not one that recorded its own
--- collectives): DDP's reducer holds buckets of the gradients' size (unless
--- gradient_as_bucket_view=True), which the trace never allocated and the
--- script does not add, so the predicted peak says it leaves them out.
+-- collectives): DDP's reducer holds buckets of the gradients' size,
+-- allocated when DDP wraps the model, before the first step, unless
+-- gradient_as_bucket_view=True makes the gradients views into them
+-- (PyTorch's DistributedDataParallel documentation: the memory saved equals
+-- the gradients' size). G.add_bucket_memory allocates them on the GPU of
+-- the first step's work, from its start, and returns the log line;
+-- G.note_bucket_memory only says they are left out (a scheme whose buffers
+-- this library does not size).
+G.BUCKET_VIEW_SPEC = {default = false, doc = "gradient_as_bucket_view=True: the gradients are views " ..
+                        "into DDP's buckets, which then add no memory"}
+
+function G.add_bucket_memory(graph, P, steps, source, bytes, workers)
+  if source == "records" or not bytes or bytes <= 0 or workers <= 1 then return nil end
+  if P.bucket_view then return "memory: the gradients are views into DDP's buckets (bucket_view): none added" end
+  local s1 = steps[1]
+  local first = s1 and (s1.forward[1] or s1.backward[1] or s1.update[1])
+  if not first then return nil end
+  local blocks = math.ceil(bytes / 512) * 512
+  graph:allocate{bytes = blocks, at = first, device = first.resource.device}
+  if source == "estimate" then
+    graph:note_memory_estimate("DDP's gradient buckets are sized by an estimate of the gradients")
+  end
+  return string.format("memory: DDP's gradient buckets, %.1f MiB (the gradients' size), held from the " ..
+                       "first step (bucket_view=true: gradient_as_bucket_view=True, none)", blocks / G.MB)
+end
+
 function G.note_bucket_memory(graph, script, source, bytes, extra)
   if source == "records" or not bytes or bytes <= 0 then return end
   graph:note_memory_estimate(string.format("%s does not count DDP's gradient buckets (%.1f MiB, the " ..
