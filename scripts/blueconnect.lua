@@ -60,7 +60,7 @@ local ag_ch = graph:add_channel("intra-node all-gather")
 local inter_ch = {}
 for k = 1, g do inter_ch[k] = graph:add_channel("inter-node shard " .. k) end
 
-local edges, buckets, bucket_bytes = {}, 0, 0
+local edges, buckets, bucket_bytes, bucket_step = {}, 0, 0, nil
 for s, step in ipairs(steps) do
   local consumer = G.consumer(steps, s)
   for _, b in ipairs(G.step_buckets(graph, P, step, source, total) or {}) do
@@ -79,7 +79,9 @@ for s, step in ipairs(steps) do
     end
     if consumer then edges[#edges + 1] = {ag, consumer, kind = "comm"} end
     buckets = buckets + 1
-    if s == 1 then bucket_bytes = bucket_bytes + b.bytes end
+    -- The gradients' size: the first step with buckets.
+    bucket_step = bucket_step or s
+    if s == bucket_step then bucket_bytes = bucket_bytes + b.bytes end
   end
 end
 graph:add_edges(edges)

@@ -42,7 +42,7 @@ local steps, source, total, how = plan.steps, plan.source, plan.total, plan.how
 local mem_bps = G.memory_gbs(graph, P) * 1e9
 
 local channel = graph:add_channel("sparse all-gather")
-local edges, buckets, bucket_bytes = {}, 0, 0
+local edges, buckets, bucket_bytes, bucket_step = {}, 0, 0, nil
 for s, step in ipairs(steps) do
   local consumer = G.consumer(steps, s)
   for _, b in ipairs(G.step_buckets(graph, P, step, source, total) or {}) do
@@ -63,11 +63,13 @@ for s, step in ipairs(steps) do
       edges[#edges + 1] = {ag, dec, kind = "comm"}
     end
     buckets = buckets + 1
-    if s == 1 then bucket_bytes = bucket_bytes + b.bytes end
+    -- The gradients' size: the first step with buckets.
+    bucket_step = bucket_step or s
+    if s == bucket_step then bucket_bytes = bucket_bytes + b.bytes end
   end
 end
 graph:add_edges(edges)
 reverie.log(string.format("%d buckets compressed to %.3g%% density; %d workers; gradients from %s%s",
                           buckets, P.density * 100, P.workers, source, how and (" (" .. how .. ")") or "") ..
             C.network_note(P.bandwidth_gbps) .. plan.note)
-G.note_bucket_memory(graph, "dgc.lua", source, bucket_bytes, " or its compression buffers")
+G.note_bucket_memory(graph, "dgc.lua", source, bucket_bytes, P.workers, " or its compression buffers")

@@ -155,10 +155,6 @@ function G.replaced_note(r)
                        r.n, r.ns / 1e6)
 end
 
--- What a scheme that replaces data parallelism's all-reduce starts from:
--- {steps (C.steps), source (G.source), total and how (the estimate source's
--- bytes and how they were found), replaced (G.replace_recorded's result; the
--- recorded all-reduces take no time any more), note (its log clause)}.
 -- A trace made data-parallel by a script (not one that recorded its own
 -- collectives): DDP's reducer holds buckets of the gradients' size,
 -- allocated when DDP wraps the model, before the first step, unless
@@ -186,13 +182,17 @@ function G.add_bucket_memory(graph, P, steps, source, bytes, workers)
                        "first step (bucket_view=true: gradient_as_bucket_view=True, none)", blocks / G.MB)
 end
 
-function G.note_bucket_memory(graph, script, source, bytes, extra)
-  if source == "records" or not bytes or bytes <= 0 then return end
+function G.note_bucket_memory(graph, script, source, bytes, workers, extra)
+  if source == "records" or not bytes or bytes <= 0 or workers <= 1 then return end
   graph:note_memory_estimate(string.format("%s does not count DDP's gradient buckets (%.1f MiB, the " ..
                                            "gradients' size, unless gradient_as_bucket_view=True)%s",
                                            script, bytes / G.MB, extra or ""))
 end
 
+-- What a scheme that replaces data parallelism's all-reduce starts from:
+-- {steps (C.steps), source (G.source), total and how (the estimate source's
+-- bytes and how they were found), replaced (G.replace_recorded's result; the
+-- recorded all-reduces take no time any more), note (its log clause)}.
 function G.replacement_plan(graph, P)
   local plan = {steps = C.steps(graph), source = G.source(graph)}
   if plan.source == "estimate" then
