@@ -366,8 +366,8 @@ int GraphBatchFrees(lua_State* L) {
 
 // graph:scale_batch_memory(factor [, {gpu = KEY}]) -> {scaled, kept,
 // batch_sizes, bytes_before, bytes_after, frees_by_size, made_by_scripts,
-// estimated}: the GPU allocations of
-// the batch's tensors x factor (transforms/memory_scale.h), from the batch the graph runs now
+// estimated}: the GPU allocations of the batch's tensors x factor
+// (transforms/memory_scale.h), from the batch the graph runs now
 // (graph:batch(); call before graph:set_batch).
 int GraphScaleBatchMemory(lua_State* L) {
   if (lua_type(L, 2) != LUA_TNUMBER) {

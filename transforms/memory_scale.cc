@@ -28,6 +28,16 @@ int64_t RoundToBlock(double bytes) {
 
 bool InCompute(Phase p) { return p == Phase::kForward || p == Phase::kBackward; }
 
+// An allocation of `current` bytes resized from batch `from` to `to`: still
+// at its size for `from`, from `at_trace` (its raw size at the trace's
+// batch), so changes compose exactly (x2 then x0.5 gives it back); resized
+// by another script since (amp.lua's half activations), by the factor.
+int64_t Rescaled(int64_t current, double at_trace, double from, double to) {
+  return current == RoundToBlock(at_trace * from)
+             ? RoundToBlock(at_trace * to)
+             : RoundToBlock(static_cast<double>(current) * to / from);
+}
+
 // Block size -> the largest raw tensor size that rounds to it, over the
 // inputs of the ops that launched forward and backward kernels that are
 // not parameters.
@@ -159,13 +169,7 @@ MemoryScaleStats ScaleBatchMemory(Graph& g, const Graph& measured, const CostMod
     if (i >= now.size() || now[i].bytes == 0) continue;
     const bool free = now[i].bytes < 0;
     const int64_t current = free ? -now[i].bytes : now[i].bytes;
-    // At its size for the batch the graph runs: from the recorded tensor,
-    // so changes compose exactly; resized by another script since (amp.lua's
-    // half activations): by the factor.
-    const double r = static_cast<double>(raw);
-    const int64_t to = current == RoundToBlock(r * from)
-                           ? RoundToBlock(r * to_batch)
-                           : RoundToBlock(static_cast<double>(current) * to_batch / from);
+    const int64_t to = Rescaled(current, static_cast<double>(raw), from, to_batch);
     resize.push_back({i, to});
     if (free) continue;
     before[i] = current;
@@ -191,10 +195,8 @@ MemoryScaleStats ScaleBatchMemory(Graph& g, const Graph& measured, const CostMod
                : RoundToBlock(static_cast<double>(e.bytes) * static_cast<double>(after[of - 1]) /
                               static_cast<double>(before[of - 1]));
     } else if (e.batch > 0) {
-      const double made = static_cast<double>(e.recorded_bytes);
-      to = e.bytes == RoundToBlock(made * from / e.batch)
-               ? RoundToBlock(made * to_batch / e.batch)
-               : RoundToBlock(static_cast<double>(e.bytes) * to_batch / from);
+      // Made at batch e.batch with recorded_bytes.
+      to = Rescaled(e.bytes, static_cast<double>(e.recorded_bytes) / e.batch, from, to_batch);
     } else {
       continue;
     }
