@@ -22,6 +22,7 @@ namespace {
 struct Options {
   std::string in, out;
   bool salvage = false;
+  int threads = 0;
 };
 
 absl::Status RunImport(const Options& o) {
@@ -30,7 +31,7 @@ absl::Status RunImport(const Options& o) {
         absl::StrCat(o.out, ": refusing to overwrite the input trace; choose another -o"));
   }
   absl::StatusOr<Trace> trace =
-      o.salvage ? ReadTrace(o.in, {.salvage = true}) : LoadTraceFile(o.in);
+      o.salvage ? ReadTrace(o.in, {.salvage = true}) : LoadTraceFile(o.in, {.threads = o.threads});
   if (!trace.ok()) return trace.status();
   if (o.salvage && trace->GetCounter(TraceCounter::truncated_chunk) > 0) {
     std::fprintf(stderr, "reverie: %s: incomplete; kept its complete chunks (counted as "
@@ -56,6 +57,9 @@ RunFn SetupImport(CLI::App& app) {
   app.add_flag("--salvage", o->salvage,
                "keep the complete chunks of a .pb other commands refuse (truncated, or without "
                "an end marker)");
+  AddInt(app, "--threads", &o->threads, 1, 1024,
+         "threads decoding a JSON trace at once (default: $REVERIE_THREADS, else every core; "
+         "the .pb is the same)");
   return [o] { return RunImport(*o); };
 }
 

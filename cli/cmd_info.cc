@@ -174,8 +174,8 @@ void PrintText(const std::string& path, const Trace& trace, const TraceSummary& 
   }
 }
 
-absl::Status RunInfo(const std::string& path, bool json) {
-  REVERIE_ASSIGN_OR_RETURN(Trace trace, LoadTraceFile(path));
+absl::Status RunInfo(const std::string& path, bool json, int threads) {
+  REVERIE_ASSIGN_OR_RETURN(Trace trace, LoadTraceFile(path, {.threads = threads}));
   const TraceSummary summary = Summarize(trace);
   const GraphView graph = whatif::AnalyzeGraph(trace);
   if (json) {
@@ -198,11 +198,15 @@ RunFn SetupInfo(CLI::App& app) {
   struct Options {
     std::string path;
     bool json = false;
+    int threads = 0;
   };
   auto o = std::make_shared<Options>();
   AddArg(app, "TRACE", &o->path, "the trace");
   app.add_flag("--json", o->json, "machine-readable output");
-  return [o] { return RunInfo(o->path, o->json); };
+  AddInt(app, "--threads", &o->threads, 1, 1024,
+         "threads decoding a JSON trace at once (default: $REVERIE_THREADS, else every core; "
+         "the answer is the same)");
+  return [o] { return RunInfo(o->path, o->json, o->threads); };
 }
 
 }  // namespace

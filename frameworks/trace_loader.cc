@@ -36,11 +36,11 @@ absl::StatusOr<std::string> Sniff(const std::string& path) {
 }
 
 // The trace in `path`, parsed by whichever reader its first bytes call for.
-absl::StatusOr<Trace> LoadUnchecked(const std::string& path) {
+absl::StatusOr<Trace> LoadUnchecked(const std::string& path, const ImportOptions& options) {
   REVERIE_ASSIGN_OR_RETURN(std::string head, Sniff(path));
   if (head.empty()) return absl::InvalidArgumentError(absl::StrCat(path, ": empty file"));
   if (LooksLikeReverieTrace(head)) return ReadTrace(path);
-  if (kineto::LooksLikeGzip(head)) return ImportKinetoJson(path);
+  if (kineto::LooksLikeGzip(head)) return ImportKinetoJson(path, options);
   // JSON starts with optional whitespace (or a UTF-8 byte-order mark).
   std::string_view text = head;
   if (text.substr(0, 3) == "\xEF\xBB\xBF") {
@@ -51,21 +51,21 @@ absl::StatusOr<Trace> LoadUnchecked(const std::string& path) {
   const size_t first = text.find_first_not_of(" \t\r\n");
   if (first == std::string_view::npos) {
     if (text.size() < 64) return absl::InvalidArgumentError(absl::StrCat(path, ": empty file (only whitespace)"));
-    return ImportKinetoJson(path);  // long leading whitespace: let the parser decide
+    return ImportKinetoJson(path, options);  // long leading whitespace: let the parser decide
   }
   const char c = text[first];
-  if (c == '{' || c == '[') return ImportKinetoJson(path);
+  if (c == '{' || c == '[') return ImportKinetoJson(path, options);
   return absl::InvalidArgumentError(absl::StrCat(
       path, ": unrecognised content (not a reverie .pb trace, not JSON, not gzip)"));
 }
 
 }  // namespace
 
-absl::StatusOr<Trace> LoadTraceFile(const std::string& path) {
+absl::StatusOr<Trace> LoadTraceFile(const std::string& path, const ImportOptions& options) {
   // No exception leaves this module: a trace too large for the memory
   // available becomes an error that names the file.
   try {
-    absl::StatusOr<Trace> trace = LoadUnchecked(path);
+    absl::StatusOr<Trace> trace = LoadUnchecked(path, options);
     // Every trace is held to the same rules, whoever wrote it (idempotent:
     // the .pb reader has checked already).
     if (trace.ok()) ValidateTrace(&*trace);

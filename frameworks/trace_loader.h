@@ -10,6 +10,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "frameworks/kineto/kineto_importer.h"
 #include "proto/trace.h"
 
 namespace reverie {
@@ -19,7 +20,8 @@ namespace reverie {
 // (refused without blocking on it), unknown content, invalid JSON, JSON
 // that is not a profiler trace or a likely gzip bomb, kDataLoss for
 // truncated or damaged gzip, kResourceExhausted when memory runs out.
-absl::StatusOr<Trace> LoadTraceFile(const std::string& path);
+// `options` apply to JSON traces.
+absl::StatusOr<Trace> LoadTraceFile(const std::string& path, const ImportOptions& options = {});
 
 }  // namespace reverie
 

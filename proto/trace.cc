@@ -47,15 +47,20 @@ std::unique_ptr<google::protobuf::Arena> NewArena() {
 
 }  // namespace
 
-Trace::Trace()
-    : arena_(NewArena()),
-      header_(google::protobuf::Arena::CreateMessage<proto::TraceHeader>(arena_.get())),
-      events_(google::protobuf::Arena::CreateMessage<proto::TraceChunk>(arena_.get())) {
+Trace::Trace() : Trace(NewArena(), nullptr) {}
+
+Trace::Trace(std::unique_ptr<google::protobuf::Arena> own, google::protobuf::Arena* shared)
+    : arena_(std::move(own)),
+      header_(google::protobuf::Arena::CreateMessage<proto::TraceHeader>(
+          arena_ != nullptr ? arena_.get() : shared)),
+      events_(google::protobuf::Arena::CreateMessage<proto::TraceChunk>(header_->GetArena())) {
   header_->set_magic(kTraceMagic);
   header_->set_schema_version(kTraceSchemaVersion);
   events_->add_strings();  // id 0 == ""
   Reindex();
 }
+
+Trace Trace::SiblingOf(Trace& owner) { return Trace(nullptr, owner.events_->GetArena()); }
 
 Trace::Trace(Trace&& other) noexcept
     : arena_(std::move(other.arena_)),
@@ -112,6 +117,19 @@ int64_t Trace::GetCounter(TraceCounter counter) const {
   const std::string_view name = Spec(counter).name;
   auto it = counter_index_.find(absl::string_view(name.data(), name.size()));
   return it == counter_index_.end() ? 0 : events_->counters(it->second).value();
+}
+
+void Trace::AddCountersOf(const Trace& other) {
+  for (const proto::Counter& c : other.events().counters()) {
+    auto it = counter_index_.find(c.name());
+    if (it == counter_index_.end()) {
+      *events_->add_counters() = c;
+      counter_index_.emplace(c.name(), events_->counters_size() - 1);
+    } else {
+      proto::Counter* mine = events_->mutable_counters(it->second);
+      mine->set_value(SatAdd(mine->value(), c.value()));
+    }
+  }
 }
 
 void Trace::Reindex() {

@@ -35,6 +35,11 @@ inline constexpr uint32_t kTraceSchemaVersion = 2;
 class Trace {
  public:
   Trace();
+  // A Trace whose messages live on `owner`'s arena (which must outlive it,
+  // and which it does not own): a parallel importer builds parts of one
+  // trace in siblings and moves their records to the owner without copies
+  // (protobuf arenas allocate safely from several threads).
+  static Trace SiblingOf(Trace& owner);
   Trace(Trace&&) noexcept;
   Trace& operator=(Trace&&) noexcept;
   ~Trace();
@@ -55,14 +60,20 @@ class Trace {
   // in proto/trace_counters.h.
   void AddCounter(TraceCounter c, int64_t delta = 1);
   int64_t GetCounter(TraceCounter c) const;
+  // Adds every counter of `other`, in its order (new names are appended in
+  // that order, as if `other`'s AddCounter calls had been made here).
+  void AddCountersOf(const Trace& other);
 
   // Rebuilds the intern and counter indexes after events() was filled by
   // other means (a reader merging chunks).
   void Reindex();
 
  private:
-  std::unique_ptr<google::protobuf::Arena> arena_;
-  proto::TraceHeader* header_ = nullptr;  // on arena_
+  // On `own` when given (the Trace owns it), else on `shared`.
+  Trace(std::unique_ptr<google::protobuf::Arena> own, google::protobuf::Arena* shared);
+
+  std::unique_ptr<google::protobuf::Arena> arena_;  // null in a sibling
+  proto::TraceHeader* header_ = nullptr;            // on arena_ (a sibling's: its owner's)
   proto::TraceChunk* events_ = nullptr;   // on arena_
   absl::flat_hash_map<std::string_view, uint32_t> intern_;
   absl::flat_hash_map<std::string, int> counter_index_;

@@ -39,7 +39,7 @@ absl::StatusOr<std::unique_ptr<LoadedTrace>> LoadAndSimulateUnchecked(const std:
   auto out = std::make_unique<LoadedTrace>();
   out->path = path;
   progress(0, absl::StrCat("importing ", path));
-  absl::StatusOr<Trace> trace = LoadTraceFile(path);
+  absl::StatusOr<Trace> trace = LoadTraceFile(path, options.import);
   if (!trace.ok()) return Named(path, trace.status());
   out->trace = std::move(*trace);
   *stage = "building the graph";
@@ -86,6 +86,9 @@ absl::StatusOr<std::unique_ptr<LoadedTrace>> LoadAndSimulate(const std::string& 
 absl::StatusOr<std::vector<std::unique_ptr<LoadedTrace>>> LoadAndSimulateAll(
     const std::vector<std::string>& paths, const LoadOptions& options, int threads) {
   LoadOptions each = options;
+  // The traces are the parallel work; each import's own threads would only
+  // compete with the other imports for the cores.
+  if (WorkerCount(threads, paths.size()) > 1) each.import.threads = 1;
   std::mutex progress_mu;
   if (options.progress) {
     each.progress = [&](int stage, std::string_view what) {

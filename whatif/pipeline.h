@@ -29,9 +29,10 @@
 #include "depgraph/graph.h"
 #include "depgraph/model_info.h"
 #include "depgraph/simulator.h"
-#include "proto/trace.h"
+#include "frameworks/kineto/kineto_importer.h"
 #include "lua/lua_engine.h"
 #include "lua/script_runner.h"
+#include "proto/trace.h"
 #include "transforms/session.h"
 
 namespace reverie::whatif {
@@ -49,6 +50,8 @@ struct LoadedTrace {
 using ProgressFn = std::function<void(int stage, std::string_view what)>;
 
 struct LoadOptions {
+  ImportOptions
+      import;  // JSON traces' (LoadAndSimulateAll: one thread each when several load at once)
   depgraph::BuildOptions build;
   ProgressFn progress;  // may be empty
 };

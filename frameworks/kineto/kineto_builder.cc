@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <string>
 #include <tuple>
+#include <utility>
 
 #include "absl/strings/match.h"
 #include "base/sv.h"
@@ -116,7 +117,11 @@ TraceCounter SkippedCounter(Category c) {
   }
 }
 
-KinetoTraceBuilder::KinetoTraceBuilder(const std::string& source_path) {
+KinetoTraceBuilder::KinetoTraceBuilder(const std::string& source_path)
+    : KinetoTraceBuilder(source_path, Trace()) {}
+
+KinetoTraceBuilder::KinetoTraceBuilder(const std::string& source_path, Trace trace)
+    : trace_(std::move(trace)) {
   header().set_producer(kKinetoProducer);
   header().set_framework("pytorch");
   header().set_source_path(source_path);
@@ -129,9 +134,11 @@ void KinetoTraceBuilder::AddEvent(const RawEvent& e) {
       AddComplete(e);
       return;
     case 'B':
+      saw_begin_end_ = true;
       open_begins_[{e.pid, e.tid}].push_back(KeepStrings(e));
       return;
     case 'E': {
+      saw_begin_end_ = true;
       auto it = open_begins_.find(std::make_pair(e.pid, e.tid));
       if (it == open_begins_.end() || it->second.empty()) {
         trace_.AddCounter(TraceCounter::unbalanced_annotation);
@@ -351,8 +358,8 @@ void KinetoTraceBuilder::AddRange(const RawEvent& e, int64_t end_ns, proto::Rang
   r.sequence_number = e.has_sequence_number ? e.sequence_number : -1;
   r.name_sid = trace_.Intern(e.name);
   if (kind == proto::Range::CPU_OP && e.inputs != nullptr) KeepInputs(*e.inputs, &r);
-  r.order = (kind == proto::Range::LAYER && e.has_python_id) ? static_cast<uint32_t>(e.python_id)
-                                                             : file_order_;
+  r.order_is_python_id = kind == proto::Range::LAYER && e.has_python_id;
+  r.order = r.order_is_python_id ? static_cast<uint32_t>(e.python_id) : file_order_;
   ++file_order_;
   if (!r.is_gpu) {
     r.is_profiler_step = ProfilerStepIndex(e.name) >= 0;
@@ -434,9 +441,9 @@ void KinetoTraceBuilder::AddMemory(const RawEvent& e) {
 void KinetoTraceBuilder::AddMetadata(const RawEvent& e) {
   if (e.pid_is_text || e.tid_is_text) return;  // the profiler's own rows ("Spans")
   if (e.name == "process_name") {
-    processes_[e.pid].first = trace_.Intern(e.meta_name);
+    processes_[e.pid].name = trace_.Intern(e.meta_name);
   } else if (e.name == "process_labels") {
-    processes_[e.pid].second = trace_.Intern(e.meta_labels);
+    processes_[e.pid].label = trace_.Intern(e.meta_labels);
   } else if (e.name == "thread_name") {
     thread_names_[{e.pid, e.tid}] = trace_.Intern(e.meta_name);
   }

@@ -17,6 +17,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -34,6 +35,11 @@ inline constexpr char kKinetoProducer[] = "reverie import (kineto json)";
 class KinetoTraceBuilder {
  public:
   explicit KinetoTraceBuilder(const std::string& source_path);
+  // A builder for a later part of the same document, filled on another
+  // thread while `owner` takes the parts before it: its records are made on
+  // `owner`'s arena, so that Absorb() moves them without copies.
+  static KinetoTraceBuilder PartOf(KinetoTraceBuilder& owner);
+  KinetoTraceBuilder(KinetoTraceBuilder&&) = default;
 
   Trace& trace() { return trace_; }
   proto::TraceHeader& header() { return trace_.header(); }
@@ -50,6 +56,16 @@ class KinetoTraceBuilder {
 
   // Number of events seen (any kind), for the "no events" check.
   int64_t events_seen() const { return events_seen_; }
+
+  // Whether Absorb() can take `part` (made by PartOf(*this)): not when it
+  // saw "B" or "E" events, which pair across parts in file order (the
+  // caller then parses that part again with this builder).
+  bool CanAbsorb(const KinetoTraceBuilder& part) const { return !part.saw_begin_end_; }
+  // Appends `part`'s events after this builder's, with the result AddEvent
+  // would have given had they come here in file order: the same string ids,
+  // counters, record order and thread and flow tables
+  // (kineto_builder_part.cc).
+  void Absorb(KinetoTraceBuilder&& part);
 
  private:
   void AddComplete(const RawEvent& e);  // a "ph":"X" event (or a paired B/E)
@@ -75,8 +91,11 @@ class KinetoTraceBuilder {
   void BuildThreadsAndProcesses();
   void BuildDevices();
 
+  KinetoTraceBuilder(const std::string& source_path, Trace trace);
+
   Trace trace_;
   int64_t events_seen_ = 0;
+  bool saw_begin_end_ = false;
   uint32_t file_order_ = 0;
   RangeRecs ranges_;
   OpInputStore op_inputs_;
@@ -98,7 +117,10 @@ class KinetoTraceBuilder {
   absl::flat_hash_map<std::pair<int64_t, int64_t>, std::vector<RawEvent>> open_begins_;
   std::deque<std::string> kept_strings_;  // stable addresses for open_begins_' views
   absl::flat_hash_map<std::pair<int64_t, int64_t>, uint32_t> cpu_threads_;  // -> name sid
-  absl::flat_hash_map<int64_t, std::pair<uint32_t, uint32_t>> processes_;  // pid -> name, label
+  struct ProcessNames {  // unset until a metadata event names it
+    std::optional<uint32_t> name, label;
+  };
+  absl::flat_hash_map<int64_t, ProcessNames> processes_;
   absl::flat_hash_map<std::pair<int64_t, int64_t>, uint32_t> thread_names_;
   // -> index in api_calls
   absl::flat_hash_map<uint64_t, int, absl::Hash<uint64_t>, std::equal_to<uint64_t>,

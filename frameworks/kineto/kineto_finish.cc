@@ -168,8 +168,8 @@ void KinetoTraceBuilder::BuildThreadsAndProcesses() {
     p->set_pid(pid);
     auto it = processes_.find(pid);
     if (it != processes_.end()) {
-      p->set_name(std::string(trace_.String(it->second.first)));
-      p->set_label(std::string(trace_.String(it->second.second)));
+      p->set_name(std::string(trace_.String(it->second.name.value_or(0))));
+      p->set_label(std::string(trace_.String(it->second.label.value_or(0))));
     }
   }
 }

@@ -13,12 +13,14 @@
 namespace reverie {
 namespace {
 
-absl::StatusOr<Trace> ImportInput(kineto::JsonInput input, const std::string& path) {
+absl::StatusOr<Trace> ImportInput(kineto::JsonInput input, const std::string& path,
+                                  const ImportOptions& options) {
   if (input.size() == 0) {
     return absl::InvalidArgumentError(absl::StrCat(path, ": empty file (no JSON inside the gzip)"));
   }
   kineto::KinetoTraceBuilder builder(path);
-  REVERIE_RETURN_IF_ERROR(kineto::ParseKinetoJson(&input, path, &builder));
+  REVERIE_RETURN_IF_ERROR(
+      kineto::ParseKinetoJson(&input, path, &builder, kineto::kDefaultChunkBytes, options.threads));
   // The text is no longer referenced: free it before the post-processing
   // allocates, which lowers the peak memory of large imports.
   input.Release();
@@ -27,10 +29,9 @@ absl::StatusOr<Trace> ImportInput(kineto::JsonInput input, const std::string& pa
 
 }  // namespace
 
-absl::StatusOr<Trace> ImportKinetoJson(const std::string& path) {
+absl::StatusOr<Trace> ImportKinetoJson(const std::string& path, const ImportOptions& options) {
   REVERIE_ASSIGN_OR_RETURN(kineto::JsonInput input, kineto::ReadJsonInput(path));
-  return ImportInput(std::move(input), path);
+  return ImportInput(std::move(input), path, options);
 }
-
 
 }  // namespace reverie

@@ -67,7 +67,12 @@ namespace reverie {
 // invalid JSON with byte offset, JSON that is not a profiler trace — e.g. a
 // PyTorch execution trace), kDataLoss (truncated / corrupt gzip). A trace
 // without GPU events is valid.
-absl::StatusOr<Trace> ImportKinetoJson(const std::string& path);
+struct ImportOptions {
+  // Threads decoding the JSON at once (0: $REVERIE_THREADS, else every
+  // core); the Trace is the same whatever the count.
+  int threads = 0;
+};
+absl::StatusOr<Trace> ImportKinetoJson(const std::string& path, const ImportOptions& options = {});
 
 }  // namespace reverie
 

@@ -2,18 +2,21 @@
 
 #include <algorithm>
 #include <cstring>
+#include <exception>
 #include <memory>
+#include <optional>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "base/parallel.h"
 #include "base/status_macros.h"
 #include "base/sv.h"
 #include "frameworks/kineto/json_scan.h"
 #include "frameworks/kineto/json_values.h"
 #include "frameworks/kineto/kineto_header.h"
-#include "frameworks/kineto/kineto_limits.h"
-#include "frameworks/kineto/kineto_op_inputs.h"
+#include "frameworks/kineto/kineto_walker.h"
 #include "simdjson.h"
 
 namespace reverie::kineto {
@@ -27,242 +30,40 @@ constexpr size_t kNoOffset = JsonLayout::kNone;
 static_assert(kJsonPadding >= simdjson::SIMDJSON_PADDING + 1,
               "the last chunk of a cut array may write its ']' one byte past the text");
 
-uint64_t NonNegative(int64_t v) { return v > 0 ? static_cast<uint64_t>(v) : 0; }
+// A part of the event array that another thread decodes starts with a chunk
+// longer than this: the thread of the part before, reading up to simdjson's
+// padding past its own last byte, then never reads a byte this part's
+// thread writes (the first chunk is read from a copy; the next one's '[' is
+// written past it).
+constexpr size_t kMinFirstChunk = 2 * simdjson::SIMDJSON_PADDING;
 
 // Where a byte of the buffer simdjson parsed is in the input text: chunks
 // are parsed in place; the skeleton of an object-form trace is a copy that
-// leaves the event array's contents out.
+// leaves the event array's contents out, and a part's first chunk is a copy
+// of the text from `shift` on.
 struct TextMap {
   const char* base = nullptr;
   size_t gap_at = kNoOffset;  // buffer offsets past this one are shifted by `gap`
   size_t gap = 0;
+  size_t shift = 0;
   size_t OffsetOf(const char* p) const {
     const size_t at = static_cast<size_t>(p - base);
-    return at > gap_at ? at + gap : at;
+    return (at > gap_at ? at + gap : at) + shift;
   }
 };
 
-// Decodes trace events into RawEvents for the builder, and remembers the
-// first number token that is not valid JSON.
-class EventWalker {
- public:
-  explicit EventWalker(KinetoTraceBuilder* builder) : builder_(builder) {}
-
-  const json::ReadState& state() const { return state_; }
-  json::ReadState* mutable_state() { return &state_; }
-  int64_t trace_events() const { return trace_events_; }
-
-  simdjson::error_code AddEvents(od::array& events) {
-    for (auto item : events) {
-      if (auto err = item.error(); err) return err;
-      od::value& ev = json::Held(item);
-      if (json::FirstChar(ev) != '{') {
-        builder_->trace().AddCounter(TraceCounter::malformed_event);
-        continue;
-      }
-      od::object obj;
-      if (auto err = ev.get_object().get(obj); err) return err;
-      RawEvent e;
-      inputs_.Clear();
-      if (auto err = ParseEvent(obj, &e); err) return err;
-      if (!state_.ok()) return state_.error();
-      if (e.ph != 0) ++trace_events_;
-      ClampEventNumbers(&e, &builder_->trace());  // D7: before any arithmetic
-      builder_->AddEvent(e);
-    }
-    return simdjson::SUCCESS;
+// The chunks of the event array text[bounds[i] .. bounds[i + 1]] cut into at
+// most `workers` runs of whole chunks of about equal bytes: the first chunk
+// of each run is returned.
+std::vector<size_t> SplitIntoParts(const std::vector<size_t>& bounds, int workers) {
+  const size_t chunks = bounds.size() - 1;
+  std::vector<size_t> firsts = {0};
+  const size_t total = bounds.back() - bounds.front();
+  for (size_t i = 1; i < chunks && static_cast<int>(firsts.size()) < workers; ++i) {
+    const size_t due = bounds.front() + total / static_cast<size_t>(workers) * firsts.size();
+    if (bounds[i] >= due && bounds[i + 1] - bounds[i] >= kMinFirstChunk) firsts.push_back(i);
   }
-
- private:
-  bool Int(od::value& v, int64_t* out) { return json::ReadInt(v, out, &state_); }
-  bool Str(od::value& v, std::string_view* out) { return json::GetString(v, out, &state_); }
-
-  void ReadTriple(od::value& v, int32_t out[3]) {
-    od::array arr;
-    if (!state_.Note(v.get_array().get(arr))) return;
-    int i = 0;
-    for (auto item : arr) {
-      if (!state_.Note(item.error())) return;
-      od::value& x = json::Held(item);
-      int64_t n = 0;
-      if (i < 3 && Int(x, &n)) out[i] = static_cast<int32_t>(n);
-      ++i;
-    }
-  }
-
-  simdjson::error_code ParseArgs(od::value& v, RawEvent* e);
-  simdjson::error_code ParseEvent(od::object& obj, RawEvent* e);
-
-  KinetoTraceBuilder* builder_;
-  OpInputsScratch inputs_;
-  json::ReadState state_;
-  int64_t trace_events_ = 0;  // objects with a "ph"
-};
-
-simdjson::error_code EventWalker::ParseArgs(od::value& v, RawEvent* e) {
-  od::object obj;
-  if (auto err = v.get_object().get(obj); err) {
-    return json::Fatal(err) ? err : simdjson::SUCCESS;  // not an object: ignored
-  }
-  int64_t n = 0;
-  for (auto field_result : obj) {
-    if (auto err = field_result.error(); err) return err;
-    od::field& f = json::Held(field_result);
-    const std::string_view k = KeyOf(f);
-    od::value& x = f.value();
-    if (k == "correlation") {
-      if (Int(x, &n)) e->correlation = NonNegative(n), e->has_correlation = true;
-    } else if (k == "External id" || k == "external id") {
-      if (Int(x, &n)) e->external_id = NonNegative(n);
-    } else if (k == "stream") {
-      if (Int(x, &e->stream)) e->has_stream = true;
-    } else if (k == "device") {
-      if (Int(x, &n)) e->device = static_cast<int32_t>(n), e->has_device = true;
-    } else if (k == "context") {
-      Int(x, &e->context);
-    } else if (k == "grid") {
-      ReadTriple(x, e->grid);
-    } else if (k == "block") {
-      ReadTriple(x, e->block);
-    } else if (k == "registers per thread") {
-      if (Int(x, &n)) e->registers_per_thread = static_cast<int32_t>(n);
-    } else if (k == "shared memory") {
-      Int(x, &e->shared_memory);
-    } else if (k == "bytes") {
-      Int(x, &e->bytes);
-    } else if (k == "kind") {
-      Str(x, &e->copy_kind_arg);
-    } else if (k == "graph id") {
-      Int(x, &e->graph_id);
-    } else if (k == "cbid") {
-      if (Int(x, &n)) e->cbid = static_cast<uint32_t>(NonNegative(n));
-    } else if (k == "Sequence number") {
-      if (Int(x, &e->sequence_number)) e->has_sequence_number = true;
-    } else if (k == "Fwd thread id") {
-      Int(x, &e->fwd_thread_id);
-    } else if (k == "Python id") {
-      if (Int(x, &e->python_id)) e->has_python_id = true;
-    } else if (k == "Python parent id") {
-      Int(x, &e->python_parent_id);
-    } else if (k == "cuda_sync_kind") {
-      Str(x, &e->sync_kind);
-    } else if (k == "wait_on_stream") {
-      if (Int(x, &e->wait_on_stream)) e->has_wait_on_stream = true;
-    } else if (k == "wait_on_cuda_event_record_corr_id") {
-      Int(x, &e->wait_on_event_record_corr);
-    } else if (k == "wait_on_cuda_event_id" || k == "event_id" || k == "event id") {
-      if (Int(x, &e->event_id)) e->has_event_id = true;
-    } else if (k == "Collective name") {
-      Str(x, &e->collective_name);
-    } else if (k == "In msg nelems") {
-      Int(x, &e->in_nelems);
-    } else if (k == "Out msg nelems") {
-      Int(x, &e->out_nelems);
-    } else if (k == "Group size") {
-      Int(x, &e->group_size);
-    } else if (k == "dtype") {
-      Str(x, &e->dtype);
-    } else if (k == "Process Group Name") {
-      Str(x, &e->process_group_name);
-    } else if (k == "Seq") {
-      Int(x, &e->seq);
-    } else if (k == "Input Dims") {
-      ReadInputDims(x, &inputs_, &state_);
-      e->inputs = &inputs_;
-    } else if (k == "Input type") {
-      ReadInputStrings(x, &OpInputsScratch::Input::type, &inputs_, &state_);
-      e->inputs = &inputs_;
-    } else if (k == "Concrete Inputs") {
-      ReadInputStrings(x, &OpInputsScratch::Input::concrete, &inputs_, &state_);
-      e->inputs = &inputs_;
-    } else if (k == "Addr") {
-      Int(x, &e->mem_addr);
-    } else if (k == "Bytes") {
-      e->has_mem_bytes = Int(x, &e->mem_bytes);
-    } else if (k == "Total Allocated") {
-      e->has_total_allocated = Int(x, &e->total_allocated);
-    } else if (k == "Total Reserved") {
-      e->has_total_reserved = Int(x, &e->total_reserved);
-    } else if (k == "Device Type") {
-      e->has_device_type = Int(x, &e->device_type);
-    } else if (k == "Device Id") {
-      Int(x, &e->device_id);
-    } else if (k == "name") {
-      Str(x, &e->meta_name);
-    } else if (k == "labels") {
-      Str(x, &e->meta_labels);
-    }
-  }
-  return simdjson::SUCCESS;
-}
-
-// pid / tid: a number, a numeric string, or a label ("stream 7", "Spans").
-void ReadId(od::value& v, int64_t* out, bool* is_text, json::ReadState* st) {
-  if (json::ReadInt(v, out, st)) return;
-  std::string_view s;
-  if (json::FirstChar(v) != '"' || !json::GetString(v, &s, st)) return;
-  if (!ParseTrailingInteger(s, out)) *is_text = true;
-}
-
-simdjson::error_code EventWalker::ParseEvent(od::object& obj, RawEvent* e) {
-  for (auto field_result : obj) {
-    if (auto err = field_result.error(); err) return err;
-    od::field& f = json::Held(field_result);
-    const std::string_view k = KeyOf(f);
-    od::value& v = f.value();
-    // Dispatch on length first: every event has these few keys.
-    switch (k.size()) {
-      case 2:
-        if (k == "ph") {
-          std::string_view s;
-          if (Str(v, &s) && !s.empty()) e->ph = s[0];
-        } else if (k == "ts") {
-          e->has_ts = json::ReadMicros(v, &e->ts_ns, &state_);
-          e->bad_number |= !e->has_ts;
-        } else if (k == "id") {
-          int64_t id = 0;
-          if (Int(v, &id)) e->flow_id = static_cast<uint64_t>(id), e->has_flow_id = true;
-        } else if (k == "bp") {
-          std::string_view s;
-          e->binding_enclosing = Str(v, &s) && s == "e";
-        }
-        break;
-      case 3:
-        if (k == "cat") {
-          Str(v, &e->cat_name);
-          e->cat = CategoryFromName(e->cat_name);
-        } else if (k == "pid") {
-          e->has_pid = true;
-          ReadId(v, &e->pid, &e->pid_is_text, &state_);
-        } else if (k == "tid") {
-          e->has_tid = true;
-          ReadId(v, &e->tid, &e->tid_is_text, &state_);
-        } else if (k == "dur") {
-          e->has_dur = json::ReadMicros(v, &e->dur_ns, &state_);
-          e->bad_number |= !e->has_dur;
-        }
-        break;
-      case 4:
-        if (k == "name") {
-          e->has_name = Str(v, &e->name);
-        } else if (k == "args") {
-          if (auto err = ParseArgs(v, e); err) return err;
-        }
-        break;
-      default:
-        break;
-    }
-    // Launch flows (ac2g: the same link as args.correlation) and instant
-    // events other than the CPU ones ([memory]) are only counted by their
-    // phase and category: once both are known the rest is left to simdjson
-    // to skip (a third of the events of a current trace).
-    if (e->cat != Category::kNone &&
-        (((e->ph == 'i' || e->ph == 'I') && e->cat != Category::kCpuInstantEvent) ||
-         (e->cat == Category::kAc2g && (e->ph == 's' || e->ph == 'f' || e->ph == 't')))) {
-      break;
-    }
-  }
-  return simdjson::SUCCESS;
+  return firsts;
 }
 
 std::string_view TypeName(od::json_type t) {
@@ -282,8 +83,13 @@ std::string_view TypeName(od::json_type t) {
 class KinetoJsonParser {
  public:
   KinetoJsonParser(JsonInput* input, const std::string& path, KinetoTraceBuilder* builder,
-                   size_t chunk_bytes)
-      : input_(input), path_(path), builder_(builder), walker_(builder), chunk_bytes_(chunk_bytes) {}
+                   size_t chunk_bytes, int threads)
+      : input_(input),
+        path_(path),
+        builder_(builder),
+        walker_(builder),
+        chunk_bytes_(chunk_bytes),
+        threads_(threads) {}
 
   absl::Status Run();
 
@@ -293,13 +99,22 @@ class KinetoJsonParser {
     return absl::InvalidArgumentError(
         absl::StrCat(path_, ": invalid JSON at byte ", offset, Decompressed(), ": ", Sv(what)));
   }
-  absl::Status Error(const TextMap& map, od::document* doc, simdjson::error_code code) const;
+  absl::Status Error(const TextMap& map, od::document* doc, simdjson::error_code code) const {
+    return ErrorIn(map, walker_, doc, code);
+  }
+  absl::Status ErrorIn(const TextMap& map, const EventWalker& walker, od::document* doc,
+                       simdjson::error_code code) const;
   absl::Status NoTraceEvents(bool cut) const;
 
   absl::Status ParseWhole();
   absl::Status ParseArrayForm(const JsonLayout& layout);
   absl::Status ParseObjectForm(const JsonLayout& layout);
   absl::Status ParseChunks(const JsonLayout& layout, size_t close);
+  absl::Status ParseParts(const std::vector<size_t>& bounds, const std::vector<size_t>& firsts);
+  // Chunks [first, last) of `bounds` with `walker` (and its builder); the
+  // first one from a copy of its text when `copy_first`.
+  absl::Status ParseChunkRange(const std::vector<size_t>& bounds, size_t first, size_t last,
+                               EventWalker* walker, od::parser* parser, bool copy_first) const;
   absl::Status ParseTopLevel(od::document& doc, const TextMap& map, const JsonLayout* layout,
                              const char* blanked_events);
 
@@ -308,13 +123,14 @@ class KinetoJsonParser {
   KinetoTraceBuilder* builder_;
   EventWalker walker_;
   size_t chunk_bytes_;
+  int threads_;
   od::parser chunk_parser_;  // reused: its index is sized for one chunk
 };
 
-absl::Status KinetoJsonParser::Error(const TextMap& map, od::document* doc,
-                                     simdjson::error_code code) const {
-  if (walker_.state().bad_number != nullptr) {
-    return Invalid(map.OffsetOf(walker_.state().bad_number), "malformed number");
+absl::Status KinetoJsonParser::ErrorIn(const TextMap& map, const EventWalker& walker,
+                                       od::document* doc, simdjson::error_code code) const {
+  if (walker.state().bad_number != nullptr) {
+    return Invalid(map.OffsetOf(walker.state().bad_number), "malformed number");
   }
   if (code == simdjson::INCOMPLETE_ARRAY_OR_OBJECT) {
     // simdjson checks that the last character closes the top-level value.
@@ -361,30 +177,100 @@ absl::Status KinetoJsonParser::Run() {
 
 // Events in text[layout.events_open .. close], one chunk (between two cuts)
 // at a time. The separators at the chunk's ends are overwritten with '['
-// and ']' so that each chunk is a JSON array parsed in place.
+// and ']' so that each chunk is a JSON array parsed in place. With more than
+// one thread, runs of chunks are decoded at once (ParseParts).
 absl::Status KinetoJsonParser::ParseChunks(const JsonLayout& layout, size_t close) {
-  char* text = input_->mutable_data();
-  const TextMap map{text};
-  // Sized once for the longest chunk, so the index is allocated once.
-  size_t longest = 0, from = layout.events_open;
-  for (size_t i = 0; i <= layout.cuts.size(); ++i) {
-    const size_t to = i < layout.cuts.size() ? layout.cuts[i] : close;
-    longest = std::max(longest, to - from + 1);
-    from = to;
+  std::vector<size_t> bounds;
+  bounds.reserve(layout.cuts.size() + 2);
+  bounds.push_back(layout.events_open);
+  bounds.insert(bounds.end(), layout.cuts.begin(), layout.cuts.end());
+  bounds.push_back(close);
+  const std::vector<size_t> firsts =
+      SplitIntoParts(bounds, WorkerCount(threads_, bounds.size() - 1));
+  if (firsts.size() > 1) return ParseParts(bounds, firsts);
+  return ParseChunkRange(bounds, 0, bounds.size() - 1, &walker_, &chunk_parser_, false);
+}
+
+// Each run of chunks on its own thread, the first into this parser's
+// builder and each other into a part of it (KinetoTraceBuilder::PartOf),
+// appended in file order: the Trace, and the first error in file order,
+// are those of one thread. A part that saw "B" or "E" events (which pair
+// across parts) is parsed again here with those after it.
+absl::Status KinetoJsonParser::ParseParts(const std::vector<size_t>& bounds,
+                                          const std::vector<size_t>& firsts) {
+  const size_t n = firsts.size();
+  std::vector<std::optional<KinetoTraceBuilder>> builders(n);
+  std::vector<std::optional<EventWalker>> walkers(n);
+  std::vector<absl::Status> status(n);
+  // What a part throws (std::bad_alloc on a trace too large for memory) is
+  // thrown again here, in file order, as one thread would have thrown it
+  // (a worker must not throw: base/parallel.h).
+  std::vector<std::exception_ptr> thrown(n);
+  for (size_t k = 1; k < n; ++k) {
+    builders[k].emplace(KinetoTraceBuilder::PartOf(*builder_));
+    walkers[k].emplace(&*builders[k]);
   }
-  if (auto err = chunk_parser_.allocate(longest); err) return Error(map, nullptr, err);
-  from = layout.events_open;
-  for (size_t i = 0; i <= layout.cuts.size(); ++i) {
-    const size_t to = i < layout.cuts.size() ? layout.cuts[i] : close;
-    text[from] = '[';
-    text[to] = ']';
-    const simdjson::padded_string_view view(text + from, to - from + 1, input_->capacity() - from);
+  const auto last_of = [&](size_t k) { return k + 1 < n ? firsts[k + 1] : bounds.size() - 1; };
+  ParallelFor(n, static_cast<int>(n), [&](size_t k) {
+    try {
+      if (k == 0) {
+        status[0] = ParseChunkRange(bounds, 0, last_of(0), &walker_, &chunk_parser_, false);
+        return;
+      }
+      od::parser parser;
+      status[k] = ParseChunkRange(bounds, firsts[k], last_of(k), &*walkers[k], &parser, true);
+    } catch (...) {
+      thrown[k] = std::current_exception();
+    }
+  });
+  for (size_t k = 0; k < n; ++k) {
+    if (thrown[k]) std::rethrow_exception(thrown[k]);
+    REVERIE_RETURN_IF_ERROR(status[k]);
+    if (k == 0) continue;
+    if (!builder_->CanAbsorb(*builders[k])) {
+      return ParseChunkRange(bounds, firsts[k], bounds.size() - 1, &walker_, &chunk_parser_, false);
+    }
+    builder_->Absorb(std::move(*builders[k]));
+    walker_.CountEventsOf(*walkers[k]);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status KinetoJsonParser::ParseChunkRange(const std::vector<size_t>& bounds, size_t first,
+                                               size_t last, EventWalker* walker, od::parser* parser,
+                                               bool copy_first) const {
+  char* text = input_->mutable_data();
+  // Sized once for the longest chunk, so the index is allocated once.
+  size_t longest = 0;
+  for (size_t i = first; i < last; ++i) longest = std::max(longest, bounds[i + 1] - bounds[i] + 1);
+  if (auto err = parser->allocate(longest); err) {
+    return ErrorIn(TextMap{text}, *walker, nullptr, err);
+  }
+  for (size_t i = first; i < last; ++i) {
+    const size_t from = bounds[i], to = bounds[i + 1];
+    TextMap map{text};
+    std::unique_ptr<char[]> copy;
+    simdjson::padded_string_view view;
+    if (i == first && copy_first) {
+      // The byte at `from` is also the last of the chunk before, another
+      // thread's: this chunk is read from a copy of its own.
+      const size_t size = to - from + 1;
+      copy.reset(new char[size + kJsonPadding]());
+      std::memcpy(copy.get(), text + from, size);
+      copy[0] = '[';
+      copy[size - 1] = ']';
+      map = TextMap{copy.get(), kNoOffset, 0, from};
+      view = simdjson::padded_string_view(copy.get(), size, size + kJsonPadding);
+    } else {
+      text[from] = '[';
+      text[to] = ']';
+      view = simdjson::padded_string_view(text + from, to - from + 1, input_->capacity() - from);
+    }
     od::document doc;
-    if (auto err = chunk_parser_.iterate(view).get(doc); err) return Error(map, nullptr, err);
+    if (auto err = parser->iterate(view).get(doc); err) return ErrorIn(map, *walker, nullptr, err);
     od::array events;
-    if (auto err = doc.get_array().get(events); err) return Error(map, &doc, err);
-    if (auto err = walker_.AddEvents(events); err) return Error(map, &doc, err);
-    from = to;
+    if (auto err = doc.get_array().get(events); err) return ErrorIn(map, *walker, &doc, err);
+    if (auto err = walker->AddEvents(events); err) return ErrorIn(map, *walker, &doc, err);
   }
   return absl::OkStatus();
 }
@@ -499,9 +385,9 @@ absl::Status KinetoJsonParser::ParseTopLevel(od::document& doc, const TextMap& m
 
 }  // namespace
 
-absl::Status ParseKinetoJson(JsonInput* input, const std::string& path,
-                             KinetoTraceBuilder* builder, size_t chunk_bytes) {
-  return KinetoJsonParser(input, path, builder, chunk_bytes).Run();
+absl::Status ParseKinetoJson(JsonInput* input, const std::string& path, KinetoTraceBuilder* builder,
+                             size_t chunk_bytes, int threads) {
+  return KinetoJsonParser(input, path, builder, chunk_bytes, threads).Run();
 }
 
 }  // namespace reverie::kineto

@@ -28,11 +28,13 @@ namespace reverie::kineto {
 // The text is parsed in place: the separators between chunks of events are
 // overwritten, so `input` is not usable as JSON afterwards. `chunk_bytes`
 // (about how much of the event array simdjson indexes at a time) changes
-// speed and memory only, never the result; tests vary it.
+// speed and memory only, never the result; tests vary it. So does `threads`
+// (0: $REVERIE_THREADS, else every core): runs of chunks are decoded on that
+// many threads at once and appended in file order, giving the Trace, and
+// the first error in file order, of one thread.
 inline constexpr size_t kDefaultChunkBytes = size_t{256} << 10;
-absl::Status ParseKinetoJson(JsonInput* input, const std::string& path,
-                             KinetoTraceBuilder* builder,
-                             size_t chunk_bytes = kDefaultChunkBytes);
+absl::Status ParseKinetoJson(JsonInput* input, const std::string& path, KinetoTraceBuilder* builder,
+                             size_t chunk_bytes = kDefaultChunkBytes, int threads = 1);
 
 }  // namespace reverie::kineto
 

@@ -39,6 +39,7 @@ struct RangeRec {
   bool is_gpu = false;
   bool is_profiler_step = false;
   bool starts_fwdbwd_flow = false;  // a forward op that an autograd node came from
+  bool order_is_python_id = false;  // else `order` is the file order
   uint32_t inputs_begin = 0;        // into OpInputStore::inputs (CPU ops with recorded shapes)
   uint32_t inputs_count = 0;
 };

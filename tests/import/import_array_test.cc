@@ -1,7 +1,6 @@
 // The Chrome Trace Event Format's JSON Array form ([event, ...], closing ']'
 // optional), and chunked parsing giving the same Trace whatever the chunk.
 #include <fstream>
-#include <map>
 #include <random>
 #include <sstream>
 #include <string>
@@ -26,19 +25,6 @@ Trace Import(const std::string& text, std::string_view suffix = ".json") {
   return t.ok() ? *std::move(t) : Trace();
 }
 
-// Everything the importer produced except the file name it came from (the
-// metadata map in key order: map serialization order is unspecified).
-std::string Content(const Trace& t) {
-  proto::TraceHeader header = t.header();
-  header.clear_source_path();
-  const std::map<std::string, std::string> metadata(header.metadata().begin(),
-                                                    header.metadata().end());
-  header.clear_metadata();
-  std::string out = header.SerializeAsString() + t.events().SerializeAsString();
-  for (const auto& [key, value] : metadata) out += "\n" + key + "=" + value;
-  return out;
-}
-
 TEST(ArrayForm, ClosedUnclosedGzippedAndObjectFormAgree) {
   const std::string closed = ReadFile(kData + "array_closed.json");
   const Trace a = Import(closed);
@@ -50,15 +36,15 @@ TEST(ArrayForm, ClosedUnclosedGzippedAndObjectFormAgree) {
   EXPECT_EQ(a.events().threads(0).name(), "main thread");
   EXPECT_EQ(a.events().counters_size(), 0) << "a closed array is not an anomaly";
 
-  EXPECT_EQ(Content(Import(ReadFile(kData + "array_unclosed.json"))), Content(a));
-  EXPECT_EQ(Content(Import(testing::Gzip(closed), ".json.gz")), Content(a));
+  EXPECT_EQ(testing::Content(Import(ReadFile(kData + "array_unclosed.json"))), testing::Content(a));
+  EXPECT_EQ(testing::Content(Import(testing::Gzip(closed), ".json.gz")), testing::Content(a));
   const std::string events = closed.substr(closed.find('[') + 1, closed.rfind(']') - closed.find('[') - 1);
   // The object form adds "schemaVersion" to the header's metadata only.
   EXPECT_EQ(testing::ImportEvents(events).events().SerializeAsString(),
             a.events().SerializeAsString());
   // No ']', no trailing comma, no newline: the text ends with the last event.
   const std::string bare = closed.substr(0, closed.rfind('}') + 1);
-  EXPECT_EQ(Content(Import(bare)), Content(a));
+  EXPECT_EQ(testing::Content(Import(bare)), testing::Content(a));
 }
 
 TEST(ArrayForm, CutInsideAnEventKeepsEveryCompleteOne) {
@@ -109,15 +95,9 @@ TEST(ArrayForm, ArraysWithoutTraceEventsAreRefused) {
   }
 }
 
-// The document in `text` through ParseKinetoJson with a given chunk size:
-// the Trace's content, or "error: " and the message.
+// The document in `text` through ParseKinetoJson with a given chunk size.
 std::string ParseText(std::string_view text, size_t chunk_bytes) {
-  absl::StatusOr<kineto::JsonInput> input = kineto::CopyJsonText(text, "doc.json");
-  if (!input.ok()) return "error: " + std::string(input.status().message());
-  kineto::KinetoTraceBuilder builder("doc.json");
-  const absl::Status s = kineto::ParseKinetoJson(&*input, "doc.json", &builder, chunk_bytes);
-  if (!s.ok()) return "error: " + std::string(s.message());
-  return Content(builder.Finish());
+  return testing::ParsedContent(kineto::CopyJsonText(text, "doc.json"), chunk_bytes);
 }
 
 std::string ParsedWithChunks(const std::string& path, size_t chunk_bytes) {

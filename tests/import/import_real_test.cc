@@ -4,6 +4,8 @@
 #include <string>
 
 #include "absl/strings/match.h"
+#include "frameworks/kineto/json_input.h"
+#include "frameworks/kineto/kineto_parser.h"
 #include "frameworks/trace_loader.h"
 #include "google/protobuf/util/message_differencer.h"
 #include "gtest/gtest.h"
@@ -102,6 +104,25 @@ TEST(ImportReal, ExecutionTraceRefused) {
   EXPECT_EQ(t.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_TRUE(absl::StrContains(t.status().message(), "execution trace")) << t.status();
 }
+
+// Decoding on several threads (kineto_parser.cc) gives the one-thread Trace
+// byte for byte on every shared trace.
+class ParallelImportReal : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(ParallelImportReal, EveryThreadCountGivesOneThreadsTrace) {
+  if (GetParam().empty()) GTEST_SKIP() << "no Kineto traces under " << testing::TracesDir();
+  const std::string path = testing::TracesDir() + "/" + GetParam();
+  // Chunks of 64 KiB, so that even small traces are cut into parts.
+  const std::string one = testing::ParsedContent(kineto::ReadJsonInput(path), size_t{64} << 10, 1);
+  ASSERT_EQ(one.rfind("error: ", 0), std::string::npos) << one;
+  EXPECT_EQ(testing::ParsedContent(kineto::ReadJsonInput(path), size_t{64} << 10, 3), one);
+}
+
+INSTANTIATE_TEST_SUITE_P(SharedTraces, ParallelImportReal,
+                         ::testing::ValuesIn(testing::AllKinetoTraces()),
+                         [](const ::testing::TestParamInfo<std::string>& info) {
+                           return testing::TraceTestName(info.index, info.param);
+                         });
 
 }  // namespace
 }  // namespace reverie

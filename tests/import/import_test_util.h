@@ -8,12 +8,16 @@
 #include <zlib.h>
 
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <string>
 #include <string_view>
 
 #include "absl/status/statusor.h"
+#include "frameworks/kineto/json_input.h"
+#include "frameworks/kineto/kineto_builder.h"
 #include "frameworks/kineto/kineto_importer.h"
+#include "frameworks/kineto/kineto_parser.h"
 #include "gtest/gtest.h"
 #include "proto/trace.h"
 
@@ -52,6 +56,31 @@ inline std::string ReadFile(const std::string& path) {
 }
 
 inline std::string Str(const Trace& t, uint32_t sid) { return std::string(t.String(sid)); }
+
+// Everything the importer produced except the file name it came from (the
+// metadata map in key order: map serialization order is unspecified).
+inline std::string Content(const Trace& t) {
+  proto::TraceHeader header = t.header();
+  header.clear_source_path();
+  const std::map<std::string, std::string> metadata(header.metadata().begin(),
+                                                    header.metadata().end());
+  header.clear_metadata();
+  std::string out = header.SerializeAsString() + t.events().SerializeAsString();
+  for (const auto& [key, value] : metadata) out += "\n" + key + "=" + value;
+  return out;
+}
+
+// `input` through ParseKinetoJson with a chunk size and a thread count: the
+// Trace's Content, or "error: " and the message.
+inline std::string ParsedContent(absl::StatusOr<kineto::JsonInput> input, size_t chunk_bytes,
+                                 int threads = 1) {
+  if (!input.ok()) return "error: " + std::string(input.status().message());
+  kineto::KinetoTraceBuilder builder("doc.json");
+  const absl::Status s =
+      kineto::ParseKinetoJson(&*input, "doc.json", &builder, chunk_bytes, threads);
+  if (!s.ok()) return "error: " + std::string(s.message());
+  return Content(builder.Finish());
+}
 
 // One gzip member holding `text` (zlib level 6 unless told).
 inline std::string Gzip(std::string_view text, int level = 6) {
