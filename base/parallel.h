@@ -14,6 +14,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdlib>
+#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -53,7 +54,15 @@ void ParallelFor(size_t n, int threads, Fn&& fn) {
   }
   std::vector<std::thread> pool;
   pool.reserve(static_cast<size_t>(workers - 1));
-  for (int i = 1; i < workers; ++i) pool.emplace_back(work);
+  for (int i = 1; i < workers; ++i) {
+    // A thread the system refuses (a process or memory limit) only means
+    // fewer workers: those running take every item.
+    try {
+      pool.emplace_back(work);
+    } catch (const std::system_error&) {
+      break;
+    }
+  }
   work();
   for (std::thread& t : pool) t.join();
 }

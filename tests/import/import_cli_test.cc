@@ -194,6 +194,35 @@ TEST(ImportCli, GzipBombUnderAMemoryLimit) {
   EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << "one line: " << r.err;
 }
 
+TEST(ImportCli, ThreadsTheSystemRefusesAreNotACrash) {
+#ifdef REVERIE_ASAN
+  GTEST_SKIP() << "AddressSanitizer reserves terabytes of address space: no ulimit -v under it";
+#endif
+  // 24 MiB of events ask for about 100 decoding threads; under a 1 GiB
+  // address-space limit their stacks do not all fit. The import either
+  // succeeds with the threads it got, with the one-thread .pb, or is
+  // refused in one line: never "terminate called" (a thread refused while
+  // others ran ended the process).
+  std::string events;
+  for (int i = 0; events.size() < (size_t{24} << 20); ++i) {
+    if (i > 0) events += ",\n";
+    events += R"({"ph": "X", "cat": "cpu_op", "name": "aten::op)" + std::to_string(i % 97) +
+              R"(", "pid": 1, "tid": 1, "ts": )" + std::to_string(i) + R"(, "dur": 1})";
+  }
+  const std::string trace = testing::WriteTempFile(testing::KinetoDoc(events));
+  const std::string one = trace + ".1.pb", many = trace + ".many.pb";
+  ASSERT_EQ(Reverie("import '" + trace + "' -o '" + one + "' --threads 1").status, 0);
+  const RunResult r = Reverie("import '" + trace + "' -o '" + many + "' --threads 1000",
+                              /*timeout_s=*/120, /*address_space_kib=*/1 << 20);
+  if (r.status == 0) {
+    EXPECT_EQ(ReadFile(many), ReadFile(one));
+  } else {
+    EXPECT_EQ(r.status, 2) << r.err;
+    EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << "one line: " << r.err;
+    EXPECT_EQ(r.err.rfind("reverie: " + trace + ": ", 0), 0u) << r.err;
+  }
+}
+
 TEST(ImportCli, StatusCodes) {
   EXPECT_EQ(LoadTraceFile(::testing::TempDir() + "/reverie_missing.json").status().code(),
             absl::StatusCode::kNotFound);
