@@ -8,7 +8,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
-#include <map>
 #include <string>
 #include <string_view>
 
@@ -19,8 +18,8 @@
 
 namespace {
 
-// The Trace the bytes decode to on `threads` threads (the header's metadata
-// map in key order), or "error: " and the message.
+// The Trace the bytes decode to on `threads` threads, or "error: " and the
+// message.
 std::string Decoded(std::string_view text, int threads) {
   using reverie::kineto::JsonInput;
   absl::StatusOr<JsonInput> input = reverie::kineto::CopyJsonText(text, "fuzz.json");
@@ -30,13 +29,7 @@ std::string Decoded(std::string_view text, int threads) {
                                                           /*chunk_bytes=*/1, threads);
   if (!s.ok()) return "error: " + std::string(s.message());
   const reverie::Trace t = builder.Finish();
-  reverie::proto::TraceHeader header = t.header();
-  const std::map<std::string, std::string> metadata(header.metadata().begin(),
-                                                    header.metadata().end());
-  header.clear_metadata();
-  std::string out = header.SerializeAsString() + t.events().SerializeAsString();
-  for (const auto& [key, value] : metadata) out += "\n" + key + "=" + value;
-  return out;
+  return reverie::DeterministicBytes(t.header(), t.events());
 }
 
 }  // namespace

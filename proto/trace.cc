@@ -7,6 +7,8 @@
 #include "base/checked_math.h"
 #include "base/huge_pages.h"
 #include "base/sanitizers.h"
+#include "google/protobuf/io/coded_stream.h"
+#include "google/protobuf/io/zero_copy_stream_impl_lite.h"
 
 // LeakSanitizer looks for pointers in the heap, stacks and globals, not in
 // mmap'ed memory: the heap strings of messages on an arena whose blocks are
@@ -151,6 +153,18 @@ void Trace::Reindex() {
     }
   }
   events_->mutable_counters()->Swap(&merged);
+}
+
+std::string DeterministicBytes(const proto::TraceHeader& header, const proto::TraceChunk& events) {
+  std::string out;
+  {
+    google::protobuf::io::StringOutputStream stream(&out);
+    google::protobuf::io::CodedOutputStream coded(&stream);
+    coded.SetSerializationDeterministic(true);
+    header.SerializeToCodedStream(&coded);
+    events.SerializeToCodedStream(&coded);
+  }  // the stream writes its last bytes when destroyed
+  return out;
 }
 
 }  // namespace reverie

@@ -79,6 +79,10 @@ class Trace {
   absl::flat_hash_map<std::string, int> counter_index_;
 };
 
+// `header` then `events` serialized deterministically (maps in key order):
+// equal contents give equal bytes, for comparing two Traces.
+std::string DeterministicBytes(const proto::TraceHeader& header, const proto::TraceChunk& events);
+
 }  // namespace reverie
 
 #endif  // REVERIE_PROTO_TRACE_H_

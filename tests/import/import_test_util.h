@@ -8,7 +8,6 @@
 #include <zlib.h>
 
 #include <fstream>
-#include <map>
 #include <sstream>
 #include <string>
 #include <string_view>
@@ -57,17 +56,11 @@ inline std::string ReadFile(const std::string& path) {
 
 inline std::string Str(const Trace& t, uint32_t sid) { return std::string(t.String(sid)); }
 
-// Everything the importer produced except the file name it came from (the
-// metadata map in key order: map serialization order is unspecified).
+// Everything the importer produced except the file name it came from.
 inline std::string Content(const Trace& t) {
   proto::TraceHeader header = t.header();
   header.clear_source_path();
-  const std::map<std::string, std::string> metadata(header.metadata().begin(),
-                                                    header.metadata().end());
-  header.clear_metadata();
-  std::string out = header.SerializeAsString() + t.events().SerializeAsString();
-  for (const auto& [key, value] : metadata) out += "\n" + key + "=" + value;
-  return out;
+  return DeterministicBytes(header, t.events());
 }
 
 // `input` through ParseKinetoJson with a chunk size and a thread count: the
