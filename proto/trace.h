@@ -12,7 +12,8 @@
 // - Global indexes (Range.parent) index the merged repeated fields directly.
 // - header() and events() live in one protobuf Arena owned by the Trace
 //   (blocks from base/huge_pages.h): one bump allocation per message instead
-//   of one heap object each, few page faults, and all freed at once.
+//   of one heap object each, few page faults, and all freed at once. A
+//   sibling (SiblingOf) lives on its owner's arena and owns none.
 #ifndef REVERIE_PROTO_TRACE_H_
 #define REVERIE_PROTO_TRACE_H_
 
