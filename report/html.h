@@ -54,6 +54,7 @@ struct AdviceRow {
 struct AdviceSection {
   std::vector<std::string> diagnosis;       // three lines
   std::vector<AdviceRow> candidates;        // ranked by throughput gain
+  std::string order_note;                   // why #1 and #2's order is open, or ""
   std::vector<AdviceRow> combined;          // best two, best three
   std::vector<std::string> not_applicable;  // one line each, with the reason
 };

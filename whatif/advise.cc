@@ -244,6 +244,32 @@ std::vector<Combination> CombineGreedy(const LoadedTrace& base, const std::vecto
 
 }  // namespace
 
+std::string OrderNote(const std::vector<Candidate>& ranked) {
+  if (ranked.size() < 2) return "";
+  const Candidate& a = ranked[0];
+  const Candidate& b = ranked[1];
+  // The relative standard error of a prediction's mean step; none from one step.
+  auto relative_error = [](const depgraph::StepStats& s) {
+    return s.counted > 1 && s.mean_ns > 0
+               ? s.stddev_ns / std::sqrt(static_cast<double>(s.counted)) / s.mean_ns
+               : -1.0;
+  };
+  const double ra = relative_error(a.result.predicted), rb = relative_error(b.result.predicted);
+  if (ra < 0 || rb < 0 || b.gain() <= 0) return "";
+  const double apart = a.gain() / b.gain() - 1, noise = 2 * std::sqrt(ra * ra + rb * rb);
+  if (apart > noise) return "";
+  std::string note = absl::StrFormat(
+      "#1 and #2 gain %.1f%% apart, within the noise of their predicted steps (%.1f%%): their "
+      "order is not decided",
+      apart * 100, noise * 100);
+  if (a.backing.pairs.empty() != b.backing.pairs.empty()) {
+    const Candidate& backed = a.backing.pairs.empty() ? b : a;
+    absl::StrAppend(&note, "; only ", backed.label, " is backed by measured pairs (",
+                    backed.confidence, ")");
+  }
+  return note;
+}
+
 absl::StatusOr<Advice> Advise(const LoadedTrace& base, const AdviseOptions& options) {
   Advice a;
   a.trace_path = base.path;
@@ -300,6 +326,7 @@ absl::StatusOr<Advice> Advise(const LoadedTrace& base, const AdviseOptions& opti
   a.candidates = FoldSameGain(std::move(a.candidates));
   std::stable_sort(a.candidates.begin(), a.candidates.end(),
                    [](const Candidate& x, const Candidate& y) { return x.gain() > y.gain(); });
+  a.order_note = OrderNote(a.candidates);
   a.combined = CombineGreedy(base, a.candidates, options, &a.combinations_tried);
   for (const std::string& name : LibraryScriptNames(options.spec.script_dirs)) {
     if (!IsCandidateScript(name)) a.not_tried.push_back({name, WhyNotTried(name)});

@@ -85,6 +85,9 @@ struct Advice {
   depgraph::TraceFacts facts;
   Diagnosis diagnosis;
   std::vector<Candidate> candidates;  // ranked by gain, every one
+  // Why the first two's order is not decided (their gains differ by less
+  // than the noise of their predicted steps), or "" (OrderNote).
+  std::string order_note;
   std::vector<Combination> combined;  // best two, best three (greedy)
   int combinations_tried = 0;         // trials the greedy search ran
   std::vector<NotApplicable> not_applicable;
@@ -103,6 +106,13 @@ struct AdviseOptions {
 // Errors: kInvalidArgument for a --set that no tried script declared (or
 // that names a script advise did not try).
 absl::StatusOr<Advice> Advise(const LoadedTrace& base, const AdviseOptions& options);
+
+// "" unless the first two of `ranked` gain within the noise of their
+// predicted steps: |g1 / g2 - 1| <= 2 sqrt(r1^2 + r2^2), r being a
+// prediction's standard error of the mean step over the mean (the rule
+// `validate` uses for two measured means); then one line saying so, and
+// which of the two the validation corpus backs when only one is.
+std::string OrderNote(const std::vector<Candidate>& ranked);
 
 // `reverie advise --json` (the first `top` candidates).
 std::string AdviceJson(const Advice& a, int top);

@@ -78,6 +78,7 @@ std::string AdviceJson(const Advice& a, int top) {
   const size_t shown = std::min(a.candidates.size(), static_cast<size_t>(std::max(0, top)));
   for (size_t i = 0; i < shown; ++i) WriteCandidate(w, a.candidates[i], static_cast<int>(i + 1));
   w.EndArray();
+  w.Field("order_note", a.order_note);
   w.Key("combined").BeginArray();
   for (const Combination& c : a.combined) {
     w.BeginObject();

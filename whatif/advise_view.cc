@@ -43,6 +43,7 @@ report::AdviceSection AdviceSectionOf(const Advice& a, int top) {
     }
     s.candidates.push_back(std::move(r));
   }
+  s.order_note = a.order_note;
   for (const Combination& c : a.combined) {
     report::AdviceRow r = row(absl::StrJoin(c.labels, " + "), c.result);
     r.note = c.note;

@@ -102,8 +102,8 @@ inline void CheckJsonSchema(const whatif::Advice& a) {
   ASSERT_EQ(parser.parse(text).get(doc), simdjson::SUCCESS) << text.substr(0, 400);
   using V = std::vector<std::string>;
   EXPECT_EQ(Keys(doc), (V{"trace", "facts", "diagnosis", "baseline_us", "baseline_noise",
-                          "candidates_total", "candidates", "combined", "combinations_tried",
-                          "not_applicable", "not_tried", "threads"}));
+                          "candidates_total", "candidates", "order_note", "combined",
+                          "combinations_tried", "not_applicable", "not_tried", "threads"}));
   EXPECT_EQ(Keys(doc["diagnosis"]), (V{"bound", "side", "gpu_busy_pct", "cpu_busy_pct",
                                        "unexplained_pct", "step", "limits", "lines", "warning"}));
   const V trial{"outcome", "reason", "baseline_us", "predicted_us", "speedup", "work_per_step",

@@ -76,6 +76,13 @@ TEST(AdviseRealTest, ResnetSampleRanksDataLoadingAheadOfFasterKernels) {
   // The three settings of num_workers predict the same: one candidate.
   EXPECT_EQ(a.candidates[loader].label, "dataloader.lua num_workers=2");
   EXPECT_EQ(a.candidates[loader].same_gain.size(), 2u);
+  // CUDA graphs and the workers gain within the noise of their predicted
+  // steps (graphs' steps spread 103-172 ms): the order is said to be open,
+  // and the loader, which measured pairs back, named.
+  if (loader == 1) {
+    EXPECT_THAT(a.order_note, HasSubstr("order is not decided"));
+    EXPECT_THAT(a.order_note, HasSubstr("only dataloader.lua num_workers=2 is backed"));
+  }
   // A combination uses the loader once the CPU is what bounds the step.
   ASSERT_FALSE(a.combined.empty());
   const std::vector<std::string>& best = a.combined.back().labels;

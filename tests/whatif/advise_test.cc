@@ -3,13 +3,15 @@
 // (tests/whatif/advise_checks.h), the answer independent of the thread
 // count, the user's --set overriding the settings tried, and a --set no
 // tried script declares refused as predict refuses it.
+#include "whatif/advise.h"
+
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/whatif/advise_checks.h"
-#include "whatif/advise.h"
 #include "whatif/pipeline.h"
 
 namespace reverie {
@@ -137,6 +139,38 @@ TEST(AdviseTest, SettingForAScriptThatRefusesIsAccepted) {
     named |= n.script == "dataloader.lua" && n.label == "num_workers=4" && n.outcome == "refused";
   }
   EXPECT_TRUE(named);
+}
+
+// Two candidates with gains `g1` > `g2`, each predicted over `steps` steps of
+// mean 100 ms and standard deviation `sd_ms`; the second backed by a pair.
+std::vector<whatif::Candidate> TwoCandidates(double g1, double g2, int steps, double sd_ms) {
+  std::vector<whatif::Candidate> c(2);
+  c[0].label = "cuda_graphs.lua";
+  c[1].label = "dataloader.lua num_workers=2";
+  c[1].backing.pairs.push_back({});
+  c[1].confidence = "error -12.9% (D1)";
+  for (int i = 0; i < 2; ++i) {
+    c[i].result.throughput_speedup = i == 0 ? g1 : g2;
+    c[i].result.predicted = {.counted = steps, .mean_ns = 100e6, .stddev_ns = sd_ms * 1e6};
+  }
+  return c;
+}
+
+TEST(AdviseTest, TheFirstTwosOrderIsOpenOnlyWithinTheirNoise) {
+  // 3.6% apart; relative standard errors 20/sqrt(6)/100 = 8.2% and 0.4%:
+  // the noise (16.3%) covers the difference.
+  const std::string open = whatif::OrderNote(TwoCandidates(1.551, 1.497, 6, 20));
+  EXPECT_THAT(open, HasSubstr("3.6% apart"));
+  EXPECT_THAT(open, HasSubstr("order is not decided"));
+  EXPECT_THAT(open, HasSubstr("only dataloader.lua num_workers=2 is backed by measured pairs "
+                              "(error -12.9% (D1))"));
+  // Steady steps: the same 3.6% is decided.
+  EXPECT_EQ(whatif::OrderNote(TwoCandidates(1.551, 1.497, 6, 0.5)), "");
+  // One step has no noise to judge by; one candidate has no second.
+  EXPECT_EQ(whatif::OrderNote(TwoCandidates(1.551, 1.497, 1, 20)), "");
+  std::vector<whatif::Candidate> one = TwoCandidates(1.5, 1.4, 6, 20);
+  one.pop_back();
+  EXPECT_EQ(whatif::OrderNote(one), "");
 }
 
 }  // namespace
