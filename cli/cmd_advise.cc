@@ -104,7 +104,7 @@ void PrintCandidates(const whatif::Advice& a, int top) {
       std::printf("      ignores: %s\n", FirstWords(c.ignores, 100).c_str());
     }
   }
-  if (!a.order_note.empty()) std::printf("  note: %s\n", a.order_note.c_str());
+  if (shown >= 2 && !a.order_note.empty()) std::printf("  note: %s\n", a.order_note.c_str());
 }
 
 void PrintCombined(const whatif::Advice& a) {

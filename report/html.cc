@@ -194,8 +194,9 @@ void AdviceSectionHtml(const ReportData& d, std::string& h) {
       h += AdviceRowHtml(a.candidates[i], absl::StrCat(i + 1));
     }
     h += "</table>\n";
-    if (!a.order_note.empty())
+    if (!a.order_note.empty()) {
       absl::StrAppend(&h, "<div class=\"muted\">", EscapeHtml(a.order_note), "</div>\n");
+    }
   }
   if (!a.combined.empty()) {
     std::snprintf(buf, sizeof(buf), head, "note");

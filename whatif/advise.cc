@@ -255,7 +255,8 @@ std::string OrderNote(const std::vector<Candidate>& ranked) {
                : -1.0;
   };
   const double ra = relative_error(a.result.predicted), rb = relative_error(b.result.predicted);
-  if (ra < 0 || rb < 0 || b.gain() <= 0) return "";
+  // Nothing to choose between when even the first gains nothing.
+  if (ra < 0 || rb < 0 || a.gain() <= 1 || b.gain() <= 0) return "";
   const double apart = a.gain() / b.gain() - 1, noise = 2 * std::sqrt(ra * ra + rb * rb);
   if (apart > noise) return "";
   std::string note = absl::StrFormat(

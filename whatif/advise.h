@@ -108,7 +108,7 @@ struct AdviseOptions {
 absl::StatusOr<Advice> Advise(const LoadedTrace& base, const AdviseOptions& options);
 
 // "" unless the first two of `ranked` gain within the noise of their
-// predicted steps: |g1 / g2 - 1| <= 2 sqrt(r1^2 + r2^2), r being a
+// predicted steps (and the first gains at all): |g1 / g2 - 1| <= 2 sqrt(r1^2 + r2^2), r being a
 // prediction's standard error of the mean step over the mean (the rule
 // `validate` uses for two measured means); then one line saying so, and
 // which of the two the validation corpus backs when only one is.

@@ -171,6 +171,8 @@ TEST(AdviseTest, TheFirstTwosOrderIsOpenOnlyWithinTheirNoise) {
   std::vector<whatif::Candidate> one = TwoCandidates(1.5, 1.4, 6, 20);
   one.pop_back();
   EXPECT_EQ(whatif::OrderNote(one), "");
+  // When even the first slows the step, there is no first try to choose.
+  EXPECT_EQ(whatif::OrderNote(TwoCandidates(0.99, 0.98, 6, 20)), "");
 }
 
 }  // namespace
