@@ -46,6 +46,7 @@
 #ifndef REVERIE_DEPGRAPH_STEP_TIME_H_
 #define REVERIE_DEPGRAPH_STEP_TIME_H_
 
+#include <cmath>
 #include <cstdint>
 #include <span>
 #include <string>
@@ -71,6 +72,13 @@ struct StepStats {
   double min_ns = 0;
   double max_ns = 0;
   double stddev_ns = 0;  // population standard deviation; 0 for one step
+
+  // The standard error of the mean step (0 for one step): two means closer
+  // than twice their errors combined cannot be told apart (validate's
+  // verdict, advise's order note).
+  double mean_error_ns() const {
+    return counted > 1 ? stddev_ns / std::sqrt(static_cast<double>(counted)) : 0;
+  }
 };
 
 // Per-task times under which to read steps or splits: indexed by TaskId

@@ -250,9 +250,7 @@ std::string OrderNote(const std::vector<Candidate>& ranked) {
   const Candidate& b = ranked[1];
   // The relative standard error of a prediction's mean step; none from one step.
   auto relative_error = [](const depgraph::StepStats& s) {
-    return s.counted > 1 && s.mean_ns > 0
-               ? s.stddev_ns / std::sqrt(static_cast<double>(s.counted)) / s.mean_ns
-               : -1.0;
+    return s.counted > 1 && s.mean_ns > 0 ? s.mean_error_ns() / s.mean_ns : -1.0;
   };
   const double ra = relative_error(a.result.predicted), rb = relative_error(b.result.predicted);
   // Nothing to choose between when even the first gains nothing.

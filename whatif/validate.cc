@@ -60,14 +60,9 @@ StepProfile ProfileSteps(const Graph& g, std::span<const int64_t> start,
 
 namespace {
 
-// Standard error of a file's mean step (0 for one step).
-double MeanError(const depgraph::StepStats& s) {
-  return s.counted > 1 ? s.stddev_ns / std::sqrt(static_cast<double>(s.counted)) : 0;
-}
-
 std::string Verdict(const depgraph::StepStats& before, const depgraph::StepStats& after,
                     double predicted_ns) {
-  const double eb = MeanError(before), ea = MeanError(after);
+  const double eb = before.mean_error_ns(), ea = after.mean_error_ns();
   const double effect = after.mean_ns - before.mean_ns;
   if (before.counted > 1 && after.counted > 1 &&
       std::fabs(effect) <= 2 * std::sqrt(eb * eb + ea * ea)) {
