@@ -94,6 +94,26 @@ TEST_F(HostileModelTest, AllocateChecksItsBatchFlag) {
   ExpectOk(first + "assert(graph:allocate{bytes = 512, at = k, free_at = k, batch = true} >= 0)");
 }
 
+// The table form of resize_allocation checks every entry before it changes
+// anything.
+TEST_F(HostileModelTest, ResizeAllocationsCheckEveryEntry) {
+  const std::string made =
+      "local k = graph:select{kind = 'kernel'}:tasks()()\n"
+      "local a = graph:allocate{bytes = 512, at = k, free_at = k}\n"
+      "local b = graph:allocate{bytes = 1024, at = k, free_at = k}\n";
+  ExpectOk(made + "graph:resize_allocation{[a] = 2048, [b] = 4096}");
+  ExpectOk(made + "graph:resize_allocation{}");
+  ExpectError(made + "graph:resize_allocation({[a] = 2048}, 7)",
+              "resize_allocation: a table of sizes takes no second argument");
+  ExpectError(made + "graph:resize_allocation{x = 2048}",
+              "resize_allocation: id: integer expected, got string");
+  ExpectError(made + "graph:resize_allocation{[a] = 'big'}", "resize_allocation: bytes");
+  ExpectError(made + "graph:resize_allocation{[a] = 2048, [b] = 0}",
+              "resize_allocation: bytes must be > 0");
+  ExpectError(made + "graph:resize_allocation{[a] = 2048, [a + 1] = 64}",
+              "is not a live allocation");
+}
+
 TEST_F(HostileModelTest, MemoryEstimateNotesCheckTheirText) {
   ExpectError("graph:note_memory_estimate({})", "string expected, got table");
   ExpectError("graph:note_memory_estimate('')", "give one line of 1 to 400 characters");

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "lua/lua_internal.h"
@@ -77,13 +78,27 @@ int GraphStash(lua_State* L) {
   return 0;
 }
 
-// graph:resize_allocation(id, bytes)
+// graph:resize_allocation(id, bytes), or graph:resize_allocation{[id] =
+// bytes, ...}: many in one pass over the memory events.
 int GraphResizeAllocation(lua_State* L) {
-  const uint32_t id = CheckAllocationId(L, 2, "resize_allocation: id");
-  const int64_t bytes = CheckBytes(L, 3, "resize_allocation: bytes");
+  std::vector<std::pair<uint32_t, int64_t>> sizes;
+  if (lua_type(L, 2) == LUA_TTABLE) {
+    if (!lua_isnone(L, 3)) Raise(L, "resize_allocation: a table of sizes takes no second argument");
+    lua_pushnil(L);
+    while (lua_next(L, 2) != 0) {
+      ChargeWork(L, 1);
+      ChargeMemory(L, sizeof(sizes[0]));
+      const int64_t bytes = CheckBytes(L, -1, "resize_allocation: bytes");
+      sizes.emplace_back(CheckAllocationId(L, -2, "resize_allocation: id"), bytes);
+      lua_pop(L, 1);
+    }
+  } else {
+    const uint32_t id = CheckAllocationId(L, 2, "resize_allocation: id");
+    sizes.emplace_back(id, CheckBytes(L, 3, "resize_allocation: bytes"));
+  }
   depgraph::Graph& g = MutableGraphOrRaise(L);
   ChargeWork(L, static_cast<int64_t>(g.memory_events().size()));
-  RaiseIfError(L, transforms::ResizeAllocation(g, id, bytes));
+  RaiseIfError(L, transforms::ResizeAllocations(g, sizes));
   return 0;
 }
 

@@ -380,6 +380,7 @@ end
 -- gradients and optimizer state stay FP32 (AMP's master copies): only
 -- what the step frees again is resized.
 local halved, halved_from, halved_to = 0, 0, 0
+local halves = {}  -- id -> bytes, resized in one call (one pass over the memory events)
 for _, a in ipairs(allocations) do
   local p = a.producer
   local in_step = a.freed_at ~= nil and a.freed_at.step == a.step
@@ -387,11 +388,12 @@ for _, a in ipairs(allocations) do
      (a.phase == "forward" or (a.phase == "backward" and a.freed_in == "backward")) then
     local to = math.max(512, math.ceil(a.bytes / 2 / 512) * 512)
     if to < a.bytes then
-      graph:resize_allocation(a.id, to)
+      halves[a.id] = to
       halved, halved_from, halved_to = halved + 1, halved_from + a.bytes, halved_to + to
     end
   end
 end
+graph:resize_allocation(halves)
 
 -- Speeds (after the casts were placed, so the casts keep FP32-read speed).
 local scope = P.include_update and nil or {"unknown", "forward", "backward", "data_loading", "other"}

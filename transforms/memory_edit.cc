@@ -3,8 +3,11 @@
 
 #include <cstdint>
 #include <limits>
+#include <span>
+#include <utility>
 #include <vector>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
 
@@ -185,10 +188,21 @@ absl::StatusOr<uint32_t> Allocate(Graph& g, int32_t device, int64_t bytes, TaskI
 }
 
 absl::Status ResizeAllocation(Graph& g, uint32_t alloc, int64_t bytes) {
-  REVERIE_RETURN_IF_ERROR(CheckAllocation(g, alloc, "resize_allocation"));
-  if (bytes <= 0) return absl::InvalidArgumentError("resize_allocation: bytes must be > 0");
   const std::pair<uint32_t, int64_t> one{alloc, bytes};
-  g.ResizeAllocations(std::span(&one, 1));
+  return ResizeAllocations(g, std::span(&one, 1));
+}
+
+absl::Status ResizeAllocations(Graph& g, std::span<const std::pair<uint32_t, int64_t>> sizes) {
+  absl::flat_hash_set<uint32_t> seen;
+  for (const auto& [alloc, bytes] : sizes) {
+    REVERIE_RETURN_IF_ERROR(CheckAllocation(g, alloc, "resize_allocation"));
+    if (bytes <= 0) return absl::InvalidArgumentError("resize_allocation: bytes must be > 0");
+    if (!seen.insert(alloc).second) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("resize_allocation: allocation ", alloc, " is named twice"));
+    }
+  }
+  g.ResizeAllocations(sizes);
   return absl::OkStatus();
 }
 

@@ -26,6 +26,8 @@
 #define REVERIE_TRANSFORMS_MEMORY_EDIT_H_
 
 #include <cstdint>
+#include <span>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -78,6 +80,13 @@ absl::StatusOr<uint32_t> Allocate(depgraph::Graph& g, int32_t device, int64_t by
 // Gives allocation `alloc` (and its frees) `bytes` (> 0). Resize before
 // stashing: a stash copies the size the allocation has then.
 absl::Status ResizeAllocation(depgraph::Graph& g, uint32_t alloc, int64_t bytes);
+
+// Many allocations at once, each (allocation, bytes) as above, in one pass
+// over the memory events (one call per allocation is a pass each). Nothing
+// changes unless every entry is valid; an allocation named twice is an
+// error.
+absl::Status ResizeAllocations(depgraph::Graph& g,
+                               std::span<const std::pair<uint32_t, int64_t>> sizes);
 
 }  // namespace reverie::transforms
 

@@ -4,6 +4,7 @@
 // bad arguments are refused.
 #include "transforms/memory_edit.h"
 
+#include <utility>
 #include <vector>
 
 #include "depgraph/memory_replay.h"
@@ -117,6 +118,30 @@ TEST(MemoryEdit, ResizeCarriesTheFree) {
   ASSERT_TRUE(ResizeAllocation(x.g, 0, 300).ok());
   EXPECT_EQ(x.g.memory_events()[3].bytes, -300);
   EXPECT_EQ(Peak(x.g), 800);
+}
+
+// Many at once equal one at a time; a bad entry (a free, a size of 0, an
+// allocation named twice) changes nothing.
+TEST(MemoryEdit, ResizeManyAtOnceIsEachResizedAlone) {
+  Built one = Build();
+  ASSERT_TRUE(ResizeAllocation(one.g, 0, 300).ok());
+  ASSERT_TRUE(ResizeAllocation(one.g, 1, 2000).ok());
+  Built many = Build();
+  const std::vector<std::pair<uint32_t, int64_t>> both{{1, 2000}, {0, 300}};
+  ASSERT_TRUE(ResizeAllocations(many.g, both).ok());
+  ASSERT_EQ(many.g.memory_events().size(), one.g.memory_events().size());
+  for (size_t i = 0; i < one.g.memory_events().size(); ++i) {
+    EXPECT_EQ(many.g.memory_events()[i].bytes, one.g.memory_events()[i].bytes) << i;
+  }
+  EXPECT_EQ(many.g.memory_events()[2].bytes, -2000);
+  for (const std::vector<std::pair<uint32_t, int64_t>>& bad :
+       std::vector<std::vector<std::pair<uint32_t, int64_t>>>{
+           {{0, 300}, {3, 10}}, {{0, 300}, {1, 0}}, {{0, 300}, {0, 400}}}) {
+    Built x = Build();
+    EXPECT_EQ(ResizeAllocations(x.g, bad).code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_EQ(x.g.memory_events()[0].bytes, 1000);
+    EXPECT_EQ(x.g.memory_events()[3].bytes, -1000);
+  }
 }
 
 TEST(MemoryEdit, AllocateAddsATensorUntilItsFree) {
