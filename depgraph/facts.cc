@@ -110,9 +110,6 @@ std::optional<hardware::Math> LaunchingOpMath(const Graph& g, TaskId t) {
 
 void DetectPrecision(const Graph& g, const CountedSteps& steps, PrecisionFact* f) {
   std::map<std::string, int64_t> compute, pointwise;
-  // Per interned name, for kernels whose op recorded no type: a step
-  // launches the same few kernels many times.
-  std::vector<std::string_view> type_of_name(g.name_count());
   int64_t by_op_ns = 0;  // compute time whose type the launching op recorded
   for (uint32_t i = 0; i < g.task_count(); ++i) {
     const TaskId t(i);
@@ -122,20 +119,12 @@ void DetectPrecision(const Graph& g, const CountedSteps& steps, PrecisionFact* f
     const bool light = c == KernelClass::kElementwise || c == KernelClass::kActivation ||
                        c == KernelClass::kNormalization;
     if (!heavy && !light) continue;
-    std::string_view type_view;
     const std::optional<hardware::Math> op = heavy ? LaunchingOpMath(g, t) : std::nullopt;
-    if (op) {
-      type_view = hardware::MathName(*hardware::MathOfKernel(g.name(t), op));
-      by_op_ns += g.duration_ns(t);
-    } else {
-      std::string_view& named = type_of_name[g.name_id(t)];
-      if (named.empty()) {
-        const std::optional<hardware::Math> m = hardware::MathOfKernelName(g.name(t));
-        named = m ? hardware::MathName(*m) : std::string_view("unknown");
-      }
-      type_view = named;
-    }
-    const std::string type(type_view);
+    // The name's reading is kept per interned name: a step launches the
+    // same few kernels many times.
+    const std::optional<hardware::Math> math = hardware::MathOfKernel(KernelNameMath(g, t), op);
+    if (op) by_op_ns += g.duration_ns(t);
+    const std::string type(math ? hardware::MathName(*math) : std::string_view("unknown"));
     (heavy ? compute : pointwise)[type] += g.duration_ns(t);
   }
   int64_t total = 0;

@@ -450,6 +450,9 @@ class Graph {
   // Kernel class per interned name, filled on first use by TaskClass (a
   // cache: copies share nothing and may refill it).
   std::vector<int8_t>& name_class_cache() const { return name_class_; }
+  // A kernel name's math, packed, per interned name (0: not read yet),
+  // filled on first use by KernelNameMath; a cache like name_class_cache().
+  std::vector<uint8_t>& name_math_cache() const { return name_math_; }
   bool is_step_mark(TaskId t) const {
     return col_.flags[t.value()] & (kFlagStepBegin | kFlagStepEnd);
   }
@@ -563,6 +566,7 @@ class Graph {
   std::vector<std::string> names_;
   absl::flat_hash_map<std::string, uint32_t> name_index_;
   mutable std::vector<int8_t> name_class_;  // name_class_cache()
+  mutable std::vector<uint8_t> name_math_;  // name_math_cache()
 
   std::vector<Resource> resources_;
   std::vector<TaskId> res_first_;

@@ -315,6 +315,14 @@ KernelClass NameClass(const Graph& g, TaskId t) {
   return static_cast<KernelClass>(cache[id]);
 }
 
+hardware::NameMath KernelNameMath(const Graph& g, TaskId t) {
+  std::vector<uint8_t>& cache = g.name_math_cache();
+  const uint32_t id = g.name_id(t);
+  if (cache.size() < g.name_count()) cache.resize(g.name_count(), 0);
+  if (cache[id] == 0) cache[id] = hardware::PackNameMath(hardware::ReadNameMath(g.name(t)));
+  return hardware::UnpackNameMath(cache[id]);
+}
+
 bool IsCommunicationTask(const Graph& g, TaskId t) {
   return TaskClass(g, t) == KernelClass::kCommunication;
 }

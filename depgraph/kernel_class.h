@@ -26,6 +26,7 @@
 #include <string_view>
 
 #include "depgraph/graph.h"
+#include "hardware/math_type.h"
 
 namespace reverie::depgraph {
 
@@ -65,6 +66,10 @@ KernelClass TaskClass(const Graph& graph, TaskId t);
 // (a graph shared between threads has its cache filled first: the
 // pipeline's LoadAndSimulate does).
 KernelClass NameClass(const Graph& graph, TaskId t);
+
+// hardware::ReadNameMath(graph.name(t)), cached per interned name in the
+// graph like NameClass (and filled first likewise).
+hardware::NameMath KernelNameMath(const Graph& graph, TaskId t);
 
 // Parses a class name ("gemm", ...); false when it is not one.
 bool ParseKernelClass(std::string_view name, KernelClass* out);

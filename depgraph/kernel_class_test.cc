@@ -1,6 +1,7 @@
 #include "depgraph/kernel_class.h"
 
 #include <fstream>
+#include <initializer_list>
 #include <map>
 #include <string>
 
@@ -95,6 +96,27 @@ TEST(KernelClassTest, GenericKernelsInsideTheOptimizerStep) {
   EXPECT_EQ(TaskClass(g, model), KernelClass::kElementwise);
   EXPECT_EQ(TaskClass(g, step), KernelClass::kOptimizer);
   EXPECT_EQ(TaskClass(g, gemm), KernelClass::kGemm);  // a GEMM stays a GEMM
+}
+
+// The name's math is kept per interned name: a renamed kernel (amp.lua's
+// " [bf16]" marker) reads its new name, and a copy of the graph answers
+// alike.
+TEST(KernelClassTest, NameMathIsReadPerName) {
+  Graph g;
+  const ResourceId s = g.AddResource({ResourceKind::kGpuStream, 1, 7, 0, "stream 7", true});
+  TaskSpec spec{.kind = TaskKind::kKernel, .name = "volta_sgemm_128x64_nn", .resource = s};
+  const TaskId a = g.AppendTask(spec);
+  const TaskId b = g.AppendTask(spec);
+  EXPECT_EQ(KernelNameMath(g, a).math, hardware::Math::kFp32);
+  EXPECT_TRUE(KernelNameMath(g, b).simt);
+  g.set_name(b, "ampere_fp16_s16816gemm_fp16_128x128_ldg8_f2f_stages_32x5_nn");
+  const Graph copy = g;
+  for (const Graph* x : std::initializer_list<const Graph*>{&g, &copy}) {
+    EXPECT_EQ(KernelNameMath(*x, a).math, hardware::Math::kFp32);
+    EXPECT_EQ(KernelNameMath(*x, b).math, hardware::Math::kFp16);
+    EXPECT_FALSE(KernelNameMath(*x, b).simt);
+    EXPECT_TRUE(KernelNameMath(*x, b).matrix_tag);
+  }
 }
 
 TEST(KernelClassTest, EveryClassHasADistinctName) {

@@ -115,22 +115,47 @@ std::optional<Math> MathOfKernelName(std::string_view name) {
 }
 
 bool UsesMatrixUnits(std::string_view kernel_name, Math math) {
-  const std::string n = text::Lower(kernel_name);
-  if (HasAny(n, {"sgemm", "simt", "dgemm"}) && !HasAny(n, {"tensorop", "tf32"})) return false;
-  if (math == Math::kTf32 || math == Math::kFp8) return true;
-  if (HasAny(n, {"tensorop", "xmma", "gmma", "hmma", "wmma", "mma_", "nvjet", "s1688", "s16816",
-                 "h884", "h1688", "h16816", "i8816", "mfma"})) {
-    return true;
-  }
-  return math == Math::kFp16 || math == Math::kBf16;
+  return UsesMatrixUnits(ReadNameMath(kernel_name), math);
 }
 
 std::optional<Math> MathOfKernel(std::string_view name, std::optional<Math> op) {
-  const std::optional<Math> named = MathOfKernelName(name);
-  if (!named) return op;
+  return MathOfKernel(NameMath{.math = MathOfKernelName(name)}, op);
+}
+
+NameMath ReadNameMath(std::string_view kernel_name) {
+  const std::string n = text::Lower(kernel_name);
+  NameMath out{.math = MathOfKernelName(kernel_name)};
+  out.simt = HasAny(n, {"sgemm", "simt", "dgemm"}) && !HasAny(n, {"tensorop", "tf32"});
+  out.matrix_tag = HasAny(n, {"tensorop", "xmma", "gmma", "hmma", "wmma", "mma_", "nvjet", "s1688",
+                              "s16816", "h884", "h1688", "h16816", "i8816", "mfma"});
+  return out;
+}
+
+std::optional<Math> MathOfKernel(const NameMath& name, std::optional<Math> op) {
+  if (!name.math) return op;
   const auto half = [](std::optional<Math> m) { return m == Math::kFp16 || m == Math::kBf16; };
-  if (half(named) && half(op)) return op;
-  return named;
+  if (half(name.math) && half(op)) return op;
+  return name.math;
+}
+
+bool UsesMatrixUnits(const NameMath& name, Math math) {
+  if (name.simt) return false;
+  if (math == Math::kTf32 || math == Math::kFp8 || name.matrix_tag) return true;
+  return math == Math::kFp16 || math == Math::kBf16;
+}
+
+uint8_t PackNameMath(const NameMath& n) {
+  // Bits 0-2: the math + 1 (0: none); 3: simt; 4: matrix_tag; 7: read.
+  const int math = n.math ? static_cast<int>(*n.math) + 1 : 0;
+  return static_cast<uint8_t>(0x80 | math | (n.simt ? 0x08 : 0) | (n.matrix_tag ? 0x10 : 0));
+}
+
+NameMath UnpackNameMath(uint8_t packed) {
+  NameMath n;
+  if ((packed & 0x07) != 0) n.math = static_cast<Math>((packed & 0x07) - 1);
+  n.simt = packed & 0x08;
+  n.matrix_tag = packed & 0x10;
+  return n;
 }
 
 }  // namespace reverie::hardware

@@ -51,6 +51,22 @@ std::optional<Math> MathOfKernel(std::string_view name, std::optional<Math> op);
 // wherever a part has them). SIMT names (sgemm, simt) say no.
 bool UsesMatrixUnits(std::string_view kernel_name, Math math);
 
+// What a kernel's name alone says of its math, read once: reading lowers
+// and scans the name, and the cost model asks per kernel per prediction,
+// so the graph keeps it per interned name (depgraph::KernelNameMath).
+struct NameMath {
+  std::optional<Math> math;  // MathOfKernelName
+  bool simt = false;         // sgemm, simt or dgemm, and neither tensorop nor tf32
+  bool matrix_tag = false;   // a tensor-core tag (tensorop, xmma, hmma, s1688, ...)
+};
+NameMath ReadNameMath(std::string_view kernel_name);
+// As the functions above, from a name read once.
+std::optional<Math> MathOfKernel(const NameMath& name, std::optional<Math> op);
+bool UsesMatrixUnits(const NameMath& name, Math math);
+// A NameMath in one byte, never 0 (0: not read yet), and back.
+uint8_t PackNameMath(const NameMath& n);
+NameMath UnpackNameMath(uint8_t packed);
+
 }  // namespace reverie::hardware
 
 #endif  // REVERIE_HARDWARE_MATH_TYPE_H_

@@ -250,6 +250,34 @@ TEST(MathTypeTest, ElementTypesAndKernelNames) {
   EXPECT_FALSE(UsesMatrixUnits("ampere_sgemm_64x64_tn", Math::kFp32));
 }
 
+// A name read once (and packed into the graph's byte per name) answers
+// what the name itself answers.
+TEST(MathTypeTest, ANameReadOnceAnswersAsTheName) {
+  const NameMath sgemm = ReadNameMath("volta_sgemm_128x64_nn");
+  EXPECT_EQ(sgemm.math, Math::kFp32);
+  EXPECT_TRUE(sgemm.simt);
+  EXPECT_FALSE(sgemm.matrix_tag);
+  const NameMath xmma = ReadNameMath("sm80_xmma_gemm_f32f32_tf32f32_f32_nn_n_tilesize128x128x32");
+  EXPECT_EQ(xmma.math, Math::kTf32);
+  EXPECT_FALSE(xmma.simt);
+  EXPECT_TRUE(xmma.matrix_tag);
+  for (const char* name :
+       {"volta_sgemm_128x64_nn", "ampere_sgemm_64x64_tn", "cutlass_80_tensorop_s1688gemm_128x128",
+        "sm80_xmma_gemm_f32f32_tf32f32_f32_nn_n", "ampere_fp16_s16816gemm_fp16_128x128_ldg8",
+        "nvjet_sm90_tst_192x128_64x5_1x2_h_bz_coopB_TNT", "Cijk_Ailk_Bljk_BBS_BH_MT128x128",
+        "void at::native::vectorized_elementwise_kernel<4>", "dgemm_64x64", "fp8_e4m3_gemm", ""}) {
+    const NameMath once = UnpackNameMath(PackNameMath(ReadNameMath(name)));
+    EXPECT_NE(PackNameMath(ReadNameMath(name)), 0) << name;
+    EXPECT_EQ(once.math, MathOfKernelName(name)) << name;
+    for (int m = 0; m < kMathCount; ++m) {
+      const Math math = static_cast<Math>(m);
+      EXPECT_EQ(UsesMatrixUnits(once, math), UsesMatrixUnits(name, math)) << name << " " << m;
+      EXPECT_EQ(MathOfKernel(once, math), MathOfKernel(name, math)) << name << " " << m;
+    }
+    EXPECT_EQ(MathOfKernel(once, std::nullopt), MathOfKernel(name, std::nullopt)) << name;
+  }
+}
+
 // A kernel's math from its name and its op's recorded input type.
 TEST(MathTypeTest, KernelMathFromTheNameAndTheOp) {
   // cuDNN writes f16 for both 16-bit types: the op says which.

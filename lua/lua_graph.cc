@@ -122,7 +122,7 @@ int GraphResources(lua_State* L) {
 int GraphRemove(lua_State* L) {
   MutableGraphOrRaise(L);
   const SelectionUd* s = nullptr;
-  if (luaL_testudata(L, 2, kTaskMt) != nullptr) {
+  if (TestTask(L, 2) != nullptr) {
     const TaskId t = CheckTask(L, 2);
     SelectionUd* one = NewSelection(L, 1);
     one->ids[0] = t.value();

@@ -40,14 +40,15 @@ int RaiseRemoved(lua_State* L, TaskId t) {
 // ---- Task ----------------------------------------------------------------
 
 int TaskEq(lua_State* L) {
-  auto* a = static_cast<TaskUd*>(luaL_testudata(L, 1, kTaskMt));
-  auto* b = static_cast<TaskUd*>(luaL_testudata(L, 2, kTaskMt));
+  const TaskUd* a = TestTask(L, 1);
+  const TaskUd* b = TestTask(L, 2);
   lua_pushboolean(L, a != nullptr && b != nullptr && a->id == b->id);
   return 1;
 }
 
 int TaskToString(lua_State* L) {
-  auto* t = static_cast<TaskUd*>(luaL_checkudata(L, 1, kTaskMt));
+  const TaskUd* t = TestTask(L, 1);
+  if (t == nullptr) luaL_typeerror(L, 1, kTaskMt);
   const Graph* g = State(L).graph();
   if (g == nullptr || t->id >= g->task_count()) {
     lua_pushfstring(L, "task %d", static_cast<int>(t->id));
@@ -142,7 +143,8 @@ const luaL_Reg kTaskMethods[] = {{"next", TaskNext},         {"prev", TaskPrev},
                                  {"is_gpu", TaskIsGpu},      {nullptr, nullptr}};
 
 int TaskIndex(lua_State* L) {
-  auto* ud = static_cast<TaskUd*>(luaL_checkudata(L, 1, kTaskMt));
+  const TaskUd* ud = TestTask(L, 1);
+  if (ud == nullptr) luaL_typeerror(L, 1, kTaskMt);
   const char* k = luaL_checkstring(L, 2);
   lua_pushvalue(L, 2);
   if (lua_rawget(L, lua_upvalueindex(1)) != LUA_TNIL) return 1;  // a method
@@ -236,7 +238,7 @@ absl::Status SetPhase(Graph& g, TaskId t, const char* name) {
 }
 
 int TaskNewIndex(lua_State* L) {
-  luaL_checkudata(L, 1, kTaskMt);
+  if (TestTask(L, 1) == nullptr) luaL_typeerror(L, 1, kTaskMt);
   const char* k = luaL_checkstring(L, 2);
   Graph& g = MutableGraphOrRaise(L);
   const TaskId t = CheckTask(L, 1);
@@ -348,8 +350,19 @@ void PushResource(lua_State* L, ResourceId r) {
   luaL_setmetatable(L, kResourceMt);
 }
 
+TaskUd* TestTask(lua_State* L, int idx) {
+  void* p = lua_touserdata(L, idx);
+  if (p == nullptr || !lua_getmetatable(L, idx)) return nullptr;
+  // The metatable lives in the registry as long as the state: its address
+  // names it (and no script can reach or replace it: LockMetatable).
+  const bool task = lua_topointer(L, -1) == State(L).task_mt;
+  lua_pop(L, 1);
+  return task ? static_cast<TaskUd*>(p) : nullptr;
+}
+
 TaskId CheckTaskAny(lua_State* L, int idx) {
-  auto* ud = static_cast<TaskUd*>(luaL_checkudata(L, idx, kTaskMt));
+  TaskUd* ud = TestTask(L, idx);
+  if (ud == nullptr) luaL_typeerror(L, idx, kTaskMt);
   if (ud->id >= GraphOrRaise(L).task_count()) {
     luaL_error(L, "task %d does not exist in this graph", static_cast<int>(ud->id));
   }
@@ -471,6 +484,9 @@ void NewHandleClass(lua_State* L, const char* mt, const char* what, const luaL_R
 
 void RegisterTask(lua_State* L) {
   NewHandleClass(L, kTaskMt, "tasks", kTaskMethods, TaskIndex, TaskNewIndex, TaskEq, TaskToString);
+  luaL_getmetatable(L, kTaskMt);
+  State(L).task_mt = lua_topointer(L, -1);
+  lua_pop(L, 1);
 }
 
 }  // namespace reverie::lua::internal

@@ -22,7 +22,8 @@ int64_t* Ends(TimelineUd* t) { return t->data + t->tasks; }
 int64_t* Iters(TimelineUd* t) { return t->data + 2 * t->tasks; }
 
 uint32_t TaskIn(lua_State* L, TimelineUd* tl, int idx) {
-  auto* ud = static_cast<TaskUd*>(luaL_checkudata(L, idx, kTaskMt));
+  const TaskUd* ud = TestTask(L, idx);
+  if (ud == nullptr) luaL_typeerror(L, idx, kTaskMt);
   if (ud->id >= tl->tasks) luaL_error(L, "task %d is newer than this timeline", static_cast<int>(ud->id));
   return ud->id;
 }

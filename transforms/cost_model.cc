@@ -225,9 +225,10 @@ class WorkAttribution {
       w.fp32_bytes = ow.fp32_bytes * w.share;
       w.matrix_alignment = ow.matrix_alignment;
       const TaskId named = p.best_compute.valid() ? p.best_compute : t;
-      w.math = hardware::MathOfKernel(g_.name(named), ow.math).value_or(hardware::Math::kFp32);
+      const hardware::NameMath name_math = depgraph::KernelNameMath(g_, named);
+      w.math = hardware::MathOfKernel(name_math, ow.math).value_or(hardware::Math::kFp32);
       const bool op_matrix =
-          ow.kind != WorkKind::kMemory && hardware::UsesMatrixUnits(g_.name(named), w.math);
+          ow.kind != WorkKind::kMemory && hardware::UsesMatrixUnits(name_math, w.math);
       w.matrix = !helper && op_matrix;
       if (helper) {
         w.op_kind = ow.kind;

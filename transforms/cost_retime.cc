@@ -80,9 +80,10 @@ bool HalfOrLower(std::optional<Math> m) {
   return m == Math::kFp16 || m == Math::kBf16 || m == Math::kFp8;
 }
 
-// Whether a kernel's name says its data are already half precision.
-bool NamedHalf(std::string_view name) {
-  if (HalfOrLower(hardware::MathOfKernelName(name))) return true;
+// Whether a kernel's name (`name_math`, its reading) says its data are
+// already half precision.
+bool NamedHalf(const hardware::NameMath& name_math, std::string_view name) {
+  if (HalfOrLower(name_math.math)) return true;
   return name.find("c10::Half") != std::string_view::npos ||
          name.find("BFloat16") != std::string_view::npos ||
          name.find("__half") != std::string_view::npos;
@@ -162,12 +163,13 @@ double ChangedRoofline(const CostModel& m, const KernelWork& w, const RetimeSpec
 }
 
 // New roofline of a kernel without work, placed on its class's curve at r0.
-double UnknownRoofline(const hardware::GpuSpec& origin, std::string_view name, KernelClass cls,
+double UnknownRoofline(const hardware::GpuSpec& origin, const Graph& g, TaskId t, KernelClass cls,
                        double r0, const RetimeSpec& spec, const hardware::GpuSpec& dest) {
   double r = r0 * spec.work_factor;
+  const hardware::NameMath name_math = depgraph::KernelNameMath(g, t);
   if (internal::IsComputeClass(cls)) {
-    const Math math = hardware::MathOfKernelName(name).value_or(Math::kFp32);
-    const bool matrix = hardware::UsesMatrixUnits(name, math);
+    const Math math = name_math.math.value_or(Math::kFp32);
+    const bool matrix = hardware::UsesMatrixUnits(name_math, math);
     Math to = math;
     bool to_matrix = matrix;
     const bool half_already = HalfOrLower(math);
@@ -178,7 +180,7 @@ double UnknownRoofline(const hardware::GpuSpec& origin, std::string_view name, K
     const double p0 = Peak(origin, math, matrix), p1 = Peak(dest, to, to_matrix);
     if (p0 > 0 && p1 > 0) r *= p0 / p1;
   } else {
-    if (spec.dtype && !NamedHalf(name)) r *= MathBytes(*spec.dtype) / 4.0;
+    if (spec.dtype && !NamedHalf(name_math, g.name(t))) r *= MathBytes(*spec.dtype) / 4.0;
     r *= origin.memory_bandwidth_gbs / dest.memory_bandwidth_gbs;
   }
   return r;
@@ -298,9 +300,10 @@ absl::StatusOr<RetimeStats> Retime(Graph& g, const Selection& s, const CostModel
       ++stats.with_work;
     } else {
       r0 = std::max(0.0, (before - c.fixed_ns) / c.slope);
-      r1 = UnknownRoofline(origin, g.name(t), cls, r0, spec, dest);
+      r1 = UnknownRoofline(origin, g, t, cls, r0, spec, dest);
       // As UnknownRoofline reads it: half by its name or its marker stays.
-      convertible = !NamedHalf(g.name(t)) || spec.dtype == Math::kFp8;
+      convertible =
+          !NamedHalf(depgraph::KernelNameMath(g, t), g.name(t)) || spec.dtype == Math::kFp8;
     }
     const double t0 = c.TimeNs(r0), t1 = c.TimeNs(r1);
     // Work from absurd recorded sizes (a hostile trace) can overflow to

@@ -60,10 +60,12 @@ absl::StatusOr<std::unique_ptr<LoadedTrace>> LoadAndSimulateUnchecked(const std:
   out->model.facts = depgraph::DetectFacts(out->trace, out->graph);
   // Predictions share the loaded trace read-only, from several threads at
   // once (whatif/trials.h, the Python module): fill the graph's lazy caches
-  // (adjacency, kernel classes) now, so no const use writes to them later.
+  // (adjacency, kernel classes, names' math) now, so no const use writes to
+  // them later.
   (void)out->graph.adjacency();
   for (uint32_t t = 0; t < out->graph.task_count(); ++t) {
     (void)depgraph::TaskClass(out->graph, depgraph::TaskId(t));
+    (void)depgraph::KernelNameMath(out->graph, depgraph::TaskId(t));
   }
   return out;
 }
