@@ -109,9 +109,10 @@ void PrintCandidates(const whatif::Advice& a, int top) {
 
 void PrintCombined(const whatif::Advice& a) {
   if (a.combined.empty()) return;
-  std::printf("\ncombined (the best candidate, then the one that adds most to it: they "
-              "interact; %d combinations predicted)\n",
-              a.combinations_tried);
+  std::printf(
+      "\ncombined (the first candidate with each other script, then the two best "
+      "pairs with a third: they interact; %d combinations predicted)\n",
+      a.combinations_tried);
   for (const whatif::Combination& c : a.combined) {
     const whatif::TrialResult& r = c.result;
     const std::string what = absl::StrJoin(c.labels, " + ");

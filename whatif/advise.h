@@ -9,10 +9,11 @@
 //   ranked by gain (throughput speedup: the step speedup, times the work a
 //   step does where a script changes it), with its noise band, its
 //   confidence (the script's error on the validation corpus) and what its
-//   model ignores (the script's header);
+//   model ignores (the script's header); where the first two gain within
+//   the noise of their predictions, the one measured pairs back goes first;
 // - the best two and three candidates of different scripts combined, since
-//   optimizations interact: the best candidate, then whichever other
-//   script adds most to it (every pair predicted), then a third likewise;
+//   optimizations interact: the first candidate with every other script's
+//   best (each pair predicted), then the two best pairs each with a third;
 //   a level at which nothing adds says why and ends the search;
 // - settings of one script that predict the same gain are one candidate
 //   (the cheapest setting, naming the others);
@@ -84,12 +85,14 @@ struct Advice {
   std::string trace_path;
   depgraph::TraceFacts facts;
   Diagnosis diagnosis;
-  std::vector<Candidate> candidates;  // ranked by gain, every one
-  // Why the first two's order is not decided (their gains differ by less
-  // than the noise of their predicted steps), or "" (OrderNote).
+  // Ranked by gain, every one; the first two swapped where their gains are
+  // within noise and only the second is backed by measured pairs.
+  std::vector<Candidate> candidates;
+  // Why the first two's order is not decided by gain (they differ by less
+  // than the noise of their predicted steps), or "" (SettleFirstPlace).
   std::string order_note;
-  std::vector<Combination> combined;  // best two, best three (greedy)
-  int combinations_tried = 0;         // trials the greedy search ran
+  std::vector<Combination> combined;  // best two, best three (CombineBest)
+  int combinations_tried = 0;         // trials the search ran
   std::vector<NotApplicable> not_applicable;
   std::vector<NotTried> not_tried;
   int threads = 1;  // how many ran at once
@@ -107,12 +110,15 @@ struct AdviseOptions {
 // that names a script advise did not try).
 absl::StatusOr<Advice> Advise(const LoadedTrace& base, const AdviseOptions& options);
 
-// "" unless the first two of `ranked` gain within the noise of their
-// predicted steps (and the first gains at all): |g1 / g2 - 1| <= 2 sqrt(r1^2 + r2^2), r being a
-// prediction's standard error of the mean step over the mean (the rule
-// `validate` uses for two measured means); then one line saying so, and
-// which of the two the validation corpus backs when only one is.
-std::string OrderNote(const std::vector<Candidate>& ranked);
+// Settles the first place of `ranked` (sorted by gain) and returns the
+// note on it: "" unless the first two gain within the noise of their
+// predicted steps (and the first gains at all): |g1 / g2 - 1| <=
+// 2 sqrt(r1^2 + r2^2), r being a prediction's standard error of the mean
+// step over the mean (the rule `validate` uses for two measured means).
+// Within it, when only the second is backed by measured pairs it moves
+// first (what to try first is the gain evidence backs); the note says the
+// order is open, or why the two were swapped.
+std::string SettleFirstPlace(std::vector<Candidate>* ranked);
 
 // `reverie advise --json` (the first `top` candidates).
 std::string AdviceJson(const Advice& a, int top);

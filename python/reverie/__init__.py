@@ -203,7 +203,9 @@ class Trace:
         """What limits the step and which optimization to try first:
         ``reverie advise --json``. The diagnosis, every candidate (a library
         script with the settings a user would try, predicted as predict
-        would) ranked by gain, the best two and three combined, and what
+        would) ranked by gain (the first two by measured evidence where
+        their gains are within noise: ``order_note`` says so), the best two
+        and three combined, and what
         does not apply with why. ``set``: {"[SCRIPT.]KEY": value} overriding
         the settings tried; ``top``: candidates listed; ``threads``:
         predictions at once (0: $REVERIE_THREADS, else every core; the answer

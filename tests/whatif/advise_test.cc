@@ -7,6 +7,8 @@
 
 #include <memory>
 #include <string>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "gmock/gmock.h"
@@ -156,23 +158,47 @@ std::vector<whatif::Candidate> TwoCandidates(double g1, double g2, int steps, do
   return c;
 }
 
-TEST(AdviseTest, TheFirstTwosOrderIsOpenOnlyWithinTheirNoise) {
+// The first place settled on two candidates; returns the note and the
+// label now first.
+std::pair<std::string, std::string> Settle(std::vector<whatif::Candidate> c) {
+  std::string note = whatif::SettleFirstPlace(&c);
+  return {note, c.empty() ? "" : c[0].label};
+}
+
+TEST(AdviseTest, WithinTheirNoiseTheFirstTwoGoByEvidence) {
   // 3.6% apart; relative standard errors 20/sqrt(6)/100 = 8.2% and 0.4%:
-  // the noise (16.3%) covers the difference.
-  const std::string open = whatif::OrderNote(TwoCandidates(1.551, 1.497, 6, 20));
-  EXPECT_THAT(open, HasSubstr("3.6% apart"));
-  EXPECT_THAT(open, HasSubstr("order is not decided"));
-  EXPECT_THAT(open, HasSubstr("only dataloader.lua num_workers=2 is backed by measured pairs "
-                              "(error -12.9% (D1))"));
-  // Steady steps: the same 3.6% is decided.
-  EXPECT_EQ(whatif::OrderNote(TwoCandidates(1.551, 1.497, 6, 0.5)), "");
+  // the noise (16.3%) covers the difference, and only the second is
+  // backed by a measured pair: it goes first.
+  auto [note, first] = Settle(TwoCandidates(1.551, 1.497, 6, 20));
+  EXPECT_EQ(first, "dataloader.lua num_workers=2");
+  EXPECT_THAT(note, HasSubstr("3.6% apart"));
+  EXPECT_THAT(note, HasSubstr("dataloader.lua num_workers=2 is listed first, as only it is "
+                              "backed by measured pairs (error -12.9% (D1)); cuda_graphs.lua "
+                              "predicts the larger gain"));
+  // Backed first already: it stays, and the order is said to be open.
+  std::vector<whatif::Candidate> backed_first = TwoCandidates(1.551, 1.497, 6, 20);
+  backed_first[0].backing.pairs.push_back({});
+  backed_first[0].confidence = "error +1.0% (F1)";
+  backed_first[1].backing.pairs.clear();
+  std::tie(note, first) = Settle(backed_first);
+  EXPECT_EQ(first, "cuda_graphs.lua");
+  EXPECT_THAT(note, HasSubstr("order is not decided; only cuda_graphs.lua is backed"));
+  // Both backed: open, by gain.
+  backed_first[1].backing.pairs.push_back({});
+  std::tie(note, first) = Settle(backed_first);
+  EXPECT_EQ(first, "cuda_graphs.lua");
+  EXPECT_THAT(note, ::testing::EndsWith("their order is not decided"));
+  // Steady steps: the same 3.6% is decided by gain.
+  EXPECT_EQ(Settle(TwoCandidates(1.551, 1.497, 6, 0.5)),
+            std::make_pair(std::string(), std::string("cuda_graphs.lua")));
   // One step has no noise to judge by; one candidate has no second.
-  EXPECT_EQ(whatif::OrderNote(TwoCandidates(1.551, 1.497, 1, 20)), "");
+  EXPECT_EQ(Settle(TwoCandidates(1.551, 1.497, 1, 20)).first, "");
   std::vector<whatif::Candidate> one = TwoCandidates(1.5, 1.4, 6, 20);
   one.pop_back();
-  EXPECT_EQ(whatif::OrderNote(one), "");
+  EXPECT_EQ(Settle(one), std::make_pair(std::string(), std::string("cuda_graphs.lua")));
   // When even the first slows the step, there is no first try to choose.
-  EXPECT_EQ(whatif::OrderNote(TwoCandidates(0.99, 0.98, 6, 20)), "");
+  EXPECT_EQ(Settle(TwoCandidates(0.99, 0.98, 6, 20)),
+            std::make_pair(std::string(), std::string("cuda_graphs.lua")));
 }
 
 }  // namespace
