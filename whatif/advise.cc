@@ -270,8 +270,9 @@ std::string SettleFirstPlace(std::vector<Candidate>* ranked) {
     return s.counted > 1 && s.mean_ns > 0 ? s.mean_error_ns() / s.mean_ns : -1.0;
   };
   const double ra = relative_error(a.result.predicted), rb = relative_error(b.result.predicted);
-  // Nothing to choose between when even the first gains nothing.
-  if (ra < 0 || rb < 0 || a.gain() <= 1 || b.gain() <= 0) return "";
+  // Nothing to choose between unless both gain: one that slows the step
+  // never goes first.
+  if (ra < 0 || rb < 0 || a.gain() <= 1 || b.gain() <= 1) return "";
   const double apart = a.gain() / b.gain() - 1, noise = 2 * std::sqrt(ra * ra + rb * rb);
   if (apart > noise) return "";
   const std::string within = absl::StrFormat(

@@ -112,7 +112,7 @@ absl::StatusOr<Advice> Advise(const LoadedTrace& base, const AdviseOptions& opti
 
 // Settles the first place of `ranked` (sorted by gain) and returns the
 // note on it: "" unless the first two gain within the noise of their
-// predicted steps (and the first gains at all): |g1 / g2 - 1| <=
+// predicted steps (and both gain): |g1 / g2 - 1| <=
 // 2 sqrt(r1^2 + r2^2), r being a prediction's standard error of the mean
 // step over the mean (the rule `validate` uses for two measured means).
 // Within it, when only the second is backed by measured pairs it moves

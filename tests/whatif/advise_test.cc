@@ -196,8 +196,11 @@ TEST(AdviseTest, WithinTheirNoiseTheFirstTwoGoByEvidence) {
   std::vector<whatif::Candidate> one = TwoCandidates(1.5, 1.4, 6, 20);
   one.pop_back();
   EXPECT_EQ(Settle(one), std::make_pair(std::string(), std::string("cuda_graphs.lua")));
-  // When even the first slows the step, there is no first try to choose.
+  // When even the first slows the step, there is no first try to choose;
+  // a backed second that slows the step never goes first.
   EXPECT_EQ(Settle(TwoCandidates(0.99, 0.98, 6, 20)),
+            std::make_pair(std::string(), std::string("cuda_graphs.lua")));
+  EXPECT_EQ(Settle(TwoCandidates(1.05, 0.99, 6, 20)),
             std::make_pair(std::string(), std::string("cuda_graphs.lua")));
 }
 
