@@ -261,7 +261,8 @@ std::vector<Combination> CombineBest(const LoadedTrace& base, const std::vector<
 
 }  // namespace
 
-std::string SettleFirstPlace(std::vector<Candidate>* ranked) {
+std::string SettleFirstPlace(std::vector<Candidate>* ranked, bool* swapped) {
+  *swapped = false;
   if (ranked->size() < 2) return "";
   Candidate& a = (*ranked)[0];
   Candidate& b = (*ranked)[1];
@@ -285,6 +286,7 @@ std::string SettleFirstPlace(std::vector<Candidate>* ranked) {
     // What to try first, between two the predictions cannot tell apart, is
     // the one measured pairs back.
     std::swap(a, b);
+    *swapped = true;
     return absl::StrCat(within, ": ", a.label, " is listed first, as only it is backed by ",
                         "measured pairs (", a.confidence, "); ", b.label,
                         " predicts the larger gain");
@@ -349,7 +351,7 @@ absl::StatusOr<Advice> Advise(const LoadedTrace& base, const AdviseOptions& opti
   a.candidates = FoldSameGain(std::move(a.candidates));
   std::stable_sort(a.candidates.begin(), a.candidates.end(),
                    [](const Candidate& x, const Candidate& y) { return x.gain() > y.gain(); });
-  a.order_note = SettleFirstPlace(&a.candidates);
+  a.order_note = SettleFirstPlace(&a.candidates, &a.first_by_evidence);
   a.combined = CombineBest(base, a.candidates, options, &a.combinations_tried);
   for (const std::string& name : LibraryScriptNames(options.spec.script_dirs)) {
     if (!IsCandidateScript(name)) a.not_tried.push_back({name, WhyNotTried(name)});

@@ -91,6 +91,9 @@ struct Advice {
   // Why the first two's order is not decided by gain (they differ by less
   // than the noise of their predicted steps), or "" (SettleFirstPlace).
   std::string order_note;
+  // The first two were swapped: the first is backed by measured pairs, the
+  // second predicts the larger gain (order_note says so).
+  bool first_by_evidence = false;
   std::vector<Combination> combined;  // best two, best three (CombineBest)
   int combinations_tried = 0;         // trials the search ran
   std::vector<NotApplicable> not_applicable;
@@ -117,8 +120,8 @@ absl::StatusOr<Advice> Advise(const LoadedTrace& base, const AdviseOptions& opti
 // step over the mean (the rule `validate` uses for two measured means).
 // Within it, when only the second is backed by measured pairs it moves
 // first (what to try first is the gain evidence backs); the note says the
-// order is open, or why the two were swapped.
-std::string SettleFirstPlace(std::vector<Candidate>* ranked);
+// order is open, or why the two were swapped (then `*swapped` is true).
+std::string SettleFirstPlace(std::vector<Candidate>* ranked, bool* swapped);
 
 // `reverie advise --json` (the first `top` candidates).
 std::string AdviceJson(const Advice& a, int top);

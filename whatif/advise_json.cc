@@ -79,6 +79,7 @@ std::string AdviceJson(const Advice& a, int top) {
   for (size_t i = 0; i < shown; ++i) WriteCandidate(w, a.candidates[i], static_cast<int>(i + 1));
   w.EndArray();
   w.Field("order_note", a.order_note);
+  w.Field("first_by_evidence", a.first_by_evidence);
   w.Key("combined").BeginArray();
   for (const Combination& c : a.combined) {
     w.BeginObject();

@@ -204,7 +204,8 @@ class Trace:
         ``reverie advise --json``. The diagnosis, every candidate (a library
         script with the settings a user would try, predicted as predict
         would) ranked by gain (the first two by measured evidence where
-        their gains are within noise: ``order_note`` says so), the best two
+        their gains are within noise: ``first_by_evidence`` is then true and
+        ``order_note`` says why), the best two
         and three combined, and what
         does not apply with why. ``set``: {"[SCRIPT.]KEY": value} overriding
         the settings tried; ``top``: candidates listed; ``threads``:

@@ -43,7 +43,7 @@ inline void CheckRankedAndApplied(const whatif::Advice& a) {
     EXPECT_GT(c.result.predicted.mean_ns, 0) << c.label;
     EXPECT_FALSE(c.confidence.empty()) << c.label;
     // The first two may be swapped, and the note then says why.
-    const bool swapped = i == 1 && a.order_note.find("is listed first") != std::string::npos;
+    const bool swapped = i == 1 && a.first_by_evidence;
     if (i > 0 && !swapped) {
       EXPECT_GE(a.candidates[i - 1].gain(), c.gain()) << "rank " << i + 1;
     }
@@ -104,9 +104,10 @@ inline void CheckJsonSchema(const whatif::Advice& a) {
   simdjson::dom::element doc;
   ASSERT_EQ(parser.parse(text).get(doc), simdjson::SUCCESS) << text.substr(0, 400);
   using V = std::vector<std::string>;
-  EXPECT_EQ(Keys(doc), (V{"trace", "facts", "diagnosis", "baseline_us", "baseline_noise",
-                          "candidates_total", "candidates", "order_note", "combined",
-                          "combinations_tried", "not_applicable", "not_tried", "threads"}));
+  EXPECT_EQ(Keys(doc),
+            (V{"trace", "facts", "diagnosis", "baseline_us", "baseline_noise", "candidates_total",
+               "candidates", "order_note", "first_by_evidence", "combined", "combinations_tried",
+               "not_applicable", "not_tried", "threads"}));
   EXPECT_EQ(Keys(doc["diagnosis"]), (V{"bound", "side", "gpu_busy_pct", "cpu_busy_pct",
                                        "unexplained_pct", "step", "limits", "lines", "warning"}));
   const V trial{"outcome", "reason", "baseline_us", "predicted_us", "speedup", "work_per_step",

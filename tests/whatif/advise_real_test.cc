@@ -80,6 +80,7 @@ TEST(AdviseRealTest, ResnetSampleRanksDataLoadingAheadOfFasterKernels) {
   EXPECT_EQ(a.candidates[loader].same_gain.size(), 2u);
   EXPECT_EQ(a.candidates[1].script, "cuda_graphs.lua");
   EXPECT_GT(a.candidates[1].gain(), a.candidates[0].gain());
+  EXPECT_TRUE(a.first_by_evidence);
   EXPECT_THAT(a.order_note, HasSubstr("dataloader.lua num_workers=2 is listed first, as only "
                                       "it is backed by measured pairs"));
   // A combination uses the loader once the CPU is what bounds the step;

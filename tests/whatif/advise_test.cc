@@ -159,10 +159,15 @@ std::vector<whatif::Candidate> TwoCandidates(double g1, double g2, int steps, do
 }
 
 // The first place settled on two candidates; returns the note and the
-// label now first.
+// label now first (and checks the swap is said exactly when it happened).
 std::pair<std::string, std::string> Settle(std::vector<whatif::Candidate> c) {
-  std::string note = whatif::SettleFirstPlace(&c);
-  return {note, c.empty() ? "" : c[0].label};
+  const std::string was = c.empty() ? "" : c[0].label;
+  bool swapped = true;
+  std::string note = whatif::SettleFirstPlace(&c, &swapped);
+  const std::string first = c.empty() ? "" : c[0].label;
+  EXPECT_EQ(swapped, first != was);
+  EXPECT_EQ(swapped, note.find("is listed first") != std::string::npos);
+  return {note, first};
 }
 
 TEST(AdviseTest, WithinTheirNoiseTheFirstTwoGoByEvidence) {
