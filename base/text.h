@@ -25,11 +25,18 @@ inline std::string Ellipsize(std::string_view s, size_t max) {
 
 // `s` when it has at most `max` bytes, else its first and last parts with
 // " ... (N bytes) ... " between them, about `max` bytes in all. Never
-// splits a UTF-8 sequence.
+// splits a UTF-8 sequence (text that is not UTF-8 is cut where it falls).
 inline std::string Abbreviate(std::string_view s, size_t max) {
   if (s.size() <= max) return std::string(s);
   auto back_to_char = [&](size_t i) {
-    while (i > 0 && i < s.size() && (static_cast<unsigned char>(s[i]) & 0xC0) == 0x80) --i;
+    // At most 3 steps: a UTF-8 character has at most 3 continuation bytes,
+    // and a longer run of them (a script's string of 0x80 bytes) is not
+    // UTF-8; walking it back whole kept the entire text.
+    for (int k = 0; k < 3 && i > 0 && i < s.size() &&
+                    (static_cast<unsigned char>(s[i]) & 0xC0) == 0x80;
+         ++k) {
+      --i;
+    }
     return i;
   };
   const size_t head = back_to_char(max * 2 / 3);

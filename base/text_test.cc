@@ -30,5 +30,15 @@ TEST(AbbreviateTest, NeverSplitsAUtf8Character) {
   EXPECT_NE(static_cast<unsigned char>(cut[0]), 0xa9);
 }
 
+// Bytes that are not UTF-8 (a run of continuation bytes) are cut where they
+// fall: the result stays about `max` bytes (fuzz_lua_script: a refusal of
+// 1 MiB of 0x80 bytes printed all of it).
+TEST(AbbreviateTest, TextThatIsNotUtf8IsStillCut) {
+  const std::string s(1 << 20, '\x80');
+  const std::string cut = Abbreviate(s, 300);
+  EXPECT_LT(cut.size(), 360u);
+  EXPECT_NE(cut.find("bytes) ..."), std::string::npos);
+}
+
 }  // namespace
 }  // namespace reverie
