@@ -142,6 +142,14 @@ const luaL_Reg kTaskMethods[] = {{"next", TaskNext},         {"prev", TaskPrev},
                                  {"launcher", TaskLauncher}, {"launched", TaskLaunched},
                                  {"is_gpu", TaskIsGpu},      {nullptr, nullptr}};
 
+// The task `ud` names in `g` (a handle's id must be one of g's tasks).
+TaskId InGraph(lua_State* L, const Graph& g, const TaskUd& ud) {
+  if (ud.id >= g.task_count()) {
+    luaL_error(L, "task %d does not exist in this graph", static_cast<int>(ud.id));
+  }
+  return TaskId(ud.id);
+}
+
 int TaskIndex(lua_State* L) {
   const TaskUd* ud = TestTask(L, 1);
   if (ud == nullptr) luaL_typeerror(L, 1, kTaskMt);
@@ -154,7 +162,7 @@ int TaskIndex(lua_State* L) {
     return 1;
   }
   const Graph& g = GraphOrRaise(L);
-  const TaskId t = CheckTaskAny(L, 1);
+  const TaskId t = InGraph(L, g, *ud);
   if (std::strcmp(k, "removed") == 0) {
     lua_pushboolean(L, g.removed(t));
     return 1;
@@ -238,10 +246,12 @@ absl::Status SetPhase(Graph& g, TaskId t, const char* name) {
 }
 
 int TaskNewIndex(lua_State* L) {
-  if (TestTask(L, 1) == nullptr) luaL_typeerror(L, 1, kTaskMt);
+  const TaskUd* ud = TestTask(L, 1);
+  if (ud == nullptr) luaL_typeerror(L, 1, kTaskMt);
   const char* k = luaL_checkstring(L, 2);
   Graph& g = MutableGraphOrRaise(L);
-  const TaskId t = CheckTask(L, 1);
+  const TaskId t = InGraph(L, g, *ud);
+  if (g.removed(t)) return RaiseRemoved(L, t);
   if (std::strcmp(k, "duration_ns") == 0) {
     RaiseIfError(L, transforms::SetTaskDuration(g, t, CheckNs(L, 3)));
   } else if (std::strcmp(k, "gap_ns") == 0) {
@@ -361,12 +371,9 @@ TaskUd* TestTask(lua_State* L, int idx) {
 }
 
 TaskId CheckTaskAny(lua_State* L, int idx) {
-  TaskUd* ud = TestTask(L, idx);
+  const TaskUd* ud = TestTask(L, idx);
   if (ud == nullptr) luaL_typeerror(L, idx, kTaskMt);
-  if (ud->id >= GraphOrRaise(L).task_count()) {
-    luaL_error(L, "task %d does not exist in this graph", static_cast<int>(ud->id));
-  }
-  return TaskId(ud->id);
+  return InGraph(L, GraphOrRaise(L), *ud);
 }
 
 TaskId CheckTask(lua_State* L, int idx) {
