@@ -92,8 +92,10 @@ std::optional<Math> MathOfType(std::string_view t) {
   return std::nullopt;
 }
 
-std::optional<Math> MathOfKernelName(std::string_view name) {
-  const std::string n = text::Lower(name);
+namespace {
+
+// MathOfKernelName, given the name lower-cased (`n`) too.
+std::optional<Math> MathOfNames(std::string_view name, std::string_view n) {
   // An element type named outright decides, before the tensor-core shape
   // tags that several types share.
   if (HasAny(n, {"fp8", "e4m3", "e5m2", "f8f8", "float8", "f8f6f4"})) return Math::kFp8;
@@ -114,6 +116,12 @@ std::optional<Math> MathOfKernelName(std::string_view name) {
   return std::nullopt;
 }
 
+}  // namespace
+
+std::optional<Math> MathOfKernelName(std::string_view name) {
+  return MathOfNames(name, text::Lower(name));
+}
+
 bool UsesMatrixUnits(std::string_view kernel_name, Math math) {
   return UsesMatrixUnits(ReadNameMath(kernel_name), math);
 }
@@ -124,7 +132,7 @@ std::optional<Math> MathOfKernel(std::string_view name, std::optional<Math> op) 
 
 NameMath ReadNameMath(std::string_view kernel_name) {
   const std::string n = text::Lower(kernel_name);
-  NameMath out{.math = MathOfKernelName(kernel_name)};
+  NameMath out{.math = MathOfNames(kernel_name, n)};
   out.simt = HasAny(n, {"sgemm", "simt", "dgemm"}) && !HasAny(n, {"tensorop", "tf32"});
   out.matrix_tag = HasAny(n, {"tensorop", "xmma", "gmma", "hmma", "wmma", "mma_", "nvjet", "s1688",
                               "s16816", "h884", "h1688", "h16816", "i8816", "mfma"});
