@@ -81,6 +81,11 @@ struct StepStats {
   }
 };
 
+// The noise between two means with standard errors `a` and `b` (in one
+// unit): twice their errors combined. Means closer than this cannot be
+// told apart (validate's verdict, advise's first place).
+inline double TwoMeansNoise(double a, double b) { return 2 * std::sqrt(a * a + b * b); }
+
 // Per-task times under which to read steps or splits: indexed by TaskId
 // value; kNotMeasured for a task to skip.
 struct TaskTimes {

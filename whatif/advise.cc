@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "depgraph/step_time.h"
 #include "whatif/candidates.h"
 #include "whatif/script_catalog.h"
 #include "whatif/validation_corpus.h"
@@ -274,7 +275,7 @@ std::string SettleFirstPlace(std::vector<Candidate>* ranked, bool* swapped) {
   // Nothing to choose between unless both gain: one that slows the step
   // never goes first.
   if (ra < 0 || rb < 0 || a.gain() <= 1 || b.gain() <= 1) return "";
-  const double apart = a.gain() / b.gain() - 1, noise = 2 * std::sqrt(ra * ra + rb * rb);
+  const double apart = a.gain() / b.gain() - 1, noise = depgraph::TwoMeansNoise(ra, rb);
   if (apart > noise) return "";
   const std::string within = absl::StrFormat(
       "#1 and #2 gain %.1f%% apart, within the noise of their predicted steps (%.1f%%)",

@@ -65,7 +65,7 @@ std::string Verdict(const depgraph::StepStats& before, const depgraph::StepStats
   const double eb = before.mean_error_ns(), ea = after.mean_error_ns();
   const double effect = after.mean_ns - before.mean_ns;
   if (before.counted > 1 && after.counted > 1 &&
-      std::fabs(effect) <= 2 * std::sqrt(eb * eb + ea * ea)) {
+      std::fabs(effect) <= depgraph::TwoMeansNoise(eb, ea)) {
     return "cannot decide: the measured effect is within the noise of the two means";
   }
   if (after.counted < 2) {
