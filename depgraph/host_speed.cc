@@ -2,21 +2,66 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
-#include "absl/container/flat_hash_map.h"
 #include "base/median.h"
 #include "depgraph/runtime_api.h"
 
 namespace reverie::depgraph {
 namespace {
 
-using Durations = absl::flat_hash_map<std::string, std::vector<int64_t>>;
+// Ordered maps: the combined ratio does not depend on hash order.
+template <typename Key>
+using Durations = std::map<Key, std::vector<int64_t>>;
 
-Durations LaunchDurations(const Graph& g) {
-  Durations by_api;
+// The weighted geometric mean of AFTER's median over BEFORE's, each key
+// compared with itself, weighted by the smaller count; keys with fewer
+// than `min_count` in either run are skipped.
+template <typename Key>
+struct MedianRatio {
+  double ratio = 0;
+  Key most{};  // the key with the largest smaller count
+  double before_median_ns = 0;
+  double after_median_ns = 0;
+  int64_t before_count = 0;
+  int64_t after_count = 0;
+};
+
+template <typename Key>
+MedianRatio<Key> CompareMedians(Durations<Key>& b, Durations<Key>& a, int64_t min_count) {
+  MedianRatio<Key> r;
+  double log_sum = 0, weight_sum = 0;
+  int64_t most = 0;
+  for (auto& [key, bd] : b) {
+    auto it = a.find(key);
+    if (it == a.end()) continue;
+    std::vector<int64_t>& ad = it->second;
+    const auto nb = static_cast<int64_t>(bd.size()), na = static_cast<int64_t>(ad.size());
+    if (nb < min_count || na < min_count) continue;
+    const double mb = MedianInPlace(bd), ma = MedianInPlace(ad);
+    if (!(mb > 0) || !(ma > 0)) continue;
+    const double w = static_cast<double>(std::min(nb, na));
+    log_sum += w * std::log(ma / mb);
+    weight_sum += w;
+    r.before_count += nb;
+    r.after_count += na;
+    if (std::min(nb, na) > most) {
+      most = std::min(nb, na);
+      r.most = key;
+      r.before_median_ns = mb;
+      r.after_median_ns = ma;
+    }
+  }
+  if (weight_sum > 0) r.ratio = std::exp(log_sum / weight_sum);
+  return r;
+}
+
+Durations<std::string> LaunchDurations(const Graph& g) {
+  Durations<std::string> by_api;
   for (uint32_t i = 0; i < g.task_count(); ++i) {
     const TaskId t(i);
     if (g.removed(t) || g.kind(t) != TaskKind::kCpuApi || !IsKernelLaunchApi(g.name(t))) continue;
@@ -25,40 +70,46 @@ Durations LaunchDurations(const Graph& g) {
   return by_api;
 }
 
+using CopyKey = std::pair<std::string, int64_t>;  // name, bytes
+
+Durations<CopyKey> PageableCopyDurations(const Graph& g) {
+  Durations<CopyKey> by_copy;
+  for (uint32_t i = 0; i < g.task_count(); ++i) {
+    const TaskId t(i);
+    if (g.removed(t) || g.kind(t) != TaskKind::kMemcpy || !IsPageableCopy(g.name(t))) continue;
+    by_copy[{std::string(g.name(t)), g.bytes(t)}].push_back(g.duration_ns(t));
+  }
+  return by_copy;
+}
+
 }  // namespace
 
+bool IsPageableCopy(std::string_view name) {
+  return name.find("Pageable") != std::string_view::npos;
+}
+
 HostSpeed CompareHostSpeed(const Graph& before, const Graph& after) {
-  Durations b = LaunchDurations(before);
-  Durations a = LaunchDurations(after);
   HostSpeed h;
-  double log_sum = 0, weight_sum = 0;
-  int64_t most = 0;
-  // Sorted names: the combined ratio does not depend on hash order.
-  std::vector<std::string> apis;
-  for (const auto& [api, unused] : b) apis.push_back(api);
-  std::sort(apis.begin(), apis.end());
-  for (const std::string& api : apis) {
-    auto it = a.find(api);
-    std::vector<int64_t>& bd = b[api];
-    if (it == a.end()) continue;
-    std::vector<int64_t>& ad = it->second;
-    const auto nb = static_cast<int64_t>(bd.size()), na = static_cast<int64_t>(ad.size());
-    if (nb < kMinLaunchesCompared || na < kMinLaunchesCompared) continue;
-    const double mb = MedianInPlace(bd), ma = MedianInPlace(ad);
-    if (!(mb > 0) || !(ma > 0)) continue;
-    const double w = static_cast<double>(std::min(nb, na));
-    log_sum += w * std::log(ma / mb);
-    weight_sum += w;
-    h.before_calls += nb;
-    h.after_calls += na;
-    if (std::min(nb, na) > most) {
-      most = std::min(nb, na);
-      h.api = api;
-      h.before_median_ns = mb;
-      h.after_median_ns = ma;
-    }
+  {
+    Durations<std::string> b = LaunchDurations(before), a = LaunchDurations(after);
+    const MedianRatio<std::string> r = CompareMedians(b, a, kMinLaunchesCompared);
+    h.ratio = r.ratio;
+    h.api = r.most;
+    h.before_median_ns = r.before_median_ns;
+    h.after_median_ns = r.after_median_ns;
+    h.before_calls = r.before_count;
+    h.after_calls = r.after_count;
   }
-  if (weight_sum > 0) h.ratio = std::exp(log_sum / weight_sum);
+  Durations<CopyKey> b = PageableCopyDurations(before), a = PageableCopyDurations(after);
+  const MedianRatio<CopyKey> r = CompareMedians(b, a, kMinCopiesCompared);
+  CopySpeed& c = h.pageable_copies;
+  c.ratio = r.ratio;
+  c.name = r.most.first;
+  c.bytes = r.most.second;
+  c.before_median_ns = r.before_median_ns;
+  c.after_median_ns = r.after_median_ns;
+  c.before_copies = r.before_count;
+  c.after_copies = r.after_count;
   return h;
 }
 

@@ -14,11 +14,20 @@
 // Each launch API (cudaLaunchKernel, cuLaunchKernel, hipLaunchKernel, ...)
 // is compared with itself; the ratios are combined as a geometric mean
 // weighted by the smaller of the two call counts.
+//
+// Copies to or from pageable memory are host work too, though they run on
+// a copy engine: the driver stages them through a pinned buffer, a host
+// memcpy and a DMA chunk by chunk, so their speed is the host memory's.
+// They are compared the same way, copies of one name and size with
+// themselves (GPUPuzzlers' S1: the same 4 MiB pageable host-to-device
+// copies took 457 us a copy in one process and 823 us in the other, with
+// nothing else running on the GPU).
 #ifndef REVERIE_DEPGRAPH_HOST_SPEED_H_
 #define REVERIE_DEPGRAPH_HOST_SPEED_H_
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 #include "depgraph/graph.h"
 
@@ -26,6 +35,22 @@ namespace reverie::depgraph {
 
 // Fewer launches of one API than this in either run: too few for a median.
 inline constexpr int64_t kMinLaunchesCompared = 20;
+// Fewer pageable copies of one name and size than this in either run.
+inline constexpr int64_t kMinCopiesCompared = 10;
+
+// AFTER's pageable copies' time over BEFORE's.
+struct CopySpeed {
+  double ratio = 0;  // 0: no copy group reached kMinCopiesCompared in both
+  // The group compared with the most copies, and its medians.
+  std::string name;
+  int64_t bytes = 0;
+  double before_median_ns = 0;
+  double after_median_ns = 0;
+  // Copies compared, over all groups.
+  int64_t before_copies = 0;
+  int64_t after_copies = 0;
+  bool known() const { return ratio > 0; }
+};
 
 struct HostSpeed {
   // AFTER's launch time over BEFORE's (above 1: AFTER's host was slower);
@@ -39,10 +64,16 @@ struct HostSpeed {
   // Launch calls compared, over all launch APIs.
   int64_t before_calls = 0;
   int64_t after_calls = 0;
+  CopySpeed pageable_copies;
   bool known() const { return ratio > 0; }
 };
 
-// Reads measured durations of kCpuApi tasks (removed tasks excluded).
+// A copy into or out of pageable host memory, by its name ("Memcpy HtoD
+// (Pageable -> Device)", Kineto's and the collector's naming).
+bool IsPageableCopy(std::string_view name);
+
+// Reads measured durations of kCpuApi and kMemcpy tasks (removed tasks
+// excluded).
 HostSpeed CompareHostSpeed(const Graph& before, const Graph& after);
 
 }  // namespace reverie::depgraph

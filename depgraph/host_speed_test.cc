@@ -77,6 +77,57 @@ TEST(HostSpeedTest, EvenCountsTakeTheMeanOfTheMiddleTwo) {
   EXPECT_NEAR(CompareHostSpeed(before, after).ratio, 2.0, 1e-12);
 }
 
+// One copy engine running `n` copies named `name` of `bytes` each.
+void AddCopies(Graph* g, std::string_view name, int64_t bytes, int64_t duration_ns, int n) {
+  const ResourceId r = g->AddResource({ResourceKind::kGpuStream, 0, 7, 0, "stream 7", true});
+  for (int i = 0; i < n; ++i) {
+    g->AppendTask({.kind = TaskKind::kMemcpy,
+                   .name = name,
+                   .resource = r,
+                   .duration_ns = duration_ns,
+                   .bytes = bytes});
+  }
+}
+
+TEST(HostSpeedTest, PageableCopiesAreComparedByNameAndSize) {
+  Graph before, after;
+  constexpr char kHtoD[] = "Memcpy HtoD (Pageable -> Device)";
+  AddCopies(&before, kHtoD, 4 << 20, 400, 30);
+  AddCopies(&after, kHtoD, 4 << 20, 800, 40);  // 2x, weight 30
+  AddCopies(&before, kHtoD, 1 << 20, 100, 10);
+  AddCopies(&after, kHtoD, 1 << 20, 50, 10);  // 0.5x, weight 10
+  // Another size in one run only, pinned copies and too few copies: not compared.
+  AddCopies(&after, kHtoD, 2 << 20, 9000, 50);
+  AddCopies(&before, "Memcpy DtoH (Device -> Pinned)", 4 << 20, 100, 50);
+  AddCopies(&after, "Memcpy DtoH (Device -> Pinned)", 4 << 20, 900, 50);
+  AddCopies(&before, "Memcpy DtoH (Device -> Pageable)", 4 << 20, 100, kMinCopiesCompared - 1);
+  AddCopies(&after, "Memcpy DtoH (Device -> Pageable)", 4 << 20, 900, 50);
+  const HostSpeed h = CompareHostSpeed(before, after);
+  EXPECT_FALSE(h.known());  // no launches
+  const CopySpeed& c = h.pageable_copies;
+  ASSERT_TRUE(c.known());
+  EXPECT_NEAR(c.ratio, std::exp((30 * std::log(2.0) + 10 * std::log(0.5)) / 40), 1e-12);
+  EXPECT_EQ(c.name, kHtoD);
+  EXPECT_EQ(c.bytes, 4 << 20);
+  EXPECT_EQ(c.before_median_ns, 400);
+  EXPECT_EQ(c.after_median_ns, 800);
+  EXPECT_EQ(c.before_copies, 40);
+  EXPECT_EQ(c.after_copies, 50);
+}
+
+TEST(HostSpeedTest, NoPageableCopiesGiveNoCopyAnswer) {
+  Graph before, after;
+  AddCalls(&before, "cudaLaunchKernel", Repeat(1000, 30));
+  AddCalls(&after, "cudaLaunchKernel", Repeat(1000, 30));
+  AddCopies(&before, "Memcpy HtoD (Pinned -> Device)", 1 << 20, 100, 50);
+  AddCopies(&after, "Memcpy HtoD (Pinned -> Device)", 1 << 20, 300, 50);
+  const HostSpeed h = CompareHostSpeed(before, after);
+  EXPECT_TRUE(h.known());
+  EXPECT_FALSE(h.pageable_copies.known());
+  EXPECT_TRUE(IsPageableCopy("Memcpy DtoH (Device -> Pageable)"));
+  EXPECT_FALSE(IsPageableCopy("Memcpy DtoD (Device -> Device)"));
+}
+
 TEST(HostSpeedTest, LaunchApisByName) {
   for (const char* api : {"cudaLaunchKernel", "cudaLaunchKernelExC", "cuLaunchKernel",
                           "hipExtLaunchKernel", "cudaLaunchCooperativeKernel"}) {

@@ -11,6 +11,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "base/checked_math.h"
 #include "base/json_writer.h"
 #include "base/status_macros.h"
@@ -154,27 +155,45 @@ std::string SameProgramText(const Validation& v) {
       v.op_overlap * 100);
 }
 
+// Within 5%: the two processes' launch medians on the same program
+// (N2, N3 of docs/ACCURACY.md) differ by 1-14%, so smaller is read as the same.
+std::string SpeedWords(double r, std::string_view what) {
+  if (std::fabs(r - 1) < 0.05) return ": about the same host speed";
+  return absl::StrFormat(": its %s ran %s, which nothing in BEFORE shows", what,
+                         r < 1 ? "faster" : "slower");
+}
+
 std::string HostSpeedText(const Validation& v) {
-  if (!v.host.known()) return "";
-  const double r = v.host.ratio;
-  std::string out = absl::StrFormat(
-      "host: AFTER's kernel launches took %.2fx as long as BEFORE's (%s median %.1f us against "
-      "%.1f us)",
-      r, v.host.api, v.host.after_median_ns / 1e3, v.host.before_median_ns / 1e3);
-  // Within 5%: the two processes' launch medians on the same program
-  // (N2, N3 of docs/ACCURACY.md) differ by 1-14%, so smaller is read as the same.
-  if (std::fabs(r - 1) < 0.05) {
-    absl::StrAppend(&out, ": about the same host speed");
-  } else {
-    absl::StrAppend(&out, ": its CPU ran ", r < 1 ? "faster" : "slower",
-                    ", which nothing in BEFORE shows");
+  const depgraph::HostSpeed& h = v.host;
+  const depgraph::CopySpeed& c = h.pageable_copies;
+  if (!h.known() && !c.known()) return "";
+  std::string out;
+  std::vector<std::string> scaled;
+  if (h.known()) {
+    out = absl::StrFormat(
+        "host: AFTER's kernel launches took %.2fx as long as BEFORE's (%s median %.1f us against "
+        "%.1f us)%s\n",
+        h.ratio, h.api, h.after_median_ns / 1e3, h.before_median_ns / 1e3,
+        SpeedWords(h.ratio, "CPU"));
+    scaled.push_back(absl::StrFormat("every CPU task scaled by %.2f", h.ratio));
+  }
+  if (c.known()) {
+    absl::StrAppend(
+        &out, absl::StrFormat("host: AFTER's pageable copies took %.2fx as long as BEFORE's (%s of "
+                              "%.2f MiB, median %.1f us against %.1f us)%s\n",
+                              c.ratio, c.name, static_cast<double>(c.bytes) / (1 << 20),
+                              c.after_median_ns / 1e3, c.before_median_ns / 1e3,
+                              SpeedWords(c.ratio, "host memory")));
+    scaled.push_back(absl::StrFormat("every pageable copy scaled by %.2f", c.ratio));
   }
   if (v.at_after_host_us > 0) {
-    absl::StrAppend(&out, absl::StrFormat("; with every CPU task scaled by %.2f the prediction "
-                                          "would be %.1f us (error %+.1f%%)",
-                                          r, v.at_after_host_us, v.at_after_host_error_pct));
+    out.pop_back();
+    absl::StrAppend(&out,
+                    absl::StrFormat("; with %s the prediction would be %.1f us (error %+.1f%%)\n",
+                                    absl::StrJoin(scaled, " and "), v.at_after_host_us,
+                                    v.at_after_host_error_pct));
   }
-  return out + "\n";
+  return out;
 }
 
 }  // namespace
@@ -272,12 +291,22 @@ std::string ValidationJson(const Validation& v, const std::string& before,
     w.EndArray();
   };
   if (v.op_overlap >= 0) w.Field("op_overlap", v.op_overlap);
-  if (v.host.known()) {
+  if (v.host.known() || v.host.pageable_copies.known()) {
     w.Key("host").BeginObject();
-    w.Field("launch_time_ratio", v.host.ratio).Field("launch_api", v.host.api);
-    w.Field("before_median_us", v.host.before_median_ns / 1e3);
-    w.Field("after_median_us", v.host.after_median_ns / 1e3);
-    w.Field("before_launches", v.host.before_calls).Field("after_launches", v.host.after_calls);
+    if (v.host.known()) {
+      w.Field("launch_time_ratio", v.host.ratio).Field("launch_api", v.host.api);
+      w.Field("before_median_us", v.host.before_median_ns / 1e3);
+      w.Field("after_median_us", v.host.after_median_ns / 1e3);
+      w.Field("before_launches", v.host.before_calls).Field("after_launches", v.host.after_calls);
+    }
+    if (const depgraph::CopySpeed& c = v.host.pageable_copies; c.known()) {
+      w.Key("pageable_copies").BeginObject();
+      w.Field("time_ratio", c.ratio).Field("name", c.name).Field("bytes", c.bytes);
+      w.Field("before_median_us", c.before_median_ns / 1e3);
+      w.Field("after_median_us", c.after_median_ns / 1e3);
+      w.Field("before_copies", c.before_copies).Field("after_copies", c.after_copies);
+      w.EndObject();
+    }
     if (v.at_after_host_us > 0) {
       w.Field("predicted_at_after_host_us", v.at_after_host_us);
       w.Field("error_at_after_host_pct", v.at_after_host_error_pct);
@@ -311,22 +340,31 @@ double GpuPeakMiB(const depgraph::Graph& g, std::span<const int64_t> start, std:
 }
 
 // The prediction with every CPU task's duration and gap scaled by the
-// hosts' launch-time ratio, simulated as Predict did (0 when it cannot be:
-// a script chose its own schedule, which is not kept past the scripts).
-double StepAtAfterHost(const LoadedTrace& before, const Prediction& p, double ratio) {
+// hosts' launch-time ratio and every pageable copy by their copy-time
+// ratio (1 where one is not known), simulated as Predict did (0 when it
+// cannot be: a script chose its own schedule, which is not kept past the
+// scripts).
+double StepAtAfterHost(const LoadedTrace& before, const Prediction& p,
+                       const depgraph::HostSpeed& h) {
   if (p.schedule_kind != transforms::ScheduleChoice::Kind::kEarliestReady) return 0;
+  const double cpu = h.known() ? h.ratio : 1;
+  const double copies = h.pageable_copies.known() ? h.pageable_copies.ratio : 1;
   depgraph::Graph g = p.graph;
   // Capped like every duration a trace may hold (base/checked_math.h): two
-  // hostile traces' launch medians can be any ratio apart.
-  auto scaled = [ratio](int64_t ns) {
+  // hostile traces' medians can be any ratio apart.
+  auto scaled = [](int64_t ns, double ratio) {
     const double x = static_cast<double>(ns) * ratio;
     return x >= static_cast<double>(kMaxDurationNs) ? kMaxDurationNs : std::llround(x);
   };
   for (uint32_t i = 0; i < g.task_count(); ++i) {
     const TaskId t(i);
-    if (g.removed(t) || !depgraph::IsCpuKind(g.kind(t))) continue;
-    g.set_duration_ns(t, scaled(g.duration_ns(t)));
-    g.set_gap_ns(t, scaled(g.gap_ns(t)));
+    if (g.removed(t)) continue;
+    if (depgraph::IsCpuKind(g.kind(t))) {
+      g.set_duration_ns(t, scaled(g.duration_ns(t), cpu));
+      g.set_gap_ns(t, scaled(g.gap_ns(t), cpu));
+    } else if (g.kind(t) == depgraph::TaskKind::kMemcpy && depgraph::IsPageableCopy(g.name(t))) {
+      g.set_duration_ns(t, scaled(g.duration_ns(t), copies));
+    }
   }
   depgraph::SimOptions opts;
   opts.step_frame = &before.baseline.steps;
@@ -373,8 +411,8 @@ absl::StatusOr<Validation> ValidatePrediction(const LoadedTrace& before,
   Validation v = Validate(base, pred, meas, names, top_kernels);
   v.op_overlap = OpNameOverlap(bg, ag);
   v.host = depgraph::CompareHostSpeed(bg, ag);
-  if (v.host.known() && v.measured.mean_ns > 0) {
-    if (const double ns = StepAtAfterHost(before, p, v.host.ratio); ns > 0) {
+  if ((v.host.known() || v.host.pageable_copies.known()) && v.measured.mean_ns > 0) {
+    if (const double ns = StepAtAfterHost(before, p, v.host); ns > 0) {
       v.at_after_host_us = ns / 1e3;
       v.at_after_host_error_pct = (ns - v.measured.mean_ns) / v.measured.mean_ns * 100;
     }

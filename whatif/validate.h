@@ -81,10 +81,11 @@ struct Validation {
   std::vector<Metric> metrics;      // step, gpu busy, cpu busy, kernels (per step)
   std::vector<Metric> classes;      // us per step per kernel class
   std::vector<KernelDelta> kernels; // the largest measured changes
-  // How fast AFTER's host ran kernel launches against BEFORE's
-  // (depgraph/host_speed.h) and, where known and the scripts kept the
-  // simulator's default schedule, the prediction again with every CPU task
-  // (durations and gaps) scaled by that ratio: the error left once the
+  // How fast AFTER's host ran kernel launches and pageable copies against
+  // BEFORE's (depgraph/host_speed.h) and, where known and the scripts kept
+  // the simulator's default schedule, the prediction again with every CPU
+  // task (durations and gaps) and every pageable copy scaled by those
+  // ratios: the error left once the
   // hosts' difference, which nothing in BEFORE shows, is taken out. An
   // attribution of the error, never the prediction: it reads AFTER.
   depgraph::HostSpeed host;

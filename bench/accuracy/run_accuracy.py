@@ -98,7 +98,7 @@ def fmt_pct(x):
 
 
 def table(rows):
-    out = ["| pair | change | scripts | baseline us | predicted us | measured us (noise: min-max, sd) | step error | error, gaps model | GPU busy error | AFTER's host speed: launch time ratio, step error at it | kernels pred/meas | peak memory MiB pred/meas (error) | verdict |",
+    out = ["| pair | change | scripts | baseline us | predicted us | measured us (noise: min-max, sd) | step error | error, gaps model | GPU busy error | AFTER's host speed: launch time ratio (and pageable copies'), step error at it | kernels pred/meas | peak memory MiB pred/meas (error) | verdict |",
            "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         scripts = " ".join(r["scripts"]) + ("" if not r["set"] else " `" + " ".join(r["set"]) + "`")
@@ -123,7 +123,12 @@ def table(rows):
         host = ops.get("host")
         host_txt = "not measurable"
         if host:
-            host_txt = f"{host['launch_time_ratio']:.2f}x"
+            parts = []
+            if "launch_time_ratio" in host:
+                parts.append(f"{host['launch_time_ratio']:.2f}x")
+            if "pageable_copies" in host:
+                parts.append(f"pageable copies {host['pageable_copies']['time_ratio']:.2f}x")
+            host_txt = ", ".join(parts)
             if "error_at_after_host_pct" in host:
                 host_txt += f", {fmt_pct(host['error_at_after_host_pct'])}"
         ext = " (AFTER outside shared/)" if r.get("external") else ""
@@ -152,7 +157,7 @@ def summary(rows):
     mean = lambda xs: sum(xs) / len(xs)
     return (f"Over the {len(step)} measured pairs: mean absolute step error {mean(step):.1f}% "
             f"({sum(1 for e in step if e > 25)} beyond 25%); GPU busy {mean(gpu):.1f}%; "
-            f"step error with the CPU at AFTER's host speed (an attribution, not a prediction: "
+            f"step error with the CPU and pageable copies at AFTER's host speed (an attribution, not a prediction: "
             f"it reads AFTER; the prediction's own error where the hosts cannot be compared) "
             f"{mean(at_host):.1f}% ({sum(1 for e in at_host if e > 25)} beyond 25%).")
 
