@@ -112,6 +112,37 @@ TEST_F(BindingsTest, TaskFieldsAndNavigation) {
   EXPECT_THAT(Err("local t = graph:task(0) return t.colour"), HasSubstr("no field 'colour'"));
 }
 
+// Fields and methods are looked up in one table (lua_task.cc): a method is
+// never a field, a field is never settable unless listed, and a key that is
+// not a string is an unknown field, as before.
+TEST_F(BindingsTest, FieldsAndMethodsOneLookup) {
+  const depgraph::OpId op = g_.AddOp("aten::mm", depgraph::OpId(), 500);
+  g_.set_op(depgraph::TaskId(1), op);
+  Ok(R"(
+    local with_op, without = 0, 0
+    for t in graph:all():tasks() do
+      local op = t.op
+      assert(t.op_id == (op and op.id), "op_id is the op's id or nil")
+      if op then
+        assert(graph:op(t.op_id).name == op.name)
+        with_op = with_op + 1
+      else
+        without = without + 1
+      end
+    end
+    assert(with_op > 0 and without > 0)
+    local t = graph:task(0)
+    assert(type(t.next) == "function" and t.removed == false and t.id == 0)
+  )");
+  EXPECT_THAT(Err("local t = graph:task(0) t.op_id = 3"),
+              HasSubstr("task field 'op_id' cannot be set"));
+  EXPECT_THAT(Err("local t = graph:task(0) t.next = 3"),
+              HasSubstr("task field 'next' cannot be set"));
+  EXPECT_THAT(Err("local t = graph:task(0) return t[1]"), HasSubstr("no field '1'"));
+  EXPECT_THAT(Err("local t = graph:task(0) return t[{}]"), HasSubstr("string expected"));
+  EXPECT_THAT(Err("local t = graph:task(0) t[true] = 1"), HasSubstr("string expected"));
+}
+
 // Scripts written for reverie 0.1.0 said "iteration" for a step; those names
 // are kept one release and mean the same as the new ones.
 TEST_F(BindingsTest, DeprecatedIterationNamesMeanStep) {

@@ -189,8 +189,10 @@ struct EngineState {
   int64_t name_bytes = 0, layer_bytes = 0;
 
   // The task metatable's address (RegisterTask): TestTask compares a value's
-  // metatable with it instead of looking it up in the registry by name.
+  // metatable with it instead of looking it up in the registry by name; and
+  // its reference in the registry's array, which PushTask reads by index.
   const void* task_mt = nullptr;
+  int task_mt_ref = LUA_NOREF;
 
   // What the script being run was given (RunInput), set while it runs.
   RunInput run;
@@ -449,12 +451,18 @@ void RegisterSelection(lua_State* L);
 void RegisterTask(lua_State* L);
 void RegisterResource(lua_State* L);
 void RegisterTimeline(lua_State* L);
-// A handle class: metatable `mt` with `methods`, __index (upvalue: the
-// methods), optional __newindex, __eq and __tostring, locked (`what` names
-// the handles in the error).
+// A field of a handle class, by name and its code (nonzero).
+struct HandleField {
+  const char* name;
+  lua_Integer code;
+};
+// A handle class: metatable `mt` with `methods`, __index and optional
+// __newindex (upvalue of both: the class table, mapping each method's name
+// to its function and each field's name to its code), __eq and
+// __tostring, locked (`what` names the handles in the error).
 void NewHandleClass(lua_State* L, const char* mt, const char* what, const luaL_Reg* methods,
                     lua_CFunction index, lua_CFunction newindex, lua_CFunction eq,
-                    lua_CFunction tostring);
+                    lua_CFunction tostring, std::span<const HandleField> fields = {});
 // Pushes a new Timeline of `sim`.
 void PushTimeline(lua_State* L, const depgraph::SimResult& sim);
 

@@ -56,7 +56,8 @@ int SelLast(lua_State* L) {
 }
 
 int SelIter(lua_State* L) {
-  SelectionUd* s = CheckSelection(L, lua_upvalueindex(1));
+  // SelTasks checked the selection; no script can reach an upvalue.
+  const auto* s = static_cast<const SelectionUd*>(lua_touserdata(L, lua_upvalueindex(1)));
   const lua_Integer i = lua_tointeger(L, lua_upvalueindex(2));
   if (static_cast<uint64_t>(i) >= s->count) return 0;
   lua_pushinteger(L, i + 1);

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "base/check.h"
 #include "base/checked_math.h"
 #include "base/status_macros.h"
 #include "base/sv.h"
@@ -150,93 +151,203 @@ TaskId InGraph(lua_State* L, const Graph& g, const TaskUd& ud) {
   return TaskId(ud.id);
 }
 
+// The fields of a task, by code: the handle class's table (the __index
+// and __newindex closures' upvalue) maps each method name to its function
+// and each field name to its code, so one table lookup of the key, whose
+// hash Lua computed when it interned the string, replaces a chain of
+// string comparisons (a script reads a million fields a run).
+enum class TaskField : lua_Integer {
+  kNone = 0,
+  kId,
+  kRemoved,
+  kName,
+  kKind,
+  kDurationNs,
+  kGapNs,
+  kPriority,
+  kBytes,
+  kStep,
+  kMeasuredStartNs,
+  kPhase,
+  kLayer,
+  kResource,
+  kGeometry,
+  kClass,
+  kCollective,
+  kOp,
+  kOpId,
+  kWork,
+  kConverted,
+};
+
+constexpr HandleField Field(const char* name, TaskField f) {
+  return {name, static_cast<lua_Integer>(f)};
+}
+
+constexpr HandleField kTaskFields[] = {
+    Field("id", TaskField::kId),
+    Field("removed", TaskField::kRemoved),
+    Field("name", TaskField::kName),
+    Field("kind", TaskField::kKind),
+    Field("duration_ns", TaskField::kDurationNs),
+    Field("gap_ns", TaskField::kGapNs),
+    Field("priority", TaskField::kPriority),
+    Field("bytes", TaskField::kBytes),
+    Field("step", TaskField::kStep),
+    Field("iteration", TaskField::kStep),
+    Field("measured_start_ns", TaskField::kMeasuredStartNs),
+    Field("phase", TaskField::kPhase),
+    Field("layer", TaskField::kLayer),
+    Field("resource", TaskField::kResource),
+    Field("geometry", TaskField::kGeometry),
+    Field("class", TaskField::kClass),
+    Field("collective", TaskField::kCollective),
+    Field("op", TaskField::kOp),
+    Field("op_id", TaskField::kOpId),
+    Field("work", TaskField::kWork),
+    Field("converted", TaskField::kConverted),
+};
+
+// Looks key 2 up in the class table: pushes a method and returns kNone
+// with *method set, or returns the field's code (kNone when unknown),
+// pushing nothing.
+TaskField LookUpTaskKey(lua_State* L, bool* method) {
+  lua_pushvalue(L, 2);
+  const int type = lua_rawget(L, lua_upvalueindex(1));
+  *method = type == LUA_TFUNCTION;
+  if (*method) return TaskField::kNone;
+  const auto field = static_cast<TaskField>(type == LUA_TNUMBER ? lua_tointeger(L, -1) : 0);
+  lua_pop(L, 1);
+  return field;
+}
+
+// The collective a communication task runs, from its name ("AllReduce",
+// ...; "other" when the name does not say, as RCCL's ncclDevKernel_Generic,
+// unless the framework's record of the call that launched it says:
+// transforms/collectives.h).
+void PushCollective(lua_State* L, const Graph& g, TaskId t) {
+  depgraph::Collective kind = depgraph::CollectiveOfName(g.name(t));
+  if (kind == depgraph::Collective::kOther) {
+    const std::vector<TaskId>& kernels = CollectiveKernels(L);
+    ChargeWork(L, static_cast<int64_t>(kernels.size()));
+    for (size_t i = 0; i < kernels.size(); ++i) {
+      if (kernels[i] == t) {
+        kind = depgraph::CollectiveOfName(State(L).run.model->collectives[i].name);
+        break;
+      }
+    }
+  }
+  PushView(L, depgraph::CollectiveName(kind));
+}
+
+// Pushes field `f` of live task `t`; returns the number of values pushed
+// (0: nil, the field does not apply to this task).
+int PushTaskField(lua_State* L, const Graph& g, TaskId t, TaskField f) {
+  switch (f) {
+    case TaskField::kName:
+      PushView(L, g.name(t));
+      break;
+    case TaskField::kKind:
+      PushView(L, depgraph::TaskKindName(g.kind(t)));
+      break;
+    case TaskField::kDurationNs:
+      lua_pushinteger(L, g.duration_ns(t));
+      break;
+    case TaskField::kGapNs:
+      lua_pushinteger(L, g.gap_ns(t));
+      break;
+    case TaskField::kPriority:
+      lua_pushinteger(L, g.priority(t));
+      break;
+    case TaskField::kBytes:
+      lua_pushinteger(L, g.bytes(t));
+      break;
+    case TaskField::kStep:
+      lua_pushinteger(L, g.step_of(t));
+      break;
+    case TaskField::kMeasuredStartNs:
+      if (!g.measured(t)) return 0;  // nil: inserted by a script
+      lua_pushinteger(L, g.measured_start_ns(t));
+      break;
+    case TaskField::kPhase:
+      PushView(L, depgraph::PhaseName(g.phase(t)));
+      break;
+    case TaskField::kLayer: {
+      const depgraph::LayerId l = g.layer_of(t);
+      if (!l.valid() || l.value() >= g.layer_count()) return 0;
+      lua_pushstring(L, g.layer(l).path.c_str());
+      break;
+    }
+    case TaskField::kResource:
+      PushResource(L, g.resource_of(t));
+      break;
+    case TaskField::kGeometry:
+      PushGeometry(L, g.geometry(t));
+      break;
+    case TaskField::kClass:
+      if (!depgraph::IsGpuKind(g.kind(t))) return 0;
+      PushView(L, depgraph::KernelClassName(depgraph::TaskClass(g, t)));
+      break;
+    case TaskField::kCollective:
+      if (depgraph::TaskClass(g, t) != depgraph::KernelClass::kCommunication) return 0;
+      PushCollective(L, g, t);
+      break;
+    case TaskField::kOp:
+      if (!g.op_of(t).valid()) return 0;
+      PushOp(L, g, g.op_of(t));
+      break;
+    case TaskField::kOpId:
+      // t.op without building its table: what a script testing for an op
+      // or keying by it needs (graph:op(id) gives the table).
+      if (!g.op_of(t).valid()) return 0;
+      lua_pushinteger(L, g.op_of(t).value());
+      break;
+    case TaskField::kWork:
+      if (g.kind(t) != depgraph::TaskKind::kKernel) return 0;
+      PushKernelWork(L, t);
+      break;
+    case TaskField::kConverted: {
+      // The math a dtype retime converted the kernel to (its name's marker).
+      const std::optional<hardware::Math> m = g.kind(t) == depgraph::TaskKind::kKernel
+                                                  ? transforms::ConvertedMath(g.name(t))
+                                                  : std::nullopt;
+      if (!m) return 0;
+      PushView(L, hardware::MathName(*m));
+      break;
+    }
+    case TaskField::kNone:
+    case TaskField::kId:
+    case TaskField::kRemoved:
+      return 0;  // answered by TaskIndex
+  }
+  return 1;
+}
+
 int TaskIndex(lua_State* L) {
   const TaskUd* ud = TestTask(L, 1);
   if (ud == nullptr) luaL_typeerror(L, 1, kTaskMt);
-  const char* k = luaL_checkstring(L, 2);
-  lua_pushvalue(L, 2);
-  if (lua_rawget(L, lua_upvalueindex(1)) != LUA_TNIL) return 1;  // a method
-  lua_pop(L, 1);
-  if (std::strcmp(k, "id") == 0) {
+  bool method = false;
+  const TaskField f = LookUpTaskKey(L, &method);
+  if (method) return 1;
+  if (f == TaskField::kNone) {
+    return luaL_error(L,
+                      "task has no field '%s' (id, name, kind, duration_ns, gap_ns, phase, "
+                      "layer, step, resource, priority, bytes, removed, "
+                      "measured_start_ns, geometry, op, op_id, class, collective, work, converted)",
+                      luaL_checkstring(L, 2));
+  }
+  if (f == TaskField::kId) {
     lua_pushinteger(L, ud->id);
     return 1;
   }
   const Graph& g = GraphOrRaise(L);
   const TaskId t = InGraph(L, g, *ud);
-  if (std::strcmp(k, "removed") == 0) {
+  if (f == TaskField::kRemoved) {
     lua_pushboolean(L, g.removed(t));
     return 1;
   }
   if (g.removed(t)) return RaiseRemoved(L, t);
-  if (std::strcmp(k, "name") == 0) {
-    PushView(L, g.name(t));
-  } else if (std::strcmp(k, "kind") == 0) {
-    PushView(L, depgraph::TaskKindName(g.kind(t)));
-  } else if (std::strcmp(k, "duration_ns") == 0) {
-    lua_pushinteger(L, g.duration_ns(t));
-  } else if (std::strcmp(k, "gap_ns") == 0) {
-    lua_pushinteger(L, g.gap_ns(t));
-  } else if (std::strcmp(k, "priority") == 0) {
-    lua_pushinteger(L, g.priority(t));
-  } else if (std::strcmp(k, "bytes") == 0) {
-    lua_pushinteger(L, g.bytes(t));
-  } else if (IsStepKey(k)) {
-    lua_pushinteger(L, g.step_of(t));
-  } else if (std::strcmp(k, "measured_start_ns") == 0) {
-    if (!g.measured(t)) return 0;  // nil: inserted by a script
-    lua_pushinteger(L, g.measured_start_ns(t));
-  } else if (std::strcmp(k, "phase") == 0) {
-    PushView(L, depgraph::PhaseName(g.phase(t)));
-  } else if (std::strcmp(k, "layer") == 0) {
-    const depgraph::LayerId l = g.layer_of(t);
-    if (!l.valid() || l.value() >= g.layer_count()) return 0;
-    lua_pushstring(L, g.layer(l).path.c_str());
-  } else if (std::strcmp(k, "resource") == 0) {
-    PushResource(L, g.resource_of(t));
-  } else if (std::strcmp(k, "geometry") == 0) {
-    PushGeometry(L, g.geometry(t));
-  } else if (std::strcmp(k, "class") == 0) {
-    if (!depgraph::IsGpuKind(g.kind(t))) return 0;
-    PushView(L, depgraph::KernelClassName(depgraph::TaskClass(g, t)));
-  } else if (std::strcmp(k, "collective") == 0) {
-    // What a communication task does, from its name ("AllReduce", ...;
-    // "other" when the name does not say, as RCCL's ncclDevKernel_Generic,
-    // unless the framework's record of the call that launched it says:
-    // transforms/collectives.h).
-    if (depgraph::TaskClass(g, t) != depgraph::KernelClass::kCommunication) return 0;
-    depgraph::Collective kind = depgraph::CollectiveOfName(g.name(t));
-    if (kind == depgraph::Collective::kOther) {
-      const std::vector<TaskId>& kernels = CollectiveKernels(L);
-      ChargeWork(L, static_cast<int64_t>(kernels.size()));
-      for (size_t i = 0; i < kernels.size(); ++i) {
-        if (kernels[i] == t) {
-          kind = depgraph::CollectiveOfName(State(L).run.model->collectives[i].name);
-          break;
-        }
-      }
-    }
-    PushView(L, depgraph::CollectiveName(kind));
-  } else if (std::strcmp(k, "op") == 0) {
-    if (!g.op_of(t).valid()) return 0;
-    PushOp(L, g, g.op_of(t));
-  } else if (std::strcmp(k, "work") == 0) {
-    if (g.kind(t) != depgraph::TaskKind::kKernel) return 0;
-    PushKernelWork(L, t);
-  } else if (std::strcmp(k, "converted") == 0) {
-    // The math a dtype retime converted the kernel to (its name's marker).
-    const std::optional<hardware::Math> m = g.kind(t) == depgraph::TaskKind::kKernel
-                                                ? transforms::ConvertedMath(g.name(t))
-                                                : std::nullopt;
-    if (!m) return 0;
-    PushView(L, hardware::MathName(*m));
-  } else {
-    return luaL_error(L,
-                      "task has no field '%s' (id, name, kind, duration_ns, gap_ns, phase, "
-                      "layer, step, resource, priority, bytes, removed, "
-                      "measured_start_ns, geometry, op, class, collective, work, converted)",
-                      k);
-  }
-  return 1;
+  return PushTaskField(L, g, t, f);
 }
 
 absl::Status SetPhase(Graph& g, TaskId t, const char* name) {
@@ -245,50 +356,67 @@ absl::Status SetPhase(Graph& g, TaskId t, const char* name) {
   return absl::OkStatus();
 }
 
+// t.layer = path (nil: none); a new path is charged like a new name.
+void SetLayer(lua_State* L, Graph& g, TaskId t) {
+  if (lua_isnil(L, 3)) {
+    g.set_layer(t, depgraph::LayerId());
+    return;
+  }
+  size_t n = 0;
+  const char* s = luaL_checklstring(L, 3, &n);
+  CheckLayerPath(L, std::string_view(s, n));
+  const size_t layers = g.layer_count();
+  g.set_layer(t, LayerFor(g, std::string_view(s, n)));
+  if (g.layer_count() > layers) ChargeMemory(L, 2 * static_cast<int64_t>(n) + kStringBytes);
+}
+
 int TaskNewIndex(lua_State* L) {
   const TaskUd* ud = TestTask(L, 1);
   if (ud == nullptr) luaL_typeerror(L, 1, kTaskMt);
-  const char* k = luaL_checkstring(L, 2);
+  bool method = false;
+  const TaskField f = LookUpTaskKey(L, &method);
+  if (method) lua_pop(L, 1);
   Graph& g = MutableGraphOrRaise(L);
   const TaskId t = InGraph(L, g, *ud);
   if (g.removed(t)) return RaiseRemoved(L, t);
-  if (std::strcmp(k, "duration_ns") == 0) {
-    RaiseIfError(L, transforms::SetTaskDuration(g, t, CheckNs(L, 3)));
-  } else if (std::strcmp(k, "gap_ns") == 0) {
-    RaiseIfError(L, transforms::SetTaskGap(g, t, CheckNs(L, 3)));
-  } else if (std::strcmp(k, "priority") == 0) {
-    g.set_priority(t, CheckInt32(L, 3, "priority"));
-  } else if (std::strcmp(k, "bytes") == 0) {
-    g.set_bytes(t, CheckBytes(L, 3, "bytes"));
-  } else if (IsStepKey(k)) {
-    g.set_step(t, CheckStep(L, 3, "step"));
-  } else if (std::strcmp(k, "phase") == 0) {
-    RaiseIfError(L, SetPhase(g, t, luaL_checkstring(L, 3)));
-  } else if (std::strcmp(k, "name") == 0) {
-    size_t n = 0;
-    const char* s = luaL_checklstring(L, 3, &n);
-    // A new name is a new entry of the name table and its index: charged
-    // once made (at most this one string beyond the cap, and the error is
-    // sticky).
-    const size_t names = g.name_count();
-    g.set_name(t, std::string_view(s, n));
-    if (g.name_count() > names) ChargeMemory(L, 2 * static_cast<int64_t>(n) + kStringBytes);
-  } else if (std::strcmp(k, "layer") == 0) {
-    if (lua_isnil(L, 3)) {
-      g.set_layer(t, depgraph::LayerId());
-    } else {
+  switch (f) {
+    case TaskField::kDurationNs:
+      RaiseIfError(L, transforms::SetTaskDuration(g, t, CheckNs(L, 3)));
+      break;
+    case TaskField::kGapNs:
+      RaiseIfError(L, transforms::SetTaskGap(g, t, CheckNs(L, 3)));
+      break;
+    case TaskField::kPriority:
+      g.set_priority(t, CheckInt32(L, 3, "priority"));
+      break;
+    case TaskField::kBytes:
+      g.set_bytes(t, CheckBytes(L, 3, "bytes"));
+      break;
+    case TaskField::kStep:
+      g.set_step(t, CheckStep(L, 3, "step"));
+      break;
+    case TaskField::kPhase:
+      RaiseIfError(L, SetPhase(g, t, luaL_checkstring(L, 3)));
+      break;
+    case TaskField::kName: {
       size_t n = 0;
       const char* s = luaL_checklstring(L, 3, &n);
-      CheckLayerPath(L, std::string_view(s, n));
-      const size_t layers = g.layer_count();
-      g.set_layer(t, LayerFor(g, std::string_view(s, n)));
-      if (g.layer_count() > layers) ChargeMemory(L, 2 * static_cast<int64_t>(n) + kStringBytes);
+      // A new name is a new entry of the name table and its index: charged
+      // once made (at most this one string beyond the cap, and the error is
+      // sticky).
+      const size_t names = g.name_count();
+      g.set_name(t, std::string_view(s, n));
+      if (g.name_count() > names) ChargeMemory(L, 2 * static_cast<int64_t>(n) + kStringBytes);
+      break;
     }
-  } else {
-    return luaL_error(L,
-                      "task field '%s' cannot be set (duration_ns, gap_ns, priority, bytes, "
-                      "step, phase, name, layer)",
-                      k);
+    case TaskField::kLayer:
+      SetLayer(L, g, t);
+      break;
+    default:
+      return luaL_error(L,
+                        "task field '%s' cannot be set (duration_ns, gap_ns, priority, bytes, "
+                        "step, phase, name, layer)",
+                        luaL_checkstring(L, 2));
   }
   return 0;
 }
@@ -351,7 +479,8 @@ Graph& MutableGraphOrRaise(lua_State* L) {
 void PushTask(lua_State* L, TaskId t) {
   auto* ud = static_cast<TaskUd*>(lua_newuserdatauv(L, sizeof(TaskUd), 0));
   ud->id = t.value();
-  luaL_setmetatable(L, kTaskMt);
+  lua_rawgeti(L, LUA_REGISTRYINDEX, State(L).task_mt_ref);
+  lua_setmetatable(L, -2);
 }
 
 void PushResource(lua_State* L, ResourceId r) {
@@ -471,16 +600,23 @@ void CheckFields(lua_State* L, int idx, std::string_view what, std::span<const s
 
 void NewHandleClass(lua_State* L, const char* mt, const char* what, const luaL_Reg* methods,
                     lua_CFunction index, lua_CFunction newindex, lua_CFunction eq,
-                    lua_CFunction tostring) {
+                    lua_CFunction tostring, std::span<const HandleField> fields) {
   luaL_newmetatable(L, mt);
   lua_newtable(L);
   SetBindings(L, methods);
+  for (const auto& [name, code] : fields) {
+    REVERIE_CHECK(code != 0 && lua_getfield(L, -1, name) == LUA_TNIL);  // not also a method
+    lua_pop(L, 1);
+    lua_pushinteger(L, code);
+    lua_setfield(L, -2, name);
+  }
+  if (newindex != nullptr) {
+    lua_pushvalue(L, -1);  // the class table is the upvalue of both
+    PushBinding(L, newindex, 1);
+    lua_setfield(L, -3, "__newindex");
+  }
   PushBinding(L, index, 1);
   lua_setfield(L, -2, "__index");
-  if (newindex != nullptr) {
-    PushBinding(L, newindex, 0);
-    lua_setfield(L, -2, "__newindex");
-  }
   PushBinding(L, eq, 0);
   lua_setfield(L, -2, "__eq");
   PushBinding(L, tostring, 0);
@@ -490,10 +626,11 @@ void NewHandleClass(lua_State* L, const char* mt, const char* what, const luaL_R
 }
 
 void RegisterTask(lua_State* L) {
-  NewHandleClass(L, kTaskMt, "tasks", kTaskMethods, TaskIndex, TaskNewIndex, TaskEq, TaskToString);
+  NewHandleClass(L, kTaskMt, "tasks", kTaskMethods, TaskIndex, TaskNewIndex, TaskEq, TaskToString,
+                 kTaskFields);
   luaL_getmetatable(L, kTaskMt);
   State(L).task_mt = lua_topointer(L, -1);
-  lua_pop(L, 1);
+  State(L).task_mt_ref = luaL_ref(L, LUA_REGISTRYINDEX);
 }
 
 }  // namespace reverie::lua::internal

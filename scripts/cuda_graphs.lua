@@ -107,8 +107,7 @@ for t in captured:tasks() do
   end
   local both = nxt ~= nil and in_graph[nxt.id] and not border
   for _, w in ipairs(between) do
-    local op = w.op
-    if op ~= nil then
+    if w.op_id ~= nil then
       op_ns = op_ns + w.duration_ns
       w.duration_ns = 0
     elseif both and P.remove_framework and not w.name:find("^ProfilerStep#") then
@@ -124,7 +123,7 @@ end
 -- Op time before a step's first captured call (the head of its op).
 for t in captured:tasks() do
   local prev = t:prev()
-  while prev and prev.kind == "cpu_work" and prev.op ~= nil and prev.duration_ns > 0 and
+  while prev and prev.kind == "cpu_work" and prev.op_id ~= nil and prev.duration_ns > 0 and
         in_phases[prev.phase] do
     op_ns = op_ns + prev.duration_ns
     prev.duration_ns = 0

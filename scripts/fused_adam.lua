@@ -110,7 +110,8 @@ local function fused_op_cost(kernels)
   local own = {}
   for _, k in ipairs(kernels) do
     local l = k:launcher()
-    if l and l.op then own[#own + 1] = l.op.own_ns end
+    local id = l and l.op_id
+    if id then own[#own + 1] = graph:op(id).own_ns end
   end
   return C.median(own)  -- nil: the trace records no ops, the launch alone
 end

@@ -29,10 +29,10 @@ function A.cast_cpu_ns(graph)
     local own, seen = {}, {}
     for k in graph:select{kind = "kernel", class = "elementwise"}:tasks() do
       local l = k:launcher()
-      local op = l and l.op
-      if op and not seen[op.id] then
-        seen[op.id] = true
-        own[#own + 1] = op.own_ns
+      local id = l and l.op_id
+      if id and not seen[id] then
+        seen[id] = true
+        own[#own + 1] = graph:op(id).own_ns
       end
     end
     op_ns = C.median(own) or 0

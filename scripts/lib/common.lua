@@ -190,7 +190,7 @@ function C.framework_between(a, b)
   while t and t ~= b do
     local t_ns = t.measured_start_ns
     if b_ns and t_ns and t_ns > b_ns then break end
-    if t.kind == "cpu_work" and t.op == nil then out[#out + 1] = t end
+    if t.kind == "cpu_work" and t.op_id == nil then out[#out + 1] = t end
     t = t:next()
   end
   if t ~= b then return {} end
