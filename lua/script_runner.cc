@@ -117,6 +117,13 @@ ScriptRunner::~ScriptRunner() { schedule_ = {}; }
 
 absl::Status ScriptRunner::Run(const std::vector<std::string>& scripts,
                                const depgraph::ModelInfo& model, depgraph::Graph* graph) {
+  return Run(scripts, model, *graph, graph);
+}
+
+absl::Status ScriptRunner::Run(const std::vector<std::string>& scripts,
+                               const depgraph::ModelInfo& model, const depgraph::Graph& input,
+                               depgraph::Graph* result) {
+  changed_ = false;
   std::map<std::string, std::string> overrides;
   for (const auto& [k, v] : options_.settings) overrides[k] = v;
   std::vector<ResolvedScript> resolved;
@@ -145,7 +152,7 @@ absl::Status ScriptRunner::Run(const std::vector<std::string>& scripts,
   // Each script edits a copy of the previous result (EditSession); the
   // caller's graph is only read until everything succeeded.
   depgraph::Graph working;
-  const depgraph::Graph* current = graph;
+  const depgraph::Graph* current = &input;
   transforms::ScheduleChoice schedule = schedule_;
   std::vector<ScriptReport> reports;
   std::set<std::string> used;
@@ -159,7 +166,7 @@ absl::Status ScriptRunner::Run(const std::vector<std::string>& scripts,
     ctx.overrides = &overrides;
     ctx.only_script = resolved.size() == 1 && !options_.settings_for_several_runs;
     ctx.model = &model;
-    ctx.measured = graph;
+    ctx.measured = options_.measured != nullptr ? options_.measured : &input;
     for (const std::string& d : options_.script_dirs) ctx.include_dirs.push_back(d);
     if (options_.log_sink) {
       ctx.log_sink = [this, name = script.display_name](std::string_view line) {
@@ -202,9 +209,10 @@ absl::Status ScriptRunner::Run(const std::vector<std::string>& scripts,
   for (auto& e : engines) engines_.push_back(std::move(e));
   for (auto& r : reports) reports_.push_back(std::move(r));
   // No script, or none changed anything (nothing to change).
-  if (current == graph) return absl::OkStatus();
-  total_ = transforms::Diff(*graph, working);
-  *graph = std::move(working);
+  if (current == &input) return absl::OkStatus();
+  total_ = transforms::Diff(input, working);
+  *result = std::move(working);
+  changed_ = true;
   schedule_ = std::move(schedule);
   return absl::OkStatus();
 }

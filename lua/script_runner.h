@@ -93,6 +93,10 @@ struct RunnerOptions {
   // runs instead of refused; the caller checks with used_settings() that
   // every setting served some run.
   bool settings_for_several_runs = false;
+  // The trace's graph as built, which the cost and launch models calibrate
+  // on (ScriptContext::measured); null: the graph Run is given. A run that
+  // continues another's result (whatif's PredictAfter) names the trace's.
+  const depgraph::Graph* measured = nullptr;
 };
 
 class ScriptRunner {
@@ -104,6 +108,15 @@ class ScriptRunner {
   // script's message ("file.lua:LINE: message\n<traceback>").
   absl::Status Run(const std::vector<std::string>& scripts, const depgraph::ModelInfo& model,
                    depgraph::Graph* graph);
+  // The same, reading `input` and writing the scripts' result to *result
+  // only when one committed its edits (changed(): it did not say
+  // reverie.nothing_to_change): a caller that keeps its input makes no copy
+  // of it for scripts that fail, refuse or find nothing to change. `result`
+  // may be &input.
+  absl::Status Run(const std::vector<std::string>& scripts, const depgraph::ModelInfo& model,
+                   const depgraph::Graph& input, depgraph::Graph* result);
+  // Whether a script of the last Run committed its edits to *result.
+  bool changed() const { return changed_; }
 
   const std::vector<ScriptReport>& reports() const { return reports_; }
   // The --set keys a script of this run declared (and so used).
@@ -122,6 +135,7 @@ class ScriptRunner {
   transforms::ChangeSummary total_;
   std::set<std::string> used_settings_;
   transforms::ScheduleChoice schedule_;
+  bool changed_ = false;
 };
 
 }  // namespace reverie::lua

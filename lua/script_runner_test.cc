@@ -93,6 +93,25 @@ TEST_F(RunnerTest, ScriptsRunInOrderOnTheSameGraph) {
   EXPECT_EQ(runner.reports()[1].params[0].value_text, "25000");
 }
 
+// Run(input, result) reads its input in place and writes the result only
+// when a script committed edits (whatif::Predict copies nothing for a
+// script that finds nothing to change).
+TEST_F(RunnerTest, AnInputReadInPlaceAndAResultOnlyWhenChanged) {
+  const depgraph::Graph before = g_;
+  depgraph::Graph result;
+  Write("nothing.lua", "reverie.nothing_to_change('nothing here')\n");
+  ScriptRunner unchanged(Options());
+  ASSERT_TRUE(unchanged.Run({"nothing.lua"}, {}, g_, &result).ok());
+  EXPECT_FALSE(unchanged.changed());
+  EXPECT_EQ(result.task_count(), 0u);  // untouched
+  ScriptRunner halved(Options());
+  ASSERT_TRUE(halved.Run({"halve.lua"}, {}, g_, &result).ok());
+  EXPECT_TRUE(halved.changed());
+  EXPECT_TRUE(transforms::Diff(before, g_).empty());  // the input is only read
+  EXPECT_EQ(transforms::Diff(g_, result).modified, 18);
+  EXPECT_EQ(halved.total_changes().modified, 18);
+}
+
 TEST_F(RunnerTest, AFailingScriptLeavesTheGraphUntouched) {
   const depgraph::Graph before = g_;
   ScriptRunner runner(Options());

@@ -69,7 +69,14 @@ const depgraph::SchedulePolicy* ScheduleChoice::policy() const {
 }
 
 EditSession::EditSession(const Graph& base, ScheduleChoice schedule)
-    : base_(base), work_(base), schedule_(std::move(schedule)) {}
+    : base_(base), schedule_(std::move(schedule)) {
+  // Room for what a script adds before the copy: a copy's columns are
+  // exactly full, and the first task or edge added would copy each again
+  // (and fault in twice its pages). Assignment keeps the room.
+  auto with_room = [](size_t n) { return n + n / 8 + 64; };
+  work_.Reserve(with_room(base.task_count()), with_room(base.edge_count()));
+  work_ = base;
+}
 
 absl::Status EditSession::Validate() const {
   // Durations, gaps and priorities cannot break the structure; only skip the

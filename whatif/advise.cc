@@ -4,6 +4,7 @@
 #include <cmath>
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <set>
 
 #include "absl/strings/str_cat.h"
@@ -160,11 +161,19 @@ std::vector<Candidate> FoldSameGain(std::vector<Candidate> c) {
 }
 
 // `parts` as one trial, composed in the table's order.
-Combination Compose(std::vector<const Candidate*> parts) {
+// Candidates in the order they run together (the table's).
+std::vector<const Candidate*> InRunOrder(std::vector<const Candidate*> parts) {
   std::stable_sort(parts.begin(), parts.end(),
                    [](const Candidate* a, const Candidate* b) { return a->order < b->order; });
+  return parts;
+}
+
+// The candidates' settings name their scripts (STEM.KEY, MakeTrial), so
+// none reads another's, and a combination's first scripts can be
+// predicted alone (SharePrefixes).
+Combination Compose(const std::vector<const Candidate*>& parts) {
   Combination c;
-  for (const Candidate* p : parts) {
+  for (const Candidate* p : InRunOrder(parts)) {
     c.labels.push_back(p->label);
     c.trial.scripts.push_back(p->script);
     c.trial.settings.insert(c.trial.settings.end(), p->trial.settings.begin(),
@@ -172,6 +181,37 @@ Combination Compose(std::vector<const Candidate*> parts) {
     c.product *= p->gain();
   }
   return c;
+}
+
+// The combinations of one level that share their first scripts (all but
+// the last in run order) continue one prediction of those scripts
+// (PredictAfter) instead of each running them again: at level 2 every pair
+// that runs after the first candidate's script shares it.
+void SharePrefixes(const LoadedTrace& base, const std::vector<std::vector<const Candidate*>>& sets,
+                   const AdviseOptions& options, std::vector<Trial>* trials) {
+  std::map<std::vector<std::string>, std::vector<size_t>> by_prefix;  // scripts, then settings
+  std::map<std::vector<std::string>, Trial> prefix_trial;
+  for (size_t i = 0; i < sets.size(); ++i) {
+    std::vector<const Candidate*> first = InRunOrder(sets[i]);
+    first.pop_back();
+    const Trial t = Compose(first).trial;
+    std::vector<std::string> key = t.scripts;
+    for (const auto& [k, v] : t.settings) key.push_back(absl::StrCat(k, "=", v));
+    by_prefix[key].push_back(i);
+    prefix_trial.emplace(key, t);
+  }
+  std::vector<Trial> shared;
+  std::vector<const std::vector<size_t>*> users;
+  for (const auto& [key, indices] : by_prefix) {
+    if (indices.size() < 2) continue;
+    shared.push_back(prefix_trial.at(key));
+    users.push_back(&indices);
+  }
+  const std::vector<std::shared_ptr<const Prediction>> done =
+      PredictTrials(base, shared, options.spec, options.threads);
+  for (size_t g = 0; g < done.size(); ++g) {
+    for (size_t i : *users[g]) (*trials)[i].after = done[g];
+  }
 }
 
 std::string Joined(const std::vector<const Candidate*>& parts) {
@@ -224,6 +264,7 @@ std::vector<Combination> CombineBest(const LoadedTrace& base, const std::vector<
       here.push_back(Compose(parts));
       trials.push_back(here.back().trial);
     }
+    SharePrefixes(base, sets, options, &trials);
     std::vector<TrialResult> results = RunTrials(base, trials, options.spec, options.threads);
     *tried += static_cast<int>(trials.size());
     std::vector<size_t> applied;  // best first

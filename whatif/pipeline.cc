@@ -1,5 +1,6 @@
 #include "whatif/pipeline.h"
 
+#include <algorithm>
 #include <exception>
 #include <mutex>
 #include <new>
@@ -11,6 +12,7 @@
 #include "base/text.h"
 #include "depgraph/kernel_class.h"
 #include "frameworks/trace_loader.h"
+#include "transforms/session.h"
 
 namespace reverie::whatif {
 
@@ -59,14 +61,8 @@ absl::StatusOr<std::unique_ptr<LoadedTrace>> LoadAndSimulateUnchecked(const std:
   out->model = depgraph::ModelInfoFromTrace(out->trace);
   out->model.facts = depgraph::DetectFacts(out->trace, out->graph);
   // Predictions share the loaded trace read-only, from several threads at
-  // once (whatif/trials.h, the Python module): fill the graph's lazy caches
-  // (adjacency, kernel classes, names' math) now, so no const use writes to
-  // them later.
-  (void)out->graph.adjacency();
-  for (uint32_t t = 0; t < out->graph.task_count(); ++t) {
-    (void)depgraph::TaskClass(out->graph, depgraph::TaskId(t));
-    (void)depgraph::KernelNameMath(out->graph, depgraph::TaskId(t));
-  }
+  // once (whatif/trials.h, the Python module).
+  PrepareToShare(out->graph);
   return out;
 }
 
@@ -117,8 +113,13 @@ absl::StatusOr<std::vector<std::unique_ptr<LoadedTrace>>> LoadAndSimulateAll(
   return out;
 }
 
-absl::StatusOr<Prediction> Predict(const LoadedTrace& base, const ScriptSpec& spec,
-                                   std::string* traceback) {
+namespace {
+
+// Runs spec.scripts on a copy of `start` (base.graph, or the graph of
+// `before`'s scripts), the models calibrated on base.graph either way, and
+// simulates; `before` (may be null) holds the scripts already run.
+absl::StatusOr<Prediction> RunAndSimulate(const LoadedTrace& base, const Prediction* before,
+                                          const ScriptSpec& spec, std::string* traceback) {
   auto script_error = [traceback](const absl::Status& s) {
     const std::string_view msg = StdSv(s.message());
     const size_t nl = msg.find('\n');
@@ -135,6 +136,7 @@ absl::StatusOr<Prediction> Predict(const LoadedTrace& base, const ScriptSpec& sp
   options.script_dirs = spec.script_dirs;
   options.sources = spec.sources;
   options.settings_for_several_runs = spec.settings_for_several_runs;
+  options.measured = &base.graph;
   lua::ScriptRunner runner(std::move(options));
   // A step of 0 us has no speedup (issue 29, D27): refused before any
   // script runs, whatever the scripts would say about such a trace.
@@ -147,10 +149,13 @@ absl::StatusOr<Prediction> Predict(const LoadedTrace& base, const ScriptSpec& sp
   const std::string scripts =
       spec.scripts.empty() ? base.path : absl::StrJoin(spec.scripts, ", ");
   try {
-    p.graph = base.graph;
-    if (absl::Status s = runner.Run(spec.scripts, base.model, &p.graph); !s.ok()) {
+    // The scripts read the start graph in place; it is copied only when
+    // they change nothing (a refusal copies nothing).
+    const depgraph::Graph& start = before != nullptr ? before->graph : base.graph;
+    if (absl::Status s = runner.Run(spec.scripts, base.model, start, &p.graph); !s.ok()) {
       return script_error(s);
     }
+    if (!runner.changed()) p.graph = start;
   } catch (const std::bad_alloc&) {
     return OutOfMemory(scripts, "running the scripts");
   }
@@ -182,6 +187,16 @@ absl::StatusOr<Prediction> Predict(const LoadedTrace& base, const ScriptSpec& sp
   p.changes = runner.total_changes();
   p.reports = runner.reports();
   p.used_settings = runner.used_settings();
+  if (before != nullptr) {
+    // As one run of all the scripts reports them: every script's report in
+    // order, and the changes of all against the trace as built.
+    p.reports.insert(p.reports.begin(), before->reports.begin(), before->reports.end());
+    p.used_settings.insert(before->used_settings.begin(), before->used_settings.end());
+    const bool changed = std::any_of(p.reports.begin(), p.reports.end(), [](const auto& r) {
+      return r.outcome != lua::ScriptOutcome::kUnchanged;
+    });
+    p.changes = changed ? transforms::Diff(base.graph, p.graph) : transforms::ChangeSummary();
+  }
   for (const lua::ScriptReport& r : p.reports) {
     p.work_factor *= r.work_factor;
     if (r.samples_per_step > 0) p.samples_per_step = r.samples_per_step;
@@ -190,6 +205,32 @@ absl::StatusOr<Prediction> Predict(const LoadedTrace& base, const ScriptSpec& sp
   p.schedule_kind = runner.schedule().kind;
   p.schedule_description = runner.schedule().description;
   return p;
+}
+
+}  // namespace
+
+void PrepareToShare(const depgraph::Graph& g) {
+  (void)g.adjacency();
+  for (uint32_t t = 0; t < g.task_count(); ++t) {
+    (void)depgraph::TaskClass(g, depgraph::TaskId(t));
+    (void)depgraph::KernelNameMath(g, depgraph::TaskId(t));
+  }
+}
+
+absl::StatusOr<Prediction> Predict(const LoadedTrace& base, const ScriptSpec& spec,
+                                   std::string* traceback) {
+  return RunAndSimulate(base, nullptr, spec, traceback);
+}
+
+absl::StatusOr<Prediction> PredictAfter(const LoadedTrace& base, const Prediction& before,
+                                        const ScriptSpec& spec, std::string* traceback) {
+  // A schedule policy other than the default may be a Lua key function,
+  // which lives in the engine of the run that set it.
+  if (before.schedule_kind != transforms::ScheduleChoice::Kind::kEarliestReady) {
+    return absl::FailedPreconditionError(
+        "a prediction that chose its own schedule cannot be continued: run all its scripts again");
+  }
+  return RunAndSimulate(base, &before, spec, traceback);
 }
 
 }  // namespace reverie::whatif

@@ -101,6 +101,24 @@ struct Prediction {
 absl::StatusOr<Prediction> Predict(const LoadedTrace& base, const ScriptSpec& spec,
                                    std::string* traceback = nullptr);
 
+// Fills the lazy caches of `g` (adjacency, kernel classes, names' math) so
+// that threads may share it read-only: no const use writes to it after
+// (the loaded trace's graph, a prediction several trials continue).
+void PrepareToShare(const depgraph::Graph& g);
+
+// The prediction of `before`'s scripts followed by spec.scripts, without
+// running the former again: spec.scripts run on a copy of before.graph,
+// the models calibrated on base.graph as in one run of them all, and the
+// reports, settings used and changes are those of all the scripts. The
+// same prediction as Predict with before's scripts and settings and
+// spec's, provided every setting of either names its script (STEM.KEY),
+// so that neither run's scripts read the other's; advise's combinations
+// share their first scripts this way. `before` must be a Predict of `base`
+// that kept the default schedule (else an error: a Lua schedule key lives
+// in the run that set it).
+absl::StatusOr<Prediction> PredictAfter(const LoadedTrace& base, const Prediction& before,
+                                        const ScriptSpec& spec, std::string* traceback = nullptr);
+
 // `s` made one line (base/text.h FirstLine) that names `path`.
 absl::Status Named(const std::string& path, const absl::Status& s);
 

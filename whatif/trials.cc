@@ -1,6 +1,8 @@
 #include "whatif/trials.h"
 
+#include <cstddef>
 #include <exception>
+#include <memory>
 
 #include "absl/strings/str_cat.h"
 #include "base/parallel.h"
@@ -33,15 +35,28 @@ std::string RefusalReason(const absl::Status& s) {
 
 namespace {
 
-TrialResult RunOne(const LoadedTrace& base, const Trial& trial, const ScriptSpec& common) {
+ScriptSpec SpecOf(const Trial& trial, const ScriptSpec& common) {
   ScriptSpec spec = common;
   spec.scripts = trial.scripts;
   spec.settings = trial.settings;
   spec.settings.insert(spec.settings.end(), common.settings.begin(), common.settings.end());
   spec.settings_for_several_runs = true;
+  return spec;
+}
+
+absl::StatusOr<Prediction> PredictTrial(const LoadedTrace& base, const Trial& trial,
+                                        const ScriptSpec& common) {
+  ScriptSpec spec = SpecOf(trial, common);
+  const size_t done = trial.after != nullptr ? trial.after->reports.size() : 0;
+  if (done == 0 || done >= spec.scripts.size()) return Predict(base, spec);
+  spec.scripts.erase(spec.scripts.begin(), spec.scripts.begin() + static_cast<ptrdiff_t>(done));
+  return PredictAfter(base, *trial.after, spec);
+}
+
+TrialResult RunOne(const LoadedTrace& base, const Trial& trial, const ScriptSpec& common) {
   TrialResult r;
   r.baseline = depgraph::SummarizeSteps(base.baseline.steps);
-  absl::StatusOr<Prediction> p = Predict(base, spec);
+  absl::StatusOr<Prediction> p = PredictTrial(base, trial, common);
   if (!p.ok()) {
     r.reason = RefusalReason(p.status());
     r.outcome = r.reason.empty() ? TrialOutcome::kFailed : TrialOutcome::kRefused;
@@ -88,6 +103,24 @@ TrialResult RunOne(const LoadedTrace& base, const Trial& trial, const ScriptSpec
 }  // namespace
 
 int TrialThreads(int threads, size_t trials) { return WorkerCount(threads, trials); }
+
+std::vector<std::shared_ptr<const Prediction>> PredictTrials(const LoadedTrace& base,
+                                                             const std::vector<Trial>& trials,
+                                                             const ScriptSpec& common,
+                                                             int threads) {
+  std::vector<std::shared_ptr<const Prediction>> out(trials.size());
+  ParallelFor(trials.size(), threads, [&](size_t i) {
+    try {
+      absl::StatusOr<Prediction> p = Predict(base, SpecOf(trials[i], common));
+      if (!p.ok() || p->schedule_kind != transforms::ScheduleChoice::Kind::kEarliestReady) return;
+      PrepareToShare(p->graph);  // continued by several trials at once
+      out[i] = std::make_shared<const Prediction>(*std::move(p));
+    } catch (const std::exception&) {
+      out[i] = nullptr;  // its continuations run all their scripts
+    }
+  });
+  return out;
+}
 
 std::vector<TrialResult> RunTrials(const LoadedTrace& base, const std::vector<Trial>& trials,
                                    const ScriptSpec& common, int threads) {

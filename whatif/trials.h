@@ -16,6 +16,7 @@
 #define REVERIE_WHATIF_TRIALS_H_
 
 #include <cstdint>
+#include <memory>
 #include <set>
 #include <string>
 #include <string_view>
@@ -32,6 +33,11 @@ namespace reverie::whatif {
 struct Trial {
   std::vector<std::string> scripts;                           // in order
   std::vector<std::pair<std::string, std::string>> settings;  // [SCRIPT.]KEY=VALUE
+  // The prediction of this trial's first scripts (as many as it has
+  // reports), which the trial continues (PredictAfter) instead of running
+  // them again; null: none. Set only where every setting of the trial names
+  // its script (see PredictAfter).
+  std::shared_ptr<const Prediction> after;
 };
 
 enum class TrialOutcome : uint8_t { kApplied, kUnchanged, kRefused, kFailed };
@@ -62,6 +68,14 @@ std::string RefusalReason(const absl::Status& s);
 // every core. Results are in trial order.
 std::vector<TrialResult> RunTrials(const LoadedTrace& base, const std::vector<Trial>& trials,
                                    const ScriptSpec& common, int threads = 0);
+
+// The predictions of `trials` (Trial::after ignored), for trials that
+// later ones continue: null where one fails or chose its own schedule (a
+// continuation then runs all its scripts).
+std::vector<std::shared_ptr<const Prediction>> PredictTrials(const LoadedTrace& base,
+                                                             const std::vector<Trial>& trials,
+                                                             const ScriptSpec& common,
+                                                             int threads = 0);
 
 // The worker count RunTrials uses for `threads` (0: the machine's cores).
 int TrialThreads(int threads, size_t trials);
