@@ -24,8 +24,6 @@ namespace {
 using hardware::GpuSpec;
 using hardware::Math;
 
-void SetView(lua_State* L, std::string_view v) { lua_pushlstring(L, v.data(), v.size()); }
-
 // {fp32 = 19.5, ...} of the non-zero entries.
 void PushPeaks(lua_State* L, const std::array<double, hardware::kMathCount>& p) {
   lua_createtable(L, 0, hardware::kMathCount);
@@ -117,7 +115,7 @@ int ReverieGpus(lua_State* L) {
   const auto table = hardware::GpuTable();
   lua_createtable(L, static_cast<int>(table.size()), 0);
   for (size_t i = 0; i < table.size(); ++i) {
-    SetView(L, table[i].key);
+    PushView(L, table[i].key);
     lua_rawseti(L, -2, static_cast<lua_Integer>(i + 1));
   }
   return 1;
@@ -225,7 +223,7 @@ int GraphGpu(lua_State* L) {
   const size_t from_trace = moved ? 0 : m.gpu.from_trace.size();
   lua_createtable(L, static_cast<int>(from_trace), 0);
   for (size_t i = 0; i < from_trace; ++i) {
-    SetView(L, m.gpu.from_trace[i]);
+    PushView(L, m.gpu.from_trace[i]);
     lua_rawseti(L, -2, static_cast<lua_Integer>(i + 1));
   }
   lua_setfield(L, -2, "from_trace");

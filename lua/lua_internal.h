@@ -359,11 +359,10 @@ lua_Integer CheckInteger(lua_State* L, int idx, const char* what);
 // A step a task may belong to: -1 (none) or one of the graph's.
 int32_t CheckStep(lua_State* L, int idx, const char* what);
 
-// "step", or "iteration", its deprecated name from reverie 0.1.0 (kept one
-// release for scripts written then; docs/LUA_API.md).
-inline bool IsStepKey(std::string_view k) { return k == "step" || k == "iteration"; }
 // Pushes the table at idx's "step" field, or its "iteration" where "step" is
-// nil; returns the pushed value's type.
+// nil ("iteration": its deprecated name from reverie 0.1.0, kept one
+// release for scripts written then; docs/LUA_API.md); returns the pushed
+// value's type.
 inline int GetStepField(lua_State* L, int idx) {
   if (lua_getfield(L, idx, "step") != LUA_TNIL) return lua_type(L, -1);
   lua_pop(L, 1);
@@ -451,6 +450,17 @@ void RegisterSelection(lua_State* L);
 void RegisterTask(lua_State* L);
 void RegisterResource(lua_State* L);
 void RegisterTimeline(lua_State* L);
+// Pushes a string view (not NUL-terminated) as a Lua string.
+inline void PushView(lua_State* L, std::string_view s) { lua_pushlstring(L, s.data(), s.size()); }
+// Raises "task N (NAME) was removed" at the script's line.
+int RaiseRemoved(lua_State* L, depgraph::TaskId t);
+// The task `ud` names in `g` (a handle's id must be one of g's tasks).
+depgraph::TaskId InGraph(lua_State* L, const depgraph::Graph& g, const TaskUd& ud);
+// A task handle's __index and __newindex, and the codes of its fields for
+// NewHandleClass (lua_task_fields.cc).
+int TaskIndex(lua_State* L);
+int TaskNewIndex(lua_State* L);
+
 // A field of a handle class, by name and its code (nonzero).
 struct HandleField {
   const char* name;
@@ -463,6 +473,7 @@ struct HandleField {
 void NewHandleClass(lua_State* L, const char* mt, const char* what, const luaL_Reg* methods,
                     lua_CFunction index, lua_CFunction newindex, lua_CFunction eq,
                     lua_CFunction tostring, std::span<const HandleField> fields = {});
+std::span<const HandleField> TaskFields();
 // Pushes a new Timeline of `sim`.
 void PushTimeline(lua_State* L, const depgraph::SimResult& sim);
 
