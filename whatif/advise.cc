@@ -160,7 +160,6 @@ std::vector<Candidate> FoldSameGain(std::vector<Candidate> c) {
   return out;
 }
 
-// `parts` as one trial, composed in the table's order.
 // Candidates in the order they run together (the table's).
 std::vector<const Candidate*> InRunOrder(std::vector<const Candidate*> parts) {
   std::stable_sort(parts.begin(), parts.end(),
@@ -168,9 +167,10 @@ std::vector<const Candidate*> InRunOrder(std::vector<const Candidate*> parts) {
   return parts;
 }
 
-// The candidates' settings name their scripts (STEM.KEY, MakeTrial), so
-// none reads another's, and a combination's first scripts can be
-// predicted alone (SharePrefixes).
+// `parts` as one trial, composed in the table's order. The candidates'
+// settings name their scripts (STEM.KEY, MakeTrial), so none reads
+// another's, and a combination's first scripts can be predicted alone
+// (SharePrefixes).
 Combination Compose(const std::vector<const Candidate*>& parts) {
   Combination c;
   for (const Candidate* p : InRunOrder(parts)) {

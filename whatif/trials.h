@@ -4,8 +4,10 @@
 // `reverie advise` ranks and `reverie scripts --trace` lists. A trial is one
 // prediction (whatif::Predict: scripts in order, with settings) on its own
 // copy of the baseline graph, with its own Lua engines; the trials share
-// only the LoadedTrace, which nothing writes (pipeline.h), so the results
-// are the same, bit for bit, as running them one at a time, in any order.
+// only the LoadedTrace, which nothing writes (pipeline.h), and the
+// predictions some of them continue (Trial::after, read-only), so the
+// results are the same, bit for bit, as running them one at a time, in any
+// order.
 //
 // A trial's outcome is what a user reads first: the scripts changed the
 // graph (applied: a predicted step), found nothing to change in this trace
