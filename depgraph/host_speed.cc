@@ -20,20 +20,12 @@ using Durations = std::map<Key, std::vector<int64_t>>;
 
 // The weighted geometric mean of AFTER's median over BEFORE's, each key
 // compared with itself, weighted by the smaller count; keys with fewer
-// than `min_count` in either run are skipped.
-template <typename Key>
-struct MedianRatio {
-  double ratio = 0;
-  Key most{};  // the key with the largest smaller count
-  double before_median_ns = 0;
-  double after_median_ns = 0;
-  int64_t before_count = 0;
-  int64_t after_count = 0;
-};
-
-template <typename Key>
-MedianRatio<Key> CompareMedians(Durations<Key>& b, Durations<Key>& a, int64_t min_count) {
-  MedianRatio<Key> r;
+// than `min_count` in either run are skipped. `describe` names the key
+// with the largest smaller count in the result.
+template <typename Key, typename Describe>
+SpeedRatio CompareMedians(Durations<Key>& b, Durations<Key>& a, int64_t min_count,
+                          Describe describe) {
+  SpeedRatio r;
   double log_sum = 0, weight_sum = 0;
   int64_t most = 0;
   for (auto& [key, bd] : b) {
@@ -51,7 +43,7 @@ MedianRatio<Key> CompareMedians(Durations<Key>& b, Durations<Key>& a, int64_t mi
     r.after_count += na;
     if (std::min(nb, na) > most) {
       most = std::min(nb, na);
-      r.most = key;
+      describe(key, &r);
       r.before_median_ns = mb;
       r.after_median_ns = ma;
     }
@@ -90,26 +82,15 @@ bool IsPageableCopy(std::string_view name) {
 
 HostSpeed CompareHostSpeed(const Graph& before, const Graph& after) {
   HostSpeed h;
-  {
-    Durations<std::string> b = LaunchDurations(before), a = LaunchDurations(after);
-    const MedianRatio<std::string> r = CompareMedians(b, a, kMinLaunchesCompared);
-    h.ratio = r.ratio;
-    h.api = r.most;
-    h.before_median_ns = r.before_median_ns;
-    h.after_median_ns = r.after_median_ns;
-    h.before_calls = r.before_count;
-    h.after_calls = r.after_count;
-  }
-  Durations<CopyKey> b = PageableCopyDurations(before), a = PageableCopyDurations(after);
-  const MedianRatio<CopyKey> r = CompareMedians(b, a, kMinCopiesCompared);
-  CopySpeed& c = h.pageable_copies;
-  c.ratio = r.ratio;
-  c.name = r.most.first;
-  c.bytes = r.most.second;
-  c.before_median_ns = r.before_median_ns;
-  c.after_median_ns = r.after_median_ns;
-  c.before_copies = r.before_count;
-  c.after_copies = r.after_count;
+  Durations<std::string> bl = LaunchDurations(before), al = LaunchDurations(after);
+  h.launches = CompareMedians(bl, al, kMinLaunchesCompared,
+                              [](const std::string& api, SpeedRatio* r) { r->name = api; });
+  Durations<CopyKey> bc = PageableCopyDurations(before), ac = PageableCopyDurations(after);
+  h.pageable_copies =
+      CompareMedians(bc, ac, kMinCopiesCompared, [](const CopyKey& copy, SpeedRatio* r) {
+        r->name = copy.first;
+        r->bytes = copy.second;
+      });
   return h;
 }
 

@@ -38,34 +38,28 @@ inline constexpr int64_t kMinLaunchesCompared = 20;
 // Fewer pageable copies of one name and size than this in either run.
 inline constexpr int64_t kMinCopiesCompared = 10;
 
-// AFTER's pageable copies' time over BEFORE's.
-struct CopySpeed {
-  double ratio = 0;  // 0: no copy group reached kMinCopiesCompared in both
-  // The group compared with the most copies, and its medians.
+// AFTER's time over BEFORE's for one kind of host work (above 1: AFTER's
+// host was slower): the geometric mean over the groups compared (launches
+// of one API; copies of one name and size), each weighted by its smaller
+// count.
+struct SpeedRatio {
+  double ratio = 0;  // 0: no group had enough in both runs
+  // The group compared with the most: the launch API or the copy's name
+  // (and its bytes), and its medians.
   std::string name;
   int64_t bytes = 0;
   double before_median_ns = 0;
   double after_median_ns = 0;
-  // Copies compared, over all groups.
-  int64_t before_copies = 0;
-  int64_t after_copies = 0;
+  // Launches or copies compared, over all groups.
+  int64_t before_count = 0;
+  int64_t after_count = 0;
   bool known() const { return ratio > 0; }
 };
 
 struct HostSpeed {
-  // AFTER's launch time over BEFORE's (above 1: AFTER's host was slower);
-  // 0 when no launch API was called at least kMinLaunchesCompared times in
-  // both runs.
-  double ratio = 0;
-  // The launch API compared with the most calls, and its medians.
-  std::string api;
-  double before_median_ns = 0;
-  double after_median_ns = 0;
-  // Launch calls compared, over all launch APIs.
-  int64_t before_calls = 0;
-  int64_t after_calls = 0;
-  CopySpeed pageable_copies;
-  bool known() const { return ratio > 0; }
+  SpeedRatio launches;         // kernel launch calls (kMinLaunchesCompared)
+  SpeedRatio pageable_copies;  // copies to or from pageable memory (kMinCopiesCompared)
+  bool known() const { return launches.known() || pageable_copies.known(); }
 };
 
 // A copy into or out of pageable host memory, by its name ("Memcpy HtoD

@@ -37,14 +37,14 @@ TEST(HostSpeedTest, RatioOfTheLaunchMediansOfEachApi) {
   b.push_back(1'000'000);  // an outlier moves a median by nothing
   AddCalls(&before, "cudaLaunchKernel", b);
   AddCalls(&after, "cudaLaunchKernel", a);
-  const HostSpeed h = CompareHostSpeed(before, after);
+  const SpeedRatio h = CompareHostSpeed(before, after).launches;
   ASSERT_TRUE(h.known());
   EXPECT_NEAR(h.ratio, 5000.0 / 7000.0, 1e-12);
-  EXPECT_EQ(h.api, "cudaLaunchKernel");
+  EXPECT_EQ(h.name, "cudaLaunchKernel");
   EXPECT_EQ(h.before_median_ns, 7000);
   EXPECT_EQ(h.after_median_ns, 5000);
-  EXPECT_EQ(h.before_calls, 31);
-  EXPECT_EQ(h.after_calls, 25);
+  EXPECT_EQ(h.before_count, 31);
+  EXPECT_EQ(h.after_count, 25);
 }
 
 TEST(HostSpeedTest, ApisAreWeightedByTheirSmallerCallCount) {
@@ -53,9 +53,9 @@ TEST(HostSpeedTest, ApisAreWeightedByTheirSmallerCallCount) {
   AddCalls(&after, "cudaLaunchKernel", Repeat(2000, 60));  // 2x slower, weight 60
   AddCalls(&before, "cuLaunchKernel", Repeat(1000, 20));
   AddCalls(&after, "cuLaunchKernel", Repeat(500, 40));  // 0.5x, weight 20
-  const HostSpeed h = CompareHostSpeed(before, after);
+  const SpeedRatio h = CompareHostSpeed(before, after).launches;
   EXPECT_NEAR(h.ratio, std::exp((60 * std::log(2.0) + 20 * std::log(0.5)) / 80), 1e-12);
-  EXPECT_EQ(h.api, "cudaLaunchKernel");
+  EXPECT_EQ(h.name, "cudaLaunchKernel");
 }
 
 TEST(HostSpeedTest, FewLaunchesOrOtherApisGiveNoAnswer) {
@@ -65,7 +65,7 @@ TEST(HostSpeedTest, FewLaunchesOrOtherApisGiveNoAnswer) {
   AddCalls(&before, "cudaMemcpyAsync", Repeat(1000, 100));  // not a launch
   AddCalls(&after, "cudaMemcpyAsync", Repeat(3000, 100));
   AddCalls(&before, "hipLaunchKernel", Repeat(1000, 100));  // no such calls in AFTER
-  EXPECT_FALSE(CompareHostSpeed(before, after).known());
+  EXPECT_FALSE(CompareHostSpeed(before, after).launches.known());
 }
 
 TEST(HostSpeedTest, EvenCountsTakeTheMeanOfTheMiddleTwo) {
@@ -74,7 +74,7 @@ TEST(HostSpeedTest, EvenCountsTakeTheMeanOfTheMiddleTwo) {
   for (int i = 0; i < 10; ++i) b.push_back(300);
   AddCalls(&before, "cudaLaunchKernel", b);  // median (100 + 300) / 2
   AddCalls(&after, "cudaLaunchKernel", Repeat(400, 20));
-  EXPECT_NEAR(CompareHostSpeed(before, after).ratio, 2.0, 1e-12);
+  EXPECT_NEAR(CompareHostSpeed(before, after).launches.ratio, 2.0, 1e-12);
 }
 
 // One copy engine running `n` copies named `name` of `bytes` each.
@@ -103,16 +103,16 @@ TEST(HostSpeedTest, PageableCopiesAreComparedByNameAndSize) {
   AddCopies(&before, "Memcpy DtoH (Device -> Pageable)", 4 << 20, 100, kMinCopiesCompared - 1);
   AddCopies(&after, "Memcpy DtoH (Device -> Pageable)", 4 << 20, 900, 50);
   const HostSpeed h = CompareHostSpeed(before, after);
-  EXPECT_FALSE(h.known());  // no launches
-  const CopySpeed& c = h.pageable_copies;
+  EXPECT_FALSE(h.launches.known());  // no launches
+  const SpeedRatio& c = h.pageable_copies;
   ASSERT_TRUE(c.known());
   EXPECT_NEAR(c.ratio, std::exp((30 * std::log(2.0) + 10 * std::log(0.5)) / 40), 1e-12);
   EXPECT_EQ(c.name, kHtoD);
   EXPECT_EQ(c.bytes, 4 << 20);
   EXPECT_EQ(c.before_median_ns, 400);
   EXPECT_EQ(c.after_median_ns, 800);
-  EXPECT_EQ(c.before_copies, 40);
-  EXPECT_EQ(c.after_copies, 50);
+  EXPECT_EQ(c.before_count, 40);
+  EXPECT_EQ(c.after_count, 50);
 }
 
 TEST(HostSpeedTest, NoPageableCopiesGiveNoCopyAnswer) {
@@ -122,7 +122,7 @@ TEST(HostSpeedTest, NoPageableCopiesGiveNoCopyAnswer) {
   AddCopies(&before, "Memcpy HtoD (Pinned -> Device)", 1 << 20, 100, 50);
   AddCopies(&after, "Memcpy HtoD (Pinned -> Device)", 1 << 20, 300, 50);
   const HostSpeed h = CompareHostSpeed(before, after);
-  EXPECT_TRUE(h.known());
+  EXPECT_TRUE(h.launches.known());
   EXPECT_FALSE(h.pageable_copies.known());
   EXPECT_TRUE(IsPageableCopy("Memcpy DtoH (Device -> Pageable)"));
   EXPECT_FALSE(IsPageableCopy("Memcpy DtoD (Device -> Device)"));

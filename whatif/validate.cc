@@ -164,16 +164,16 @@ std::string SpeedWords(double r, std::string_view what) {
 }
 
 std::string HostSpeedText(const Validation& v) {
-  const depgraph::HostSpeed& h = v.host;
-  const depgraph::CopySpeed& c = h.pageable_copies;
-  if (!h.known() && !c.known()) return "";
+  const depgraph::SpeedRatio& h = v.host.launches;
+  const depgraph::SpeedRatio& c = v.host.pageable_copies;
+  if (!v.host.known()) return "";
   std::string out;
   std::vector<std::string> scaled;
   if (h.known()) {
     out = absl::StrFormat(
         "host: AFTER's kernel launches took %.2fx as long as BEFORE's (%s median %.1f us against "
         "%.1f us)%s\n",
-        h.ratio, h.api, h.after_median_ns / 1e3, h.before_median_ns / 1e3,
+        h.ratio, h.name, h.after_median_ns / 1e3, h.before_median_ns / 1e3,
         SpeedWords(h.ratio, "CPU"));
     scaled.push_back(absl::StrFormat("every CPU task scaled by %.2f", h.ratio));
   }
@@ -291,20 +291,20 @@ std::string ValidationJson(const Validation& v, const std::string& before,
     w.EndArray();
   };
   if (v.op_overlap >= 0) w.Field("op_overlap", v.op_overlap);
-  if (v.host.known() || v.host.pageable_copies.known()) {
+  if (v.host.known()) {
     w.Key("host").BeginObject();
-    if (v.host.known()) {
-      w.Field("launch_time_ratio", v.host.ratio).Field("launch_api", v.host.api);
-      w.Field("before_median_us", v.host.before_median_ns / 1e3);
-      w.Field("after_median_us", v.host.after_median_ns / 1e3);
-      w.Field("before_launches", v.host.before_calls).Field("after_launches", v.host.after_calls);
+    if (const depgraph::SpeedRatio& l = v.host.launches; l.known()) {
+      w.Field("launch_time_ratio", l.ratio).Field("launch_api", l.name);
+      w.Field("before_median_us", l.before_median_ns / 1e3);
+      w.Field("after_median_us", l.after_median_ns / 1e3);
+      w.Field("before_launches", l.before_count).Field("after_launches", l.after_count);
     }
-    if (const depgraph::CopySpeed& c = v.host.pageable_copies; c.known()) {
+    if (const depgraph::SpeedRatio& c = v.host.pageable_copies; c.known()) {
       w.Key("pageable_copies").BeginObject();
       w.Field("time_ratio", c.ratio).Field("name", c.name).Field("bytes", c.bytes);
       w.Field("before_median_us", c.before_median_ns / 1e3);
       w.Field("after_median_us", c.after_median_ns / 1e3);
-      w.Field("before_copies", c.before_copies).Field("after_copies", c.after_copies);
+      w.Field("before_copies", c.before_count).Field("after_copies", c.after_count);
       w.EndObject();
     }
     if (v.at_after_host_us > 0) {
@@ -347,7 +347,7 @@ double GpuPeakMiB(const depgraph::Graph& g, std::span<const int64_t> start, std:
 double StepAtAfterHost(const LoadedTrace& before, const Prediction& p,
                        const depgraph::HostSpeed& h) {
   if (p.schedule_kind != transforms::ScheduleChoice::Kind::kEarliestReady) return 0;
-  const double cpu = h.known() ? h.ratio : 1;
+  const double cpu = h.launches.known() ? h.launches.ratio : 1;
   const double copies = h.pageable_copies.known() ? h.pageable_copies.ratio : 1;
   depgraph::Graph g = p.graph;
   // Capped like every duration a trace may hold (base/checked_math.h): two
@@ -411,7 +411,7 @@ absl::StatusOr<Validation> ValidatePrediction(const LoadedTrace& before,
   Validation v = Validate(base, pred, meas, names, top_kernels);
   v.op_overlap = OpNameOverlap(bg, ag);
   v.host = depgraph::CompareHostSpeed(bg, ag);
-  if ((v.host.known() || v.host.pageable_copies.known()) && v.measured.mean_ns > 0) {
+  if (v.host.known() && v.measured.mean_ns > 0) {
     if (const double ns = StepAtAfterHost(before, p, v.host); ns > 0) {
       v.at_after_host_us = ns / 1e3;
       v.at_after_host_error_pct = (ns - v.measured.mean_ns) / v.measured.mean_ns * 100;

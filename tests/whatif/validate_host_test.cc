@@ -40,10 +40,11 @@ TEST(ValidateHostTest, ATraceAgainstItselfHasTheSameHostAndTheSamePrediction) {
   std::unique_ptr<whatif::LoadedTrace> t = Load("resnet50_fp32_r1.json.gz");
   ASSERT_NE(t, nullptr);
   const whatif::Validation v = Check(*t, *t, "identity.lua", "");
-  ASSERT_TRUE(v.host.known());
-  EXPECT_DOUBLE_EQ(v.host.ratio, 1.0);
-  EXPECT_EQ(v.host.before_calls, v.host.after_calls);
-  EXPECT_GT(v.host.before_calls, 600);  // ResNet-50's launches in the two steps and around them
+  ASSERT_TRUE(v.host.launches.known());
+  EXPECT_DOUBLE_EQ(v.host.launches.ratio, 1.0);
+  EXPECT_EQ(v.host.launches.before_count, v.host.launches.after_count);
+  EXPECT_GT(v.host.launches.before_count,
+            600);  // ResNet-50's launches in the two steps and around them
   EXPECT_NEAR(v.at_after_host_us, v.predicted.mean_ns / 1e3, 1e-6);
   EXPECT_NEAR(v.at_after_host_error_pct, v.error_pct, 1e-9);
 }
@@ -75,13 +76,13 @@ TEST(ValidateHostTest, AFasterHostNeverLengthensAndASlowerNeverShortensTheStep) 
   // Repeat 1's bf16 process launched kernels about a third faster than its
   // fp32 baseline's; repeat 2's about a tenth slower (docs/ACCURACY.md).
   const whatif::Validation faster = Check(*fp32, *bf16, "amp.lua", "bf16");
-  ASSERT_TRUE(faster.host.known());
-  EXPECT_LT(faster.host.ratio, 0.8);
+  ASSERT_TRUE(faster.host.launches.known());
+  EXPECT_LT(faster.host.launches.ratio, 0.8);
   EXPECT_GT(faster.at_after_host_us, 0);
   EXPECT_LT(faster.at_after_host_us, faster.predicted.mean_ns / 1e3);
   const whatif::Validation slower = Check(*fp32b, *bf16b, "amp.lua", "bf16");
-  ASSERT_TRUE(slower.host.known());
-  EXPECT_GT(slower.host.ratio, 1.05);
+  ASSERT_TRUE(slower.host.launches.known());
+  EXPECT_GT(slower.host.launches.ratio, 1.05);
   EXPECT_GT(slower.at_after_host_us, slower.predicted.mean_ns / 1e3);
   // The attribution is reported beside the prediction, never in its place.
   EXPECT_NE(faster.error_pct, faster.at_after_host_error_pct);
@@ -120,8 +121,8 @@ TEST(ValidateHostTest, HostileLaunchTimesStayWithinTheLimits) {
   ASSERT_TRUE(before.ok()) << before.status();
   ASSERT_TRUE(after.ok()) << after.status();
   const whatif::Validation v = Check(**before, **after, "identity.lua", "");
-  ASSERT_TRUE(v.host.known());
-  EXPECT_NEAR(v.host.ratio, 1e8, 1e2);
+  ASSERT_TRUE(v.host.launches.known());
+  EXPECT_NEAR(v.host.launches.ratio, 1e8, 1e2);
   EXPECT_GT(v.at_after_host_us, v.predicted.mean_ns / 1e3);
   EXPECT_TRUE(std::isfinite(v.at_after_host_error_pct)) << v.at_after_host_us;
 }

@@ -31,13 +31,13 @@ TEST(ValidateRealTest, PageableCopiesOfAnotherHostAreAttributedNotPredicted) {
   spec.scripts = {"async_copy.lua"};
   absl::StatusOr<whatif::Validation> v = whatif::ValidatePrediction(**before, **after, spec, 5);
   ASSERT_TRUE(v.ok()) << v.status();
-  const depgraph::CopySpeed& c = v->host.pageable_copies;
+  const depgraph::SpeedRatio& c = v->host.pageable_copies;
   ASSERT_TRUE(c.known());
   // Only the host-to-device copies stay pageable in AFTER: 100 of 4 MiB.
   EXPECT_EQ(c.name, "Memcpy HtoD (Pageable -> Device)");
   EXPECT_EQ(c.bytes, 4 << 20);
-  EXPECT_EQ(c.before_copies, 100);
-  EXPECT_EQ(c.after_copies, 100);
+  EXPECT_EQ(c.before_count, 100);
+  EXPECT_EQ(c.after_count, 100);
   EXPECT_GT(c.ratio, 1.5);
   EXPECT_LT(c.ratio, 2.0);
   // Slower copies and a slower CPU can only lengthen the predicted run
