@@ -189,22 +189,19 @@ Combination Compose(const std::vector<const Candidate*>& parts) {
 // that runs after the first candidate's script shares it.
 void SharePrefixes(const LoadedTrace& base, const std::vector<std::vector<const Candidate*>>& sets,
                    const AdviseOptions& options, std::vector<Trial>* trials) {
-  std::map<std::vector<std::string>, std::vector<size_t>> by_prefix;  // scripts, then settings
-  std::map<std::vector<std::string>, Trial> prefix_trial;
+  // The first scripts' trial (its scripts and settings) -> the sets it begins.
+  std::map<std::pair<std::vector<std::string>, Settings>, std::vector<size_t>> by_prefix;
   for (size_t i = 0; i < sets.size(); ++i) {
     std::vector<const Candidate*> first = InRunOrder(sets[i]);
     first.pop_back();
-    const Trial t = Compose(first).trial;
-    std::vector<std::string> key = t.scripts;
-    for (const auto& [k, v] : t.settings) key.push_back(absl::StrCat(k, "=", v));
-    by_prefix[key].push_back(i);
-    prefix_trial.emplace(key, t);
+    Trial t = Compose(first).trial;
+    by_prefix[{std::move(t.scripts), std::move(t.settings)}].push_back(i);
   }
   std::vector<Trial> shared;
   std::vector<const std::vector<size_t>*> users;
-  for (const auto& [key, indices] : by_prefix) {
+  for (const auto& [prefix, indices] : by_prefix) {
     if (indices.size() < 2) continue;
-    shared.push_back(prefix_trial.at(key));
+    shared.push_back(Trial{prefix.first, prefix.second});
     users.push_back(&indices);
   }
   const std::vector<std::shared_ptr<const Prediction>> done =

@@ -1,6 +1,5 @@
 #include "whatif/pipeline.h"
 
-#include <algorithm>
 #include <exception>
 #include <mutex>
 #include <new>
@@ -192,10 +191,7 @@ absl::StatusOr<Prediction> RunAndSimulate(const LoadedTrace& base, const Predict
     // order, and the changes of all against the trace as built.
     p.reports.insert(p.reports.begin(), before->reports.begin(), before->reports.end());
     p.used_settings.insert(before->used_settings.begin(), before->used_settings.end());
-    const bool changed = std::any_of(p.reports.begin(), p.reports.end(), [](const auto& r) {
-      return r.outcome != lua::ScriptOutcome::kUnchanged;
-    });
-    p.changes = changed ? transforms::Diff(base.graph, p.graph) : transforms::ChangeSummary();
+    p.changes = transforms::Diff(base.graph, p.graph);
   }
   for (const lua::ScriptReport& r : p.reports) {
     p.work_factor *= r.work_factor;
