@@ -25,7 +25,7 @@ std::string Decoded(std::string_view text, int threads) {
   absl::StatusOr<JsonInput> input = reverie::kineto::CopyJsonText(text, "fuzz.json");
   if (!input.ok()) return "error: " + std::string(input.status().message());
   reverie::kineto::KinetoTraceBuilder builder("fuzz.json");
-  const absl::Status s = reverie::kineto::ParseKinetoJson(&*input, "fuzz.json", &builder,
+  const absl::Status s = reverie::kineto::ParseKinetoJson(*input, "fuzz.json", &builder,
                                                           /*chunk_bytes=*/1, threads);
   if (!s.ok()) return "error: " + std::string(s.message());
   const reverie::Trace t = builder.Finish();

@@ -126,7 +126,7 @@ int main(int argc, char** argv) {
     const auto wall0 = std::chrono::steady_clock::now();
     Time(&parse, [&] {
       const absl::Status s = reverie::kineto::ParseKinetoJson(
-          input.get(), path, &builder, reverie::kineto::kDefaultChunkBytes, threads);
+          *input, path, &builder, reverie::kineto::kDefaultChunkBytes, threads);
       if (!s.ok()) std::fprintf(stderr, "import_phases: %s\n", std::string(s.message()).c_str());
       return s.ok();
     });

@@ -183,7 +183,9 @@ bool TextBuffer::Reserve(size_t size) {
 }
 
 JsonInput::JsonInput(TextBuffer buffer, size_t size, bool was_gzip)
-    : buffer_(std::move(buffer)), size_(size), was_gzip_(was_gzip) {}
+    : buffer_(std::move(buffer)), text_(buffer_.data(), size), was_gzip_(was_gzip) {}
+
+JsonInput::JsonInput(MappedFile mapped) : mapped_(std::move(mapped)), text_(mapped_->bytes()) {}
 
 bool LooksLikeGzip(std::string_view first_bytes) {
   return first_bytes.size() >= 2 && static_cast<unsigned char>(first_bytes[0]) == 0x1f &&
@@ -267,12 +269,21 @@ absl::StatusOr<JsonInput> CopyJsonText(std::string_view text, const std::string&
   return Finish(std::move(buf), text.size(), /*was_gzip=*/false);
 }
 
-absl::StatusOr<JsonInput> ReadJsonInput(const std::string& path) {
+absl::StatusOr<JsonInput> ReadJsonInput(const std::string& path, ReadMethod method) {
   REVERIE_ASSIGN_OR_RETURN(int fd, OpenRegularFile(path));
   struct stat st {};
   ::fstat(fd, &st);
-  // read(), not mmap(): a file truncated while mapped would kill the
-  // process with SIGBUS.
+  // Mapped, not read, where it can be: no copy into fresh memory (an empty
+  // size, as /proc's files give, is read to its end).
+  std::optional<MappedFile> mapped;
+  if (method == ReadMethod::kMapOrRead) mapped = MappedFile::Map(fd);
+  if (mapped) {
+    if (!LooksLikeGzip(mapped->bytes())) return JsonInput(*std::move(mapped));
+    absl::StatusOr<JsonInput> inflated = InflateGzip(mapped->bytes(), path);
+    // A damaged stream may be the file changing under the inflation.
+    REVERIE_RETURN_IF_ERROR(mapped->Check(path));
+    return inflated;
+  }
   TextBuffer raw;
   size_t size = 0;
   const absl::Status read = ReadAll(fd, path, static_cast<size_t>(st.st_size), &raw, &size);

@@ -1,9 +1,10 @@
 // File: frameworks/kineto/json_input.h
 //
-// Reads a JSON trace file into one buffer that simdjson can parse in place:
-// plain text is read as is, gzip (detected by its magic bytes 1f 8b, never by
-// the file name) is inflated. The buffer carries simdjson's required padding
-// past the end, so no copy is needed before parsing.
+// Reads a JSON trace file: plain text is mapped as it is (mapped_file.h: no
+// copy into fresh memory), gzip (detected by its magic bytes 1f 8b, never by
+// the file name) is inflated into a buffer of its own that carries
+// simdjson's required padding past the end. A file that cannot be mapped is
+// read into such a buffer.
 //
 // Only regular files are read: a FIFO, socket or device is refused before
 // anything blocks on it. A gzip stream may inflate to at most
@@ -11,23 +12,27 @@
 // refused as a likely decompression bomb, without ever holding more than the
 // limit in memory.
 //
-// Invariants of JsonInput: data()[size() .. size()+kJsonPadding) are zero
-// until the parser writes into them; the buffer is owned and never
-// reallocated after ReadJsonInput returns.
+// Invariants of JsonInput: the text is never written (nothing the user gave
+// is modified; parsers copy what they parse in place); when padded(),
+// data()[size() .. size()+kJsonPadding) are zero; the text never moves
+// after ReadJsonInput returns.
 #ifndef REVERIE_FRAMEWORKS_KINETO_JSON_INPUT_H_
 #define REVERIE_FRAMEWORKS_KINETO_JSON_INPUT_H_
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "frameworks/kineto/mapped_file.h"
 
 namespace reverie::kineto {
 
-// Bytes of zeroes kept after the text: simdjson's SIMDJSON_PADDING (64 in
-// 3.x) plus room for the ']' that closes a cut-off array (static_asserts in
+// Bytes of zeroes kept after a padded text: simdjson's SIMDJSON_PADDING (64
+// in 3.x) plus room for the ']' that closes a cut-off array (static_asserts in
 // the .cc files keep these in step).
 inline constexpr size_t kJsonPadding = 80;
 
@@ -65,23 +70,31 @@ class JsonInput {
  public:
   JsonInput() = default;
   JsonInput(TextBuffer buffer, size_t size, bool was_gzip);
+  explicit JsonInput(MappedFile mapped);
 
-  const char* data() const { return buffer_.data(); }
-  // The parser rewrites separators in place (kineto_parser.h).
-  char* mutable_data() { return buffer_.data(); }
-  size_t size() const { return size_; }
-  size_t capacity() const { return size_ + kJsonPadding; }
+  const char* data() const { return text_.data(); }
+  size_t size() const { return text_.size(); }
+  std::string_view text() const { return text_; }
   bool was_gzip() const { return was_gzip_; }
-  std::string_view text() const { return std::string_view(buffer_.data(), size_); }
+  // Whether kJsonPadding zero bytes follow the text (simdjson can then
+  // parse it where it is); a mapped file has none.
+  bool padded() const { return mapped_ == std::nullopt; }
+  // OK unless a mapped file was truncated or written while it was read
+  // (MappedFile::Check): then what was parsed is not the file.
+  absl::Status Check(const std::string& path) const {
+    return mapped_ ? mapped_->Check(path) : absl::OkStatus();
+  }
   // Frees the text early (the importer drops it before post-processing).
   void Release() {
     buffer_.Reset();
-    size_ = 0;
+    mapped_.reset();
+    text_ = {};
   }
 
  private:
   TextBuffer buffer_;
-  size_t size_ = 0;
+  std::optional<MappedFile> mapped_;
+  std::string_view text_;
   bool was_gzip_ = false;
 };
 
@@ -98,7 +111,11 @@ absl::StatusOr<int> OpenRegularFile(const std::string& path);
 // regular file, bad gzip header, a decompression bomb), kDataLoss
 // (truncated or corrupt gzip data, bytes after the gzip data, with the
 // compressed byte offset where known), kResourceExhausted (out of memory).
-absl::StatusOr<JsonInput> ReadJsonInput(const std::string& path);
+// How ReadJsonInput gets the bytes: mapped where it can (the default), or
+// always read() into a buffer (tests compare the two).
+enum class ReadMethod : uint8_t { kMapOrRead, kRead };
+absl::StatusOr<JsonInput> ReadJsonInput(const std::string& path,
+                                        ReadMethod method = ReadMethod::kMapOrRead);
 
 // Inflates an in-memory gzip stream (all members, concatenated as gzip(1)
 // does); `path` only names the input in errors. Exposed for tests.

@@ -19,8 +19,12 @@ absl::StatusOr<Trace> ImportInput(kineto::JsonInput input, const std::string& pa
     return absl::InvalidArgumentError(absl::StrCat(path, ": empty file (no JSON inside the gzip)"));
   }
   kineto::KinetoTraceBuilder builder(path);
-  REVERIE_RETURN_IF_ERROR(
-      kineto::ParseKinetoJson(&input, path, &builder, kineto::kDefaultChunkBytes, options.threads));
+  const absl::Status parsed =
+      kineto::ParseKinetoJson(input, path, &builder, kineto::kDefaultChunkBytes, options.threads);
+  // A mapped file truncated or written meanwhile: what was parsed (and any
+  // error it gave) is not the file's.
+  REVERIE_RETURN_IF_ERROR(input.Check(path));
+  REVERIE_RETURN_IF_ERROR(parsed);
   // The text is no longer referenced: free it before the post-processing
   // allocates, which lowers the peak memory of large imports.
   input.Release();

@@ -27,20 +27,12 @@ using json::KeyOf;
 
 constexpr size_t kNoOffset = JsonLayout::kNone;
 
-static_assert(kJsonPadding >= simdjson::SIMDJSON_PADDING + 1,
-              "the last chunk of a cut array may write its ']' one byte past the text");
+static_assert(kJsonPadding >= simdjson::SIMDJSON_PADDING, "padding must cover simdjson's");
 
-// A part of the event array that another thread decodes starts with a chunk
-// longer than this: the thread of the part before, reading up to simdjson's
-// padding past its own last byte, then never reads a byte this part's
-// thread writes (the first chunk is read from a copy; the next one's '[' is
-// written past it).
-constexpr size_t kMinFirstChunk = 2 * simdjson::SIMDJSON_PADDING;
-
-// Where a byte of the buffer simdjson parsed is in the input text: chunks
-// are parsed in place; the skeleton of an object-form trace is a copy that
-// leaves the event array's contents out, and a part's first chunk is a copy
-// of the text from `shift` on.
+// Where a byte of the buffer simdjson parsed is in the input text: a chunk
+// is a copy of the text from `shift` on; the skeleton of an object-form
+// trace is a copy that leaves the event array's contents out; a padded text
+// parsed whole is parsed where it is.
 struct TextMap {
   const char* base = nullptr;
   size_t gap_at = kNoOffset;  // buffer offsets past this one are shifted by `gap`
@@ -61,7 +53,7 @@ std::vector<size_t> SplitIntoParts(const std::vector<size_t>& bounds, int worker
   const size_t total = bounds.back() - bounds.front();
   for (size_t i = 1; i < chunks && static_cast<int>(firsts.size()) < workers; ++i) {
     const size_t due = bounds.front() + total / static_cast<size_t>(workers) * firsts.size();
-    if (bounds[i] >= due && bounds[i + 1] - bounds[i] >= kMinFirstChunk) firsts.push_back(i);
+    if (bounds[i] >= due) firsts.push_back(i);
   }
   return firsts;
 }
@@ -82,7 +74,7 @@ std::string_view TypeName(od::json_type t) {
 // (ScanJsonLayout), and turns every failure into one line naming the file.
 class KinetoJsonParser {
  public:
-  KinetoJsonParser(JsonInput* input, const std::string& path, KinetoTraceBuilder* builder,
+  KinetoJsonParser(const JsonInput* input, const std::string& path, KinetoTraceBuilder* builder,
                    size_t chunk_bytes, int threads)
       : input_(input),
         path_(path),
@@ -111,14 +103,13 @@ class KinetoJsonParser {
   absl::Status ParseObjectForm(const JsonLayout& layout);
   absl::Status ParseChunks(const JsonLayout& layout, size_t close);
   absl::Status ParseParts(const std::vector<size_t>& bounds, const std::vector<size_t>& firsts);
-  // Chunks [first, last) of `bounds` with `walker` (and its builder); the
-  // first one from a copy of its text when `copy_first`.
+  // Chunks [first, last) of `bounds` with `walker` (and its builder).
   absl::Status ParseChunkRange(const std::vector<size_t>& bounds, size_t first, size_t last,
-                               EventWalker* walker, od::parser* parser, bool copy_first) const;
+                               EventWalker* walker, od::parser* parser) const;
   absl::Status ParseTopLevel(od::document& doc, const TextMap& map, const JsonLayout* layout,
                              const char* blanked_events);
 
-  JsonInput* input_;
+  const JsonInput* input_;
   const std::string& path_;
   KinetoTraceBuilder* builder_;
   EventWalker walker_;
@@ -176,9 +167,11 @@ absl::Status KinetoJsonParser::Run() {
 }
 
 // Events in text[layout.events_open .. close], one chunk (between two cuts)
-// at a time. The separators at the chunk's ends are overwritten with '['
-// and ']' so that each chunk is a JSON array parsed in place. With more than
-// one thread, runs of chunks are decoded at once (ParseParts).
+// at a time. Each chunk is copied, its separators at both ends made '[' and
+// ']', and the copy parsed as a JSON array: the text is never written, and
+// simdjson never reads a byte twice from a mapped file another process may
+// be writing (mapped_file.h). With more than one thread, runs of chunks are
+// decoded at once (ParseParts).
 absl::Status KinetoJsonParser::ParseChunks(const JsonLayout& layout, size_t close) {
   std::vector<size_t> bounds;
   bounds.reserve(layout.cuts.size() + 2);
@@ -188,7 +181,7 @@ absl::Status KinetoJsonParser::ParseChunks(const JsonLayout& layout, size_t clos
   const std::vector<size_t> firsts =
       SplitIntoParts(bounds, WorkerCount(threads_, bounds.size() - 1));
   if (firsts.size() > 1) return ParseParts(bounds, firsts);
-  return ParseChunkRange(bounds, 0, bounds.size() - 1, &walker_, &chunk_parser_, false);
+  return ParseChunkRange(bounds, 0, bounds.size() - 1, &walker_, &chunk_parser_);
 }
 
 // Each run of chunks on its own thread, the first into this parser's
@@ -214,11 +207,11 @@ absl::Status KinetoJsonParser::ParseParts(const std::vector<size_t>& bounds,
   ParallelFor(n, static_cast<int>(n), [&](size_t k) {
     try {
       if (k == 0) {
-        status[0] = ParseChunkRange(bounds, 0, last_of(0), &walker_, &chunk_parser_, false);
+        status[0] = ParseChunkRange(bounds, 0, last_of(0), &walker_, &chunk_parser_);
         return;
       }
       od::parser parser;
-      status[k] = ParseChunkRange(bounds, firsts[k], last_of(k), &*walkers[k], &parser, true);
+      status[k] = ParseChunkRange(bounds, firsts[k], last_of(k), &*walkers[k], &parser);
     } catch (...) {
       thrown[k] = std::current_exception();
     }
@@ -228,7 +221,7 @@ absl::Status KinetoJsonParser::ParseParts(const std::vector<size_t>& bounds,
     REVERIE_RETURN_IF_ERROR(status[k]);
     if (k == 0) continue;
     if (!builder_->CanAbsorb(*builders[k])) {
-      return ParseChunkRange(bounds, firsts[k], bounds.size() - 1, &walker_, &chunk_parser_, false);
+      return ParseChunkRange(bounds, firsts[k], bounds.size() - 1, &walker_, &chunk_parser_);
     }
     builder_->Absorb(std::move(*builders[k]));
     walker_.CountEventsOf(*walkers[k]);
@@ -237,35 +230,28 @@ absl::Status KinetoJsonParser::ParseParts(const std::vector<size_t>& bounds,
 }
 
 absl::Status KinetoJsonParser::ParseChunkRange(const std::vector<size_t>& bounds, size_t first,
-                                               size_t last, EventWalker* walker, od::parser* parser,
-                                               bool copy_first) const {
-  char* text = input_->mutable_data();
-  // Sized once for the longest chunk, so the index is allocated once.
+                                               size_t last, EventWalker* walker,
+                                               od::parser* parser) const {
+  const char* text = input_->data();
+  // Sized once for the longest chunk, so the copy and the index are
+  // allocated once and stay in cache.
   size_t longest = 0;
   for (size_t i = first; i < last; ++i) longest = std::max(longest, bounds[i + 1] - bounds[i] + 1);
   if (auto err = parser->allocate(longest); err) {
     return ErrorIn(TextMap{text}, *walker, nullptr, err);
   }
+  std::unique_ptr<char[]> copy(new char[longest + kJsonPadding]);
   for (size_t i = first; i < last; ++i) {
+    // text[from] is the separator before the chunk, text[to] the one after
+    // (or, for an array cut off, one past the text): neither is copied.
     const size_t from = bounds[i], to = bounds[i + 1];
-    TextMap map{text};
-    std::unique_ptr<char[]> copy;
-    simdjson::padded_string_view view;
-    if (i == first && copy_first) {
-      // The byte at `from` is also the last of the chunk before, another
-      // thread's: this chunk is read from a copy of its own.
-      const size_t size = to - from + 1;
-      copy.reset(new char[size + kJsonPadding]());
-      std::memcpy(copy.get(), text + from, size);
-      copy[0] = '[';
-      copy[size - 1] = ']';
-      map = TextMap{copy.get(), kNoOffset, 0, from};
-      view = simdjson::padded_string_view(copy.get(), size, size + kJsonPadding);
-    } else {
-      text[from] = '[';
-      text[to] = ']';
-      view = simdjson::padded_string_view(text + from, to - from + 1, input_->capacity() - from);
-    }
+    const size_t size = to - from + 1;
+    copy[0] = '[';
+    std::memcpy(copy.get() + 1, text + from + 1, size - 2);
+    copy[size - 1] = ']';
+    std::memset(copy.get() + size, 0, kJsonPadding);
+    const TextMap map{copy.get(), kNoOffset, 0, from};
+    const simdjson::padded_string_view view(copy.get(), size, size + kJsonPadding);
     od::document doc;
     if (auto err = parser->iterate(view).get(doc); err) return ErrorIn(map, *walker, nullptr, err);
     od::array events;
@@ -305,9 +291,17 @@ absl::Status KinetoJsonParser::ParseObjectForm(const JsonLayout& layout) {
 }
 
 absl::Status KinetoJsonParser::ParseWhole() {
+  // simdjson parses a padded text where it is; a mapped one (no padding,
+  // and possibly written by another process) is parsed from a copy.
+  std::optional<JsonInput> copy;
+  const JsonInput* in = input_;
+  if (!in->padded()) {
+    REVERIE_ASSIGN_OR_RETURN(copy, CopyJsonText(in->text(), path_));
+    in = &*copy;
+  }
   od::parser parser;
-  const simdjson::padded_string_view view(input_->data(), input_->size(), input_->capacity());
-  const TextMap map{input_->data()};
+  const simdjson::padded_string_view view(in->data(), in->size(), in->size() + kJsonPadding);
+  const TextMap map{in->data()};
   od::document doc;
   if (auto err = parser.iterate(view).get(doc); err) return Error(map, nullptr, err);
   od::json_type type;
@@ -385,9 +379,9 @@ absl::Status KinetoJsonParser::ParseTopLevel(od::document& doc, const TextMap& m
 
 }  // namespace
 
-absl::Status ParseKinetoJson(JsonInput* input, const std::string& path, KinetoTraceBuilder* builder,
-                             size_t chunk_bytes, int threads) {
-  return KinetoJsonParser(input, path, builder, chunk_bytes, threads).Run();
+absl::Status ParseKinetoJson(const JsonInput& input, const std::string& path,
+                             KinetoTraceBuilder* builder, size_t chunk_bytes, int threads) {
+  return KinetoJsonParser(&input, path, builder, chunk_bytes, threads).Run();
 }
 
 }  // namespace reverie::kineto

@@ -25,16 +25,17 @@ namespace reverie::kineto {
 // saying what they are instead (a PyTorch execution trace, an array without
 // trace events, an object without traceEvents).
 //
-// The text is parsed in place: the separators between chunks of events are
-// overwritten, so `input` is not usable as JSON afterwards. `chunk_bytes`
+// The text is only read: each chunk of events is parsed from a copy, so a
+// mapped file is never written. `chunk_bytes`
 // (about how much of the event array simdjson indexes at a time) changes
 // speed and memory only, never the result; tests vary it. So does `threads`
 // (0: $REVERIE_THREADS, else every core): runs of chunks are decoded on that
 // many threads at once and appended in file order, giving the Trace, and
 // the first error in file order, of one thread.
 inline constexpr size_t kDefaultChunkBytes = size_t{256} << 10;
-absl::Status ParseKinetoJson(JsonInput* input, const std::string& path, KinetoTraceBuilder* builder,
-                             size_t chunk_bytes = kDefaultChunkBytes, int threads = 1);
+absl::Status ParseKinetoJson(const JsonInput& input, const std::string& path,
+                             KinetoTraceBuilder* builder, size_t chunk_bytes = kDefaultChunkBytes,
+                             int threads = 1);
 
 }  // namespace reverie::kineto
 

@@ -169,7 +169,7 @@ TEST(Chunking, BeginEndPairsSpanChunksWithEscapedNames) {
   absl::StatusOr<kineto::JsonInput> input = kineto::ReadJsonInput(path);
   ASSERT_TRUE(input.ok());
   kineto::KinetoTraceBuilder builder(path);
-  ASSERT_TRUE(kineto::ParseKinetoJson(&*input, path, &builder, 1).ok());
+  ASSERT_TRUE(kineto::ParseKinetoJson(*input, path, &builder, 1).ok());
   const Trace t = builder.Finish();
   ASSERT_EQ(t.events().ranges_size(), 51);
   EXPECT_EQ(testing::Str(t, t.events().ranges(0).name_sid()), "step \"one\"");

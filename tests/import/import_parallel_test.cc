@@ -163,7 +163,7 @@ TEST(ParallelImport, BeginEndPairsAcrossPartsAreParsedAgainInOrder) {
   absl::StatusOr<kineto::JsonInput> input = kineto::CopyJsonText(doc, "doc.json");
   ASSERT_TRUE(input.ok());
   kineto::KinetoTraceBuilder builder("doc.json");
-  ASSERT_TRUE(kineto::ParseKinetoJson(&*input, "doc.json", &builder, 1, 4).ok());
+  ASSERT_TRUE(kineto::ParseKinetoJson(*input, "doc.json", &builder, 1, 4).ok());
   const Trace t = builder.Finish();
   EXPECT_EQ(t.events().ranges_size(), 62);
   EXPECT_EQ(t.GetCounter(TraceCounter::unbalanced_annotation), 0);

@@ -70,7 +70,7 @@ inline std::string ParsedContent(absl::StatusOr<kineto::JsonInput> input, size_t
   if (!input.ok()) return "error: " + std::string(input.status().message());
   kineto::KinetoTraceBuilder builder("doc.json");
   const absl::Status s =
-      kineto::ParseKinetoJson(&*input, "doc.json", &builder, chunk_bytes, threads);
+      kineto::ParseKinetoJson(*input, "doc.json", &builder, chunk_bytes, threads);
   if (!s.ok()) return "error: " + std::string(s.message());
   return Content(builder.Finish());
 }
