@@ -14,6 +14,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdlib>
+#include <exception>
 #include <system_error>
 #include <thread>
 #include <vector>
@@ -65,6 +66,25 @@ void ParallelFor(size_t n, int threads, Fn&& fn) {
   }
   work();
   for (std::thread& t : pool) t.join();
+}
+
+// ParallelFor for work that may throw (std::bad_alloc on a trace too large
+// for memory): what fn(i) throws is caught on its worker, and once every
+// item has run (those after a throw too) the first exception in item order
+// is thrown again here.
+template <typename Fn>
+void ParallelForRethrowing(size_t n, int threads, Fn&& fn) {
+  std::vector<std::exception_ptr> thrown(n);
+  ParallelFor(n, threads, [&](size_t i) {
+    try {
+      fn(i);
+    } catch (...) {
+      thrown[i] = std::current_exception();
+    }
+  });
+  for (const std::exception_ptr& e : thrown) {
+    if (e) std::rethrow_exception(e);
+  }
 }
 
 }  // namespace reverie

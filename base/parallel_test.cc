@@ -2,6 +2,8 @@
 
 #include <atomic>
 #include <cstdlib>
+#include <new>
+#include <stdexcept>
 #include <thread>
 #include <vector>
 
@@ -33,6 +35,23 @@ TEST(ParallelTest, WorkersFollowTheRequestThenReverieThreadsThenTheCores) {
   setenv("REVERIE_THREADS", "100000", 1);
   EXPECT_EQ(WorkerCount(0, 100000), 1024);
   unsetenv("REVERIE_THREADS");
+}
+
+TEST(ParallelTest, WhatItemsThrowIsThrownAgainAfterEveryItemRan) {
+  for (int threads : {1, 4}) {
+    std::vector<std::atomic<int>> runs(64);
+    try {
+      ParallelForRethrowing(runs.size(), threads, [&](size_t i) {
+        ++runs[i];
+        if (i == 9) throw std::runtime_error("item 9");
+        if (i == 40) throw std::bad_alloc();
+      });
+      ADD_FAILURE() << "nothing thrown";
+    } catch (const std::runtime_error& e) {
+      EXPECT_STREQ(e.what(), "item 9");  // the first in item order
+    }
+    for (size_t i = 0; i < runs.size(); ++i) EXPECT_EQ(runs[i].load(), 1) << i;
+  }
 }
 
 }  // namespace

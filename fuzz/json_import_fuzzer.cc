@@ -28,7 +28,7 @@ std::string Decoded(std::string_view text, int threads) {
   const absl::Status s = reverie::kineto::ParseKinetoJson(*input, "fuzz.json", &builder,
                                                           /*chunk_bytes=*/1, threads);
   if (!s.ok()) return "error: " + std::string(s.message());
-  const reverie::Trace t = builder.Finish();
+  const reverie::Trace t = builder.Finish(threads);
   return reverie::DeterministicBytes(t.header(), t.events());
 }
 

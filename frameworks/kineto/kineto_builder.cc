@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "absl/strings/match.h"
+#include "base/parallel.h"
 #include "base/sv.h"
 #include "frameworks/kineto/kineto_memory.h"
 
@@ -459,11 +460,22 @@ void KinetoTraceBuilder::AddFlowEnd(const RawEvent& e) {
   end = FlowEnd{e.tid, e.ts_ns, true};
 }
 
-Trace KinetoTraceBuilder::Finish() {
-  CheckCorrelations();
-  ResolveSyncThreads();
-  std::vector<FwdBwdLink> links = BuildFlows();
-  EmitRanges(std::move(ranges_), links, &trace_, &op_inputs_);
+Trace KinetoTraceBuilder::Finish(int threads) {
+  // The range sort reads only the ranges; the correlation, sync and flow
+  // passes read and write only other records and the counters (in the
+  // order one thread adds them): they run side by side.
+  SortedRanges sorted;
+  std::vector<FwdBwdLink> links;
+  ParallelForRethrowing(2, threads, [&](size_t i) {
+    if (i == 1) {
+      sorted = SortRanges(std::move(ranges_));
+      return;
+    }
+    CheckCorrelations();
+    ResolveSyncThreads();
+    links = BuildFlows();
+  });
+  EmitRanges(std::move(sorted), links, &trace_, &op_inputs_, threads);
   op_inputs_ = OpInputStore();
   LinkMemoryEvents(&trace_);
   BuildCollectivesFromAnnotations();

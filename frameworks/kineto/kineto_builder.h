@@ -48,8 +48,9 @@ class KinetoTraceBuilder {
   void AddEvent(const RawEvent& e);
   // Called when the traceEvents array ends: unmatched "B" events are counted.
   void EndOfEvents();
-  // Post-processing; the builder must not be used afterwards.
-  Trace Finish();
+  // Post-processing, on `threads` workers (0: every core; the Trace is the
+  // same); the builder must not be used afterwards.
+  Trace Finish(int threads = 1);
 
   // A hint from the parser: the document holds about `n` events.
   void ExpectEvents(size_t n);

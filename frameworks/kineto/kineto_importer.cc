@@ -28,7 +28,7 @@ absl::StatusOr<Trace> ImportInput(kineto::JsonInput input, const std::string& pa
   // The text is no longer referenced: free it before the post-processing
   // allocates, which lowers the peak memory of large imports.
   input.Release();
-  return builder.Finish();
+  return builder.Finish(options.threads);
 }
 
 }  // namespace

@@ -11,6 +11,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "base/parallel.h"
 #include "base/sv.h"
 #include "proto/trace_validate.h"
 
@@ -91,16 +92,49 @@ proto::Phase ExplicitPhase(std::string_view name) {
   return proto::PHASE_UNKNOWN;
 }
 
+// Of two ops with the same span the one that started first (the lower
+// external id: the outer op) comes first whatever the file's order (issue
+// 29, metamorphic tests: aten::contiguous and the aten::clone inside it
+// swapped). The keys are copied out first: sorting indexes that compare
+// through the records misses the cache on every compare.
+SortedRanges SortRanges(RangeRecs recs) {
+  struct Key {
+    bool is_gpu;
+    int64_t pid, tid, start_ns, neg_end_ns;
+    int rank;
+    uint64_t external_id;
+    uint32_t order, index;
+    bool operator<(const Key& o) const {
+      return std::tie(is_gpu, pid, tid, start_ns, neg_end_ns, rank, external_id, order) <
+             std::tie(o.is_gpu, o.pid, o.tid, o.start_ns, o.neg_end_ns, o.rank, o.external_id,
+                      o.order);
+    }
+  };
+  std::vector<Key, HugePageAllocator<Key>> keys(recs.size());
+  for (uint32_t i = 0; i < recs.size(); ++i) {
+    const RangeRec& r = recs[i];
+    keys[i] = Key{r.is_gpu,       r.pid,         r.tid,   r.start_ns, -r.end_ns,
+                  NestingRank(r), r.external_id, r.order, i};
+  }
+  std::sort(keys.begin(), keys.end());
+  SortedRanges sorted{std::move(recs), {}};
+  sorted.order.resize(keys.size());
+  for (size_t i = 0; i < keys.size(); ++i) sorted.order[i] = keys[i].index;
+  return sorted;
+}
+
 namespace {
 
 // The passes of EmitRanges over ranges in sorted order; position p stands
 // for recs[order[p]]. Parents always come before their children.
 class RangeInference {
  public:
-  RangeInference(RangeRecs recs, Trace* trace, const OpInputStore* inputs)
-      : recs_(std::move(recs)), trace_(trace), inputs_(inputs) {
+  RangeInference(SortedRanges sorted, Trace* trace, const OpInputStore* inputs)
+      : recs_(std::move(sorted.recs)),
+        trace_(trace),
+        order_(std::move(sorted.order)),
+        inputs_(inputs) {
     const size_t n = recs_.size();
-    SortInOrder();
     parent_.assign(n, kNoRange);
     depth_.assign(n, 0);
     phase_.assign(n, proto::PHASE_UNKNOWN);
@@ -108,45 +142,15 @@ class RangeInference {
     facts_.resize(trace_->string_count());
   }
 
-  void Run(const std::vector<FwdBwdLink>& links) {
+  void Run(const std::vector<FwdBwdLink>& links, int threads) {
     Nest();
     LinkFlows(links);
     InferPhasesAndLayers();
     AttributeBackward();
-    Emit();
+    Emit(threads);
   }
 
  private:
-  // order_ = indexes of recs_ by (CPU before GPU, pid, tid, start, longer
-  // first, NestingRank, external id, file order). Of two ops with the same
-  // span the one that started first (the lower external id: the outer op)
-  // comes first whatever the file's order (issue 29, metamorphic tests:
-  // aten::contiguous and the aten::clone inside it swapped). The keys are
-  // copied out first: sorting indexes that compare through recs_ misses the
-  // cache on every compare.
-  void SortInOrder() {
-    struct Key {
-      bool is_gpu;
-      int64_t pid, tid, start_ns, neg_end_ns;
-      int rank;
-      uint64_t external_id;
-      uint32_t order, index;
-      bool operator<(const Key& o) const {
-        return std::tie(is_gpu, pid, tid, start_ns, neg_end_ns, rank, external_id, order) <
-               std::tie(o.is_gpu, o.pid, o.tid, o.start_ns, o.neg_end_ns, o.rank, o.external_id,
-                        o.order);
-      }
-    };
-    std::vector<Key, HugePageAllocator<Key>> keys(recs_.size());
-    for (uint32_t i = 0; i < recs_.size(); ++i) {
-      const RangeRec& r = recs_[i];
-      keys[i] = Key{r.is_gpu, r.pid, r.tid, r.start_ns, -r.end_ns, NestingRank(r), r.external_id, r.order, i};
-    }
-    std::sort(keys.begin(), keys.end());
-    order_.resize(keys.size());
-    for (size_t i = 0; i < keys.size(); ++i) order_[i] = keys[i].index;
-  }
-
   RangeRec& rec(uint32_t p) { return recs_[order_[p]]; }
   std::string_view name(uint32_t p) { return trace_->String(rec(p).name_sid); }
 
@@ -372,30 +376,29 @@ class RangeInference {
   }
 
   // Appends the ranges in sorted order; ProfilerStep ranges also become
-  // steps (one per distinct N).
-  void Emit() {
+  // steps (one per distinct N). The messages are made and filled on
+  // `threads` workers (the Trace's arena allocates from several threads:
+  // most of the cost is first touches of fresh memory), then appended in
+  // order.
+  void Emit(int threads) {
     proto::TraceChunk& ev = trace_->events();
     const uint32_t base = static_cast<uint32_t>(ev.ranges_size());
-    ev.mutable_ranges()->Reserve(static_cast<int>(base + size()));
+    std::vector<proto::Range*> made(size());
+    google::protobuf::Arena* arena = ev.GetArena();
+    constexpr uint32_t kBlock = 1 << 14;
+    ParallelForRethrowing((size() + kBlock - 1) / kBlock, threads, [&](size_t b) {
+      const uint32_t end = std::min<uint32_t>(size(), static_cast<uint32_t>(b + 1) * kBlock);
+      for (uint32_t p = static_cast<uint32_t>(b) * kBlock; p < end; ++p) {
+        made[p] = google::protobuf::Arena::CreateMessage<proto::Range>(arena);
+        Fill(p, base, made[p]);
+      }
+    });
+    google::protobuf::RepeatedPtrField<proto::Range>* ranges = ev.mutable_ranges();
+    ranges->Reserve(static_cast<int>(base + size()));
+    for (proto::Range* r : made) ranges->AddAllocated(r);
     absl::flat_hash_set<int64_t> steps;
     for (uint32_t p = 0; p < size(); ++p) {
       const RangeRec& r = rec(p);
-      proto::Range* out = ev.add_ranges();
-      out->set_kind(r.kind);
-      out->set_name_sid(r.name_sid);
-      out->set_module_path_sid(r.module_path_sid);
-      out->set_phase(phase_[p]);
-      out->set_pid(r.pid);
-      out->set_tid(r.tid);
-      out->set_start_ns(r.start_ns);
-      out->set_end_ns(r.end_ns);
-      out->set_parent(parent_[p] == kNoRange ? 0 : base + parent_[p] + 1);
-      out->set_depth(depth_[p]);
-      out->set_external_id(r.external_id);
-      out->set_sequence_number(r.sequence_number);
-      out->set_fwd_tid(fwd_tid_[p]);
-      out->set_device(r.device);
-      if (inputs_ != nullptr && r.inputs_count > 0) AddInputs(r, out);
       if (!r.is_profiler_step) continue;
       const int64_t index = ProfilerStepIndex(name(p));
       if (!steps.insert(index).second) {
@@ -414,6 +417,26 @@ class RangeInference {
               [](const proto::Step& a, const proto::Step& b) {
                 return a.index() < b.index();
               });
+  }
+
+  // The range at position p, the first of them at index `base`.
+  void Fill(uint32_t p, uint32_t base, proto::Range* out) const {
+    const RangeRec& r = recs_[order_[p]];
+    out->set_kind(r.kind);
+    out->set_name_sid(r.name_sid);
+    out->set_module_path_sid(r.module_path_sid);
+    out->set_phase(phase_[p]);
+    out->set_pid(r.pid);
+    out->set_tid(r.tid);
+    out->set_start_ns(r.start_ns);
+    out->set_end_ns(r.end_ns);
+    out->set_parent(parent_[p] == kNoRange ? 0 : base + parent_[p] + 1);
+    out->set_depth(depth_[p]);
+    out->set_external_id(r.external_id);
+    out->set_sequence_number(r.sequence_number);
+    out->set_fwd_tid(fwd_tid_[p]);
+    out->set_device(r.device);
+    if (inputs_ != nullptr && r.inputs_count > 0) AddInputs(r, out);
   }
 
   struct Marker {
@@ -441,9 +464,9 @@ class RangeInference {
 
 }  // namespace
 
-void EmitRanges(RangeRecs ranges, const std::vector<FwdBwdLink>& links, Trace* trace,
-                const OpInputStore* inputs) {
-  RangeInference(std::move(ranges), trace, inputs).Run(links);
+void EmitRanges(SortedRanges ranges, const std::vector<FwdBwdLink>& links, Trace* trace,
+                const OpInputStore* inputs, int threads) {
+  RangeInference(std::move(ranges), trace, inputs).Run(links, threads);
 }
 
 }  // namespace reverie::kineto

@@ -68,13 +68,24 @@ struct FwdBwdLink {
   int64_t to_ns;
 };
 
+// Ranges in the order EmitRanges emits them: by (CPU before GPU, pid, tid,
+// start, longer first, nesting rank, external id, file order). Sorting is
+// the costly part and reads nothing but the ranges, so the importer runs it
+// beside its other whole-trace checks.
+struct SortedRanges {
+  RangeRecs recs;
+  std::vector<uint32_t> order;  // indexes into recs
+};
+SortedRanges SortRanges(RangeRecs ranges);
+
 // Nests, infers phases and module paths, and appends the ranges to
-// trace->events().ranges() (and ProfilerStep steps to steps()).
-// Anomalies go to trace counters (range_overlap, duplicate_profiler_step,
-// backward_op_without_forward).
+// trace->events().ranges() (and ProfilerStep steps to steps()), their
+// messages made on `threads` workers (0: every core; the result is the
+// same). Anomalies go to trace counters (range_overlap,
+// duplicate_profiler_step, backward_op_without_forward).
 // `inputs` (may be null) holds the ops' recorded inputs RangeRec points into.
-void EmitRanges(RangeRecs ranges, const std::vector<FwdBwdLink>& links, Trace* trace,
-                const OpInputStore* inputs = nullptr);
+void EmitRanges(SortedRanges ranges, const std::vector<FwdBwdLink>& links, Trace* trace,
+                const OpInputStore* inputs = nullptr, int threads = 1);
 
 // Phase from a range's name alone (markers such as "## backward ##",
 // "Optimizer.step#Adam.step", "autograd::engine::evaluate_function: ...").

@@ -63,7 +63,7 @@ inline std::string Content(const Trace& t) {
   return DeterministicBytes(header, t.events());
 }
 
-// `input` through ParseKinetoJson with a chunk size and a thread count: the
+// `input` through ParseKinetoJson and Finish with a chunk size and a thread count: the
 // Trace's Content, or "error: " and the message.
 inline std::string ParsedContent(absl::StatusOr<kineto::JsonInput> input, size_t chunk_bytes,
                                  int threads = 1) {
@@ -72,7 +72,7 @@ inline std::string ParsedContent(absl::StatusOr<kineto::JsonInput> input, size_t
   const absl::Status s =
       kineto::ParseKinetoJson(*input, "doc.json", &builder, chunk_bytes, threads);
   if (!s.ok()) return "error: " + std::string(s.message());
-  return Content(builder.Finish());
+  return Content(builder.Finish(threads));
 }
 
 // One gzip member holding `text` (zlib level 6 unless told).
