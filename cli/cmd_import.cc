@@ -42,7 +42,7 @@ absl::Status RunImport(const Options& o) {
   }
   // A write that fails (a full disk, an output it cannot create) exits 2,
   // as every other command's does (issue 29: it exited 1 here alone).
-  REVERIE_RETURN_IF_ERROR(WriteTrace(*trace, o.out));
+  REVERIE_RETURN_IF_ERROR(WriteTrace(*trace, o.out, {.threads = o.threads}));
   const proto::TraceChunk& ev = trace->events();
   std::printf("%s: %d API calls, %d GPU activities, %d syncs, %d ranges, %d steps (from %s)\n",
               o.out.c_str(), ev.api_calls_size(), ev.gpu_activities_size(), ev.syncs_size(),

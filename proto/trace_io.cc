@@ -4,18 +4,23 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
 #include <memory>
 #include <mutex>
+#include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "base/printable.h"
 #include "base/atomic_file.h"
+#include "base/parallel.h"
+#include "base/printable.h"
 #include "base/status_macros.h"
 #include "google/protobuf/io/coded_stream.h"
 #include "google/protobuf/io/zero_copy_stream_impl.h"
+#include "google/protobuf/io/zero_copy_stream_impl_lite.h"
 #include "google/protobuf/stubs/logging.h"
 #include "proto/trace_validate.h"
 
@@ -119,6 +124,42 @@ class ChunkWriter {
   uint64_t records_ = 0;
 };
 
+// The trace's records cut into chunks of about `per_chunk` events, in the
+// order they are written.
+std::vector<ChunkWriter> PlanChunks(const proto::TraceChunk& all, size_t per_chunk) {
+  using C = proto::TraceChunk;
+  int api = 0, gpu = 0, sync = 0, ev = 0, range = 0, step = 0, coll = 0, flow = 0, mem = 0;
+  if (per_chunk == 0) per_chunk = 1;
+  std::vector<ChunkWriter> chunks;
+  while (true) {
+    const bool first = chunks.empty();
+    ChunkWriter chunk;
+    if (first) {
+      // The first chunk carries the string table and the small tables, so
+      // a reader that stops early still resolves every name it has seen.
+      chunk.AddAll(C::kStringsFieldNumber, all.strings());
+      chunk.AddAll(C::kProcessesFieldNumber, all.processes());
+      chunk.AddAll(C::kThreadsFieldNumber, all.threads());
+      chunk.AddAll(C::kCountersFieldNumber, all.counters());
+      chunk.AddAll(C::kGradientBucketsFieldNumber, all.gradient_buckets());
+      chunk.AddAll(C::kParametersFieldNumber, all.parameters());
+    }
+    size_t budget = per_chunk;
+    chunk.Take(C::kRangesFieldNumber, all.ranges(), &range, &budget);
+    chunk.Take(C::kStepsFieldNumber, all.steps(), &step, &budget);
+    chunk.Take(C::kApiCallsFieldNumber, all.api_calls(), &api, &budget);
+    chunk.Take(C::kGpuActivitiesFieldNumber, all.gpu_activities(), &gpu, &budget);
+    chunk.Take(C::kSyncsFieldNumber, all.syncs(), &sync, &budget);
+    chunk.Take(C::kEventRecordsFieldNumber, all.event_records(), &ev, &budget);
+    chunk.Take(C::kCollectivesFieldNumber, all.collectives(), &coll, &budget);
+    chunk.Take(C::kFlowsFieldNumber, all.flows(), &flow, &budget);
+    chunk.Take(C::kMemoryEventsFieldNumber, all.memory_events(), &mem, &budget);
+    if (budget == per_chunk && !first) break;  // nothing left
+    chunks.push_back(std::move(chunk));
+  }
+  return chunks;
+}
+
 // Collects what libprotobuf would print on stderr ("[libprotobuf ERROR ...]
 // String field ... contains invalid UTF-8 data") while a file is parsed, so
 // that the reader reports it in its own one-line error instead (D11).
@@ -182,7 +223,9 @@ absl::Status WriteTrace(const Trace& trace, const std::string& path,
   REVERIE_ASSIGN_OR_RETURN(std::unique_ptr<AtomicFile> file, AtomicFile::Open(path));
   bool ok = true;
   {
-    FileOutputStream zero_copy(file->fd());
+    // Written 1 MiB at a time (the default, 8 KiB, was 10,000 write calls
+    // for an 85 MB trace).
+    FileOutputStream zero_copy(file->fd(), 1 << 20);
     CodedOutputStream out(&zero_copy);
     // Map fields (the header's metadata) in key order: the same trace gives
     // the same bytes, whichever process or thread count produced it.
@@ -192,43 +235,33 @@ absl::Status WriteTrace(const Trace& trace, const std::string& path,
     header.set_schema_version(kTraceSchemaVersion);
     ok = WriteDelimited(header, &out);
 
-    using C = proto::TraceChunk;
-    const C& all = trace.events();
-    int api = 0, gpu = 0, sync = 0, ev = 0, range = 0, step = 0, coll = 0, flow = 0, mem = 0;
-    const size_t per_chunk = options.events_per_chunk == 0 ? 1 : options.events_per_chunk;
-    bool first = true;
-    uint64_t chunks = 0, records = 0;
-    while (ok) {
-      ChunkWriter chunk;
-      if (first) {
-        // The first chunk carries the string table and the small tables, so
-        // a reader that stops early still resolves every name it has seen.
-        chunk.AddAll(C::kStringsFieldNumber, all.strings());
-        chunk.AddAll(C::kProcessesFieldNumber, all.processes());
-        chunk.AddAll(C::kThreadsFieldNumber, all.threads());
-        chunk.AddAll(C::kCountersFieldNumber, all.counters());
-        chunk.AddAll(C::kGradientBucketsFieldNumber, all.gradient_buckets());
-        chunk.AddAll(C::kParametersFieldNumber, all.parameters());
+    std::vector<ChunkWriter> chunks = PlanChunks(trace.events(), options.events_per_chunk);
+    // Chunks are serialized a batch at a time on every worker, each into a
+    // buffer of its own (so no more than a batch is held), and written in
+    // order: the bytes of one thread.
+    const int workers = WorkerCount(options.threads, chunks.size());
+    const size_t batch = 2 * static_cast<size_t>(workers);
+    std::vector<std::string> bytes(batch);
+    std::vector<char> written(batch);
+    uint64_t records = 0;
+    for (size_t first = 0; ok && first < chunks.size(); first += batch) {
+      const size_t n = std::min(batch, chunks.size() - first);
+      ParallelForRethrowing(n, workers, [&](size_t i) {
+        bytes[i].clear();
+        google::protobuf::io::StringOutputStream buffer(&bytes[i]);
+        CodedOutputStream chunk_out(&buffer);
+        chunk_out.SetSerializationDeterministic(true);
+        written[i] = chunks[first + i].Write(&chunk_out);
+      });
+      for (size_t i = 0; i < n && ok; ++i) {
+        ok = written[i] != 0;
+        out.WriteRaw(bytes[i].data(), static_cast<int>(bytes[i].size()));
+        records += chunks[first + i].records();
       }
-      size_t budget = per_chunk;
-      chunk.Take(C::kRangesFieldNumber, all.ranges(), &range, &budget);
-      chunk.Take(C::kStepsFieldNumber, all.steps(), &step, &budget);
-      chunk.Take(C::kApiCallsFieldNumber, all.api_calls(), &api, &budget);
-      chunk.Take(C::kGpuActivitiesFieldNumber, all.gpu_activities(), &gpu, &budget);
-      chunk.Take(C::kSyncsFieldNumber, all.syncs(), &sync, &budget);
-      chunk.Take(C::kEventRecordsFieldNumber, all.event_records(), &ev, &budget);
-      chunk.Take(C::kCollectivesFieldNumber, all.collectives(), &coll, &budget);
-      chunk.Take(C::kFlowsFieldNumber, all.flows(), &flow, &budget);
-      chunk.Take(C::kMemoryEventsFieldNumber, all.memory_events(), &mem, &budget);
-      if (budget == per_chunk && !first) break;  // nothing left
-      ok = chunk.Write(&out);
-      ++chunks;
-      records += chunk.records();
-      first = false;
     }
     // The end marker proves the file complete (trace.proto).
     proto::TraceChunk chunk;
-    chunk.mutable_end()->set_chunks(chunks);
+    chunk.mutable_end()->set_chunks(chunks.size());
     chunk.mutable_end()->set_records(records);
     ok = ok && WriteDelimited(chunk, &out);
     out.Trim();

@@ -19,6 +19,8 @@ struct WriteOptions {
   // Events (of every kind together) per chunk. Smaller chunks lose less on a
   // crash; larger ones frame less.
   size_t events_per_chunk = 65536;
+  // Workers serializing chunks (0: every core); the bytes are the same.
+  int threads = 1;
 };
 
 // Writes `trace` to `path` atomically (base/atomic_file.h: a failed write

@@ -210,6 +210,21 @@ TEST(TraceIoTest, TheSameTraceIsWrittenAsTheSameBytes) {
   EXPECT_TRUE(ReadAll(pa) == ReadAll(pb));
 }
 
+TEST(TraceIoTest, ChunksSerializedOnSeveralWorkersGiveTheSameBytes) {
+  const Trace t = MakeTrace(200);
+  const std::string one = TempPath("workers_1.pb");
+  ASSERT_TRUE(WriteTrace(t, one, {.events_per_chunk = 7, .threads = 1}).ok());
+  for (int threads : {2, 5}) {
+    const std::string many = TempPath("workers_n.pb");
+    ASSERT_TRUE(WriteTrace(t, many, {.events_per_chunk = 7, .threads = threads}).ok());
+    EXPECT_TRUE(ReadAll(one) == ReadAll(many)) << threads << " workers";
+  }
+  absl::StatusOr<Trace> back = ReadTrace(one);
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(back->events().api_calls_size(), t.events().api_calls_size());
+  EXPECT_EQ(back->events().gpu_activities_size(), t.events().gpu_activities_size());
+}
+
 TEST(TraceIoTest, EndMarkerCountsAndTrailingDataAreChecked) {
   Trace t = MakeTrace(50);
   const std::string path = TempPath("marker.pb");
