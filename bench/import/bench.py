@@ -110,9 +110,10 @@ def cmd_import(args):
     row("python json.load (baseline)", load, None)
     row("zcat (baseline)", zcat, None)
     raw = raw_size(args.trace)
-    for name, r in (("import", imp), ("info", info)):
+    # Issue 31's targets: import >= 8x json.load, info >= 6x.
+    for name, r, target in (("import", imp, 8), ("info", info, 6)):
         print(f"json.load / reverie {name + ':':7s} {load[0] / r[0]:5.2f}x wall, {load[1] / r[1]:5.2f}x cpu "
-              f"(target >= 6x);  zcat / reverie {name}: {zcat[0] / r[0]:.2f}x wall, "
+              f"(target >= {target}x);  zcat / reverie {name}: {zcat[0] / r[0]:.2f}x wall, "
               f"{zcat[1] / r[1]:.2f}x cpu")
     print(f"peak RSS / raw JSON: import {imp[2] * 1024 / raw:.2f}x, info {info[2] * 1024 / raw:.2f}x "
           f"(target <= 2x)")
