@@ -31,9 +31,9 @@
 
 namespace reverie::kineto {
 
-// Bytes of zeroes kept after a padded text: simdjson's SIMDJSON_PADDING (64
-// in 3.x) plus room for the ']' that closes a cut-off array (static_asserts in
-// the .cc files keep these in step).
+// Bytes of zeroes kept after a padded text (and after each chunk the parser
+// copies): at least simdjson's SIMDJSON_PADDING, 64 in 3.x (static_asserts
+// in the .cc files keep these in step).
 inline constexpr size_t kJsonPadding = 80;
 
 // Real Kineto traces compress 10-30x; deflate itself reaches ~1000x.
@@ -106,14 +106,17 @@ bool LooksLikeGzip(std::string_view first_bytes);
 // Returns an open descriptor (O_CLOEXEC) on a regular file.
 absl::StatusOr<int> OpenRegularFile(const std::string& path);
 
+// How ReadJsonInput gets the bytes: mapped where it can (the default), or
+// always read() into a buffer (tests compare the two).
+enum class ReadMethod : uint8_t { kMapOrRead, kRead };
+
 // Reads `path`, inflating gzip. Errors name the path: kNotFound (missing),
 // kPermissionDenied (unreadable), kInvalidArgument (empty file, not a
 // regular file, bad gzip header, a decompression bomb), kDataLoss
 // (truncated or corrupt gzip data, bytes after the gzip data, with the
-// compressed byte offset where known), kResourceExhausted (out of memory).
-// How ReadJsonInput gets the bytes: mapped where it can (the default), or
-// always read() into a buffer (tests compare the two).
-enum class ReadMethod : uint8_t { kMapOrRead, kRead };
+// compressed byte offset where known; a gzip file truncated or written
+// while it was inflated), kResourceExhausted (out of memory). A mapped
+// text is checked by JsonInput::Check once parsed.
 absl::StatusOr<JsonInput> ReadJsonInput(const std::string& path,
                                         ReadMethod method = ReadMethod::kMapOrRead);
 
