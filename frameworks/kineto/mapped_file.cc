@@ -31,6 +31,7 @@ struct Slot {
 Slot g_slots[kSlots];
 struct sigaction g_previous;
 bool g_installed = false;
+uintptr_t g_page = 4096;  // the system's page size, read once (sysconf is no signal-safe call)
 
 // A page of a live mapping read past the file's end (BUS_ADRERR): zeroes are
 // mapped over it and the mapping is marked, so the reader goes on and
@@ -42,8 +43,8 @@ void OnSigbus(int sig, siginfo_t* info, void* /*context*/) {
     for (Slot& s : g_slots) {
       const uintptr_t begin = s.begin.load(std::memory_order_acquire);
       if (begin == 0 || at < begin || at >= s.end.load(std::memory_order_acquire)) continue;
-      void* page = reinterpret_cast<void*>(at & ~(uintptr_t{kSmallPage} - 1));
-      if (::mmap(page, kSmallPage, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) !=
+      void* page = reinterpret_cast<void*>(at & ~(g_page - 1));
+      if (::mmap(page, g_page, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) !=
           MAP_FAILED) {
         s.truncated.store(true, std::memory_order_release);
         return;  // the read is retried and sees zeroes
@@ -59,6 +60,8 @@ void OnSigbus(int sig, siginfo_t* info, void* /*context*/) {
 bool InstallHandler() {
   static std::once_flag once;
   std::call_once(once, [] {
+    const long page = ::sysconf(_SC_PAGESIZE);
+    if (page > 0) g_page = static_cast<uintptr_t>(page);
     struct sigaction action {};
     action.sa_sigaction = OnSigbus;
     action.sa_flags = SA_SIGINFO | SA_RESTART | SA_ONSTACK;
