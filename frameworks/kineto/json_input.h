@@ -32,8 +32,8 @@
 namespace reverie::kineto {
 
 // Bytes of zeroes kept after a padded text (and after each chunk the parser
-// copies): at least simdjson's SIMDJSON_PADDING, 64 in 3.x (static_asserts
-// in the .cc files keep these in step).
+// copies): at least simdjson's SIMDJSON_PADDING, 64 in 3.x (a static_assert
+// in json_input.cc keeps it so).
 inline constexpr size_t kJsonPadding = 80;
 
 // Real Kineto traces compress 10-30x; deflate itself reaches ~1000x.

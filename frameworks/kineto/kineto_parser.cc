@@ -27,8 +27,6 @@ using json::KeyOf;
 
 constexpr size_t kNoOffset = JsonLayout::kNone;
 
-static_assert(kJsonPadding >= simdjson::SIMDJSON_PADDING, "padding must cover simdjson's");
-
 // Where a byte of the buffer simdjson parsed is in the input text: a chunk
 // is a copy of the text from `shift` on; the skeleton of an object-form
 // trace is a copy that leaves the event array's contents out; a padded text
