@@ -12,6 +12,9 @@ same file, on the same machine:
            loading T and computing the critical path of one ProfilerStep
            (medians of N; HTA timed inside its process: interpreter start and
            module imports excluded, which favours HTA)
+  alternate  the same `import` (or `info`) with several builds (--bins A,B),
+           run in turn N times so that the machine's drift falls on all alike:
+           medians of wall, user and system time and peak memory per build
   scaling  `reverie import` and `reverie info` on traces of ~0.5, 1 and 2 GB made by repeating
            the steps of T with shifted timestamps and ids (written to a
            temporary folder, deleted afterwards): time and peak memory vs size
@@ -23,6 +26,7 @@ traces are computed in child processes) and says so if it is not.
 
 usage: bench.py import  [--bin B] [--trace T] [--runs N]
        bench.py hta     --hta DIR [--bin B] [--trace T] [--runs N]
+       bench.py alternate --bins A,B[,...] [--command import|info] [--trace T] [--runs N]
        bench.py scaling [--bin B] [--trace T] [--sizes-gb 0.5,1,2] [--tmp DIR]
 """
 import argparse
@@ -117,6 +121,26 @@ def cmd_import(args):
               f"{zcat[1] / r[1]:.2f}x cpu")
     print(f"peak RSS / raw JSON: import {imp[2] * 1024 / raw:.2f}x, info {info[2] * 1024 / raw:.2f}x "
           f"(target <= 2x)")
+
+
+def cmd_alternate(args):
+    bins = [b for b in args.bins.split(",") if b]
+    for b in bins:
+        if not os.access(b, os.X_OK):
+            sys.exit(f"bench.py: no reverie binary at {b}")
+    header(args, args.trace)
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "X.pb")
+        extra = ["-o", out] if args.command == "import" else []
+        runs = {b: [] for b in bins}
+        for _ in range(args.runs):
+            for b in bins:  # in turn, so that a slower minute falls on every build
+                runs[b].append(measure([b, args.command, args.trace] + extra))
+    print(f"reverie {args.command}, builds run in turn, medians of {args.runs}:")
+    for b in bins:
+        wall, cpu_s, peak, user = (statistics.median(r[i] for r in runs[b]) for i in range(4))
+        print(f"  {b}: wall {wall:.3f} s, user {user:.3f} s, sys {cpu_s - user:.3f} s, "
+              f"peak {peak / 1024:.0f} MiB")
 
 
 HTA_SCRIPT = r"""
@@ -251,8 +275,10 @@ def cmd_scaling(args):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("what", choices=["import", "hta", "scaling", "make-scaled"])
+    ap.add_argument("what", choices=["import", "hta", "alternate", "scaling", "make-scaled"])
     ap.add_argument("--bin", default=os.path.join(REPO, "build", "release", "cli", "reverie"))
+    ap.add_argument("--bins", default="", help="alternate: the builds to compare, comma-separated")
+    ap.add_argument("--command", default="import", choices=["import", "info"])
     ap.add_argument("--trace", default=DEFAULT_TRACE)
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--hta", default="", help="folder holding HTA's hta/ package")
@@ -266,13 +292,14 @@ def main():
     if args.what == "make-scaled":
         scaled_trace(args.trace, args.copies, args.out)
         return 0
-    if not os.access(args.bin, os.X_OK):
+    if args.what != "alternate" and not os.access(args.bin, os.X_OK):
         sys.exit(f"bench.py: no reverie binary at {args.bin} (build it, or give --bin)")
     if not os.path.isfile(args.trace):
         sys.exit(f"bench.py: trace {args.trace} not found (set REVERIE_TRACES or give --trace)")
     if args.what == "scaling":
         args.runs = min(args.runs, 3)
-    return {"import": cmd_import, "hta": cmd_hta, "scaling": cmd_scaling}[args.what](args) or 0
+    commands = {"import": cmd_import, "hta": cmd_hta, "alternate": cmd_alternate, "scaling": cmd_scaling}
+    return commands[args.what](args) or 0
 
 
 if __name__ == "__main__":
