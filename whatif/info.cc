@@ -5,6 +5,7 @@
 
 #include "absl/status/statusor.h"
 #include "base/json_writer.h"
+#include "base/parallel.h"
 #include "depgraph/model_info.h"
 #include "whatif/deprecated_names.h"
 #include "whatif/facts_view.h"
@@ -91,23 +92,32 @@ GraphView AnalyzeGraph(const Trace& trace) {
 GraphView ViewOf(const Trace& trace, const depgraph::Graph& graph, const depgraph::SimResult& sim,
                  const depgraph::BuildStats& stats) {
   GraphView v;
-  v.facts = depgraph::DetectFacts(trace, graph);
   v.stats = stats;
   v.built = true;
   v.tasks = graph.live_task_count();
   v.edges = graph.live_edge_count();
-  v.breakdown = depgraph::ComputeBreakdown(graph, sim);
-  v.steps = depgraph::MeasuredSteps(graph);
-  v.step_stats = depgraph::SummarizeSteps(v.steps);
-  for (size_t i = 0; i < v.steps.size(); ++i) {
-    v.step_names.push_back(i < graph.step_count()
-                               ? graph.step_info(static_cast<int32_t>(i)).name
-                               : "whole trace");
-  }
-  const depgraph::TaskTimes m = depgraph::MeasuredTimes(graph);
-  v.cpu = depgraph::ComputeCpuTime(graph, m.start, m.end);
-  v.hardware = AnalyzeHardware(graph, depgraph::ModelInfoFromTrace(trace).devices);
-  v.memory = depgraph::ComputeMemory(graph, v.steps);
+  // The analyses only read the graph, in two groups on two cores (half of
+  // `info`'s time after the graph is built; docs/PERFORMANCE.md). The
+  // graph's lazy caches (the per-name kernel classes and math, the
+  // adjacency) are filled by the first group alone: the second reads
+  // columns only, so the two never write the same cache.
+  ParallelForRethrowing(2, 0, [&](size_t group) {
+    if (group == 0) {
+      v.facts = depgraph::DetectFacts(trace, graph);
+      v.hardware = AnalyzeHardware(graph, depgraph::ModelInfoFromTrace(trace).devices);
+      return;
+    }
+    v.breakdown = depgraph::ComputeBreakdown(graph, sim);
+    v.steps = depgraph::MeasuredSteps(graph);
+    v.step_stats = depgraph::SummarizeSteps(v.steps);
+    for (size_t i = 0; i < v.steps.size(); ++i) {
+      v.step_names.push_back(i < graph.step_count() ? graph.step_info(static_cast<int32_t>(i)).name
+                                                    : "whole trace");
+    }
+    const depgraph::TaskTimes m = depgraph::MeasuredTimes(graph);
+    v.cpu = depgraph::ComputeCpuTime(graph, m.start, m.end);
+    v.memory = depgraph::ComputeMemory(graph, v.steps);
+  });
   return v;
 }
 
