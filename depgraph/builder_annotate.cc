@@ -149,9 +149,9 @@ void Annotate(Context& ctx) {
              std::make_tuple(y.start_ns(), -y.end_ns(), b);
     });
     std::vector<Timed> tasks = std::move(pieces[t]);
+    const size_t mid = tasks.size();
     for (uint32_t c = th.begin; c < th.end; ++c) tasks.push_back({ctx.calls[c].start, ctx.calls[c].task});
-    std::stable_sort(tasks.begin(), tasks.end(),
-                     [](const Timed& a, const Timed& b) { return a.start < b.start; });
+    SortByStart(tasks, mid);
     AnnotateThread(ctx, tasks, list, layer_of_sid);
   }
   // ---- GPU tasks inherit from their launch ----

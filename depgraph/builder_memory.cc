@@ -36,10 +36,12 @@ class AnchorIndex {
     for (const CpuPiece& p : ctx.pieces) {
       if (p.thread != kNone && p.end > p.start) by_thread_[p.thread].push_back({p.start, p.task});
     }
+    std::vector<size_t> pieces(by_thread_.size());
+    for (size_t t = 0; t < by_thread_.size(); ++t) pieces[t] = by_thread_[t].size();
     for (const CpuCall& c : ctx.calls) by_thread_[c.thread].push_back({c.start, c.task});
-    for (auto& v : by_thread_) {
-      std::stable_sort(v.begin(), v.end(), [](const Timed& a, const Timed& b) { return a.start < b.start; });
-      all_.insert(all_.end(), v.begin(), v.end());
+    for (size_t t = 0; t < by_thread_.size(); ++t) {
+      SortByStart(by_thread_[t], pieces[t]);
+      all_.insert(all_.end(), by_thread_[t].begin(), by_thread_[t].end());
     }
     std::stable_sort(all_.begin(), all_.end(), [](const Timed& a, const Timed& b) { return a.start < b.start; });
   }
