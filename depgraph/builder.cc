@@ -89,7 +89,7 @@ void BuildCpuTasks(Context& ctx) {
     keys.push_back({a.pid(), a.tid(), a.start_ns(), -std::max(a.end_ns(), a.start_ns()),
                     a.correlation_id(), static_cast<uint32_t>(i)});
   }
-  std::sort(keys.begin(), keys.end(), [](const Key& x, const Key& y) {
+  SortUnlessSorted(keys.begin(), keys.end(), [](const Key& x, const Key& y) {
     return std::tie(x.pid, x.tid, x.start, x.neg_end, x.corr, x.idx) <
            std::tie(y.pid, y.tid, y.start, y.neg_end, y.corr, y.idx);
   });

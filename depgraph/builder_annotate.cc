@@ -142,7 +142,7 @@ void Annotate(Context& ctx) {
     auto it = ranges.find({th.pid, th.tid});
     if (it == ranges.end()) continue;
     std::vector<uint32_t>& list = it->second;
-    std::sort(list.begin(), list.end(), [&](uint32_t a, uint32_t b) {
+    SortUnlessSorted(list.begin(), list.end(), [&](uint32_t a, uint32_t b) {
       const proto::Range& x = ev.ranges(static_cast<int>(a));
       const proto::Range& y = ev.ranges(static_cast<int>(b));
       return std::make_tuple(x.start_ns(), -x.end_ns(), a) <

@@ -261,7 +261,8 @@ class ThreadSplitter {
   // Splits the gap window [w0, w1] after `call` at issuing ops' boundaries
   // (op mode) and at markers m..m_end (their times clamped into the window).
   void SplitWindow(TaskId call, int64_t w0, int64_t w1, size_t m, size_t m_end) {
-    std::vector<std::pair<int64_t, int>> cuts;  // time, marker index or -1
+    std::vector<std::pair<int64_t, int>>& cuts = cuts_;  // time, marker index or -1
+    cuts.clear();
     for (size_t i = m; i < m_end; ++i) {
       cuts.push_back({std::clamp(marks_[i].time, w0, w1), static_cast<int>(i)});
     }
@@ -324,12 +325,18 @@ class ThreadSplitter {
   // boundaries of issuing ops, annotations and layers (op mode only; an op
   // that issues no call is part of its owner's or the framework's time).
   void CollectBounds() {
+    // spans_ is sorted by start, so only the ends need sorting before the
+    // two lists are merged.
+    std::vector<int64_t> starts, ends;
     for (const Span& s : spans_) {
       if (s.op && !s.issues) continue;
-      bounds_.push_back(s.start);
-      bounds_.push_back(s.end);
+      starts.push_back(s.start);
+      ends.push_back(s.end);
     }
-    std::sort(bounds_.begin(), bounds_.end());
+    if (!std::is_sorted(starts.begin(), starts.end())) std::sort(starts.begin(), starts.end());
+    std::sort(ends.begin(), ends.end());
+    bounds_.resize(starts.size() + ends.size());
+    std::merge(starts.begin(), starts.end(), ends.begin(), ends.end(), bounds_.begin());
   }
 
   Context& ctx_;
@@ -339,6 +346,8 @@ class ThreadSplitter {
   std::vector<Mark> marks_;
   Sweep owners_;
   std::vector<int64_t> bounds_;
+  // SplitWindow's cuts, kept between calls: one window per API call.
+  std::vector<std::pair<int64_t, int>> cuts_;
   bool op_mode_ = false;
   TaskId last_stretch_;
 };
@@ -400,7 +409,7 @@ void SplitCpuTime(Context& ctx) {
     });
   }
   for (auto& [key, v] : spans) {
-    std::sort(v.begin(), v.end(), [](const Span& a, const Span& b) {
+    SortUnlessSorted(v.begin(), v.end(), [](const Span& a, const Span& b) {
       return std::make_tuple(a.start, -a.end, a.op) < std::make_tuple(b.start, -b.end, b.op);
     });
   }

@@ -92,6 +92,14 @@ struct Timed {
   TaskId task;
 };
 
+// std::sort, after one pass that finds most of the builder's inputs sorted
+// already (the importer writes ranges and calls in time order per thread).
+// With the comparators' tie-breakers the result is std::sort's.
+template <typename It, typename Less>
+void SortUnlessSorted(It first, It last, Less less) {
+  if (!std::is_sorted(first, last, less)) std::sort(first, last, less);
+}
+
 // Sorts v by start, stably, where v is two runs, [0, mid) and [mid, end),
 // each usually sorted already (a thread's pieces of CPU time, then its
 // calls): merged in one pass then, sorted otherwise. The result is the
