@@ -151,7 +151,7 @@ void Annotate(Context& ctx) {
     std::vector<Timed> tasks = std::move(pieces[t]);
     const size_t mid = tasks.size();
     for (uint32_t c = th.begin; c < th.end; ++c) tasks.push_back({ctx.calls[c].start, ctx.calls[c].task});
-    SortByStart(tasks, mid);
+    SortRuns(tasks, {0, mid}, StartsBefore);
     AnnotateThread(ctx, tasks, list, layer_of_sid);
   }
   // ---- GPU tasks inherit from their launch ----

@@ -409,9 +409,13 @@ void SplitCpuTime(Context& ctx) {
     });
   }
   for (auto& [key, v] : spans) {
-    SortUnlessSorted(v.begin(), v.end(), [](const Span& a, const Span& b) {
+    // Spans that tie (an op and its only child) keep the trace's order, in
+    // which the importer put the parent first (kineto_ranges.h): sorting them
+    // unstably could make the child the owner of the parent's time.
+    const auto before = [](const Span& a, const Span& b) {
       return std::make_tuple(a.start, -a.end, a.op) < std::make_tuple(b.start, -b.end, b.op);
-    });
+    };
+    if (!std::is_sorted(v.begin(), v.end(), before)) std::stable_sort(v.begin(), v.end(), before);
   }
   for (uint32_t t = 0; t < ctx.threads.size(); ++t) {
     const ThreadInfo& th = ctx.threads[t];

@@ -100,19 +100,36 @@ void SortUnlessSorted(It first, It last, Less less) {
   if (!std::is_sorted(first, last, less)) std::sort(first, last, less);
 }
 
-// Sorts v by start, stably, where v is two runs, [0, mid) and [mid, end),
-// each usually sorted already (a thread's pieces of CPU time, then its
-// calls): merged in one pass then, sorted otherwise. The result is the
-// stable sort's either way.
-inline void SortByStart(std::vector<Timed>& v, size_t mid) {
-  const auto by_start = [](const Timed& a, const Timed& b) { return a.start < b.start; };
-  const auto middle = v.begin() + static_cast<std::ptrdiff_t>(mid);
-  if (std::is_sorted(v.begin(), middle, by_start) && std::is_sorted(middle, v.end(), by_start)) {
-    std::inplace_merge(v.begin(), middle, v.end(), by_start);
-  } else {
-    std::stable_sort(v.begin(), v.end(), by_start);
+// Sorts v stably by `less`, where v is a sequence of runs, each usually
+// sorted already (a thread's pieces of CPU time, then its calls; one run
+// per thread): `run_starts` holds where each run begins, ascending, from 0.
+// Sorted runs are merged pairwise, neighbours left to right, in
+// O(n log runs); a run out of order makes it one stable sort. The result is
+// the stable sort's either way.
+template <typename T, typename A, typename Less>
+void SortRuns(std::vector<T, A>& v, std::vector<size_t> run_starts, Less less) {
+  run_starts.push_back(v.size());
+  const auto at = [&](size_t i) { return v.begin() + static_cast<std::ptrdiff_t>(i); };
+  for (size_t r = 0; r + 1 < run_starts.size(); ++r) {
+    if (!std::is_sorted(at(run_starts[r]), at(run_starts[r + 1]), less)) {
+      std::stable_sort(v.begin(), v.end(), less);
+      return;
+    }
+  }
+  while (run_starts.size() > 2) {
+    std::vector<size_t> merged;
+    for (size_t r = 0; r + 1 < run_starts.size(); r += 2) {
+      merged.push_back(run_starts[r]);
+      if (r + 2 < run_starts.size()) {
+        std::inplace_merge(at(run_starts[r]), at(run_starts[r + 1]), at(run_starts[r + 2]), less);
+      }
+    }
+    merged.push_back(v.size());
+    run_starts = std::move(merged);
   }
 }
+
+inline bool StartsBefore(const Timed& a, const Timed& b) { return a.start < b.start; }
 
 struct Context {
   Context(const Trace& t, const BuildOptions& o, BuildStats& s, Graph& graph)

@@ -39,11 +39,14 @@ class AnchorIndex {
     std::vector<size_t> pieces(by_thread_.size());
     for (size_t t = 0; t < by_thread_.size(); ++t) pieces[t] = by_thread_[t].size();
     for (const CpuCall& c : ctx.calls) by_thread_[c.thread].push_back({c.start, c.task});
+    std::vector<size_t> runs;
     for (size_t t = 0; t < by_thread_.size(); ++t) {
-      SortByStart(by_thread_[t], pieces[t]);
+      SortRuns(by_thread_[t], {0, pieces[t]}, StartsBefore);
+      runs.push_back(all_.size());
       all_.insert(all_.end(), by_thread_[t].begin(), by_thread_[t].end());
     }
-    std::stable_sort(all_.begin(), all_.end(), [](const Timed& a, const Timed& b) { return a.start < b.start; });
+    if (runs.empty()) runs.push_back(0);
+    SortRuns(all_, std::move(runs), StartsBefore);
   }
   // The last task of thread (pid, tid) starting at or before t; without
   // one, the last task of any thread; nullptr when t precedes every task.

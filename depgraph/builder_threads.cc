@@ -33,6 +33,8 @@
 // would start at time 0 in the simulation. The anchor delay is the one
 // measured offset the model keeps per thread (counter thread_start_anchor).
 #include <algorithm>
+#include <cstddef>
+#include <functional>
 #include <limits>
 #include <tuple>
 #include <vector>
@@ -66,6 +68,7 @@ class ThreadActivity {
       thread_of[{ctx.threads[t].pid, ctx.threads[t].tid}] = t;
       for (uint32_t c = ctx.threads[t].begin; c < ctx.threads[t].end; ++c) {
         spans_[t].push_back({ctx.calls[c].start, ctx.calls[c].end});
+        ends_[t].push_back(ctx.calls[c].end);
       }
     }
     for (const proto::Range& r : ctx.trace.events().ranges()) {
@@ -73,19 +76,28 @@ class ThreadActivity {
       auto it = thread_of.find({r.pid(), r.tid()});
       if (it == thread_of.end()) continue;
       spans_[it->second].push_back({r.start_ns(), std::max(r.start_ns(), r.end_ns())});
+      ends_[it->second].push_back(std::max(r.start_ns(), r.end_ns()));
       if (r.kind() == proto::Range::CPU_OP && !engine_[it->second]) {
         engine_[it->second] =
             ctx.trace.String(r.name_sid()).starts_with("autograd::engine::evaluate_function");
       }
     }
+    // The calls come first, sorted by start; the ranges after them, sorted
+    // too when the importer wrote them (one merge then, not a sort).
+    absl::flat_hash_map<int64_t, uint32_t> engines_in_pid;
     for (uint32_t t = 0; t < n_; ++t) {
-      std::sort(spans_[t].begin(), spans_[t].end(),
-                [](const Span& a, const Span& b) { return a.start < b.start; });
-      for (const Span& sp : spans_[t]) ends_[t].push_back(sp.end);
-      std::sort(ends_[t].begin(), ends_[t].end());
-      for (uint32_t u = 0; u < n_; ++u) {
-        if (engine_[u] && u != t && ctx.threads[u].pid == ctx.threads[t].pid) has_engine_[t] = true;
-      }
+      const size_t calls = ctx.threads[t].end - ctx.threads[t].begin;
+      SortRuns(spans_[t], {0, calls},
+               [](const Span& a, const Span& b) { return a.start < b.start; });
+      std::sort(ends_[t].begin() + static_cast<std::ptrdiff_t>(calls), ends_[t].end());
+      SortRuns(ends_[t], {0, calls}, std::less<int64_t>());
+      if (engine_[t]) ++engines_in_pid[ctx.threads[t].pid];
+    }
+    // Another thread of the process is the engine (linear in threads: a
+    // trace may hold many).
+    for (uint32_t t = 0; t < n_; ++t) {
+      const auto it = engines_in_pid.find(ctx.threads[t].pid);
+      has_engine_[t] = it != engines_in_pid.end() && it->second > (engine_[t] ? 1u : 0u);
     }
   }
 
