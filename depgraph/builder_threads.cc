@@ -99,21 +99,58 @@ class ThreadActivity {
       const auto it = engines_in_pid.find(ctx.threads[t].pid);
       has_engine_[t] = it != engines_in_pid.end() && it->second > (engine_[t] ? 1u : 0u);
     }
+    IndexProcesses();
   }
 
-  size_t threads() const { return n_; }
   const std::vector<Span>& spans(uint32_t t) const { return spans_[t]; }
   bool engine(uint32_t t) const { return engine_[t]; }
   bool hand_off(uint32_t t) const { return engine_[t] || has_engine_[t]; }
 
-  // The latest activity mark (start or end) of thread u at or before t.
-  int64_t LastMark(uint32_t u, int64_t t) const {
-    int64_t best = std::numeric_limits<int64_t>::min();
-    auto s = std::upper_bound(spans_[u].begin(), spans_[u].end(), t,
-                              [](int64_t x, const Span& sp) { return x < sp.start; });
-    if (s != spans_[u].begin()) best = (s - 1)->start;
-    auto e = std::upper_bound(ends_[u].begin(), ends_[u].end(), t);
-    if (e != ends_[u].begin()) best = std::max(best, *(e - 1));
+  // The thread of t's process other than t whose last activity mark at or
+  // before r came last (the lowest-numbered such thread, as a loop over
+  // the threads in order would pick), and that mark; kNone (and INT64_MIN)
+  // when no other thread has a mark in (after, r].
+  std::pair<uint32_t, int64_t> LatestOther(uint32_t t, int64_t r, int64_t after) const {
+    const std::vector<Mark>& m = marks_[process_[t]];
+    auto it = std::upper_bound(m.begin(), m.end(), r,
+                               [](int64_t x, const Mark& k) { return x < k.time; });
+    while (it != m.begin()) {
+      --it;
+      if (it->time <= after) break;
+      if (it->thread != t) return {it->thread, it->time};
+    }
+    return {kNone, std::numeric_limits<int64_t>::min()};
+  }
+
+  // Among the other threads of t's process, the LastCall(u, by) that ended
+  // last (the lowest-numbered thread's on a tie), or kNone. `seen` (one
+  // slot per thread) and `stamp` (new for each query) mark the threads
+  // already asked.
+  uint32_t LatestOtherCall(uint32_t t, int64_t by, std::vector<uint32_t>& seen,
+                           uint32_t stamp) const {
+    const std::vector<CallEnd>& e = call_ends_[process_[t]];
+    auto it = std::upper_bound(e.begin(), e.end(), by,
+                               [](int64_t x, const CallEnd& k) { return x < k.end; });
+    uint32_t best = kNone, best_thread = 0;
+    int64_t best_end = 0;
+    while (it != e.begin()) {
+      --it;
+      // Every thread not asked yet has its calls here or earlier: none of
+      // them can end later, or as late on a lower-numbered thread.
+      if (best != kNone &&
+          (it->end < best_end || (it->end == best_end && it->thread > best_thread))) {
+        break;
+      }
+      const uint32_t u = it->thread;
+      if (u == t || seen[u] == stamp) continue;
+      seen[u] = stamp;
+      const uint32_t x = LastCall(u, by);
+      if (x == kNone) continue;
+      const int64_t end = ctx_.calls[x].end;
+      if (best == kNone || end > best_end || (end == best_end && u < best_thread)) {
+        best = x, best_end = end, best_thread = u;
+      }
+    }
     return best;
   }
 
@@ -138,26 +175,67 @@ class ThreadActivity {
   }
 
  private:
+  struct Mark {
+    int64_t time;
+    uint32_t thread;
+  };
+  struct CallEnd {
+    int64_t end;
+    uint32_t thread;
+    uint32_t call;
+  };
+
+  // Per process, every activity mark (a span's start, an end) of its
+  // threads and every call's end, by time and, at one time, by thread
+  // from the highest: a scan back from a time meets the lowest thread
+  // first. A query scans back from its time instead of looping over the
+  // process's threads, which a trace may hold thousands of.
+  void IndexProcesses() {
+    absl::flat_hash_map<int64_t, uint32_t> process_of_pid;
+    process_.resize(n_);
+    for (uint32_t t = 0; t < n_; ++t) {
+      const auto [it, added] =
+          process_of_pid.try_emplace(ctx_.threads[t].pid, static_cast<uint32_t>(marks_.size()));
+      if (added) marks_.emplace_back(), call_ends_.emplace_back();
+      process_[t] = it->second;
+      std::vector<Mark>& m = marks_[it->second];
+      for (const Span& sp : spans_[t]) m.push_back({sp.start, t});
+      for (int64_t e : ends_[t]) m.push_back({e, t});
+      for (uint32_t c = ctx_.threads[t].begin; c < ctx_.threads[t].end; ++c) {
+        call_ends_[it->second].push_back({ctx_.calls[c].end, t, c});
+      }
+    }
+    for (std::vector<Mark>& m : marks_) {
+      std::sort(m.begin(), m.end(), [](const Mark& a, const Mark& b) {
+        return a.time < b.time || (a.time == b.time && a.thread > b.thread);
+      });
+    }
+    for (std::vector<CallEnd>& e : call_ends_) {
+      std::sort(e.begin(), e.end(), [](const CallEnd& a, const CallEnd& b) {
+        return a.end < b.end || (a.end == b.end && a.thread > b.thread);
+      });
+    }
+  }
+
   const Context& ctx_;
   size_t n_;
   std::vector<std::vector<Span>> spans_;
   std::vector<std::vector<int64_t>> ends_;
   std::vector<bool> engine_, has_engine_;
+  std::vector<uint32_t> process_;  // thread -> index into marks_ and call_ends_
+  std::vector<std::vector<Mark>> marks_;
+  std::vector<std::vector<CallEnd>> call_ends_;
 };
 
 // Each thread's first call waits for the latest call of another thread of
 // its process that ended before it.
 void AnchorThreadStarts(Context& ctx, const ThreadActivity& a) {
+  std::vector<uint32_t> seen(ctx.threads.size(), 0);
   for (uint32_t t = 0; t < ctx.threads.size(); ++t) {
     const ThreadInfo& th = ctx.threads[t];
     if (th.begin == th.end) continue;
     const CpuCall& first = ctx.calls[th.begin];
-    uint32_t anchor = kNone;
-    for (uint32_t u = 0; u < ctx.threads.size(); ++u) {
-      if (u == t || ctx.threads[u].pid != th.pid) continue;
-      const uint32_t x = a.LastCall(u, first.start);
-      if (x != kNone && (anchor == kNone || ctx.calls[x].end > ctx.calls[anchor].end)) anchor = x;
-    }
+    const uint32_t anchor = a.LatestOtherCall(t, first.start, seen, t + 1);
     if (anchor != kNone) {
       ctx.g.AddEdge(ctx.calls[anchor].task, first.task, EdgeKind::kInterThread,
                     Delay(first.start - ctx.calls[anchor].end));
@@ -198,16 +276,7 @@ void ExplainGap(Context& ctx, const ThreadActivity& a, uint32_t t, uint32_t c, i
   }
   // The other thread of the process whose last activity came last before
   // the resume, within the window, and after the thread went idle.
-  uint32_t other = kNone;
-  int64_t mark = std::numeric_limits<int64_t>::min();
-  for (uint32_t u = 0; u < a.threads(); ++u) {
-    if (u == t || ctx.threads[u].pid != ctx.threads[t].pid) continue;
-    const int64_t m = a.LastMark(u, resumed);
-    if (m > idle_from && m > mark) {
-      mark = m;
-      other = u;
-    }
-  }
+  const auto [other, mark] = a.LatestOther(t, resumed, idle_from);
   if (short_gap && other != kNone && !a.engine(t) && !a.engine(other)) return;
   if (other == kNone || resumed - mark > ctx.opts.inter_thread_window_ns) {
     if (short_gap) return;
