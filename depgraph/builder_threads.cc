@@ -111,7 +111,17 @@ class ThreadActivity {
   // the threads in order would pick), and that mark; kNone (and INT64_MIN)
   // when no other thread has a mark in (after, r].
   std::pair<uint32_t, int64_t> LatestOther(uint32_t t, int64_t r, int64_t after) const {
-    const std::vector<Mark>& m = marks_[process_[t]];
+    const uint32_t p = process_[t];
+    if (!Indexed(p)) {
+      std::pair<uint32_t, int64_t> best = {kNone, std::numeric_limits<int64_t>::min()};
+      for (uint32_t u : threads_of_[p]) {
+        if (u == t) continue;
+        const int64_t m = LastMark(u, r);
+        if (m > after && m > best.second) best = {u, m};
+      }
+      return best;
+    }
+    const std::vector<Mark>& m = marks_[p];
     auto it = std::upper_bound(m.begin(), m.end(), r,
                                [](int64_t x, const Mark& k) { return x < k.time; });
     while (it != m.begin()) {
@@ -128,7 +138,17 @@ class ThreadActivity {
   // already asked.
   uint32_t LatestOtherCall(uint32_t t, int64_t by, std::vector<uint32_t>& seen,
                            uint32_t stamp) const {
-    const std::vector<CallEnd>& e = call_ends_[process_[t]];
+    const uint32_t p = process_[t];
+    if (!Indexed(p)) {
+      uint32_t best = kNone;
+      for (uint32_t u : threads_of_[p]) {
+        if (u == t) continue;
+        const uint32_t x = LastCall(u, by);
+        if (x != kNone && (best == kNone || ctx_.calls[x].end > ctx_.calls[best].end)) best = x;
+      }
+      return best;
+    }
+    const std::vector<CallEnd>& e = call_ends_[p];
     auto it = std::upper_bound(e.begin(), e.end(), by,
                                [](int64_t x, const CallEnd& k) { return x < k.end; });
     uint32_t best = kNone, best_thread = 0;
@@ -175,6 +195,24 @@ class ThreadActivity {
   }
 
  private:
+  // Processes with more threads than this are indexed (IndexProcesses);
+  // the others are asked thread by thread, which costs no memory and
+  // little time at their size.
+  static constexpr size_t kIndexedThreads = 16;
+
+  bool Indexed(uint32_t p) const { return threads_of_[p].size() > kIndexedThreads; }
+
+  // The latest activity mark (start or end) of thread u at or before t.
+  int64_t LastMark(uint32_t u, int64_t t) const {
+    int64_t best = std::numeric_limits<int64_t>::min();
+    auto s = std::upper_bound(spans_[u].begin(), spans_[u].end(), t,
+                              [](int64_t x, const Span& sp) { return x < sp.start; });
+    if (s != spans_[u].begin()) best = (s - 1)->start;
+    auto e = std::upper_bound(ends_[u].begin(), ends_[u].end(), t);
+    if (e != ends_[u].begin()) best = std::max(best, *(e - 1));
+    return best;
+  }
+
   struct Mark {
     int64_t time;
     uint32_t thread;
@@ -185,44 +223,64 @@ class ThreadActivity {
     uint32_t call;
   };
 
-  // Per process, every activity mark (a span's start, an end) of its
-  // threads and every call's end, by time and, at one time, by thread
-  // from the highest: a scan back from a time meets the lowest thread
-  // first. A query scans back from its time instead of looping over the
-  // process's threads, which a trace may hold thousands of.
+  // Per process with many threads, every activity mark (a span's start, an
+  // end) of its threads and every call's end, by time and, at one time, by
+  // thread from the highest: a scan back from a time meets the lowest
+  // thread first. A query then scans back from its time instead of looping
+  // over the process's threads, which a trace may hold thousands of. Each
+  // thread's marks are one sorted run already: the runs are merged, highest
+  // thread first, and the merges keep that order at one time.
   void IndexProcesses() {
     absl::flat_hash_map<int64_t, uint32_t> process_of_pid;
     process_.resize(n_);
     for (uint32_t t = 0; t < n_; ++t) {
-      const auto [it, added] =
-          process_of_pid.try_emplace(ctx_.threads[t].pid, static_cast<uint32_t>(marks_.size()));
-      if (added) marks_.emplace_back(), call_ends_.emplace_back();
+      const auto [it, added] = process_of_pid.try_emplace(
+          ctx_.threads[t].pid, static_cast<uint32_t>(threads_of_.size()));
+      if (added) threads_of_.emplace_back();
       process_[t] = it->second;
-      std::vector<Mark>& m = marks_[it->second];
-      for (const Span& sp : spans_[t]) m.push_back({sp.start, t});
-      for (int64_t e : ends_[t]) m.push_back({e, t});
-      for (uint32_t c = ctx_.threads[t].begin; c < ctx_.threads[t].end; ++c) {
-        call_ends_[it->second].push_back({ctx_.calls[c].end, t, c});
+      threads_of_[it->second].push_back(t);
+    }
+    marks_.resize(threads_of_.size());
+    call_ends_.resize(threads_of_.size());
+    for (uint32_t p = 0; p < threads_of_.size(); ++p) {
+      if (!Indexed(p)) continue;
+      std::vector<Mark>& m = marks_[p];
+      std::vector<CallEnd>& e = call_ends_[p];
+      std::vector<size_t> mark_runs, end_runs;
+      size_t marks = 0, calls = 0;
+      for (uint32_t t : threads_of_[p]) {
+        marks += spans_[t].size() + ends_[t].size();
+        calls += ctx_.threads[t].end - ctx_.threads[t].begin;
       }
-    }
-    for (std::vector<Mark>& m : marks_) {
-      std::sort(m.begin(), m.end(), [](const Mark& a, const Mark& b) {
-        return a.time < b.time || (a.time == b.time && a.thread > b.thread);
-      });
-    }
-    for (std::vector<CallEnd>& e : call_ends_) {
-      std::sort(e.begin(), e.end(), [](const CallEnd& a, const CallEnd& b) {
-        return a.end < b.end || (a.end == b.end && a.thread > b.thread);
-      });
+      m.reserve(marks);
+      e.reserve(calls);
+      for (auto t = threads_of_[p].rbegin(); t != threads_of_[p].rend(); ++t) {
+        const std::vector<Span>& sp = spans_[*t];
+        const std::vector<int64_t>& en = ends_[*t];
+        mark_runs.push_back(m.size());
+        for (size_t i = 0, j = 0; i < sp.size() || j < en.size();) {
+          const bool start = j == en.size() || (i < sp.size() && sp[i].start <= en[j]);
+          m.push_back({start ? sp[i++].start : en[j++], *t});
+        }
+        end_runs.push_back(e.size());
+        for (uint32_t c = ctx_.threads[*t].begin; c < ctx_.threads[*t].end; ++c) {
+          e.push_back({ctx_.calls[c].end, *t, c});
+        }
+      }
+      SortRuns(m, std::move(mark_runs),
+               [](const Mark& a, const Mark& b) { return a.time < b.time; });
+      SortRuns(e, std::move(end_runs),
+               [](const CallEnd& a, const CallEnd& b) { return a.end < b.end; });
     }
   }
 
   const Context& ctx_;
   size_t n_;
   std::vector<std::vector<Span>> spans_;
-  std::vector<std::vector<int64_t>> ends_;
+  std::vector<std::vector<int64_t>> ends_;  // the spans' ends, sorted
   std::vector<bool> engine_, has_engine_;
-  std::vector<uint32_t> process_;  // thread -> index into marks_ and call_ends_
+  std::vector<uint32_t> process_;  // thread -> index into threads_of_, marks_, call_ends_
+  std::vector<std::vector<uint32_t>> threads_of_;  // per process, ascending
   std::vector<std::vector<Mark>> marks_;
   std::vector<std::vector<CallEnd>> call_ends_;
 };
