@@ -9,6 +9,9 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdint>
+#include <iterator>
+#include <limits>
 #include <map>
 #include <optional>
 #include <string>
@@ -50,12 +53,14 @@ struct CountedSteps {
   std::vector<std::pair<int64_t, int64_t>> spans;
   std::vector<bool> counted;  // by graph step index
   int n = 1;
+  // The spans' union, sorted and disjoint: Holds is one binary search, not
+  // a pass over the steps for every range (a trace may hold thousands).
+  std::vector<std::pair<int64_t, int64_t>> merged;
   bool Holds(int64_t t) const {
     if (spans.empty()) return true;  // a trace without steps: all of it
-    for (const auto& [s, e] : spans) {
-      if (t >= s && t < e) return true;
-    }
-    return false;
+    auto it = std::upper_bound(merged.begin(), merged.end(), t,
+                               [](int64_t x, const auto& span) { return x < span.first; });
+    return it != merged.begin() && t < std::prev(it)->second;
   }
   bool Counted(int32_t step) const {
     if (counted.empty()) return true;
@@ -74,6 +79,18 @@ CountedSteps StepsOf(const Graph& g) {
     c.spans.emplace_back(it.measured_start_ns, it.measured_end_ns);
   }
   c.n = std::max(1, n);
+  c.merged = c.spans;
+  std::sort(c.merged.begin(), c.merged.end());
+  size_t kept = 0;
+  for (const auto& [s, e] : c.merged) {
+    if (e <= s) continue;  // holds no time
+    if (kept > 0 && s <= c.merged[kept - 1].second) {
+      c.merged[kept - 1].second = std::max(c.merged[kept - 1].second, e);
+    } else {
+      c.merged[kept++] = {s, e};
+    }
+  }
+  c.merged.resize(kept);
   return c;
 }
 
@@ -232,13 +249,22 @@ void DetectOptimizer(const Trace& trace, const Graph& g, const CountedSteps& ste
       }
     }
   }
-  // zero_grad's kernels: the GPU tasks whose launch lies in its spans.
+  // zero_grad's kernels: the GPU tasks whose launch lies in its spans. A
+  // call lies in one when a span starting at or before it ends at or after
+  // it: the spans by start, with the latest end so far.
+  std::sort(zero_spans.begin(), zero_spans.end());
+  std::vector<int64_t> latest_end(zero_spans.size());
+  for (size_t i = 0; i < zero_spans.size(); ++i) {
+    latest_end[i] = std::max(zero_spans[i].second,
+                             i > 0 ? latest_end[i - 1] : std::numeric_limits<int64_t>::min());
+  }
   for (const proto::ApiCall& a : ev.api_calls()) {
-    for (const auto& [s, e] : zero_spans) {
-      if (a.start_ns() >= s && a.end_ns() <= e && Contains(trace.String(a.name_sid()), "launch")) {
-        ++zero_kernels;
-        break;
-      }
+    const auto it = std::upper_bound(zero_spans.begin(), zero_spans.end(), a.start_ns(),
+                                     [](int64_t x, const auto& span) { return x < span.first; });
+    const size_t before = static_cast<size_t>(it - zero_spans.begin());
+    if (before > 0 && latest_end[before - 1] >= a.end_ns() &&
+        Contains(trace.String(a.name_sid()), "launch")) {
+      ++zero_kernels;
     }
   }
   f->implementation = fused ? "fused" : foreach_kernels ? "foreach" : kernels > 0 ? "for-loop" : "unknown";

@@ -151,7 +151,9 @@ int32_t Graph::AddStep(Step it) {
 }
 
 OpId Graph::AddOp(std::string_view name, OpId parent, int64_t own_ns) {
-  ops_.push_back({InternName(name), parent, own_ns});
+  REVERIE_CHECK(!parent.valid() || parent.value() < ops_.size());  // parents come first
+  const uint32_t depth = parent.valid() ? ops_[parent.value()].depth + 1 : 0;
+  ops_.push_back({InternName(name), parent, own_ns, 0, depth});
   return OpId(static_cast<uint32_t>(ops_.size() - 1));
 }
 

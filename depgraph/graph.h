@@ -155,6 +155,7 @@ struct CpuOp {
   OpId parent;           // the enclosing op that also issued calls; invalid at top level
   int64_t own_ns = 0;    // measured own CPU time (its kCpuWork tasks at build time)
   uint32_t inputs = 0;   // 1 + index of its recorded input shapes (Graph::op_inputs); 0 = none
+  uint32_t depth = 0;    // enclosing ops above it (0 at top level), kept so no one climbs
 };
 
 struct Edge {

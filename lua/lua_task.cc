@@ -149,14 +149,12 @@ TaskId InGraph(lua_State* L, const Graph& g, const TaskUd& ud) {
 
 void PushOp(lua_State* L, const depgraph::Graph& g, depgraph::OpId op) {
   const depgraph::CpuOp& o = g.op(op);
-  int depth = 0;
-  for (depgraph::OpId p = o.parent; p.valid(); p = g.op(p).parent) ++depth;
   lua_createtable(L, 0, 5);
   SetIntField(L, "id", op.value());
   PushView(L, g.op_name(op));
   lua_setfield(L, -2, "name");
   SetIntField(L, "own_ns", o.own_ns);
-  SetIntField(L, "depth", depth);
+  SetIntField(L, "depth", o.depth);
   if (o.parent.valid()) {
     SetIntField(L, "parent", o.parent.value());
   }

@@ -4,9 +4,12 @@
 #include "transforms/cost_model.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
+#include <cstdint>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
@@ -272,10 +275,7 @@ class WorkAttribution {
       *why = Reason("launched outside any recorded op");
       return OpId();
     }
-    for (OpId o = innermost; o.valid(); o = g_.op(o).parent) {
-      const hardware::OpWork& w = WorkOfOp(o);
-      if (w.kind == WorkKind::kNone) continue;
-      if (internal::IsComputeClass(cls) && w.kind == WorkKind::kMemory) continue;
+    if (const OpId o = NearestWithWork(innermost, internal::IsComputeClass(cls)); o.valid()) {
       return o;
     }
     const hardware::OpWork& inner = WorkOfOp(innermost);
@@ -285,8 +285,39 @@ class WorkAttribution {
     return OpId();
   }
 
+  // The nearest op at or above `op` with work (compute work only, for a
+  // compute kernel), or none. Each op's answer is kept, so a chain of
+  // enclosing ops is climbed once, not once per kernel under it (a trace
+  // may nest ops thousands deep).
+  OpId NearestWithWork(OpId op, bool compute) {
+    std::vector<uint32_t>& memo = nearest_[compute ? 1 : 0];
+    if (memo.empty()) memo.assign(g_.op_count(), kNotAsked);
+    path_.clear();
+    uint32_t found = kNoOp;
+    for (OpId o = op; o.valid(); o = g_.op(o).parent) {
+      if (memo[o.value()] != kNotAsked) {
+        found = memo[o.value()];
+        break;
+      }
+      const WorkKind kind = WorkOfOp(o).kind;
+      if (kind != WorkKind::kNone && !(compute && kind == WorkKind::kMemory)) {
+        found = o.value();
+        break;
+      }
+      path_.push_back(o.value());
+    }
+    for (uint32_t p : path_) memo[p] = found;
+    if (found != kNoOp) memo[found] = found;
+    return found == kNoOp ? OpId() : OpId(found);
+  }
+
+  static constexpr uint32_t kNotAsked = UINT32_MAX;
+  static constexpr uint32_t kNoOp = UINT32_MAX - 1;
+
   const Graph& g_;
   CostModel& m_;
+  std::array<std::vector<uint32_t>, 2> nearest_;  // by op: NearestWithWork's answers
+  std::vector<uint32_t> path_;
   absl::flat_hash_map<uint64_t, hardware::OpWork> cache_;
   absl::flat_hash_map<std::string, int32_t> reason_index_;
 };
