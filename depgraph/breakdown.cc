@@ -3,26 +3,16 @@
 #include <algorithm>
 #include <utility>
 
+#include "base/intervals.h"
+
 namespace reverie::depgraph {
 namespace {
-
-using Interval = std::pair<int64_t, int64_t>;
 
 // Union of intervals as sorted disjoint intervals with prefix lengths, so the
 // busy time inside any window costs two binary searches.
 class Union {
  public:
-  explicit Union(std::vector<Interval> v) {
-    // The intersection of two unions comes sorted: checking costs one pass.
-    if (!std::is_sorted(v.begin(), v.end())) std::sort(v.begin(), v.end());
-    for (const Interval& x : v) {
-      if (x.second <= x.first) continue;
-      if (!merged_.empty() && x.first <= merged_.back().second) {
-        merged_.back().second = std::max(merged_.back().second, x.second);
-      } else {
-        merged_.push_back(x);
-      }
-    }
+  explicit Union(std::vector<Interval> v) : merged_(MergeIntervals(std::move(v))) {
     prefix_.resize(merged_.size() + 1, 0);
     for (size_t i = 0; i < merged_.size(); ++i) {
       prefix_[i + 1] = prefix_[i] + merged_[i].second - merged_[i].first;

@@ -24,6 +24,7 @@
 // Only the gap windows [call end, call end + gap] are split, so the modelled
 // time of every thread is unchanged: replay gives the same starts as before.
 #include <algorithm>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -325,18 +326,18 @@ class ThreadSplitter {
   // boundaries of issuing ops, annotations and layers (op mode only; an op
   // that issues no call is part of its owner's or the framework's time).
   void CollectBounds() {
-    // spans_ is sorted by start, so only the ends need sorting before the
-    // two lists are merged.
-    std::vector<int64_t> starts, ends;
+    // The starts come sorted (spans_ is), so only the ends are sorted
+    // before the two runs are merged.
+    std::vector<int64_t> ends;
     for (const Span& s : spans_) {
       if (s.op && !s.issues) continue;
-      starts.push_back(s.start);
+      bounds_.push_back(s.start);
       ends.push_back(s.end);
     }
-    if (!std::is_sorted(starts.begin(), starts.end())) std::sort(starts.begin(), starts.end());
+    const size_t starts = bounds_.size();
     std::sort(ends.begin(), ends.end());
-    bounds_.resize(starts.size() + ends.size());
-    std::merge(starts.begin(), starts.end(), ends.begin(), ends.end(), bounds_.begin());
+    bounds_.insert(bounds_.end(), ends.begin(), ends.end());
+    SortRuns(bounds_, {0, starts}, std::less<int64_t>());
   }
 
   Context& ctx_;
@@ -415,7 +416,7 @@ void SplitCpuTime(Context& ctx) {
     const auto before = [](const Span& a, const Span& b) {
       return std::make_tuple(a.start, -a.end, a.op) < std::make_tuple(b.start, -b.end, b.op);
     };
-    if (!std::is_sorted(v.begin(), v.end(), before)) std::stable_sort(v.begin(), v.end(), before);
+    SortRuns(v, {0}, before);
   }
   for (uint32_t t = 0; t < ctx.threads.size(); ++t) {
     const ThreadInfo& th = ctx.threads[t];

@@ -1,7 +1,7 @@
 // Inter-thread edges (depgraph/builder_threads.cc) where several threads
-// qualify at once: each query scans back from its time over the process's
-// marks instead of looping over its threads, and must pick what the loop
-// over threads in order picked, the lowest-numbered thread on a tie.
+// qualify at once: whether the process is asked thread by thread or, with
+// many threads, through its index by time, the pick is the loop's over the
+// threads in order, the lowest-numbered thread on a tie.
 #include <cstdint>
 #include <string>
 #include <vector>

@@ -10,7 +10,6 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdint>
-#include <iterator>
 #include <limits>
 #include <map>
 #include <optional>
@@ -18,6 +17,7 @@
 #include <string_view>
 #include <vector>
 
+#include "base/intervals.h"
 #include "depgraph/kernel_class.h"
 #include "hardware/math_type.h"
 #include "hardware/op_work.h"
@@ -53,14 +53,12 @@ struct CountedSteps {
   std::vector<std::pair<int64_t, int64_t>> spans;
   std::vector<bool> counted;  // by graph step index
   int n = 1;
-  // The spans' union, sorted and disjoint: Holds is one binary search, not
-  // a pass over the steps for every range (a trace may hold thousands).
-  std::vector<std::pair<int64_t, int64_t>> merged;
+  // The spans' union: Holds is one binary search, not a pass over the
+  // steps for every range (a trace may hold thousands).
+  std::vector<Interval> merged;
   bool Holds(int64_t t) const {
     if (spans.empty()) return true;  // a trace without steps: all of it
-    auto it = std::upper_bound(merged.begin(), merged.end(), t,
-                               [](int64_t x, const auto& span) { return x < span.first; });
-    return it != merged.begin() && t < std::prev(it)->second;
+    return Covers(merged, t);
   }
   bool Counted(int32_t step) const {
     if (counted.empty()) return true;
@@ -79,18 +77,7 @@ CountedSteps StepsOf(const Graph& g) {
     c.spans.emplace_back(it.measured_start_ns, it.measured_end_ns);
   }
   c.n = std::max(1, n);
-  c.merged = c.spans;
-  std::sort(c.merged.begin(), c.merged.end());
-  size_t kept = 0;
-  for (const auto& [s, e] : c.merged) {
-    if (e <= s) continue;  // holds no time
-    if (kept > 0 && s <= c.merged[kept - 1].second) {
-      c.merged[kept - 1].second = std::max(c.merged[kept - 1].second, e);
-    } else {
-      c.merged[kept++] = {s, e};
-    }
-  }
-  c.merged.resize(kept);
+  c.merged = MergeIntervals(c.spans);
   return c;
 }
 

@@ -9,9 +9,11 @@
 //   info_phases [TRACE] [--runs N]
 #include <sys/resource.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <vector>
 
 #include "bench/graph/bench_graph.h"
 #include "depgraph/breakdown.h"
