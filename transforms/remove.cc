@@ -73,9 +73,11 @@ class Rewirer {
     slot_.assign(n, 0);
     for (size_t i = 0; i < order_.size(); ++i) slot_[order_[i].value()] = static_cast<uint32_t>(i);
     sets_.resize(order_.size());
+    CountUses();
     for (size_t i = 0; i < order_.size(); ++i) {
       Gather(order_[i], &sets_[i]);
       Emit(order_[i], sets_[i]);
+      if (uses_[i] == 0) std::vector<Entry>().swap(sets_[i]);
       // Checked before the graph changes, so that a refusal leaves it whole.
       if (work_ > limits_.max_work) {
         hit_ = RemoveLimitHit::kWork;
@@ -143,7 +145,40 @@ class Rewirer {
     return r.complete();
   }
 
+  // How many times a removed task's set is read by the Gather of another:
+  // once per edge to a removed task, once more when the next task on its
+  // ordered resource is removed. A set is freed after its last read.
+  void CountUses() {
+    uses_.assign(order_.size(), 0);
+    for (const TaskId r : order_) {
+      for (const auto edge : adj_.in(r)) {
+        const TaskId s = g_.edge(edge).src;
+        if (InR(s)) ++uses_[slot_[s.value()]];
+      }
+      const TaskId p = g_.prev_on_resource(r);
+      if (Ordered(r) && p.valid() && InR(p)) ++uses_[slot_[p.value()]];
+    }
+  }
+
+  void Release(TaskId t) {
+    const uint32_t i = slot_[t.value()];
+    if (--uses_[i] == 0) std::vector<Entry>().swap(sets_[i]);
+  }
+
   void Gather(TaskId r, std::vector<Entry>* out) {
+    // A chain of removed tasks on one stream (kernels launched from many
+    // threads) hands each set on to the next task alone: taken, not copied,
+    // it grows by the new task's few parents instead of being copied and
+    // sorted whole at every step of the chain.
+    const TaskId p = g_.prev_on_resource(r);
+    const bool after_removed = Ordered(r) && p.valid() && InR(p);
+    size_t sorted = 0;
+    if (after_removed && uses_[slot_[p.value()]] == 1) {
+      *out = std::move(sets_[slot_[p.value()]]);
+      Release(p);
+      sorted = out->size();
+      ++work_;
+    }
     work_ += static_cast<int64_t>(adj_.in(r).size());
     for (const auto edge : adj_.in(r)) {
       const depgraph::Edge& e = g_.edge(edge);
@@ -154,10 +189,10 @@ class Rewirer {
         work_ += static_cast<int64_t>(from.size());
         if (work_ > limits_.max_work) return;  // Run reports it
         for (const Entry& x : from) out->push_back({x.src, static_cast<int>(e.kind), e.delay_ns});
+        Release(e.src);
       }
     }
-    const TaskId p = g_.prev_on_resource(r);
-    if (Ordered(r) && p.valid()) {
+    if (Ordered(r) && p.valid() && sorted == 0) {
       if (!InR(p)) {
         out->push_back({p, kOrderOnly, 0});
       } else {
@@ -165,37 +200,65 @@ class Rewirer {
         work_ += static_cast<int64_t>(from.size());
         if (work_ > limits_.max_work) return;
         for (const Entry& x : from) out->push_back(x);
+        Release(p);
       }
     }
-    Prune(out);
+    Prune(out, sorted);
+  }
+
+  // The order of a pruned set: by resource; within an ordered resource the
+  // latest first, elsewhere by id; then explicit kinds before order-only
+  // (-1), and the longer delay first. Entries it does not order are equal.
+  std::pair<uint32_t, uint64_t> Key(const Entry& e) const {
+    const uint32_t res = g_.resource_of(e.src).value();
+    const uint64_t pos = Ordered(e.src) ? (0xffffffffu - rank_[e.src.value()]) : e.src.value();
+    return {res, pos};
+  }
+  bool Less(const Entry& a, const Entry& b) const {
+    const auto ka = Key(a), kb = Key(b);
+    if (ka != kb) return ka < kb;
+    if (a.kind != b.kind) return a.kind > b.kind;
+    return a.delay > b.delay;
+  }
+  // Whether `a` and `b` are one ancestor to the pruned set: the same
+  // ordered resource (whose latest task implies the others), else one task.
+  bool SameAncestor(const Entry& a, const Entry& b) const {
+    return g_.resource_of(a.src) == g_.resource_of(b.src) && (Ordered(a.src) || a.src == b.src);
   }
 
   // Keeps, per ordered resource, only the latest ancestor, and one entry per
-  // task elsewhere (explicit kinds preferred over order-only).
-  void Prune(std::vector<Entry>* v) {
+  // task elsewhere: the first of each in Less's order. The first `sorted`
+  // entries are already pruned; a few more are placed one by one.
+  void Prune(std::vector<Entry>* v, size_t sorted) {
+    constexpr size_t kPlacedOneByOne = 16;
+    if (sorted > 0 && v->size() - sorted <= kPlacedOneByOne) {
+      const std::vector<Entry> tail(v->begin() + static_cast<ptrdiff_t>(sorted), v->end());
+      v->resize(sorted);
+      for (const Entry& e : tail) Place(v, e);
+      work_ += static_cast<int64_t>(tail.size());
+      return;
+    }
     if (v->size() < 2) return;
-    auto key = [this](const Entry& e) {
-      const uint32_t res = g_.resource_of(e.src).value();
-      const bool ordered = Ordered(e.src);
-      // Latest first within an ordered resource; by id elsewhere.
-      const uint64_t pos = ordered ? (0xffffffffu - rank_[e.src.value()]) : e.src.value();
-      return std::pair<uint32_t, uint64_t>(res, pos);
-    };
-    std::sort(v->begin(), v->end(), [&](const Entry& a, const Entry& b) {
-      const auto ka = key(a), kb = key(b);
-      if (ka != kb) return ka < kb;
-      return a.kind > b.kind;  // explicit (>= 0) before order-only (-1)
-    });
+    std::sort(v->begin(), v->end(), [this](const Entry& a, const Entry& b) { return Less(a, b); });
     std::vector<Entry> kept;
     for (const Entry& e : *v) {
-      if (!kept.empty()) {
-        const Entry& last = kept.back();
-        const bool same_res = g_.resource_of(last.src) == g_.resource_of(e.src);
-        if (same_res && (Ordered(e.src) || last.src == e.src)) continue;
-      }
+      if (!kept.empty() && SameAncestor(kept.back(), e)) continue;
       kept.push_back(e);
     }
     v->swap(kept);
+  }
+
+  // Puts `e` into the pruned set `v`, which stays pruned: one of an ancestor
+  // sits next to where `e` would go.
+  void Place(std::vector<Entry>* v, const Entry& e) {
+    auto at = std::lower_bound(v->begin(), v->end(), e,
+                               [this](const Entry& a, const Entry& b) { return Less(a, b); });
+    if (at != v->begin() && SameAncestor(*(at - 1), e)) return;  // an earlier one wins
+    if (at != v->end() && SameAncestor(*at, e)) {
+      *at = e;  // `e` comes first
+      return;
+    }
+    v->insert(at, e);
   }
 
   // s -> c adds nothing when s precedes c on c's ordered resource, or
@@ -267,6 +330,7 @@ class Rewirer {
   TaskId cycle_at_;  // a removed task on a cycle (TopoOrder false)
   std::vector<uint32_t> slot_;
   std::vector<std::vector<Entry>> sets_;
+  std::vector<uint32_t> uses_;  // reads of sets_[i] still to come
   std::vector<NewEdge> new_edges_;
   absl::flat_hash_set<uint64_t> added_;
   absl::flat_hash_set<uint32_t> launched_;  // tasks given a new launch edge

@@ -19,7 +19,9 @@
 //
 // Cost: O(V + E) to rank resources and mark the set, plus the work on the
 // removed tasks and their neighbours; one call for N tasks costs far less
-// than N single removals (which each rebuild the adjacency).
+// than N single removals (which each rebuild the adjacency). A chain of
+// removed tasks (kernels of many threads on one stream) hands its set of
+// surviving ancestors down the chain rather than copying it at each task.
 #ifndef REVERIE_TRANSFORMS_REMOVE_H_
 #define REVERIE_TRANSFORMS_REMOVE_H_
 

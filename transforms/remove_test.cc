@@ -177,5 +177,64 @@ TEST_F(RemoveTest, RewiringIsBoundedAndCounted) {
   EXPECT_TRUE(g_.removed(hub));
 }
 
+// Kernels launched from many threads onto one stream, all removed but the
+// last: the survivor waits for the latest launch of every thread, and the
+// rewiring's work grows with the kernels and threads, not their product
+// (each removed kernel's ancestors are handed on to the next, not copied).
+depgraph::Graph ManyThreadsOneStream(int threads, int kernels) {
+  depgraph::Graph g;
+  std::vector<depgraph::ResourceId> cpu;
+  for (int t = 0; t < threads; ++t) {
+    cpu.push_back(g.AddResource({.kind = depgraph::ResourceKind::kCpuThread, .native_id = t}));
+  }
+  const depgraph::ResourceId gpu =
+      g.AddResource({.kind = depgraph::ResourceKind::kGpuStream, .native_id = 7, .device = 0});
+  for (int k = 0; k < kernels; ++k) {
+    const TaskId launch = g.AppendTask({.kind = TaskKind::kCpuApi,
+                                        .name = "cudaLaunchKernel",
+                                        .resource = cpu[k % threads],
+                                        .duration_ns = 5});
+    const TaskId kernel = g.AppendTask({.kind = TaskKind::kKernel,
+                                        .name = k + 1 < kernels ? "add" : "gemm",
+                                        .resource = gpu,
+                                        .duration_ns = 3});
+    g.AddEdge(launch, kernel, EdgeKind::kLaunch);
+  }
+  return g;
+}
+
+TEST(RemoveChainTest, AChainOfKernelsFromManyThreadsIsHandedOn) {
+  int64_t work_at[2] = {0, 0};
+  for (int i = 0; i < 2; ++i) {
+    const int threads = 200 << i, kernels = 20 * threads;
+    depgraph::Graph g = ManyThreadsOneStream(threads, kernels);
+    TaskQuery q;
+    q.kinds = KindBit(TaskKind::kKernel);
+    q.names = {"add"};
+    absl::StatusOr<RemoveResult> r = RemoveTasks(g, *Select(g, q));
+    ASSERT_TRUE(r.ok()) << r.status();
+    EXPECT_EQ(r->removed, kernels - 1);
+    // One edge from every other thread's last launch; the survivor's own
+    // thread orders its earlier launches already.
+    EXPECT_EQ(r->edges_added, threads - 1);
+    const TaskId gemm = g.first_on_resource(depgraph::ResourceId(threads));
+    ASSERT_TRUE(gemm.valid());
+    EXPECT_EQ(g.next_on_resource(gemm), TaskId());
+    for (int t = 0; t < threads; ++t) {
+      const TaskId last = g.last_on_resource(depgraph::ResourceId(t));
+      if (last == LauncherOf(g, gemm)) continue;
+      bool found = false;
+      for (const depgraph::Edge& e : g.edges())
+        found |= !e.removed && e.src == last && e.dst == gemm;
+      EXPECT_TRUE(found) << "thread " << t;
+    }
+    EXPECT_TRUE(g.Validate().ok());
+    work_at[i] = r->work;
+  }
+  // Twice the threads and twice the kernels: about twice the work (the
+  // product would be four times).
+  EXPECT_LT(work_at[1], 3 * work_at[0]) << work_at[0] << " -> " << work_at[1];
+}
+
 }  // namespace
 }  // namespace reverie::transforms

@@ -6,11 +6,13 @@ folder, deleted afterwards), runs a reverie command on each, and prints the
 time ratio: about 2 is linear, 4 quadratic. A shape is a dimension a trace
 may grow along that the code could loop over pairwise: CPU threads of one
 process, ProfilerSteps, zero_grad spans, nested ops that each launch, ops
-that overlap like a staircase. Found by a hunt on 2026-11-29 (issue 31):
-each of these was quadratic before, docs/RELIABILITY.md has the figures.
+that overlap like a staircase, kernels of many threads on one stream that a
+script removes. Found by a hunt on 2026-11-29 (issue 31): each of these was
+quadratic before, docs/RELIABILITY.md has the figures.
 
 usage: scaling.py [--bin B] [--n N] [--shapes a,b] [--command "info T"]...
-       (T in a command stands for the trace; default commands: info, advise)
+       (T in a command stands for the trace; default commands: info, advise,
+       and what a shape adds)
 Each size's time is the best of 3 runs. A ratio above 3 is flagged; the
 exit status is 1 when any is.
 """
@@ -102,8 +104,23 @@ def staircase(t, n):
             t.launch(at + 1 + i + 0.1, at + 1 + i + 200, kernel_dur=0.5)
 
 
-SHAPES = {"threads": (threads, 20000), "steps": (steps, 20000),
-          "nested": (nested, 10000), "staircase": (staircase, 10000)}
+def one_stream(t, n):
+    """n/20 CPU threads of backward (autograd) ops, each launching 20
+    elementwise kernels onto one stream, the threads' kernels interleaved."""
+    threads = n // 20
+    t.step(0, 0, 0.5 * threads + 30.0 * 20 + 50)
+    for th in range(threads):
+        for i in range(20):
+            at = 10 + th * 0.5 + i * 30.0
+            t.op("autograd::engine::evaluate_function: MulBackward0", at, 10, tid=TID + 1 + th)
+            t.op("MulBackward0", at + 0.5, 9, tid=TID + 1 + th)
+            t.launch(at + 1, at + 5, kernel_dur=2.0, tid=TID + 1 + th)
+
+
+# shape: (writer, default N, commands beyond info and advise)
+SHAPES = {"threads": (threads, 20000, []), "steps": (steps, 20000, []),
+          "nested": (nested, 10000, []), "staircase": (staircase, 10000, []),
+          "stream": (one_stream, 20000, ["predict T --script scripts/pointwise_fusion.lua"])}
 
 
 def seconds(command):
@@ -121,12 +138,12 @@ def main():
     ap.add_argument("--shapes", default=",".join(SHAPES))
     ap.add_argument("--command", action="append", help='e.g. "predict T --script amp.lua"')
     a = ap.parse_args()
-    commands = a.command or ["info T", "advise T"]
     flagged = False
     with tempfile.TemporaryDirectory() as tmp:
         print("%-10s %-28s %8s %9s %9s %6s" % ("shape", "command", "N", "N s", "2N s", "ratio"))
         for name in a.shapes.split(","):
-            make, default_n = SHAPES[name]
+            make, default_n, extra = SHAPES[name]
+            commands = a.command or ["info T", "advise T"] + extra
             n = a.n or default_n
             paths = []
             for size in (n, 2 * n):
@@ -137,7 +154,9 @@ def main():
             for command in commands:
                 # Best of three: one run of a second or less on a shared
                 # machine can take twice as long and read as quadratic.
-                times = [min(seconds([a.bin] + [p if w == "T" else w for w in command.split()])
+                times = [min(seconds([a.bin] + [p if w == "T" else os.path.join(REPO, w)
+                                                 if w.startswith("scripts/") else w
+                                                 for w in command.split()])
                              for _ in range(3)) for p in paths]
                 ratio = times[1] / times[0]
                 flagged |= ratio > 3
