@@ -1,5 +1,7 @@
 #include "transforms/remove.h"
 
+#include <random>
+
 #include "depgraph/simulator.h"
 #include "gtest/gtest.h"
 #include "transforms/select.h"
@@ -234,6 +236,71 @@ TEST(RemoveChainTest, AChainOfKernelsFromManyThreadsIsHandedOn) {
   // Twice the threads and twice the kernels: about twice the work (the
   // product would be four times).
   EXPECT_LT(work_at[1], 3 * work_at[0]) << work_at[0] << " -> " << work_at[1];
+}
+
+// A random graph: threads, streams and channels (ordered or not), tasks
+// appended at random to them, edges of every kind and delay from an earlier
+// task to a later one (so acyclic).
+depgraph::Graph RandomGraph(std::mt19937& rng, std::vector<TaskId>* tasks) {
+  depgraph::Graph g;
+  std::vector<depgraph::ResourceId> res;
+  const int resources = 1 + static_cast<int>(rng() % 6);
+  for (int r = 0; r < resources; ++r) {
+    depgraph::Resource x;
+    x.kind = static_cast<depgraph::ResourceKind>(rng() % 3);  // thread, stream, channel
+    x.native_id = r;
+    x.device = x.kind == depgraph::ResourceKind::kGpuStream ? 0 : -1;
+    x.ordered = x.kind != depgraph::ResourceKind::kCommChannel || rng() % 2 == 0;
+    res.push_back(g.AddResource(x));
+  }
+  const int n = 4 + static_cast<int>(rng() % 36);
+  for (int i = 0; i < n; ++i) {
+    const depgraph::ResourceId r = res[rng() % res.size()];
+    const depgraph::ResourceKind k = g.resource(r).kind;
+    const TaskKind kind = k == depgraph::ResourceKind::kGpuStream     ? TaskKind::kKernel
+                          : k == depgraph::ResourceKind::kCommChannel ? TaskKind::kComm
+                          : rng() % 2 == 0                            ? TaskKind::kCpuApi
+                                                                      : TaskKind::kCpuWork;
+    tasks->push_back(g.AppendTask({.kind = kind, .name = "t", .resource = r, .duration_ns = 1}));
+  }
+  for (int e = 0; e < 2 * n; ++e) {
+    size_t a = rng() % tasks->size(), b = rng() % tasks->size();
+    if (a == b) continue;
+    if (a > b) std::swap(a, b);
+    g.AddEdge((*tasks)[a], (*tasks)[b], static_cast<EdgeKind>(rng() % 6),
+              static_cast<int32_t>(rng() % 3));
+  }
+  return g;
+}
+
+// Removal keeps every ordering among the tasks that stay and adds none: on
+// random graphs, one survivor reaches another after the removal exactly
+// when it did before (edges and ordered resources; transforms/structure.h).
+TEST(RemovePropertyTest, SurvivorsReachEachOtherExactlyAsBefore) {
+  std::mt19937 rng(20261129);
+  int removed = 0;
+  for (int trial = 0; trial < 300; ++trial) {
+    std::vector<TaskId> tasks;
+    depgraph::Graph g = RandomGraph(rng, &tasks);
+    const depgraph::Graph before = g;
+    std::vector<TaskId> gone;
+    const unsigned share = rng() % 100;
+    for (const TaskId t : tasks) {
+      if (rng() % 100 < share) gone.push_back(t);
+    }
+    absl::StatusOr<RemoveResult> r = RemoveTasks(g, Selection::FromSorted(gone));
+    ASSERT_TRUE(r.ok()) << r.status();
+    ASSERT_TRUE(g.Validate().ok()) << "trial " << trial;
+    removed += static_cast<int>(r->removed);
+    for (const TaskId a : tasks) {
+      for (const TaskId b : tasks) {
+        if (a == b || g.removed(a) || g.removed(b)) continue;
+        ASSERT_EQ(Reaches(g, a, b), Reaches(before, a, b))
+            << "trial " << trial << ": " << a.value() << " -> " << b.value();
+      }
+    }
+  }
+  EXPECT_GT(removed, 1000);  // the trials removed something
 }
 
 }  // namespace
