@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <limits>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -89,10 +90,15 @@ void BuildCpuTasks(Context& ctx) {
     keys.push_back({a.pid(), a.tid(), a.start_ns(), -std::max(a.end_ns(), a.start_ns()),
                     a.correlation_id(), static_cast<uint32_t>(i)});
   }
-  SortUnlessSorted(keys.begin(), keys.end(), [](const Key& x, const Key& y) {
-    return std::tie(x.pid, x.tid, x.start, x.neg_end, x.corr, x.idx) <
-           std::tie(y.pid, y.tid, y.start, y.neg_end, y.corr, y.idx);
-  });
+  const std::vector<size_t> threads =
+      GroupStable(keys, [](const Key& k) { return std::pair(k.pid, k.tid); });
+  for (size_t t = 0; t + 1 < threads.size(); ++t) {
+    SortNatural(keys.begin() + threads[t], keys.begin() + threads[t + 1],
+                [](const Key& x, const Key& y) {
+                  return std::tie(x.start, x.neg_end, x.corr, x.idx) <
+                         std::tie(y.start, y.neg_end, y.corr, y.idx);
+                });
+  }
   ctx.calls.reserve(keys.size());
   for (size_t i = 0; i < keys.size();) {
     ThreadInfo th;
@@ -164,10 +170,14 @@ void BuildGpuTasks(Context& ctx) {
     keys.push_back({a.device(), a.stream(), a.start_ns(), std::max(a.end_ns(), a.start_ns()),
                     a.correlation_id(), static_cast<uint32_t>(i)});
   }
-  std::sort(keys.begin(), keys.end(), [](const Key& x, const Key& y) {
-    return std::tie(x.device, x.stream, x.start, x.end, x.corr, x.idx) <
-           std::tie(y.device, y.stream, y.start, y.end, y.corr, y.idx);
-  });
+  const std::vector<size_t> streams =
+      GroupStable(keys, [](const Key& k) { return std::pair(k.device, k.stream); });
+  for (size_t s = 0; s + 1 < streams.size(); ++s) {
+    SortNatural(
+        keys.begin() + streams[s], keys.begin() + streams[s + 1], [](const Key& x, const Key& y) {
+          return std::tie(x.start, x.end, x.corr, x.idx) < std::tie(y.start, y.end, y.corr, y.idx);
+        });
+  }
   ctx.ops.reserve(keys.size());
   for (size_t i = 0; i < keys.size();) {
     StreamInfo st;

@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -100,22 +101,12 @@ void SortUnlessSorted(It first, It last, Less less) {
   if (!std::is_sorted(first, last, less)) std::sort(first, last, less);
 }
 
-// Sorts v stably by `less`, where v is a sequence of runs, each usually
-// sorted already (a thread's pieces of CPU time, then its calls; one run
-// per thread): `run_starts` holds where each run begins, ascending, from 0.
-// Sorted runs are merged pairwise, neighbours left to right, in
-// O(n log runs); a run out of order makes it one stable sort. The result is
-// the stable sort's either way.
-template <typename T, typename A, typename Less>
-void SortRuns(std::vector<T, A>& v, std::vector<size_t> run_starts, Less less) {
-  run_starts.push_back(v.size());
-  const auto at = [&](size_t i) { return v.begin() + static_cast<std::ptrdiff_t>(i); };
-  for (size_t r = 0; r + 1 < run_starts.size(); ++r) {
-    if (!std::is_sorted(at(run_starts[r]), at(run_starts[r + 1]), less)) {
-      std::stable_sort(v.begin(), v.end(), less);
-      return;
-    }
-  }
+// Merges the sorted runs that begin at first + run_starts[i] (ascending,
+// from 0, the last entry the end), pairwise, neighbours left to right, in
+// O(n log runs): the stable sort's order.
+template <typename It, typename Less>
+void MergeRuns(It first, std::vector<size_t> run_starts, Less less) {
+  const auto at = [&](size_t i) { return first + static_cast<std::ptrdiff_t>(i); };
   while (run_starts.size() > 2) {
     std::vector<size_t> merged;
     for (size_t r = 0; r + 1 < run_starts.size(); r += 2) {
@@ -124,9 +115,91 @@ void SortRuns(std::vector<T, A>& v, std::vector<size_t> run_starts, Less less) {
         std::inplace_merge(at(run_starts[r]), at(run_starts[r + 1]), at(run_starts[r + 2]), less);
       }
     }
-    merged.push_back(v.size());
+    merged.push_back(run_starts.back());
     run_starts = std::move(merged);
   }
+}
+
+// Sorts v stably by `less`, where v is a sequence of runs, each usually
+// sorted already (a thread's pieces of CPU time, then its calls; one run
+// per thread): `run_starts` holds where each run begins, ascending, from 0.
+// Sorted runs are merged (MergeRuns); a run out of order makes it one
+// stable sort. The result is the stable sort's either way.
+template <typename T, typename A, typename Less>
+void SortRuns(std::vector<T, A>& v, std::vector<size_t> run_starts, Less less) {
+  run_starts.push_back(v.size());
+  for (size_t r = 0; r + 1 < run_starts.size(); ++r) {
+    const auto begin = v.begin() + static_cast<std::ptrdiff_t>(run_starts[r]);
+    if (!std::is_sorted(begin, v.begin() + static_cast<std::ptrdiff_t>(run_starts[r + 1]), less)) {
+      std::stable_sort(v.begin(), v.end(), less);
+      return;
+    }
+  }
+  MergeRuns(v.begin(), std::move(run_starts), less);
+}
+
+// std::stable_sort for input that is mostly in order (a thread's calls, a
+// stream's GPU work as the trace lists them: a handful of items out of
+// place in tens of thousands): it cuts [first, last) where an item is less
+// than the one before and merges the pieces, in one pass and a few merges.
+// Input with many pieces is left to std::stable_sort. Same result.
+template <typename It, typename Less>
+void SortNatural(It first, It last, Less less) {
+  const size_t n = static_cast<size_t>(last - first);
+  constexpr size_t kMostPieces = 64;
+  std::vector<size_t> starts = {0};
+  for (size_t i = 1; i < n; ++i) {
+    if (!less(first[i], first[i - 1])) continue;
+    if (starts.size() == kMostPieces) {
+      std::stable_sort(first, last, less);
+      return;
+    }
+    starts.push_back(i);
+  }
+  starts.push_back(n);
+  MergeRuns(first, std::move(starts), less);
+}
+
+// Orders v by group, groups ascending by their key (a thread's pid and
+// tid, a stream's device and id), keeping the input's order within a group,
+// and returns where each group begins, then v.size(). Then sorting each
+// group by the rest of a key is the sort by the whole key, at a cost of
+// O(n) plus the groups' own sorts, which find a trace's calls and GPU work
+// in time order already where the whole array interleaves its threads.
+template <typename T, typename GroupOf>
+std::vector<size_t> GroupStable(std::vector<T>& v, GroupOf group_of) {
+  using Key = decltype(group_of(v.front()));
+  absl::flat_hash_map<Key, uint32_t> slot_of;
+  std::vector<Key> keys;
+  std::vector<uint32_t> slots(v.size());
+  for (size_t i = 0; i < v.size(); ++i) {
+    const Key k = group_of(v[i]);
+    if (i > 0 && k == keys[slots[i - 1]]) {  // runs of one group: no lookup
+      slots[i] = slots[i - 1];
+      continue;
+    }
+    const auto [it, added] = slot_of.try_emplace(k, static_cast<uint32_t>(keys.size()));
+    if (added) keys.push_back(k);
+    slots[i] = it->second;
+  }
+  std::vector<uint32_t> by_key(keys.size());
+  for (uint32_t s = 0; s < by_key.size(); ++s) by_key[s] = s;
+  std::sort(by_key.begin(), by_key.end(),
+            [&](uint32_t a, uint32_t b) { return keys[a] < keys[b]; });
+  std::vector<size_t> at(keys.size(), 0);  // a group's size, then where its next element goes
+  for (const uint32_t s : slots) ++at[s];
+  std::vector<size_t> starts;
+  starts.reserve(keys.size() + 1);
+  size_t sum = 0;
+  for (const uint32_t s : by_key) {
+    starts.push_back(sum);
+    sum += std::exchange(at[s], sum);
+  }
+  starts.push_back(v.size());
+  std::vector<T> out(v.size());
+  for (size_t i = 0; i < v.size(); ++i) out[at[slots[i]]++] = std::move(v[i]);
+  v.swap(out);
+  return starts;
 }
 
 inline bool StartsBefore(const Timed& a, const Timed& b) { return a.start < b.start; }

@@ -1,10 +1,14 @@
 // SortRuns (depgraph/builder_internal.h): runs each usually sorted (a
 // thread's pieces of CPU time and its calls; one run per thread), ordered as
-// a stable sort of the whole would order them.
+// a stable sort of the whole would order them. GroupStable: items of a few
+// groups interleaved (calls of several threads), grouped in key order, each
+// group in its input order. SortNatural: a stable sort of input mostly in
+// order.
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <random>
+#include <utility>
 #include <vector>
 
 #include "depgraph/builder_internal.h"
@@ -56,6 +60,71 @@ TEST(SortRunsTest, AtOneStartTheEarlierRunComesFirst) {
   SortRuns(v, {0, 2, 4}, StartsBefore);
   ExpectSameOrder(v,
                   {{5, TaskId(0)}, {5, TaskId(2)}, {5, TaskId(4)}, {7, TaskId(3)}, {9, TaskId(1)}});
+}
+
+// Items of up to five groups (a thread's pid and tid) interleaved, in runs
+// or one by one: grouped by key, each group in the input's order, and where
+// each group starts, as a stable sort by the group key gives them.
+TEST(GroupStableTest, GivesTheStableSortByGroupAndWhereEachGroupStarts) {
+  struct Item {
+    int64_t pid, tid;
+    uint32_t index;
+  };
+  std::mt19937 rng(11);
+  for (int trial = 0; trial < 300; ++trial) {
+    const size_t n = rng() % 50, groups = 1 + rng() % 5;
+    std::vector<Item> v;
+    int64_t pid = 0, tid = 0;
+    for (size_t i = 0; i < n; ++i) {
+      if (i == 0 || rng() % 3 == 0) {  // a new run
+        const int64_t g = static_cast<int64_t>(rng() % groups);
+        pid = g % 2;
+        tid = 100 - g;
+      }
+      v.push_back({pid, tid, static_cast<uint32_t>(i)});
+    }
+    std::vector<Item> want = v;
+    std::stable_sort(want.begin(), want.end(), [](const Item& a, const Item& b) {
+      return std::pair(a.pid, a.tid) < std::pair(b.pid, b.tid);
+    });
+    const std::vector<size_t> starts =
+        GroupStable(v, [](const Item& x) { return std::pair(x.pid, x.tid); });
+    ASSERT_EQ(v.size(), want.size());
+    for (size_t i = 0; i < v.size(); ++i) EXPECT_EQ(v[i].index, want[i].index) << "at " << i;
+    ASSERT_FALSE(starts.empty());
+    EXPECT_EQ(starts.front(), 0u);
+    EXPECT_EQ(starts.back(), n);
+    for (size_t g = 0; g + 1 < starts.size(); ++g) {
+      ASSERT_LT(starts[g], starts[g + 1]) << "an empty group";
+      for (size_t i = starts[g]; i < starts[g + 1]; ++i) {
+        EXPECT_EQ(v[i].pid, v[starts[g]].pid);
+        EXPECT_EQ(v[i].tid, v[starts[g]].tid);
+      }
+      if (g > 0) {
+        EXPECT_LT(std::pair(v[starts[g - 1]].pid, v[starts[g - 1]].tid),
+                  std::pair(v[starts[g]].pid, v[starts[g]].tid));
+      }
+    }
+  }
+}
+
+// Sorted input with a few items moved (a thread's calls as a trace lists
+// them), or shuffled past the pieces it merges: the stable sort's order.
+TEST(SortNaturalTest, GivesTheStableSortsOrder) {
+  std::mt19937 rng(5);
+  for (int trial = 0; trial < 300; ++trial) {
+    const size_t n = rng() % 400;
+    std::vector<Timed> v(n);
+    for (size_t i = 0; i < n; ++i) {
+      v[i] = {static_cast<int64_t>(i / 3), TaskId(static_cast<uint32_t>(i))};  // ties in threes
+    }
+    const size_t moved = trial % 4 == 0 ? n : rng() % 6;
+    for (size_t k = 0; k < moved && n > 1; ++k) std::swap(v[rng() % n], v[rng() % n]);
+    std::vector<Timed> want = v;
+    std::stable_sort(want.begin(), want.end(), StartsBefore);
+    SortNatural(v.begin(), v.end(), StartsBefore);
+    ExpectSameOrder(v, want);
+  }
 }
 
 }  // namespace
