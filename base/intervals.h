@@ -10,9 +10,12 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <iterator>
 #include <utility>
 #include <vector>
+
+#include "base/sorted_runs.h"
 
 namespace reverie {
 
@@ -20,10 +23,11 @@ using Interval = std::pair<int64_t, int64_t>;  // [first, second)
 
 // Sorted by start, disjoint: intervals that overlap or touch are one, and
 // empty or reversed ones (second <= first) hold no time and are dropped.
-// Input that comes sorted (the intersection of two unions) is not sorted
-// again: checking costs one pass.
+// Input that comes sorted (the intersection of two unions), or in a few
+// sorted runs (a graph's tasks resource by resource), is merged, not sorted
+// again (base/sorted_runs.h).
 inline std::vector<Interval> MergeIntervals(std::vector<Interval> v) {
-  if (!std::is_sorted(v.begin(), v.end())) std::sort(v.begin(), v.end());
+  SortNatural(v.begin(), v.end(), std::less<Interval>());
   size_t kept = 0;
   for (const Interval& x : v) {
     if (x.second <= x.first) continue;

@@ -234,10 +234,11 @@ void BuildGpuTasks(Context& ctx) {
 }
 
 void AddLaunchEdges(Context& ctx) {
-  // Calls sorted by end, to anchor GPU work whose launch was not traced.
+  // Calls sorted by end, to anchor GPU work whose launch was not traced
+  // (a thread's calls end in the order they start, bar nested ones).
   std::vector<uint32_t> by_end(ctx.calls.size());
   for (uint32_t c = 0; c < by_end.size(); ++c) by_end[c] = c;
-  std::sort(by_end.begin(), by_end.end(), [&](uint32_t a, uint32_t b) {
+  SortNatural(by_end.begin(), by_end.end(), [&](uint32_t a, uint32_t b) {
     return std::tie(ctx.calls[a].end, a) < std::tie(ctx.calls[b].end, b);
   });
   for (uint32_t o = 0; o < ctx.ops.size(); ++o) {

@@ -2,8 +2,7 @@
 // thread's pieces of CPU time and its calls; one run per thread), ordered as
 // a stable sort of the whole would order them. GroupStable: items of a few
 // groups interleaved (calls of several threads), grouped in key order, each
-// group in its input order. SortNatural: a stable sort of input mostly in
-// order.
+// group in its input order.
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
@@ -105,25 +104,6 @@ TEST(GroupStableTest, GivesTheStableSortByGroupAndWhereEachGroupStarts) {
                   std::pair(v[starts[g]].pid, v[starts[g]].tid));
       }
     }
-  }
-}
-
-// Sorted input with a few items moved (a thread's calls as a trace lists
-// them), or shuffled past the pieces it merges: the stable sort's order.
-TEST(SortNaturalTest, GivesTheStableSortsOrder) {
-  std::mt19937 rng(5);
-  for (int trial = 0; trial < 300; ++trial) {
-    const size_t n = rng() % 400;
-    std::vector<Timed> v(n);
-    for (size_t i = 0; i < n; ++i) {
-      v[i] = {static_cast<int64_t>(i / 3), TaskId(static_cast<uint32_t>(i))};  // ties in threes
-    }
-    const size_t moved = trial % 4 == 0 ? n : rng() % 6;
-    for (size_t k = 0; k < moved && n > 1; ++k) std::swap(v[rng() % n], v[rng() % n]);
-    std::vector<Timed> want = v;
-    std::stable_sort(want.begin(), want.end(), StartsBefore);
-    SortNatural(v.begin(), v.end(), StartsBefore);
-    ExpectSameOrder(v, want);
   }
 }
 
