@@ -205,7 +205,6 @@ TaskId Graph::NewTask(const TaskSpec& spec, ResourceId resource) {
   col_.next.push_back(TaskId::Invalid());
   col_.launch_in.push_back(EdgeId::Invalid());
   ++live_tasks_;
-  Touch();
   return id;
 }
 
@@ -275,15 +274,9 @@ void Graph::RemoveTask(TaskId t) {
   col_.flags[t.value()] |= kFlagRemoved;
   --live_tasks_;
   const Adjacency& adj = adjacency();
-  std::vector<EdgeId> doomed;
-  for (uint32_t i = adj.out_offsets[t.value()]; i < adj.out_offsets[t.value() + 1]; ++i) {
-    doomed.push_back(adj.out_edges[i]);
-  }
-  for (uint32_t i = adj.in_offsets[t.value()]; i < adj.in_offsets[t.value() + 1]; ++i) {
-    doomed.push_back(adj.in_edges[i]);
-  }
+  std::vector<EdgeId> doomed(adj.out(t).begin(), adj.out(t).end());
+  doomed.insert(doomed.end(), adj.in(t).begin(), adj.in(t).end());
   for (EdgeId e : doomed) RemoveEdge(e);
-  Touch();
 }
 
 void Graph::RemoveTasks(const std::vector<TaskId>& tasks) {
@@ -314,8 +307,8 @@ EdgeId Graph::AddEdge(TaskId src, TaskId dst, EdgeKind kind, int32_t delay_ns) {
   REVERIE_CHECK(live(src) && live(dst) && src != dst);
   edges_.push_back({src, dst, delay_ns, kind, false, false});
   ++live_edges_;
-  Touch();
   const EdgeId id(static_cast<uint32_t>(edges_.size() - 1));
+  RecordEdgeChange(id, /*added=*/true);
   if (kind == EdgeKind::kLaunch && !col_.launch_in[dst.value()].valid()) col_.launch_in[dst.value()] = id;
   return id;
 }
@@ -327,28 +320,136 @@ void Graph::RemoveEdge(EdgeId e) {
   edge.removed = true;
   --live_edges_;
   if (col_.launch_in[edge.dst.value()] == e) col_.launch_in[edge.dst.value()] = EdgeId::Invalid();
-  Touch();
+  RecordEdgeChange(e, /*added=*/false);
+}
+
+namespace {
+
+// Appends edge `e`, the highest id in the segment at `begin` of `size`
+// entries, at the segment's end: in place when the segment ends the array
+// (or is empty), else moved to the array's end first (the entries it
+// leaves are slack).
+void Append(uint32_t& begin, uint32_t& size, std::vector<EdgeId>& edges, EdgeId e, size_t* slack) {
+  if (size == 0) {
+    begin = static_cast<uint32_t>(edges.size());
+  } else if (begin + size != edges.size()) {
+    const uint32_t from = begin;
+    begin = static_cast<uint32_t>(edges.size());
+    for (uint32_t i = 0; i < size; ++i) {
+      const EdgeId moved = edges[from + i];
+      edges.push_back(moved);
+    }
+    *slack += size;
+  }
+  edges.push_back(e);
+  ++size;
+}
+
+// Takes `e` out of its segment, which stays in id order.
+void Erase(uint32_t begin, uint32_t& size, std::vector<EdgeId>& edges, EdgeId e, size_t* slack) {
+  const auto first = edges.begin() + begin;
+  const auto last = first + size;
+  const auto at = std::lower_bound(first, last, e);
+  REVERIE_CHECK(at != last && *at == e);  // a recorded removal of an edge the segment holds
+  std::copy(at + 1, last, at);
+  --size;
+  ++*slack;
+}
+
+}  // namespace
+
+size_t Graph::PatchLimit() const {
+  // A patch costs about an edge list's length per change, a build a pass
+  // over every task and edge.
+  return (task_count() + edges_.size()) / 16 + 64;
+}
+
+bool Graph::PatchAdjacency() const {
+  Adjacency& a = adjacency_.mutable_adjacency();
+  const std::vector<AdjacencyCache::Change> changes = adjacency_.TakeChanges();
+  if (a.packed()) {  // sizes of their own, so that a list can move
+    const size_t built = a.out_begin.size() - 1;
+    a.out_size.resize(built);
+    a.in_size.resize(built);
+    for (size_t t = 0; t < built; ++t) {
+      a.out_size[t] = a.out_begin[t + 1] - a.out_begin[t];
+      a.in_size[t] = a.in_begin[t + 1] - a.in_begin[t];
+    }
+  }
+  const size_t n = task_count();
+  a.out_begin.resize(n + 1, static_cast<uint32_t>(a.out_edges.size()));
+  a.out_size.resize(n, 0);
+  a.in_begin.resize(n + 1, static_cast<uint32_t>(a.in_edges.size()));
+  a.in_size.resize(n, 0);
+  for (const AdjacencyCache::Change& c : changes) {
+    const uint32_t src = edges_[c.edge.value()].src.value();
+    const uint32_t dst = edges_[c.edge.value()].dst.value();
+    if (c.added) {
+      Append(a.out_begin[src], a.out_size[src], a.out_edges, c.edge, &a.slack);
+      Append(a.in_begin[dst], a.in_size[dst], a.in_edges, c.edge, &a.slack);
+    } else {
+      Erase(a.out_begin[src], a.out_size[src], a.out_edges, c.edge, &a.slack);
+      Erase(a.in_begin[dst], a.in_size[dst], a.in_edges, c.edge, &a.slack);
+    }
+  }
+  // Past as much slack as live entries, a build packs the arrays again.
+  return a.slack <= 2 * live_edges_ + 1024;
+}
+
+void Graph::RecordEdgeChange(EdgeId e, bool added) {
+  if (!adjacency_.patchable()) return;
+  const Adjacency& a = adjacency_.get();
+  const Edge& edge = edges_[e.value()];
+  int64_t work = 1;
+  if (edge.src.value() + 1 < a.out_begin.size()) work += a.out_degree(edge.src);
+  if (edge.dst.value() + 1 < a.in_begin.size()) work += a.in_degree(edge.dst);
+  adjacency_.Record(e, added, PatchLimit(), work);
+}
+
+int64_t Graph::AdjacencyWork() const {
+  const int64_t build = static_cast<int64_t>(task_count() + edges_.size());
+  if (!adjacency_.patchable()) return build;
+  const size_t built = adjacency_.get().out_begin.size() - 1;
+  const int64_t new_tasks = static_cast<int64_t>(task_count() - std::min(task_count(), built));
+  return std::min(build, new_tasks + adjacency_.pending_work());
 }
 
 const Adjacency& Graph::adjacency() const {
-  if (adjacency_.valid()) return adjacency_.get();
+  if (adjacency_.patchable()) {
+    const Adjacency& current = adjacency_.get();
+    if (adjacency_.pending() == 0 && current.out_begin.size() == task_count() + 1) return current;
+    if (PatchAdjacency()) return adjacency_.get();
+  }
+  return BuildAdjacency();
+}
+
+const Adjacency& Graph::packed_adjacency() const {
+  const Adjacency& a = adjacency();
+  return a.packed() ? a : BuildAdjacency();
+}
+
+const Adjacency& Graph::BuildAdjacency() const {
   Adjacency& a = adjacency_.Fill();
   const size_t n = task_count();
-  a.out_offsets.assign(n + 1, 0);
-  a.in_offsets.assign(n + 1, 0);
+  a.out_begin.assign(n + 1, 0);
+  a.in_begin.assign(n + 1, 0);
+  a.out_size.clear();
+  a.in_size.clear();
   for (const Edge& e : edges_) {
     if (e.removed) continue;
-    ++a.out_offsets[e.src.value() + 1];
-    ++a.in_offsets[e.dst.value() + 1];
+    ++a.out_begin[e.src.value() + 1];
+    ++a.in_begin[e.dst.value() + 1];
   }
   for (size_t i = 0; i < n; ++i) {
-    a.out_offsets[i + 1] += a.out_offsets[i];
-    a.in_offsets[i + 1] += a.in_offsets[i];
+    a.out_begin[i + 1] += a.out_begin[i];
+    a.in_begin[i + 1] += a.in_begin[i];
   }
   a.out_edges.resize(live_edges_);
   a.in_edges.resize(live_edges_);
-  std::vector<uint32_t> out_fill(a.out_offsets.begin(), a.out_offsets.end() - 1);
-  std::vector<uint32_t> in_fill(a.in_offsets.begin(), a.in_offsets.end() - 1);
+  a.slack = 0;
+  ++a.builds;
+  std::vector<uint32_t> out_fill(a.out_begin.begin(), a.out_begin.end() - 1);
+  std::vector<uint32_t> in_fill(a.in_begin.begin(), a.in_begin.end() - 1);
   for (uint32_t i = 0; i < edges_.size(); ++i) {
     const Edge& e = edges_[i];
     if (e.removed) continue;
@@ -387,17 +488,18 @@ absl::Status Graph::Validate() const {
   std::vector<uint32_t> pending(n, kNotANode);
   for (uint32_t t = 0; t < n; ++t) {
     if (col_.flags[t] & kFlagRemoved) continue;
-    pending[t] = adj.in_offsets[t + 1] - adj.in_offsets[t];
+    pending[t] = adj.in_degree(TaskId(t));
     const TaskId p = col_.prev[t];
     if (p.valid() && resources_[col_.resource[t].value()].ordered) ++pending[t];
   }
-  const TopologicalResult order = TopologicalOrder(std::move(pending), [&](uint32_t t, auto visit) {
-    for (uint32_t i = adj.out_offsets[t]; i < adj.out_offsets[t + 1]; ++i) {
-      visit(edges_[adj.out_edges[i].value()].dst.value());
-    }
-    const TaskId nx = col_.next[t];
-    if (nx.valid() && resources_[col_.resource[t].value()].ordered) visit(nx.value());
-  }, [](uint32_t) {});
+  const TopologicalResult order = TopologicalOrder(
+      std::move(pending),
+      [&](uint32_t t, auto visit) {
+        for (const EdgeId e : adj.out(TaskId(t))) visit(edges_[e.value()].dst.value());
+        const TaskId nx = col_.next[t];
+        if (nx.valid() && resources_[col_.resource[t].value()].ordered) visit(nx.value());
+      },
+      [](uint32_t) {});
   if (!order.complete()) return CycleError(*this, TaskId(order.FirstUnordered()));
   return absl::OkStatus();
 }
@@ -412,7 +514,8 @@ size_t Graph::MemoryBytes() const {
   size_t b = cap(edges_) + cap(ops_) + cap(memory_);
   col_.ForEach([&](const auto& v) { b += cap(v); });
   if (const Adjacency* a = adjacency_.ptr()) {
-    b += cap(a->out_offsets) + cap(a->out_edges) + cap(a->in_offsets) + cap(a->in_edges);
+    b += cap(a->out_begin) + cap(a->out_size) + cap(a->out_edges) + cap(a->in_begin) +
+         cap(a->in_size) + cap(a->in_edges);
   }
   for (const std::string& s : names_) b += s.capacity() + sizeof(s);
   for (const hardware::OpArgs& args : op_inputs_) {

@@ -3,6 +3,8 @@
 // copies, validation of cycles, and the columns every task carries.
 #include "depgraph/graph.h"
 
+#include <algorithm>
+#include <random>
 #include <vector>
 
 #include "gmock/gmock.h"
@@ -197,6 +199,68 @@ TEST(GraphTest, NamesLayersAndGeometriesAreInterned) {
   const TaskId k2 = g.AppendTask(s);
   EXPECT_EQ(&g.geometry(k1), &g.geometry(k2));
   EXPECT_FALSE(g.geometry(g.AppendTask(Spec(r, 1, TaskKind::kKernel))).known());
+}
+
+// The adjacency after any mix of task and edge changes, patched or built
+// again, lists every task's live edges in id order, as one built from
+// scratch (a copy's) does: checked after random edits read at random.
+TEST(GraphTest, APatchedAdjacencyIsTheBuiltOne) {
+  std::mt19937 rng(29);
+  for (int trial = 0; trial < 40; ++trial) {
+    Graph g;
+    const ResourceId r = g.AddResource({.name = "thread"});
+    std::vector<TaskId> tasks;
+    std::vector<EdgeId> edges;
+    for (int i = 0; i < 20; ++i) tasks.push_back(g.AppendTask(Spec(r, 1)));
+    const int steps = 200 + static_cast<int>(rng() % 400);
+    for (int step = 0; step < steps; ++step) {
+      const unsigned op = rng() % 100;
+      const TaskId a = tasks[rng() % tasks.size()], b = tasks[rng() % tasks.size()];
+      if (op < 45) {
+        if (g.live(a) && g.live(b) && a != b) edges.push_back(g.AddEdge(a, b, EdgeKind::kUser));
+      } else if (op < 75) {
+        if (!edges.empty()) g.RemoveEdge(edges[rng() % edges.size()]);
+      } else if (op < 85) {
+        tasks.push_back(g.live(a) ? g.InsertTaskAfter(a, Spec(r, 1)) : g.AppendTask(Spec(r, 1)));
+      } else if (op < 90) {
+        g.RemoveTask(a);
+      } else if (op < 92) {
+        g.RemoveTasks({a, b});
+      } else {
+        const Graph fresh = g;  // a copy builds its adjacency from scratch
+        for (uint32_t t = 0; t < g.task_count(); ++t) {
+          const auto got_out = g.adjacency().out(TaskId(t));
+          const auto want_out = fresh.adjacency().out(TaskId(t));
+          ASSERT_TRUE(std::equal(got_out.begin(), got_out.end(), want_out.begin(), want_out.end()))
+              << "trial " << trial << " step " << step << ": out of task " << t;
+          const auto got_in = g.adjacency().in(TaskId(t));
+          const auto want_in = fresh.adjacency().in(TaskId(t));
+          ASSERT_TRUE(std::equal(got_in.begin(), got_in.end(), want_in.begin(), want_in.end()))
+              << "trial " << trial << " step " << step << ": in of task " << t;
+        }
+      }
+    }
+  }
+}
+
+// Many edges added and removed one at a time, each followed by a read (a
+// script's loop): the adjacency is patched, never built again, so the work
+// is linear; the slack it leaves is bounded by the live edges.
+TEST(GraphTest, EditsReadOneByOnePatchTheAdjacency) {
+  Graph g;
+  const ResourceId r = g.AddResource({.name = "thread"});
+  std::vector<TaskId> tasks;
+  for (int i = 0; i < 2000; ++i) tasks.push_back(g.AppendTask(Spec(r, 1)));
+  for (int i = 0; i + 1 < 2000; ++i) g.AddEdge(tasks[i], tasks[i + 1], EdgeKind::kUser);
+  const size_t builds = g.adjacency().builds;
+  for (int i = 0; i + 2 < 2000; i += 2) {
+    const EdgeId e = g.AddEdge(tasks[i], tasks[i + 2], EdgeKind::kUser);
+    EXPECT_EQ(g.adjacency().out(tasks[i]).size(), 2u);
+    g.RemoveEdge(e);
+    EXPECT_EQ(g.adjacency().in(tasks[i + 2]).size(), 1u);
+    EXPECT_EQ(g.adjacency().builds, builds);
+  }
+  EXPECT_LE(g.adjacency().slack, 2 * g.live_edge_count() + 1024);
 }
 
 }  // namespace

@@ -82,7 +82,7 @@ class Run {
   Run(const Graph& g, const SchedulePolicy& policy, SimResult* r)
       : g_(g),
         policy_(policy),
-        adj_(g.adjacency()),
+        adj_(g.packed_adjacency()),
         edges_(g.edges()),
         start_(r->start_ns),
         end_(r->end_ns) {}
@@ -114,7 +114,7 @@ class Run {
         continue;
       }
       ++live_;
-      int64_t parents = adj_.in_offsets[t + 1] - adj_.in_offsets[t];
+      int64_t parents = adj_.in_begin[t + 1] - adj_.in_begin[t];  // packed
       if (g_.prev_on_resource(id).valid() && Ordered(id)) ++parents;
       start_[t] = 0;
       end_[t] = kPending + parents;

@@ -403,7 +403,6 @@ absl::Status LuaEngine::Run(std::string_view source, const ScriptContext& ctx,
   S.cost_models.clear();
   S.collective_kernels.reset();
   S.sized_graph = nullptr;
-  S.adjacency_dirty = true;
   S.numbering = transforms::ResourceNumbering();
   lua_State* L = S.L;
   lua_settop(L, 0);

@@ -185,7 +185,6 @@ int GraphAddEdge(lua_State* L) {
     return 1;
   }
   RaiseIfError(L, DoAddEdge(State(L), src, dst, kind, delay));
-  StructureChanged(State(L));
   lua_pushboolean(L, 1);
   return 1;
 }
@@ -221,7 +220,6 @@ int GraphAddEdges(lua_State* L) {
     lua_settop(L, e - 1);
   }
   RaiseIfError(L, transforms::AddDependencies(g, deps));
-  StructureChanged(S);
   return 0;
 }
 
@@ -232,7 +230,6 @@ int GraphRemoveEdge(lua_State* L) {
   ChargeAdjacency(L);
   absl::StatusOr<int> n = transforms::RemoveDependency(g, src, dst);
   RaiseIfError(L, n.status());
-  StructureChanged(State(L));
   lua_pushinteger(L, *n);
   return 1;
 }

@@ -182,18 +182,18 @@ int GraphInsert(lua_State* L) {
   if (a.has_op && a.op_ns < 0) {
     ChargeWork(L, static_cast<int64_t>(S.graph()->op_count()));  // the op's median cost
   }
-  if (InsertsGpuTask(a.kind) && a.launch) {
-    ChargeAdjacency(L);  // finding the launch call reads the adjacency
-    // An explicit launch call, or the one after an anchor that has none, is
-    // checked for a cycle (transforms::InsertGpuTask): up to a pass.
-    if (a.launch_after.valid() || (a.where.placement == transforms::Where::Placement::kBefore &&
-                                   !transforms::LauncherOf(*S.graph(), a.where.anchor).valid())) {
-      ChargeWork(L, GraphWork(*S.graph()));
-    }
+  // An explicit launch call, or the one after an anchor that has none, is
+  // checked for a cycle (transforms::InsertGpuTask): the adjacency and up to
+  // a pass. Elsewhere the launch goes next to the anchor's own (found from
+  // the launch edges the graph keeps), which needs no check.
+  if (InsertsGpuTask(a.kind) && a.launch &&
+      (a.launch_after.valid() || (a.where.placement == transforms::Where::Placement::kBefore &&
+                                  !transforms::LauncherOf(*S.graph(), a.where.anchor).valid()))) {
+    ChargeAdjacency(L);
+    ChargeWork(L, GraphWork(*S.graph()));
   }
   InsertOut out;
   RaiseIfError(L, DoInsert(S, a, &out));
-  StructureChanged(S);
   PushTask(L, out.task);
   if (!out.launch.valid()) return 1;
   PushTask(L, out.launch);

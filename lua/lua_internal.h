@@ -177,9 +177,6 @@ struct EngineState {
   // firing before every instruction, so that no pcall, xpcall, coroutine or
   // __close handler can swallow it and carry on.
   std::string exhausted;
-  // The graph's structure changed since a binding last paid for rebuilding
-  // its adjacency (Graph::adjacency() is rebuilt lazily after a change).
-  bool adjacency_dirty = true;
   // Numbers the resources the script adds in O(1) each (reset per run).
   transforms::ResourceNumbering numbering;
   // Bytes of the names / layer paths of `sized_graph` counted so far (both
@@ -294,11 +291,9 @@ int64_t MemoryLeft(const EngineState& S);
 // A pass over the whole graph, in units of about a VM instruction (a
 // quarter per task and edge).
 int64_t GraphWork(const depgraph::Graph& g);
-// Charges a rebuild of the adjacency when the structure changed since the
-// last one (call before a binding that reads the adjacency)...
+// Charges what bringing the adjacency up to date costs (call before a
+// binding that reads it): a patch of the changes since, or a build.
 void ChargeAdjacency(lua_State* L);
-// ...and marks it changed (call after a binding that changes the structure).
-inline void StructureChanged(EngineState& S) { S.adjacency_dirty = true; }
 // Total bytes of the graph's names / layer paths (cached: both only grow).
 int64_t NameBytes(EngineState& S, const depgraph::Graph& g);
 int64_t LayerBytes(EngineState& S, const depgraph::Graph& g);

@@ -390,11 +390,13 @@ int64_t GraphWork(const depgraph::Graph& g) {
 }
 
 void ChargeAdjacency(lua_State* L) {
-  EngineState& S = State(L);
-  if (!S.adjacency_dirty) return;
-  const depgraph::Graph* g = S.graph();
-  if (g != nullptr) ChargeWork(L, GraphWork(*g));
-  S.adjacency_dirty = false;
+  // What the read will cost: nothing when the adjacency is current, the
+  // lists a patch moves, or a build (at GraphWork's rate of a quarter of a
+  // VM instruction per task or edge).
+  const depgraph::Graph* g = State(L).graph();
+  if (g == nullptr) return;
+  const int64_t work = g->AdjacencyWork();
+  if (work > 0) ChargeWork(L, work / 4 + 1);
 }
 
 namespace {

@@ -387,7 +387,6 @@ int RemoveAndCount(lua_State* L, const SelectionUd* s) {
     ChargeMemory(L, SatAdd(MemoryLeft(S), 1));  // the ancestors it would hold
   }
   RaiseIfError(L, r.status());
-  StructureChanged(S);
   ChargeWork(L, r->work);
   ChargeMemory(L, SatMul(r->edges_added, kEdgeBytes));
   lua_pushinteger(L, r->removed);

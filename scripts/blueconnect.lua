@@ -61,9 +61,10 @@ local inter_ch = {}
 for k = 1, g do inter_ch[k] = graph:add_channel("inter-node shard " .. k) end
 
 local edges, buckets, bucket_bytes, bucket_step = {}, 0, 0, nil
+local recorded = source == "records" and G.recorded_allreduces(graph) or nil
 for s, step in ipairs(steps) do
   local consumer = G.consumer(steps, s)
-  for _, b in ipairs(G.step_buckets(graph, P, step, source, total) or {}) do
+  for _, b in ipairs(G.step_buckets(graph, P, step, source, total, recorded) or {}) do
     local it = b.ready.step
     local function task(name, ch, d)
       return graph:insert{kind = "comm", name = name, resource = ch, bytes = math.floor(b.bytes),

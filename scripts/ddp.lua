@@ -188,8 +188,9 @@ if source == "estimate" then total, how = G.estimate_total(graph, P, steps) end
 
 local channel = graph:add_channel("allreduce (NCCL ring)")
 local inserted, bytes_per_step = 0, nil
+local recorded = source == "records" and G.recorded_allreduces(graph) or nil
 for s, step in ipairs(steps) do
-  local buckets = G.step_buckets(graph, P, step, source, total)
+  local buckets = G.step_buckets(graph, P, step, source, total, recorded)
   local consumer = G.consumer(steps, s)
   if buckets then
     local sum = 0

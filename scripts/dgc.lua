@@ -43,9 +43,10 @@ local mem_bps = G.memory_gbs(graph, P) * 1e9
 
 local channel = graph:add_channel("sparse all-gather")
 local edges, buckets, bucket_bytes, bucket_step = {}, 0, 0, nil
+local recorded = source == "records" and G.recorded_allreduces(graph) or nil
 for s, step in ipairs(steps) do
   local consumer = G.consumer(steps, s)
-  for _, b in ipairs(G.step_buckets(graph, P, step, source, total) or {}) do
+  for _, b in ipairs(G.step_buckets(graph, P, step, source, total, recorded) or {}) do
     local sparse = 2 * P.density * b.bytes
     local comp = graph:insert{kind = "kernel", name = "dgc_compress (top-k)", after = b.ready,
                               duration_ns = math.floor(P.compress_passes * b.bytes / mem_bps * 1e9 + 0.5)}

@@ -55,8 +55,9 @@ local function cost(bytes)
   return math.floor((P.workers - 1) / P.workers * bytes * 8 / (P.bandwidth_gbps * 1e9) * 1e9 +
                     P.latency_us * 1e3 + 0.5)
 end
+local recorded = source == "records" and G.recorded_allreduces(graph) or nil
 for s, step in ipairs(steps) do
-  local parts = G.step_buckets(graph, P, step, source, total)
+  local parts = G.step_buckets(graph, P, step, source, total, recorded)
   local nxt = steps[s + 1]
   for _, b in ipairs(parts or {}) do
     -- Needed first = smallest key: parameters used early in the forward.

@@ -215,13 +215,16 @@ end
 
 -- Buckets of one step, in the order they become ready:
 -- {{bytes = n, ready = task, index = k}, ...}. `total_bytes` is only used by
--- the estimate source. Returns nil when the step has no backward GPU work.
-function G.step_buckets(graph, P, step, source, total_bytes)
+-- the estimate source; `recorded`, G.recorded_allreduces(graph) read once
+-- for every step (a pass over the collectives each step would grow with the
+-- steps squared), by the records source. Returns nil when the step has no
+-- backward GPU work.
+function G.step_buckets(graph, P, step, source, total_bytes, recorded)
   local bwd = step.backward
   if #bwd == 0 then return nil end
   local out = {}
   if source == "records" then
-    local bytes_of = G.recorded_allreduces(graph)
+    local bytes_of = recorded or G.recorded_allreduces(graph)
     for _, phase in ipairs({"forward", "backward", "update"}) do
       for _, t in ipairs(step[phase]) do
         if bytes_of[t.id] then out[#out + 1] = {bytes = bytes_of[t.id], ready = t, order = step.pos[t.id]} end
@@ -287,18 +290,33 @@ function G.step_buckets(graph, P, step, source, total_bytes)
 end
 
 -- The forward GPU task of `step` where the running forward GPU time first
--- reaches `fraction` of the step's forward time (the first one for 0).
+-- reaches `fraction` of the step's forward time (the first one for 0). The
+-- running times are summed on the first call for a step and kept in it
+-- (`step.forward_before`: the forward time before each task), so a call per
+-- bucket costs a binary search, not a pass over the forward; the forward's
+-- durations are read as they were then.
 function G.forward_at(step, fraction)
   local fwd = step.forward
   if #fwd == 0 then return nil end
-  local total = 0
-  for _, t in ipairs(fwd) do total = total + t.duration_ns end
-  local target, done = total * fraction, 0
-  for _, t in ipairs(fwd) do
-    if done >= target then return t end
-    done = done + t.duration_ns
+  local before = step.forward_before
+  if not before then
+    before = {}
+    local done = 0
+    for i, t in ipairs(fwd) do
+      before[i] = done
+      done = done + t.duration_ns
+    end
+    before.total = done
+    step.forward_before = before
   end
-  return fwd[#fwd]
+  local target = before.total * fraction
+  if before[#fwd] < target then return fwd[#fwd] end
+  local lo, hi = 1, #fwd  -- the first i with before[i] >= target
+  while lo < hi do
+    local mid = (lo + hi) // 2
+    if before[mid] >= target then hi = mid else lo = mid + 1 end
+  end
+  return fwd[lo]
 end
 
 -- First GPU task of the step's weight update (what must wait for the
