@@ -182,15 +182,23 @@ int GraphInsert(lua_State* L) {
   if (a.has_op && a.op_ns < 0) {
     ChargeWork(L, static_cast<int64_t>(S.graph()->op_count()));  // the op's median cost
   }
-  // An explicit launch call, or the one after an anchor that has none, is
-  // checked for a cycle (transforms::InsertGpuTask): the adjacency and up to
-  // a pass. Elsewhere the launch goes next to the anchor's own (found from
-  // the launch edges the graph keeps), which needs no check.
-  if (InsertsGpuTask(a.kind) && a.launch &&
-      (a.launch_after.valid() || (a.where.placement == transforms::Where::Placement::kBefore &&
-                                  !transforms::LauncherOf(*S.graph(), a.where.anchor).valid()))) {
-    ChargeAdjacency(L);
-    ChargeWork(L, GraphWork(*S.graph()));
+  // The launch call goes next to the anchor's own (found from the launch
+  // edges the graph keeps). Without one, finding the nearest walks the
+  // stream, and an explicit launch call, or the one found after the anchor,
+  // is checked for a cycle (transforms::InsertGpuTask): each up to a pass.
+  if (InsertsGpuTask(a.kind) && a.launch) {
+    const depgraph::Graph& g = *S.graph();
+    TaskId near = a.where.anchor;
+    if (a.where.placement == transforms::Where::Placement::kAppend && a.where.resource.valid() &&
+        a.where.resource.value() < g.resource_count()) {
+      near = g.last_on_resource(a.where.resource);
+    }
+    const bool own_launch =
+        near.valid() && near.value() < g.task_count() && transforms::LauncherOf(g, near).valid();
+    if (a.launch_after.valid() || !own_launch) {
+      ChargeAdjacency(L);
+      ChargeWork(L, GraphWork(g));
+    }
   }
   InsertOut out;
   RaiseIfError(L, DoInsert(S, a, &out));
