@@ -332,8 +332,6 @@ class AdjacencyCache {
   AdjacencyCache(AdjacencyCache&&) noexcept = default;
   AdjacencyCache& operator=(AdjacencyCache&&) noexcept = default;
 
-  // Built and nothing changed since.
-  bool valid() const { return built_ && !stale_ && changes_.empty() && adj_ != nullptr; }
   // Built, and what changed since can be patched in.
   bool patchable() const { return built_ && !stale_ && adj_ != nullptr; }
   void Invalidate() {

@@ -172,13 +172,13 @@ class Rewirer {
     // sorted whole at every step of the chain.
     const TaskId p = g_.prev_on_resource(r);
     const bool after_removed = Ordered(r) && p.valid() && InR(p);
-    size_t sorted = 0;
-    if (after_removed && uses_[slot_[p.value()]] == 1) {
+    const bool taken = after_removed && uses_[slot_[p.value()]] == 1;
+    if (taken) {
       *out = std::move(sets_[slot_[p.value()]]);
       Release(p);
-      sorted = out->size();
       ++work_;
     }
+    const size_t sorted = out->size();  // the taken set, already pruned
     work_ += static_cast<int64_t>(adj_.in(r).size());
     for (const auto edge : adj_.in(r)) {
       const depgraph::Edge& e = g_.edge(edge);
@@ -192,7 +192,7 @@ class Rewirer {
         Release(e.src);
       }
     }
-    if (Ordered(r) && p.valid() && sorted == 0) {
+    if (Ordered(r) && p.valid() && !taken) {
       if (!InR(p)) {
         out->push_back({p, kOrderOnly, 0});
       } else {
