@@ -251,6 +251,7 @@ void Graph::Reserve(size_t tasks, size_t edges) {
 TaskId Graph::AppendTask(const TaskSpec& spec) {
   const TaskId t = NewTask(spec, spec.resource);
   LinkAfter(res_last_[spec.resource.value()], t);
+  reach_.Linked(*this, t);
   return t;
 }
 
@@ -258,6 +259,7 @@ TaskId Graph::InsertTaskAfter(TaskId anchor, const TaskSpec& spec) {
   REVERIE_CHECK(live(anchor));  // a removed task is on no resource's list
   const TaskId t = NewTask(spec, col_.resource[anchor.value()]);
   LinkAfter(anchor, t);
+  reach_.Linked(*this, t);
   return t;
 }
 
@@ -265,6 +267,7 @@ TaskId Graph::InsertTaskBefore(TaskId anchor, const TaskSpec& spec) {
   REVERIE_CHECK(live(anchor));
   const TaskId t = NewTask(spec, col_.resource[anchor.value()]);
   LinkAfter(col_.prev[anchor.value()], t);
+  reach_.Linked(*this, t);
   return t;
 }
 
@@ -309,6 +312,7 @@ EdgeId Graph::AddEdge(TaskId src, TaskId dst, EdgeKind kind, int32_t delay_ns) {
   ++live_edges_;
   const EdgeId id(static_cast<uint32_t>(edges_.size() - 1));
   RecordEdgeChange(id, /*added=*/true);
+  reach_.EdgeAdded(*this, src, dst);
   if (kind == EdgeKind::kLaunch && !col_.launch_in[dst.value()].valid()) col_.launch_in[dst.value()] = id;
   return id;
 }
@@ -517,6 +521,7 @@ size_t Graph::MemoryBytes() const {
     b += cap(a->out_begin) + cap(a->out_size) + cap(a->out_edges) + cap(a->in_begin) +
          cap(a->in_size) + cap(a->in_edges);
   }
+  b += reach_.MemoryBytes();
   for (const std::string& s : names_) b += s.capacity() + sizeof(s);
   for (const hardware::OpArgs& args : op_inputs_) {
     for (const hardware::OpArg& a : args) {

@@ -57,20 +57,12 @@
 #include "absl/strings/string_view.h"
 #include "base/check.h"
 #include "base/strong_id.h"
+#include "depgraph/adjacency.h"
+#include "depgraph/ids.h"
+#include "depgraph/reach_index.h"
 #include "hardware/op_work.h"
 
 namespace reverie::depgraph {
-
-struct TaskTag {};
-struct ResourceTag {};
-struct LayerTag {};
-struct EdgeTag {};
-struct OpTag {};
-using TaskId = StrongId<TaskTag>;
-using ResourceId = StrongId<ResourceTag>;
-using LayerId = StrongId<LayerTag>;
-using EdgeId = StrongId<EdgeTag>;
-using OpId = StrongId<OpTag>;
 
 enum class TaskKind : uint8_t {
   kCpuApi = 0,   // CUDA/HIP runtime or driver call
@@ -241,43 +233,6 @@ struct TaskSpec {
   StepMark step_mark = StepMark::kNone;
 };
 
-// Compressed adjacency of live edges: each task's edges, in edge id order,
-// are one segment of out_edges / in_edges. Built lazily; after a few edge
-// and task changes it is patched rather than built again (Graph::adjacency),
-// with the same segments' contents, so a reader cannot tell the two apart.
-struct Adjacency {
-  // As built (packed), task t's out edges are out_edges[out_begin[t] ..
-  // out_begin[t + 1]), the layout the simulator's passes read. Once
-  // patched, a task's edges may have moved to the end of the array:
-  // out_edges[out_begin[t] .. + out_size[t]); out_size is empty while
-  // packed. In edges likewise.
-  std::vector<uint32_t> out_begin;  // task_count() + 1 entries
-  std::vector<uint32_t> out_size;   // task_count() entries once patched
-  std::vector<EdgeId> out_edges;
-  std::vector<uint32_t> in_begin;
-  std::vector<uint32_t> in_size;
-  std::vector<EdgeId> in_edges;
-  size_t slack = 0;   // entries no segment holds any more (left by patches)
-  size_t builds = 0;  // times built from scratch; patches do not count
-
-  bool packed() const { return out_size.empty(); }
-  uint32_t out_degree(TaskId t) const {
-    const uint32_t i = t.value();
-    return packed() ? out_begin[i + 1] - out_begin[i] : out_size[i];
-  }
-  uint32_t in_degree(TaskId t) const {
-    const uint32_t i = t.value();
-    return packed() ? in_begin[i + 1] - in_begin[i] : in_size[i];
-  }
-  // The live edges out of / into task t, in id order.
-  std::span<const EdgeId> out(TaskId t) const {
-    return {out_edges.data() + out_begin[t.value()], out_degree(t)};
-  }
-  std::span<const EdgeId> in(TaskId t) const {
-    return {in_edges.data() + in_begin[t.value()], in_degree(t)};
-  }
-};
-
 // The per-task arrays (structure of arrays), declared once: every operation
 // that touches all of them (append, reserve, copy, memory accounting) goes
 // through ForEach, so adding a column is a one-line change.
@@ -310,73 +265,6 @@ struct TaskColumns {
   void ForEach(F&& f) const {
     const_cast<TaskColumns*>(this)->ForEach([&f](const auto& v) { f(v); });
   }
-};
-
-// The lazily built adjacency, and the edges added and removed since it was
-// built, which the next Graph::adjacency() patches in while they are few
-// (else it builds it again). A copy starts empty (it is a cache: the copy
-// builds it on first use), so Graph's copy is the member-wise default.
-class AdjacencyCache {
- public:
-  struct Change {
-    EdgeId edge;
-    bool added;
-  };
-
-  AdjacencyCache() = default;
-  AdjacencyCache(const AdjacencyCache&) {}
-  AdjacencyCache& operator=(const AdjacencyCache&) {
-    Invalidate();
-    return *this;
-  }
-  AdjacencyCache(AdjacencyCache&&) noexcept = default;
-  AdjacencyCache& operator=(AdjacencyCache&&) noexcept = default;
-
-  // Built, and what changed since can be patched in.
-  bool patchable() const { return built_ && !stale_ && adj_ != nullptr; }
-  void Invalidate() {
-    stale_ = true;
-    changes_.clear();
-    pending_work_ = 0;
-  }
-  // An edge added or removed (or tasks added: nothing to record, a patch
-  // gives every new task empty segments); `limit` is how many changes are
-  // worth patching rather than building again.
-  // `work` is what patching it in will take (the lists it touches).
-  void Record(EdgeId e, bool added, size_t limit, int64_t work) {
-    if (!patchable()) return;
-    if (changes_.size() >= limit) {
-      Invalidate();
-      return;
-    }
-    changes_.push_back({e, added});
-    pending_work_ += work;
-  }
-  Adjacency& Fill() {
-    if (!adj_) adj_ = std::make_unique<Adjacency>();
-    built_ = true;
-    stale_ = false;
-    changes_.clear();
-    pending_work_ = 0;
-    return *adj_;
-  }
-  // Patch() hands the changes over and the adjacency is current again.
-  std::vector<Change> TakeChanges() {
-    pending_work_ = 0;
-    return std::exchange(changes_, {});
-  }
-  int64_t pending_work() const { return pending_work_; }
-  Adjacency& mutable_adjacency() { return *adj_; }
-  const Adjacency& get() const { return *adj_; }
-  const Adjacency* ptr() const { return adj_.get(); }
-  size_t pending() const { return changes_.size(); }
-
- private:
-  std::unique_ptr<Adjacency> adj_;
-  std::vector<Change> changes_;
-  int64_t pending_work_ = 0;
-  bool built_ = false;
-  bool stale_ = true;
 };
 
 class Graph {
@@ -587,6 +475,19 @@ class Graph {
   // is patched, every task and edge when it is built.
   int64_t AdjacencyWork() const;
 
+  // Whether `to` depends on `from` through live edges and the order of
+  // ordered resources (true when they are the same task): the cycle check
+  // before adding a dependency to -> from. Searches only the tasks between
+  // the two in a topological numbering that edits keep up to date
+  // (reach_index.h), built by the first call.
+  bool Reaches(TaskId from, TaskId to) const {
+    REVERIE_CHECK(live(from) && live(to));
+    return reach_.Reaches(*this, from, to);
+  }
+  // Steps Reaches and the edits that kept its numbering have taken so far;
+  // a budget charges the difference around a call.
+  int64_t reach_work() const { return reach_.work(); }
+
   // Checks the invariants above and that live edges plus resource order
   // form no cycle. kFailedPrecondition names the first offending task.
   absl::Status Validate() const;
@@ -667,6 +568,7 @@ class Graph {
   size_t live_edges_ = 0;
 
   mutable AdjacencyCache adjacency_;
+  mutable ReachIndex reach_;
 };
 
 // The one message for a dependency cycle: "dependency cycle through task N

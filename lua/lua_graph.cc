@@ -171,11 +171,12 @@ int GraphAddEdge(lua_State* L) {
       }
     }
   }
-  // The cycle check walks what `dst` reaches: up to the whole graph.
-  ChargeAdjacency(L);
-  ChargeWork(L, GraphWork(g));
+  // The cycle check walks what `dst` reaches below `src` (Graph::Reaches):
+  // charged for what it read and visited.
   ChargeMemory(L, kEdgeBytes);
-  if (skip_cycle && src != dst && transforms::Reaches(g, dst, src)) {
+  const int64_t reach_before = g.reach_work();
+  if (skip_cycle && src != dst && g.Reaches(dst, src)) {
+    ChargeReachWork(L, reach_before);
     luaL_where(L, 1);
     LogLine(L, absl::StrCat(lua_tostring(L, -1), "add_edge: skipped ", kind != nullptr ? kind : "user",
                             " dependency ", src.value(), " (", Sv(g.name(src)), ") -> ", dst.value(),
@@ -184,7 +185,9 @@ int GraphAddEdge(lua_State* L) {
     lua_pushboolean(L, 0);
     return 1;
   }
-  RaiseIfError(L, DoAddEdge(State(L), src, dst, kind, delay));
+  absl::Status added = DoAddEdge(State(L), src, dst, kind, delay);
+  ChargeReachWork(L, reach_before);
+  RaiseIfError(L, added);
   lua_pushboolean(L, 1);
   return 1;
 }

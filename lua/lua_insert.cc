@@ -46,6 +46,7 @@ struct InsertArgs {
 
 struct InsertOut {
   TaskId task, launch;
+  int64_t walked = 0;  // stream tasks stepped over looking for a launch call
 };
 
 // with_op: the inserted call gets the CPU cost of the op that would issue it
@@ -69,12 +70,6 @@ absl::Status AddInsertedOpTime(EngineState& S, const InsertArgs& a, InsertOut* o
     cost = *median;
   }
   return transforms::AddOpTime(g, call, a.op, cost).status();
-}
-
-// Whether graph:insert's `kind` names a GPU task (launched from a CPU call).
-bool InsertsGpuTask(const char* kind) {
-  absl::StatusOr<TaskKind> k = transforms::ParseTaskKind(kind);
-  return k.ok() && depgraph::IsGpuKind(*k);
 }
 
 absl::Status DoInsert(EngineState& S, const InsertArgs& a, InsertOut* out) {
@@ -104,7 +99,9 @@ absl::Status DoInsert(EngineState& S, const InsertArgs& a, InsertOut* out) {
     o.launch_duration_ns = a.launch_duration;
     o.launch_gap_ns = a.launch_gap;
     if (a.has_launch_name) o.launch_name = a.launch_name;
-    REVERIE_ASSIGN_OR_RETURN(transforms::InsertedGpuTask r, transforms::InsertGpuTask(g, a.where, spec, o, SessionLaunchModel(S)));
+    REVERIE_ASSIGN_OR_RETURN(
+        transforms::InsertedGpuTask r,
+        transforms::InsertGpuTask(g, a.where, spec, o, SessionLaunchModel(S), &out->walked));
     out->task = r.gpu;
     out->launch = r.launch;
   } else {
@@ -185,23 +182,14 @@ int GraphInsert(lua_State* L) {
   // The launch call goes next to the anchor's own (found from the launch
   // edges the graph keeps). Without one, finding the nearest walks the
   // stream, and an explicit launch call, or the one found after the anchor,
-  // is checked for a cycle (transforms::InsertGpuTask): each up to a pass.
-  if (InsertsGpuTask(a.kind) && a.launch) {
-    const depgraph::Graph& g = *S.graph();
-    TaskId near = a.where.anchor;
-    if (a.where.placement == transforms::Where::Placement::kAppend && a.where.resource.valid() &&
-        a.where.resource.value() < g.resource_count()) {
-      near = g.last_on_resource(a.where.resource);
-    }
-    const bool own_launch =
-        near.valid() && near.value() < g.task_count() && transforms::LauncherOf(g, near).valid();
-    if (a.launch_after.valid() || !own_launch) {
-      ChargeAdjacency(L);
-      ChargeWork(L, GraphWork(g));
-    }
-  }
+  // is checked for a cycle (transforms::InsertGpuTask): charged after, for
+  // the tasks walked and what the check read and visited.
+  const int64_t reach_before = S.graph()->reach_work();
   InsertOut out;
-  RaiseIfError(L, DoInsert(S, a, &out));
+  absl::Status inserted = DoInsert(S, a, &out);
+  ChargeReachWork(L, reach_before);
+  if (out.walked > 0) ChargeWork(L, out.walked / 4 + 1);
+  RaiseIfError(L, inserted);
   PushTask(L, out.task);
   if (!out.launch.valid()) return 1;
   PushTask(L, out.launch);

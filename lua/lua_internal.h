@@ -294,6 +294,10 @@ int64_t GraphWork(const depgraph::Graph& g);
 // Charges what bringing the adjacency up to date costs (call before a
 // binding that reads it): a patch of the changes since, or a build.
 void ChargeAdjacency(lua_State* L);
+// What Graph::Reaches, and keeping its numbering through edits, cost since
+// `before` (the graph's reach_work() then), at GraphWork's rate: charged
+// after the call, which is bounded by a build and a pass over the graph.
+void ChargeReachWork(lua_State* L, int64_t before);
 // Total bytes of the graph's names / layer paths (cached: both only grow).
 int64_t NameBytes(EngineState& S, const depgraph::Graph& g);
 int64_t LayerBytes(EngineState& S, const depgraph::Graph& g);

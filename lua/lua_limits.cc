@@ -399,6 +399,13 @@ void ChargeAdjacency(lua_State* L) {
   if (work > 0) ChargeWork(L, work / 4 + 1);
 }
 
+void ChargeReachWork(lua_State* L, int64_t before) {
+  const depgraph::Graph* g = State(L).graph();
+  if (g == nullptr) return;
+  const int64_t work = g->reach_work() - before;
+  if (work > 0) ChargeWork(L, work / 4 + 1);
+}
+
 namespace {
 void Resize(EngineState& S, const depgraph::Graph& g) {
   if (S.sized_graph == &g) return;

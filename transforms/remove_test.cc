@@ -295,7 +295,7 @@ TEST(RemovePropertyTest, SurvivorsReachEachOtherExactlyAsBefore) {
     for (const TaskId a : tasks) {
       for (const TaskId b : tasks) {
         if (a == b || g.removed(a) || g.removed(b)) continue;
-        ASSERT_EQ(Reaches(g, a, b), Reaches(before, a, b))
+        ASSERT_EQ(g.Reaches(a, b), before.Reaches(a, b))
             << "trial " << trial << ": " << a.value() << " -> " << b.value();
       }
     }

@@ -47,9 +47,10 @@ absl::StatusOr<ResourceId> TargetResource(const Graph& g, const Where& w) {
 
 // The launch call of the nearest GPU task on `t`'s stream, walking
 // backwards (forward when `forward`) from `t` itself.
-TaskId NearestLauncher(const Graph& g, TaskId t, bool forward) {
+TaskId NearestLauncher(const Graph& g, TaskId t, bool forward, int64_t* walked) {
   for (TaskId cur = t; cur.valid();
        cur = forward ? g.next_on_resource(cur) : g.prev_on_resource(cur)) {
+    ++*walked;
     const TaskId l = LauncherOf(g, cur);
     if (l.valid()) return l;
   }
@@ -132,7 +133,10 @@ TaskId LauncherOf(const Graph& g, TaskId gpu) {
 }
 
 absl::StatusOr<InsertedGpuTask> InsertGpuTask(Graph& g, const Where& w, const TaskSpec& spec,
-                                              const LaunchOptions& o, const LaunchModel& model) {
+                                              const LaunchOptions& o, const LaunchModel& model,
+                                              int64_t* walked) {
+  int64_t walked_here = 0;
+  if (walked == nullptr) walked = &walked_here;
   if (!depgraph::IsGpuKind(spec.kind)) {
     return absl::InvalidArgumentError(absl::StrCat(
         "InsertGpuTask needs a kernel, memcpy or memset, not ", Sv(TaskKindName(spec.kind))));
@@ -162,13 +166,13 @@ absl::StatusOr<InsertedGpuTask> InsertGpuTask(Graph& g, const Where& w, const Ta
       launch_anchor = o.launch_after;
       check_cycle = true;
     } else if (w.placement == Where::Placement::kBefore) {
-      launch_anchor = NearestLauncher(g, w.anchor, /*forward=*/true);
+      launch_anchor = NearestLauncher(g, w.anchor, /*forward=*/true, walked);
       launch_before = true;
       check_cycle = launch_anchor != LauncherOf(g, w.anchor);
     } else {
       const TaskId from = w.placement == Where::Placement::kAfter ? w.anchor
                                                                   : g.last_on_resource(r);
-      if (from.valid()) launch_anchor = NearestLauncher(g, from, /*forward=*/false);
+      if (from.valid()) launch_anchor = NearestLauncher(g, from, /*forward=*/false, walked);
     }
     if (!launch_anchor.valid()) {
       return absl::FailedPreconditionError(absl::StrCat(
@@ -213,7 +217,7 @@ absl::StatusOr<InsertedGpuTask> InsertGpuTask(Graph& g, const Where& w, const Ta
                              : g.InsertTaskAfter(launch_anchor, launch);
   // E.g. a launch placed after a call that waits for work behind the new GPU
   // task. Undo leaves only removed (never reused) task ids behind.
-  if (check_cycle && Reaches(g, out.gpu, out.launch)) {
+  if (check_cycle && g.Reaches(out.gpu, out.launch)) {
     g.RemoveTasks({out.gpu, out.launch});
     return absl::FailedPreconditionError(absl::StrCat(
         "launching '", Sv(spec.name), "' from task ", launch_anchor.value(),
@@ -221,30 +225,6 @@ absl::StatusOr<InsertedGpuTask> InsertGpuTask(Graph& g, const Where& w, const Ta
   }
   g.AddEdge(out.launch, out.gpu, EdgeKind::kLaunch, model.launch_delay_ns);
   return out;
-}
-
-bool Reaches(const Graph& g, TaskId from, TaskId to) {
-  if (from == to) return true;
-  const depgraph::Adjacency& adj = g.adjacency();
-  std::vector<bool> seen(g.task_count(), false);
-  std::vector<TaskId> stack{from};
-  seen[from.value()] = true;
-  while (!stack.empty()) {
-    const TaskId t = stack.back();
-    stack.pop_back();
-    auto visit = [&](TaskId c) {
-      if (!c.valid() || seen[c.value()]) return false;
-      if (c == to) return true;
-      seen[c.value()] = true;
-      stack.push_back(c);
-      return false;
-    };
-    for (const auto edge : adj.out(t)) {
-      if (visit(g.edge(edge).dst)) return true;
-    }
-    if (g.resource(g.resource_of(t)).ordered && visit(g.next_on_resource(t))) return true;
-  }
-  return false;
 }
 
 absl::StatusOr<EdgeId> AddDependency(Graph& g, TaskId src, TaskId dst, EdgeKind kind,
@@ -255,7 +235,7 @@ absl::StatusOr<EdgeId> AddDependency(Graph& g, TaskId src, TaskId dst, EdgeKind 
     return absl::FailedPreconditionError(
         absl::StrCat("task ", src.value(), " cannot depend on itself"));
   }
-  if (Reaches(g, dst, src)) {
+  if (g.Reaches(dst, src)) {
     return absl::FailedPreconditionError(absl::StrCat(
         "dependency ", src.value(), " (", Abbreviate(g.name(src), 80), ") -> ", dst.value(),
         " (", Abbreviate(g.name(dst), 80), ") would create a cycle: ", dst.value(),

@@ -86,10 +86,12 @@ struct InsertedGpuTask {
 // Inserts a GPU task (spec.kind kernel / memcpy / memset) on a stream and,
 // unless told not to, the CPU launch call that triggers it, with a kLaunch
 // edge between them (Daydream Fig. 4b). The launch call takes the GPU task's
-// phase, layer and step.
+// phase, layer and step. `walked`, when given, counts the tasks stepped over
+// looking for a GPU task with a launch call near the anchor, also when the
+// insertion fails (a budget charges for them).
 absl::StatusOr<InsertedGpuTask> InsertGpuTask(Graph& g, const Where& where, const TaskSpec& spec,
                                               const LaunchOptions& options,
-                                              const LaunchModel& model);
+                                              const LaunchModel& model, int64_t* walked = nullptr);
 
 // The launch call of a GPU task (its kLaunch parent), or invalid.
 TaskId LauncherOf(const Graph& g, TaskId gpu);
@@ -112,10 +114,6 @@ absl::Status AddDependencies(Graph& g, const std::vector<Dependency>& deps);
 // Removes every live edge src -> dst; kNotFound when there is none. Returns
 // how many were removed.
 absl::StatusOr<int> RemoveDependency(Graph& g, TaskId src, TaskId dst);
-
-// Whether `to` is reachable from `from` over live edges and ordered-resource
-// order (depth-first, stops at the first hit).
-bool Reaches(const Graph& g, TaskId from, TaskId to);
 
 // New resources. A communication channel is unordered: the simulator's
 // schedule policy picks among its ready tasks. Each call numbers the new

@@ -163,8 +163,8 @@ TEST_F(StructureTest, AddDependencyChecksCyclesAndRemoveDependency) {
   const TaskId h = *InsertTask(g_, Where::OnResource(t2), w);
   ASSERT_TRUE(AddDependency(g_, first_k, h, depgraph::EdgeKind::kUser, 50).ok());
   EXPECT_EQ(g_.live_edge_count(), edges + 1);
-  EXPECT_TRUE(Reaches(g_, first_k, h));
-  EXPECT_FALSE(Reaches(g_, h, first_k));
+  EXPECT_TRUE(g_.Reaches(first_k, h));
+  EXPECT_FALSE(g_.Reaches(h, first_k));
   EXPECT_EQ(*RemoveDependency(g_, first_k, h), 1);
   EXPECT_EQ(RemoveDependency(g_, first_k, h).status().code(), absl::StatusCode::kNotFound);
   EXPECT_EQ(g_.live_edge_count(), edges);
@@ -197,7 +197,7 @@ TEST_F(StructureTest, CommChannelIsUnorderedAndTakesOnlyCommTasks) {
   const TaskId a = *InsertTask(g_, Where::OnResource(ch), ar);
   const TaskId b = *InsertTask(g_, Where::OnResource(ch), ar);
   // Unordered: b does not wait for a, but the channel runs one at a time.
-  EXPECT_FALSE(Reaches(g_, a, b));
+  EXPECT_FALSE(g_.Reaches(a, b));
   ASSERT_TRUE(AddDependency(g_, Kernel("wgrad"), a, depgraph::EdgeKind::kComm).ok());
   const depgraph::SimResult r = *depgraph::Simulate(g_);
   EXPECT_GE(r.start_ns[a.value()], r.end_ns[Kernel("wgrad").value()]);
