@@ -488,7 +488,13 @@ absl::Status Graph::Validate() const {
     }
   }
   // Edges plus ordered-resource order, sorted once.
-  const Adjacency& adj = adjacency();
+  const TopologicalResult order = SortDependencies([](TaskId) {});
+  if (!order.complete()) return CycleError(*this, TaskId(order.FirstUnordered()));
+  return absl::OkStatus();
+}
+
+std::vector<uint32_t> Graph::DependencyCounts(const Adjacency& adj) const {
+  const size_t n = task_count();
   std::vector<uint32_t> pending(n, kNotANode);
   for (uint32_t t = 0; t < n; ++t) {
     if (col_.flags[t] & kFlagRemoved) continue;
@@ -496,16 +502,7 @@ absl::Status Graph::Validate() const {
     const TaskId p = col_.prev[t];
     if (p.valid() && resources_[col_.resource[t].value()].ordered) ++pending[t];
   }
-  const TopologicalResult order = TopologicalOrder(
-      std::move(pending),
-      [&](uint32_t t, auto visit) {
-        for (const EdgeId e : adj.out(TaskId(t))) visit(edges_[e.value()].dst.value());
-        const TaskId nx = col_.next[t];
-        if (nx.valid() && resources_[col_.resource[t].value()].ordered) visit(nx.value());
-      },
-      [](uint32_t) {});
-  if (!order.complete()) return CycleError(*this, TaskId(order.FirstUnordered()));
-  return absl::OkStatus();
+  return pending;
 }
 
 absl::Status CycleError(const Graph& g, TaskId t) {

@@ -57,6 +57,7 @@
 #include "absl/strings/string_view.h"
 #include "base/check.h"
 #include "base/strong_id.h"
+#include "base/topological_order.h"
 #include "depgraph/adjacency.h"
 #include "depgraph/ids.h"
 #include "depgraph/reach_index.h"
@@ -488,6 +489,30 @@ class Graph {
   // a budget charges the difference around a call.
   int64_t reach_work() const { return reach_.work(); }
 
+  // Calls f(d) for each task that depends on `t` directly: the destinations
+  // of its live edges in `adj` (this graph's adjacency), then, on an
+  // ordered resource, the next task.
+  template <typename F>
+  void ForEachDependent(const Adjacency& adj, TaskId t, F&& f) const {
+    for (const EdgeId e : adj.out(t)) f(edges_[e.value()].dst);
+    const TaskId next = col_.next[t.value()];
+    if (next.valid() && resources_[col_.resource[t.value()].value()].ordered) f(next);
+  }
+  // The live tasks in an order where every dependency (a live edge, the
+  // order of an ordered resource) comes before its dependent: emit(t) for
+  // each. Incomplete on a cycle: FirstUnordered() names a task on or behind
+  // one (CycleError).
+  template <typename Emit>
+  TopologicalResult SortDependencies(Emit&& emit) const {
+    const Adjacency& adj = adjacency();
+    return TopologicalOrder(
+        DependencyCounts(adj),
+        [&](uint32_t t, auto visit) {
+          ForEachDependent(adj, TaskId(t), [&](TaskId d) { visit(d.value()); });
+        },
+        [&](uint32_t t) { emit(TaskId(t)); });
+  }
+
   // Checks the invariants above and that live edges plus resource order
   // form no cycle. kFailedPrecondition names the first offending task.
   absl::Status Validate() const;
@@ -528,6 +553,9 @@ class Graph {
   void LinkAfter(TaskId anchor, TaskId t);   // anchor may be invalid: at the front
   void Unlink(TaskId t);
   void Touch() { adjacency_.Invalidate(); }
+  // Each live task's count of direct dependencies (SortDependencies's
+  // `pending`); kNotANode for a removed task.
+  std::vector<uint32_t> DependencyCounts(const Adjacency& adj) const;
   // Records an edge added or removed for the next patch of the adjacency.
   void RecordEdgeChange(EdgeId e, bool added);
   size_t PatchLimit() const;

@@ -12,17 +12,6 @@ namespace {
 // the index is built again (levels from 0).
 constexpr int64_t kLevelLimit = std::numeric_limits<int64_t>::max() / 4;
 
-// Calls f(dependent) for every task that depends on `t` directly: its
-// edges' destinations and, on an ordered resource, the next task.
-template <typename F>
-void ForEachDependent(const Graph& g, const Adjacency& adj, TaskId t, F&& f) {
-  for (const EdgeId e : adj.out(t)) f(g.edge(e).dst);
-  if (g.resource(g.resource_of(t)).ordered) {
-    const TaskId next = g.next_on_resource(t);
-    if (next.valid()) f(next);
-  }
-}
-
 // The adjacency, counting what bringing it up to date costs (a patch or a
 // build) as the index's work.
 const Adjacency& ReadAdjacency(const Graph& g, int64_t* work) {
@@ -48,34 +37,14 @@ size_t ReachIndex::MemoryBytes() const {
 }
 
 bool ReachIndex::Build(const Graph& g) {
-  const size_t n = g.task_count();
-  const Adjacency& adj = ReadAdjacency(g, &work_);
-  work_ += BuildWork(g);
-  std::vector<uint32_t> pending(n, 0);
-  stack_.clear();
-  size_t live = 0;
-  for (uint32_t i = 0; i < n; ++i) {
-    const TaskId t(i);
-    if (g.removed(t)) continue;
-    ++live;
-    const bool after_prev = g.resource(g.resource_of(t)).ordered && g.prev_on_resource(t).valid();
-    pending[i] = adj.in_degree(t) + (after_prev ? 1 : 0);
-    if (pending[i] == 0) stack_.push_back(i);
-  }
-  level_.assign(n, 0);
+  work_ += BuildWork(g) + g.AdjacencyWork();
+  level_.assign(g.task_count(), 0);
   int64_t next_level = 0;
-  size_t ordered = 0;
-  while (!stack_.empty()) {
-    const TaskId t(stack_.back());
-    stack_.pop_back();
+  const TopologicalResult order = g.SortDependencies([&](TaskId t) {
     level_[t.value()] = next_level;
     next_level += kSpacing;
-    ++ordered;
-    ForEachDependent(g, adj, t, [&](TaskId d) {
-      if (--pending[d.value()] == 0) stack_.push_back(d.value());
-    });
-  }
-  built_ = ordered == live;  // else a cycle: searches stay plain
+  });
+  built_ = order.complete();  // else a cycle: searches stay plain
   if (!built_) level_.clear();
   return built_;
 }
@@ -100,7 +69,7 @@ bool ReachIndex::Search(const Graph& g, TaskId from, TaskId to, bool bounded) {
     const TaskId t(stack_.back());
     stack_.pop_back();
     ++work_;
-    ForEachDependent(g, adj, t, [&](TaskId d) {
+    g.ForEachDependent(adj, t, [&](TaskId d) {
       ++work_;
       if (found || mark_[d.value()] == epoch_) return;
       if (d == to) {
@@ -187,7 +156,7 @@ void ReachIndex::Raise(const Graph& g, TaskId v, int64_t level, TaskId guard) {
     stack_.pop_back();
     ++work_;
     const int64_t above = level_[t.value()] + 1;
-    ForEachDependent(g, adj, t, [&](TaskId d) {
+    g.ForEachDependent(adj, t, [&](TaskId d) {
       ++work_;
       if (dropped || level_[d.value()] >= above) return;
       // Raising the edge's own source means it closed a cycle.
