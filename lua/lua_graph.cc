@@ -222,7 +222,10 @@ int GraphAddEdges(lua_State* L) {
     deps.push_back({src, dst, kind, static_cast<int32_t>(delay)});
     lua_settop(L, e - 1);
   }
-  RaiseIfError(L, transforms::AddDependencies(g, deps));
+  const int64_t reach_before = g.reach_work();
+  absl::Status added = transforms::AddDependencies(g, deps);
+  ChargeReachWork(L, reach_before);  // what keeping Graph::Reaches's order cost
+  RaiseIfError(L, added);
   return 0;
 }
 

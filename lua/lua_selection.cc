@@ -375,8 +375,11 @@ int RemoveAndCount(lua_State* L, const SelectionUd* s) {
   limits.max_work = std::min(WorkLeft(S), MemoryLeft(S) / 16);
   limits.max_new_edges = MemoryLeft(S) / kEdgeBytes;
   transforms::RemoveLimitHit hit = transforms::RemoveLimitHit::kNone;
+  const int64_t reach_before = S.graph()->reach_work();
   absl::StatusOr<transforms::RemoveResult> r =
       transforms::RemoveTasks(S.run.session->graph(), ToSelection(s), limits, &hit);
+  // The rewired edges keep the reach index's order: charged in case not.
+  ChargeReachWork(L, reach_before);
   // Past a bound the graph is unchanged: spend the limit that was hit, so
   // that the error is the usual sticky one.
   if (hit == transforms::RemoveLimitHit::kNewEdges) {
