@@ -182,6 +182,41 @@ TEST_F(LimitsTest, CppWorkIsChargedToTheBudget) {
   }
 }
 
+// What amp.lua does per kernel: ask its launch call after an edit, insert a
+// cast before it with its launch call placed explicitly (cycle-checked) and
+// add an edge (cycle-checked). Each is charged for what it does, so twice
+// the kernels cost about twice the budget. t:launcher() used to charge a
+// pass over the graph whenever an edit had left the adjacency to rebuild,
+// and each cycle check a pass: four times the budget.
+int64_t BudgetForCasts(int layers) {
+  depgraph::Graph g = transforms::testing::MakeDeepTrainingGraph(layers, 2);
+  const auto r = RunLua(
+      "graph:remove(graph:select{kind = 'kernel'}:first())\n"
+      "local n = 0\n"
+      "for k in graph:select{kind = 'kernel'}:tasks() do\n"
+      "  if k:launcher() then n = n + 1 end\n"
+      "end\n"
+      "for k in graph:select{kind = 'kernel'}:tasks() do\n"
+      "  local l = k:launcher()\n"
+      "  if l then\n"
+      "    local cast = graph:insert{kind = 'kernel', name = 'cast', before = k,\n"
+      "                              duration_ns = 1000, launch_after = l}\n"
+      "    graph:add_edge(l, cast)\n"
+      "  end\n"
+      "end\n"
+      "assert(n > 0)\n",
+      &g, {}, Budget(int64_t{1} << 40));
+  EXPECT_TRUE(r.status.ok()) << r.status;
+  return r.engine != nullptr ? r.engine->instructions_used() : 0;
+}
+
+TEST(LimitsCharges, ChecksAndLaunchCallsCostWhatTheyDo) {
+  const int64_t small = BudgetForCasts(500);
+  const int64_t large = BudgetForCasts(2000);
+  // 4x the kernels: under 6x the budget (charged a pass each: about 16x).
+  EXPECT_LT(large, 6 * small) << small << " then " << large;
+}
+
 // D3 through a script: a renamed 400,000-character name and a pathological
 // regex are matched in linear time, within a small budget.
 TEST_F(LimitsTest, NameRegexOnHugeNamesStaysInBudget) {
