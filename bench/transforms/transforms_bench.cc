@@ -12,6 +12,7 @@
 #include <cstring>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "benchmark/benchmark.h"
 #include "depgraph/simulator.h"
@@ -20,6 +21,7 @@
 #include "transforms/remove.h"
 #include "transforms/select.h"
 #include "transforms/session.h"
+#include "transforms/structure.h"
 #include "transforms/test_graphs.h"
 
 namespace {
@@ -88,6 +90,29 @@ void BM_RemoveUpdatePhase(benchmark::State& state) {
   state.counters["removed"] = static_cast<double>(victims.size());
 }
 
+// 1,000 dependencies added one at a time, each cycle-checked
+// (Graph::Reaches), from a kernel's launch call to the kernel 100 pairs
+// later: what a script adding dependencies in a loop pays. Each check used
+// to search everything after its destination (a pass over the graph).
+void BM_CheckedDependencies(benchmark::State& state) {
+  const Graph& base = BigGraph();
+  tf::TaskQuery q;
+  q.kinds = tf::KindBit(reverie::depgraph::TaskKind::kKernel);
+  const tf::Selection kernels = *tf::Select(base, q);
+  const std::vector<reverie::depgraph::TaskId> k(kernels.begin(), kernels.end());
+  const size_t stride = k.size() / 1000;
+  for (auto _ : state) {
+    state.PauseTiming();
+    Graph g = base;
+    state.ResumeTiming();
+    for (size_t i = 0; i + 100 < k.size(); i += stride) {
+      const auto r = tf::AddDependency(g, tf::LauncherOf(g, k[i]), k[i + 100]);
+      if (!r.ok()) state.SkipWithError(std::string(r.status().message()).c_str());
+    }
+    benchmark::DoNotOptimize(g.live_edge_count());
+  }
+}
+
 void BM_AmpScript(benchmark::State& state) {
   const Graph& base = BigGraph();
   for (auto _ : state) {
@@ -126,6 +151,7 @@ BENCHMARK(BM_GraphCopy)->Unit(benchmark::kMillisecond)->MinTime(2.0);
 BENCHMARK(BM_SelectByName)->Unit(benchmark::kMillisecond)->MinTime(2.0);
 BENCHMARK(BM_ScaleHalf)->Unit(benchmark::kMillisecond)->MinTime(2.0);
 BENCHMARK(BM_RemoveUpdatePhase)->Unit(benchmark::kMillisecond)->MinTime(2.0);
+BENCHMARK(BM_CheckedDependencies)->Unit(benchmark::kMillisecond)->MinTime(2.0);
 BENCHMARK(BM_AmpScript)->Unit(benchmark::kMillisecond)->MinTime(2.0);
 BENCHMARK(BM_RetargetScript)->Unit(benchmark::kMillisecond)->MinTime(2.0);
 
