@@ -402,6 +402,7 @@ absl::Status LuaEngine::Run(std::string_view source, const ScriptContext& ctx,
   S.launch_model.reset();
   S.cost_models.clear();
   S.collective_kernels.reset();
+  S.collective_by_task.clear();
   S.sized_graph = nullptr;
   S.numbering = transforms::ResourceNumbering();
   lua_State* L = S.L;

@@ -1,5 +1,6 @@
 // Lua bindings: the `graph` object's schedule policy, simulation and
 // read-only facts (launch model, changes so far, model records).
+#include <algorithm>
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
@@ -162,7 +163,22 @@ const std::vector<depgraph::TaskId>& CollectiveKernels(lua_State* L) {
   ChargeWork(L, static_cast<int64_t>(g.task_count()) +
                     8 * static_cast<int64_t>(S.run.model->collectives.size()));
   S.collective_kernels = transforms::KernelsOfCollectives(g, S.run.model->collectives);
-  return *S.collective_kernels;
+  const std::vector<depgraph::TaskId>& kernels = *S.collective_kernels;
+  S.collective_by_task.clear();
+  for (uint32_t i = 0; i < kernels.size(); ++i) {
+    if (kernels[i].valid()) S.collective_by_task.push_back({kernels[i].value(), i});
+  }
+  std::sort(S.collective_by_task.begin(), S.collective_by_task.end());
+  return kernels;
+}
+
+int64_t CollectiveRecordOf(lua_State* L, depgraph::TaskId t) {
+  CollectiveKernels(L);
+  const auto& by_task = State(L).collective_by_task;
+  const auto it = std::lower_bound(by_task.begin(), by_task.end(),
+                                   std::pair<uint32_t, uint32_t>{t.value(), 0});
+  if (it == by_task.end() || it->first != t.value()) return -1;
+  return static_cast<int64_t>(it->second);
 }
 
 int GraphCollectives(lua_State* L) {

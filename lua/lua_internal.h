@@ -208,6 +208,9 @@ struct EngineState {
   // model->collectives[i]'s recorded GPU task (transforms/collectives.h),
   // linked on first use on the session's graph this run.
   std::optional<std::vector<depgraph::TaskId>> collective_kernels;
+  // The same, as (task id, record index) pairs by task: t.collective looks a
+  // kernel up instead of scanning every record.
+  std::vector<std::pair<uint32_t, uint32_t>> collective_by_task;
 
   // The graph handles refer to (nullptr when none is attached).
   const depgraph::Graph* graph() const {
@@ -223,6 +226,9 @@ inline EngineState& State(lua_State* L) {
 // S.collective_kernels, linked (and charged) on first use; empty without a
 // model or a graph.
 const std::vector<depgraph::TaskId>& CollectiveKernels(lua_State* L);
+// The index in model->collectives of the record linked to kernel `t` (the
+// first, when several are), or -1.
+int64_t CollectiveRecordOf(lua_State* L, depgraph::TaskId t);
 
 // Raises `message` (one line, as the script sees it) as a Lua error at the
 // caller's line; RaiseIfError does so for a failed status.

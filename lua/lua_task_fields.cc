@@ -97,14 +97,8 @@ TaskField LookUpTaskKey(lua_State* L, bool* method) {
 void PushCollective(lua_State* L, const Graph& g, TaskId t) {
   depgraph::Collective kind = depgraph::CollectiveOfName(g.name(t));
   if (kind == depgraph::Collective::kOther) {
-    const std::vector<TaskId>& kernels = CollectiveKernels(L);
-    ChargeWork(L, static_cast<int64_t>(kernels.size()));
-    for (size_t i = 0; i < kernels.size(); ++i) {
-      if (kernels[i] == t) {
-        kind = depgraph::CollectiveOfName(State(L).run.model->collectives[i].name);
-        break;
-      }
-    }
+    const int64_t i = CollectiveRecordOf(L, t);  // a binary search
+    if (i >= 0) kind = depgraph::CollectiveOfName(State(L).run.model->collectives[i].name);
   }
   PushView(L, depgraph::CollectiveName(kind));
 }
