@@ -72,9 +72,13 @@ int GraphStash(lua_State* L) {
   int64_t stashed = 0;
   if (lua_getfield(L, 3, "stashed_bytes") != LUA_TNIL) stashed = CheckBytes(L, -1, "stash: stashed_bytes");
   depgraph::Graph& g = MutableGraphOrRaise(L);
-  ChargeWork(L, static_cast<int64_t>(g.memory_events().size()));
   ChargeMemory(L, 4 * kMemoryEventBytes);
-  RaiseIfError(L, transforms::Stash(g, id, release, restore, stashed));
+  // Charged after, for the events read looking for the free: usually a
+  // step's, every one after the allocation when the trace never freed it.
+  int64_t scanned = 0;
+  const absl::Status stashed_status = transforms::Stash(g, id, release, restore, stashed, &scanned);
+  ChargeWork(L, scanned + 1);
+  RaiseIfError(L, stashed_status);
   return 0;
 }
 

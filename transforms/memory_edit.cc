@@ -58,10 +58,12 @@ TaskId ProducerOf(const Graph& g, const depgraph::Adjacency& adj, TaskId anchor)
 
 bool Standing(const Graph& g, const MemoryEvent& m) { return !m.anchor.valid() || !g.removed(m.anchor); }
 
-// The first free of allocation `alloc` (frees come after their allocation).
-int64_t FreeOf(const Graph& g, uint32_t alloc) {
+// The first free of allocation `alloc` (frees come after their allocation),
+// adding the events read to *scanned.
+int64_t FreeOf(const Graph& g, uint32_t alloc, int64_t* scanned) {
   const std::span<const MemoryEvent> all = g.memory_events();
   for (size_t i = alloc + 1; i < all.size(); ++i) {
+    ++*scanned;
     if (all[i].alloc == alloc + 1) return static_cast<int64_t>(i);
   }
   return -1;
@@ -134,14 +136,17 @@ std::vector<Allocation> Allocations(const Graph& g) {
   return out;
 }
 
-absl::Status Stash(Graph& g, uint32_t alloc, TaskId release, TaskId restore, int64_t stashed_bytes) {
+absl::Status Stash(Graph& g, uint32_t alloc, TaskId release, TaskId restore, int64_t stashed_bytes,
+                   int64_t* scanned) {
+  int64_t scanned_here = 0;
+  if (scanned == nullptr) scanned = &scanned_here;
   REVERIE_RETURN_IF_ERROR(CheckAllocation(g, alloc, "stash"));
   if (!g.live(release) || !g.live(restore)) {
     return absl::InvalidArgumentError("stash: release and restore must be live tasks");
   }
   if (stashed_bytes < 0) return absl::InvalidArgumentError("stash: stashed_bytes must be >= 0");
   MemoryEvent a = g.memory_events()[alloc];
-  const int64_t f = FreeOf(g, alloc);
+  const int64_t f = FreeOf(g, alloc, scanned);
   // The copies stand for the tensor as the trace (or the script that made
   // it) allocated it: a batch change resizes them with it.
   a.stands_for = a.stands_for != 0 ? a.stands_for : alloc + 1;

@@ -66,7 +66,7 @@ std::vector<Allocation> Allocations(const depgraph::Graph& g);
 // `restore`. kInvalidArgument for an index that is not a live allocation,
 // removed tasks, or stashed_bytes < 0.
 absl::Status Stash(depgraph::Graph& g, uint32_t alloc, depgraph::TaskId release,
-                   depgraph::TaskId restore, int64_t stashed_bytes);
+                   depgraph::TaskId restore, int64_t stashed_bytes, int64_t* scanned = nullptr);
 
 // A new allocation of `bytes` (> 0) on `device` when `at` starts, freed
 // when `free_at` ends (invalid: never): a tensor a script's inserted work
