@@ -153,8 +153,22 @@ int32_t Graph::AddStep(Step it) {
 OpId Graph::AddOp(std::string_view name, OpId parent, int64_t own_ns) {
   REVERIE_CHECK(!parent.valid() || parent.value() < ops_.size());  // parents come first
   const uint32_t depth = parent.valid() ? ops_[parent.value()].depth + 1 : 0;
-  ops_.push_back({InternName(name), parent, own_ns, 0, depth});
-  return OpId(static_cast<uint32_t>(ops_.size() - 1));
+  const uint32_t name_id = InternName(name);
+  const OpId id(static_cast<uint32_t>(ops_.size()));
+  ops_.push_back({name_id, parent, own_ns, 0, depth});
+  if (op_last_of_name_.size() <= name_id) op_last_of_name_.resize(name_id + 1);
+  op_links_.push_back({op_last_of_name_[name_id], OpId(), OpId(), OpId()});
+  op_last_of_name_[name_id] = id;
+  if (parent.valid()) {
+    OpLinks& p = op_links_[parent.value()];
+    if (p.last_child.valid()) {
+      op_links_[p.last_child.value()].next_sibling = id;
+    } else {
+      p.first_child = id;
+    }
+    p.last_child = id;
+  }
+  return id;
 }
 
 void Graph::SetOpCostWithoutCalls(std::string_view name, int64_t median_ns) {
@@ -512,7 +526,7 @@ absl::Status CycleError(const Graph& g, TaskId t) {
 
 size_t Graph::MemoryBytes() const {
   auto cap = [](const auto& v) { return v.capacity() * sizeof(v[0]); };
-  size_t b = cap(edges_) + cap(ops_) + cap(memory_);
+  size_t b = cap(edges_) + cap(ops_) + cap(op_links_) + cap(op_last_of_name_) + cap(memory_);
   col_.ForEach([&](const auto& v) { b += cap(v); });
   if (const Adjacency* a = adjacency_.ptr()) {
     b += cap(a->out_begin) + cap(a->out_size) + cap(a->out_edges) + cap(a->in_begin) +

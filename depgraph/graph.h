@@ -321,6 +321,30 @@ class Graph {
   const CpuOp& op(OpId id) const { return ops_[id.value()]; }
   std::string_view op_name(OpId id) const { return names_[ops_[id.value()].name_id]; }
   size_t op_count() const { return ops_.size(); }
+  // Calls f(id) for every op named `name` (latest first) and returns how
+  // many: without a pass over every op (graph:op_cost, with_op).
+  template <typename F>
+  int64_t ForEachOpNamed(std::string_view name, F&& f) const {
+    const auto it = name_index_.find(absl::string_view(name.data(), name.size()));
+    if (it == name_index_.end() || it->second >= op_last_of_name_.size()) return 0;
+    int64_t n = 0;
+    for (OpId o = op_last_of_name_[it->second]; o.valid();
+         o = op_links_[o.value()].prev_same_name) {
+      f(o), ++n;
+    }
+    return n;
+  }
+  // Calls f(id) for each op directly inside `parent`, in id order, and
+  // returns how many (graph:op_children).
+  template <typename F>
+  int64_t ForEachChildOp(OpId parent, F&& f) const {
+    int64_t n = 0;
+    for (OpId o = op_links_[parent.value()].first_child; o.valid();
+         o = op_links_[o.value()].next_sibling) {
+      f(o), ++n;
+    }
+    return n;
+  }
   void set_op_own_ns(OpId id, int64_t ns) { ops_[id.value()].own_ns = ns; }
   // The op's inputs as the profiler recorded them (record_shapes), interned
   // (a step repeats its shapes); nullptr when none were recorded.
@@ -579,6 +603,13 @@ class Graph {
   std::vector<Step> steps_;
   std::vector<MemoryEvent> memory_;
   std::vector<CpuOp> ops_;
+  // Per op: the previous op of its name, its first and last child, its next
+  // sibling (ForEachOpNamed, ForEachChildOp); per name id: its latest op.
+  struct OpLinks {
+    OpId prev_same_name, first_child, last_child, next_sibling;
+  };
+  std::vector<OpLinks> op_links_;
+  std::vector<OpId> op_last_of_name_;
   std::vector<hardware::OpArgs> op_inputs_;
   absl::flat_hash_map<std::string, uint32_t> op_inputs_index_;
   absl::flat_hash_map<std::string, int64_t> op_cost_without_calls_;

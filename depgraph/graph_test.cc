@@ -263,5 +263,40 @@ TEST(GraphTest, EditsReadOneByOnePatchTheAdjacency) {
   EXPECT_LE(g.adjacency().slack, 2 * g.live_edge_count() + 1024);
 }
 
+// The ops of one name and the ops inside one op are walked through links
+// kept as ops are added, the same as a pass over every op finds, also on a
+// copy.
+TEST(GraphTest, OpsAreFoundByNameAndByParentWithoutAPass) {
+  Graph g;
+  std::mt19937 rng(5);
+  const char* names[] = {"aten::mm", "aten::add", "aten::_to_copy"};
+  for (int i = 0; i < 300; ++i) {
+    const OpId parent = i > 0 && rng() % 2 ? OpId(rng() % static_cast<uint32_t>(i)) : OpId();
+    g.AddOp(names[rng() % 3], parent, i);
+  }
+  const Graph copy = g;
+  for (const Graph* h : {static_cast<const Graph*>(&g), &copy}) {
+    for (const char* name : names) {
+      std::vector<uint32_t> want, got;
+      for (uint32_t o = 0; o < h->op_count(); ++o) {
+        if (h->op_name(OpId(o)) == name) want.push_back(o);
+      }
+      EXPECT_EQ(h->ForEachOpNamed(name, [&](OpId o) { got.push_back(o.value()); }),
+                static_cast<int64_t>(want.size()));
+      std::sort(got.begin(), got.end());
+      EXPECT_EQ(got, want) << name;
+    }
+    EXPECT_EQ(h->ForEachOpNamed("aten::none", [](OpId) {}), 0);
+    for (uint32_t p = 0; p < h->op_count(); ++p) {
+      std::vector<uint32_t> want, got;
+      for (uint32_t o = 0; o < h->op_count(); ++o) {
+        if (h->op(OpId(o)).parent == OpId(p)) want.push_back(o);
+      }
+      h->ForEachChildOp(OpId(p), [&](OpId o) { got.push_back(o.value()); });
+      EXPECT_EQ(got, want) << "children of op " << p;  // in id order
+    }
+  }
+}
+
 }  // namespace
 }  // namespace reverie::depgraph

@@ -403,6 +403,7 @@ absl::Status LuaEngine::Run(std::string_view source, const ScriptContext& ctx,
   S.cost_models.clear();
   S.collective_kernels.reset();
   S.collective_by_task.clear();
+  S.op_medians.clear();
   S.sized_graph = nullptr;
   S.numbering = transforms::ResourceNumbering();
   lua_State* L = S.L;

@@ -285,15 +285,15 @@ int GraphOp(lua_State* L) {
 int GraphOpChildren(lua_State* L) {
   const lua_Integer id = CheckInteger(L, 2, "op_children: id");
   const Graph& g = GraphOrRaise(L);
-  ChargeWork(L, static_cast<int64_t>(g.op_count()));
   lua_newtable(L);
+  if (id < 0 || static_cast<uint64_t>(id) >= g.op_count()) return 1;
   int n = 0;
-  for (uint32_t o = 0; o < g.op_count(); ++o) {
-    const depgraph::OpId p = g.op(depgraph::OpId(o)).parent;
-    if (!p.valid() || static_cast<lua_Integer>(p.value()) != id) continue;
-    lua_pushinteger(L, o);
-    lua_rawseti(L, -2, ++n);
-  }
+  const int64_t children =
+      g.ForEachChildOp(depgraph::OpId(static_cast<uint32_t>(id)), [&](depgraph::OpId o) {
+        lua_pushinteger(L, o.value());
+        lua_rawseti(L, -2, ++n);
+      });
+  ChargeWork(L, children + 1);
   return 1;
 }
 
@@ -302,9 +302,11 @@ int GraphOpChildren(lua_State* L) {
 int GraphOpCost(lua_State* L) {
   size_t len = 0;
   const char* name = luaL_checklstring(L, 2, &len);
-  const Graph& g = GraphOrRaise(L);
-  ChargeWork(L, static_cast<int64_t>(g.op_count()));
-  const std::optional<int64_t> c = transforms::MedianOpCost(g, std::string_view(name, len));
+  GraphOrRaise(L);
+  ChargeWork(L, static_cast<int64_t>(len) / kBytesPerUnit);  // hashing the name
+  int64_t read = 0;
+  const std::optional<int64_t> c = CachedOpMedian(State(L), std::string_view(name, len), &read);
+  ChargeWork(L, 2 * read + 1);  // the ops of that name, and their median
   if (!c) return 0;
   lua_pushinteger(L, *c);
   return 1;
@@ -364,6 +366,22 @@ int GraphIndex(lua_State* L) {
 }
 
 }  // namespace
+
+std::optional<int64_t> CachedOpMedian(EngineState& S, std::string_view name, int64_t* read) {
+  // A schedule policy's graph is not the session's: not cached.
+  if (S.policy_graph != nullptr) return transforms::MedianOpCost(*S.policy_graph, name, read);
+  const absl::string_view key(name.data(), name.size());
+  const auto it = S.op_medians.find(key);
+  if (it != S.op_medians.end()) return it->second;
+  const std::optional<int64_t> median = transforms::MedianOpCost(*S.graph(), name, read);
+  S.op_medians.emplace(std::string(name), median);
+  return median;
+}
+
+void OpAdded(EngineState& S, std::string_view name, int64_t cost_ns) {
+  const auto it = S.op_medians.find(absl::string_view(name.data(), name.size()));
+  if (it != S.op_medians.end() && it->second != cost_ns) S.op_medians.erase(it);
+}
 
 const depgraph::Graph& CalibrationGraph(const EngineState& S) {
   return S.run.measured != nullptr ? *S.run.measured : S.run.session->base();

@@ -46,7 +46,8 @@ struct InsertArgs {
 
 struct InsertOut {
   TaskId task, launch;
-  int64_t walked = 0;  // stream tasks stepped over looking for a launch call
+  int64_t walked = 0;    // stream tasks stepped over looking for a launch call
+  int64_t ops_read = 0;  // ops read for with_op's median
 };
 
 // with_op: the inserted call gets the CPU cost of the op that would issue it
@@ -61,7 +62,7 @@ absl::Status AddInsertedOpTime(EngineState& S, const InsertArgs& a, InsertOut* o
   }
   int64_t cost = a.op_ns;
   if (cost < 0) {
-    const std::optional<int64_t> median = transforms::MedianOpCost(g, a.op);
+    const std::optional<int64_t> median = CachedOpMedian(S, a.op, &out->ops_read);
     if (!median) {
       return absl::InvalidArgumentError(absl::StrCat(
           "insert: the trace records no op '", a.op,
@@ -69,7 +70,9 @@ absl::Status AddInsertedOpTime(EngineState& S, const InsertArgs& a, InsertOut* o
     }
     cost = *median;
   }
-  return transforms::AddOpTime(g, call, a.op, cost).status();
+  REVERIE_RETURN_IF_ERROR(transforms::AddOpTime(g, call, a.op, cost).status());
+  OpAdded(S, a.op, cost);
+  return absl::OkStatus();
 }
 
 absl::Status DoInsert(EngineState& S, const InsertArgs& a, InsertOut* out) {
@@ -176,9 +179,6 @@ int GraphInsert(lua_State* L) {
   ChargeMemory(L, 3 * kTaskBytes + 2 * kEdgeBytes + 4 * kStringBytes +
                       2 * static_cast<int64_t>(a.name.size() + a.launch_name.size() +
                                                a.layer.size() + a.op.size()));
-  if (a.has_op && a.op_ns < 0) {
-    ChargeWork(L, static_cast<int64_t>(S.graph()->op_count()));  // the op's median cost
-  }
   // The launch call goes next to the anchor's own (found from the launch
   // edges the graph keeps). Without one, finding the nearest walks the
   // stream, and an explicit launch call, or the one found after the anchor,
@@ -189,6 +189,7 @@ int GraphInsert(lua_State* L) {
   absl::Status inserted = DoInsert(S, a, &out);
   ChargeReachWork(L, reach_before);
   if (out.walked > 0) ChargeWork(L, out.walked / 4 + 1);
+  if (out.ops_read > 0) ChargeWork(L, 2 * out.ops_read + 1);  // with_op's median
   RaiseIfError(L, inserted);
   PushTask(L, out.task);
   if (!out.launch.valid()) return 1;

@@ -39,16 +39,17 @@
 #include <string_view>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
 #include "absl/types/span.h"
 #include "base/checked_math.h"
 #include "base/sv.h"
 #include "depgraph/graph.h"
+#include "depgraph/model_info.h"
 #include "depgraph/simulator.h"
 #include "lua.hpp"
 #include "lua/lua_engine.h"
-#include "depgraph/model_info.h"
 #include "transforms/cost_model.h"
 #include "transforms/select.h"
 #include "transforms/session.h"
@@ -211,6 +212,10 @@ struct EngineState {
   // The same, as (task id, record index) pairs by task: t.collective looks a
   // kernel up instead of scanning every record.
   std::vector<std::pair<uint32_t, uint32_t>> collective_by_task;
+  // graph:op_cost's and with_op's medians by op name this run. An op added
+  // at the median itself (with_op without op_ns) leaves an upper median
+  // where it was; an op added at another cost drops its name's entry.
+  absl::flat_hash_map<std::string, std::optional<int64_t>> op_medians;
 
   // The graph handles refer to (nullptr when none is attached).
   const depgraph::Graph* graph() const {
@@ -226,6 +231,11 @@ inline EngineState& State(lua_State* L) {
 // S.collective_kernels, linked (and charged) on first use; empty without a
 // model or a graph.
 const std::vector<depgraph::TaskId>& CollectiveKernels(lua_State* L);
+// transforms::MedianOpCost of `name` on the session's graph, from
+// S.op_medians when known; a miss adds the ops it read to *read.
+std::optional<int64_t> CachedOpMedian(EngineState& S, std::string_view name, int64_t* read);
+// An op named `name` costing `cost_ns` was added to the graph.
+void OpAdded(EngineState& S, std::string_view name, int64_t cost_ns);
 // The index in model->collectives of the record linked to kernel `t` (the
 // first, when several are), or -1.
 int64_t CollectiveRecordOf(lua_State* L, depgraph::TaskId t);

@@ -217,6 +217,36 @@ TEST(LimitsCharges, ChecksAndLaunchCallsCostWhatTheyDo) {
   EXPECT_LT(large, 6 * small) << small << " then " << large;
 }
 
+// An op's median cost (with_op without op_ns, graph:op_cost) and an op's
+// children are looked up, not found by a pass over every op: once per
+// kernel, 4x the kernels cost under 6x the budget (a pass each: 16x).
+int64_t BudgetForOpLookups(int layers) {
+  depgraph::Graph g = transforms::testing::MakeDeepTrainingGraph(layers, 2);
+  const auto r = RunLua(
+      "local ks = graph:select{kind = 'kernel'}:list()\n"
+      "local ids = {}\n"
+      "for _, k in ipairs(ks) do\n"
+      "  local _, call = graph:insert{kind = 'kernel', name = 'a', before = k, duration_ns = 1,\n"
+      "                               with_op = 'aten::x', op_ns = 5}\n"
+      "  ids[#ids + 1] = call.op_id\n"
+      "end\n"
+      "for _, k in ipairs(ks) do\n"
+      "  graph:insert{kind = 'kernel', name = 'b', before = k, duration_ns = 1, with_op = "
+      "'aten::x'}\n"
+      "  assert(graph:op_cost('aten::x') == 5)\n"
+      "end\n"
+      "for _, id in ipairs(ids) do assert(#graph:op_children(id) == 0) end\n",
+      &g, {}, Budget(int64_t{1} << 40));
+  EXPECT_TRUE(r.status.ok()) << r.status;
+  return r.engine != nullptr ? r.engine->instructions_used() : 0;
+}
+
+TEST(LimitsCharges, OpLookupsCostWhatTheyRead) {
+  const int64_t small = BudgetForOpLookups(500);
+  const int64_t large = BudgetForOpLookups(2000);
+  EXPECT_LT(large, 6 * small) << small << " then " << large;
+}
+
 // D3 through a script: a renamed 400,000-character name and a pathological
 // regex are matched in linear time, within a small budget.
 TEST_F(LimitsTest, NameRegexOnHugeNamesStaysInBudget) {

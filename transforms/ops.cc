@@ -54,11 +54,10 @@ Selection WithOrphanedOpTime(const Graph& g, const Selection& s) {
   return s.Union(Selection::FromSorted(std::move(extra)));
 }
 
-std::optional<int64_t> MedianOpCost(const Graph& g, std::string_view name) {
+std::optional<int64_t> MedianOpCost(const Graph& g, std::string_view name, int64_t* read) {
   std::vector<int64_t> v;
-  for (uint32_t o = 0; o < g.op_count(); ++o) {
-    if (g.op_name(OpId(o)) == name) v.push_back(g.op(OpId(o)).own_ns);
-  }
+  const int64_t n = g.ForEachOpNamed(name, [&](OpId o) { v.push_back(g.op(o).own_ns); });
+  if (read != nullptr) *read += n;
   // A name whose ops never issued a call has no graph op: the trace's own
   // median of such ops stands (a CPU-side cast in an fp32 run).
   if (v.empty()) return g.op_cost_without_calls(name);

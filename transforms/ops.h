@@ -33,8 +33,10 @@ Selection WithOrphanedOpTime(const depgraph::Graph& g, const Selection& s);
 // The median own CPU time of the graph's ops named `name` (as the trace
 // measured it); for a name whose ops issued no API call (so none is a graph
 // op), the median duration of those ops (Graph::op_cost_without_calls);
-// nullopt when the trace has none.
-std::optional<int64_t> MedianOpCost(const depgraph::Graph& g, std::string_view name);
+// nullopt when the trace has none. `read`, when given, counts the ops read
+// (those of that name: a budget charges them).
+std::optional<int64_t> MedianOpCost(const depgraph::Graph& g, std::string_view name,
+                                    int64_t* read = nullptr);
 
 // Gives the CPU call `call` an op of its own named `op_name` that costs
 // `cost_ns` of CPU time (a kCpuWork task right before the call, with the
