@@ -182,15 +182,29 @@ TEST_F(LimitsTest, CppWorkIsChargedToTheBudget) {
   }
 }
 
+// The budget `code` needs on MakeDeepTrainingGraph(layers).
+int64_t BudgetToRun(const std::string& code, int layers) {
+  depgraph::Graph g = transforms::testing::MakeDeepTrainingGraph(layers, 2);
+  const auto r = RunLua(code, &g, {}, Budget(int64_t{1} << 40));
+  EXPECT_TRUE(r.status.ok()) << r.status;
+  return r.engine != nullptr ? r.engine->instructions_used() : 0;
+}
+
+// 4x the kernels must cost under 6x the budget: linear, where a pass over
+// the graph (or every op) per kernel costs about 16x.
+void ExpectLinearBudget(const std::string& code) {
+  const int64_t small = BudgetToRun(code, 500);
+  const int64_t large = BudgetToRun(code, 2000);
+  EXPECT_LT(large, 6 * small) << small << " then " << large << "\n" << code;
+}
+
 // What amp.lua does per kernel: ask its launch call after an edit, insert a
 // cast before it with its launch call placed explicitly (cycle-checked) and
-// add an edge (cycle-checked). Each is charged for what it does, so twice
-// the kernels cost about twice the budget. t:launcher() used to charge a
-// pass over the graph whenever an edit had left the adjacency to rebuild,
-// and each cycle check a pass: four times the budget.
-int64_t BudgetForCasts(int layers) {
-  depgraph::Graph g = transforms::testing::MakeDeepTrainingGraph(layers, 2);
-  const auto r = RunLua(
+// add an edge (cycle-checked). t:launcher() used to charge a pass over the
+// graph whenever an edit had left the adjacency to rebuild, and each cycle
+// check a pass.
+TEST(LimitsCharges, ChecksAndLaunchCallsCostWhatTheyDo) {
+  ExpectLinearBudget(
       "graph:remove(graph:select{kind = 'kernel'}:first())\n"
       "local n = 0\n"
       "for k in graph:select{kind = 'kernel'}:tasks() do\n"
@@ -204,25 +218,13 @@ int64_t BudgetForCasts(int layers) {
       "    graph:add_edge(l, cast)\n"
       "  end\n"
       "end\n"
-      "assert(n > 0)\n",
-      &g, {}, Budget(int64_t{1} << 40));
-  EXPECT_TRUE(r.status.ok()) << r.status;
-  return r.engine != nullptr ? r.engine->instructions_used() : 0;
-}
-
-TEST(LimitsCharges, ChecksAndLaunchCallsCostWhatTheyDo) {
-  const int64_t small = BudgetForCasts(500);
-  const int64_t large = BudgetForCasts(2000);
-  // 4x the kernels: under 6x the budget (charged a pass each: about 16x).
-  EXPECT_LT(large, 6 * small) << small << " then " << large;
+      "assert(n > 0)\n");
 }
 
 // An op's median cost (with_op without op_ns, graph:op_cost) and an op's
-// children are looked up, not found by a pass over every op: once per
-// kernel, 4x the kernels cost under 6x the budget (a pass each: 16x).
-int64_t BudgetForOpLookups(int layers) {
-  depgraph::Graph g = transforms::testing::MakeDeepTrainingGraph(layers, 2);
-  const auto r = RunLua(
+// children are looked up, not found by a pass over every op.
+TEST(LimitsCharges, OpLookupsCostWhatTheyRead) {
+  ExpectLinearBudget(
       "local ks = graph:select{kind = 'kernel'}:list()\n"
       "local ids = {}\n"
       "for _, k in ipairs(ks) do\n"
@@ -231,20 +233,11 @@ int64_t BudgetForOpLookups(int layers) {
       "  ids[#ids + 1] = call.op_id\n"
       "end\n"
       "for _, k in ipairs(ks) do\n"
-      "  graph:insert{kind = 'kernel', name = 'b', before = k, duration_ns = 1, with_op = "
-      "'aten::x'}\n"
+      "  graph:insert{kind = 'kernel', name = 'b', before = k, duration_ns = 1,\n"
+      "               with_op = 'aten::x'}\n"
       "  assert(graph:op_cost('aten::x') == 5)\n"
       "end\n"
-      "for _, id in ipairs(ids) do assert(#graph:op_children(id) == 0) end\n",
-      &g, {}, Budget(int64_t{1} << 40));
-  EXPECT_TRUE(r.status.ok()) << r.status;
-  return r.engine != nullptr ? r.engine->instructions_used() : 0;
-}
-
-TEST(LimitsCharges, OpLookupsCostWhatTheyRead) {
-  const int64_t small = BudgetForOpLookups(500);
-  const int64_t large = BudgetForOpLookups(2000);
-  EXPECT_LT(large, 6 * small) << small << " then " << large;
+      "for _, id in ipairs(ids) do assert(#graph:op_children(id) == 0) end\n");
 }
 
 // D3 through a script: a renamed 400,000-character name and a pathological
