@@ -87,11 +87,10 @@ bool ReachIndex::Search(const Graph& g, TaskId from, TaskId to, bool bounded) {
 
 bool ReachIndex::Reaches(const Graph& g, TaskId from, TaskId to) {
   if (from == to) return true;
-  if (!built_ && !Build(g)) return Search(g, from, to, /*bounded=*/false);
-  if (level_.size() < g.task_count()) {  // tasks added while not built
-    Drop();
-    if (!Build(g)) return Search(g, from, to, /*bounded=*/false);
-  }
+  // Edits keep a built index sized to the graph (Linked); a mismatch would
+  // be tasks it was never told of, and builds it again too.
+  const bool current = built_ && level_.size() == g.task_count();
+  if (!current && !Build(g)) return Search(g, from, to, /*bounded=*/false);
   if (level_[from.value()] >= level_[to.value()]) return false;
   return Search(g, from, to, /*bounded=*/true);
 }

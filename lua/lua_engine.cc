@@ -401,8 +401,7 @@ absl::Status LuaEngine::Run(std::string_view source, const ScriptContext& ctx,
                              .log_sink = ctx.log_sink};
   S.launch_model.reset();
   S.cost_models.clear();
-  S.collective_kernels.reset();
-  S.collective_by_task.clear();
+  S.collective_links.reset();
   S.op_medians.clear();
   S.sized_graph = nullptr;
   S.numbering = transforms::ResourceNumbering();

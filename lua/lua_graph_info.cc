@@ -156,25 +156,26 @@ int GraphGradientBuckets(lua_State* L) {
 const std::vector<depgraph::TaskId>& CollectiveKernels(lua_State* L) {
   static const std::vector<depgraph::TaskId> kNone;
   EngineState& S = State(L);
-  if (S.collective_kernels.has_value()) return *S.collective_kernels;
+  if (S.collective_links.has_value()) return S.collective_links->kernels;
   if (S.run.model == nullptr || S.run.session == nullptr) return kNone;
   // Linking reads every task once (and sorts the records).
   const depgraph::Graph& g = S.run.session->graph();
   ChargeWork(L, static_cast<int64_t>(g.task_count()) +
                     8 * static_cast<int64_t>(S.run.model->collectives.size()));
-  S.collective_kernels = transforms::KernelsOfCollectives(g, S.run.model->collectives);
-  const std::vector<depgraph::TaskId>& kernels = *S.collective_kernels;
-  S.collective_by_task.clear();
-  for (uint32_t i = 0; i < kernels.size(); ++i) {
-    if (kernels[i].valid()) S.collective_by_task.push_back({kernels[i].value(), i});
+  EngineState::CollectiveLinks& links = S.collective_links.emplace();
+  links.kernels = transforms::KernelsOfCollectives(g, S.run.model->collectives);
+  for (uint32_t i = 0; i < links.kernels.size(); ++i) {
+    if (links.kernels[i].valid()) links.by_task.push_back({links.kernels[i].value(), i});
   }
-  std::sort(S.collective_by_task.begin(), S.collective_by_task.end());
-  return kernels;
+  std::sort(links.by_task.begin(), links.by_task.end());
+  return links.kernels;
 }
 
 int64_t CollectiveRecordOf(lua_State* L, depgraph::TaskId t) {
   CollectiveKernels(L);
-  const auto& by_task = State(L).collective_by_task;
+  const EngineState& S = State(L);
+  if (!S.collective_links.has_value()) return -1;  // no model
+  const auto& by_task = S.collective_links->by_task;
   const auto it = std::lower_bound(by_task.begin(), by_task.end(),
                                    std::pair<uint32_t, uint32_t>{t.value(), 0});
   if (it == by_task.end() || it->first != t.value()) return -1;

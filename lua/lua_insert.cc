@@ -188,7 +188,7 @@ int GraphInsert(lua_State* L) {
   InsertOut out;
   absl::Status inserted = DoInsert(S, a, &out);
   ChargeReachWork(L, reach_before);
-  if (out.walked > 0) ChargeWork(L, out.walked / 4 + 1);
+  ChargeSteps(L, out.walked);
   if (out.ops_read > 0) ChargeWork(L, 2 * out.ops_read + 1);  // with_op's median
   RaiseIfError(L, inserted);
   PushTask(L, out.task);

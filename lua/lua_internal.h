@@ -206,12 +206,16 @@ struct EngineState {
   // Cost models calibrated on CalibrationGraph (the trace as built) this run, by
   // origin GPU key ("" = the trace's own GPU); an error is kept too.
   std::map<std::string, std::unique_ptr<absl::StatusOr<transforms::CostModel>>> cost_models;
-  // model->collectives[i]'s recorded GPU task (transforms/collectives.h),
-  // linked on first use on the session's graph this run.
-  std::optional<std::vector<depgraph::TaskId>> collective_kernels;
-  // The same, as (task id, record index) pairs by task: t.collective looks a
-  // kernel up instead of scanning every record.
-  std::vector<std::pair<uint32_t, uint32_t>> collective_by_task;
+  // The links between model->collectives and their recorded GPU tasks
+  // (transforms/collectives.h), made on first use on the session's graph
+  // this run, both ways.
+  struct CollectiveLinks {
+    std::vector<depgraph::TaskId> kernels;  // by record: its task, or invalid
+    // (task id, record index), by task: t.collective looks a kernel up
+    // instead of scanning every record.
+    std::vector<std::pair<uint32_t, uint32_t>> by_task;
+  };
+  std::optional<CollectiveLinks> collective_links;
   // graph:op_cost's and with_op's medians by op name this run. An op added
   // at the median itself (with_op without op_ns) leaves an upper median
   // where it was; an op added at another cost drops its name's entry.
@@ -228,7 +232,7 @@ inline EngineState& State(lua_State* L) {
   return **static_cast<EngineState**>(lua_getextraspace(L));
 }
 
-// S.collective_kernels, linked (and charged) on first use; empty without a
+// S.collective_links' kernels, linked (and charged) on first use; empty without a
 // model or a graph.
 const std::vector<depgraph::TaskId>& CollectiveKernels(lua_State* L);
 // transforms::MedianOpCost of `name` on the session's graph, from
@@ -307,6 +311,9 @@ int64_t MemoryLeft(const EngineState& S);
 // A pass over the whole graph, in units of about a VM instruction (a
 // quarter per task and edge).
 int64_t GraphWork(const depgraph::Graph& g);
+// Charges `steps` tasks, edges or list entries visited, at GraphWork's rate
+// (nothing for steps <= 0).
+void ChargeSteps(lua_State* L, int64_t steps);
 // Charges what bringing the adjacency up to date costs (call before a
 // binding that reads it): a patch of the changes since, or a build.
 void ChargeAdjacency(lua_State* L);

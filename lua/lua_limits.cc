@@ -389,21 +389,20 @@ int64_t GraphWork(const depgraph::Graph& g) {
   return static_cast<int64_t>(g.task_count() + g.edge_count() + g.resource_count()) / 4 + 1;
 }
 
+void ChargeSteps(lua_State* L, int64_t steps) {
+  if (steps > 0) ChargeWork(L, steps / 4 + 1);  // GraphWork's rate
+}
+
 void ChargeAdjacency(lua_State* L) {
   // What the read will cost: nothing when the adjacency is current, the
-  // lists a patch moves, or a build (at GraphWork's rate of a quarter of a
-  // VM instruction per task or edge).
+  // lists a patch moves, or a build.
   const depgraph::Graph* g = State(L).graph();
-  if (g == nullptr) return;
-  const int64_t work = g->AdjacencyWork();
-  if (work > 0) ChargeWork(L, work / 4 + 1);
+  if (g != nullptr) ChargeSteps(L, g->AdjacencyWork());
 }
 
 void ChargeReachWork(lua_State* L, int64_t before) {
   const depgraph::Graph* g = State(L).graph();
-  if (g == nullptr) return;
-  const int64_t work = g->reach_work() - before;
-  if (work > 0) ChargeWork(L, work / 4 + 1);
+  if (g != nullptr) ChargeSteps(L, g->reach_work() - before);
 }
 
 namespace {
