@@ -240,6 +240,17 @@ TEST(LimitsCharges, OpLookupsCostWhatTheyRead) {
       "for _, id in ipairs(ids) do assert(#graph:op_children(id) == 0) end\n");
 }
 
+// A selection refined per group tests its members, not the graph: a
+// select per layer used to cost a pass each (16x at 4x the layers).
+TEST(LimitsCharges, RefiningSmallSelectionsCostsTheirSize) {
+  ExpectLinearBudget(
+      "local n = 0\n"
+      "for _, group in pairs(graph:all():group_by('layer')) do\n"
+      "  n = n + #group:select{kind = 'kernel', name = 'sgemm', layer = '**'}\n"
+      "end\n"
+      "assert(n > 0)\n");
+}
+
 // D3 through a script: a renamed 400,000-character name and a pathological
 // regex are matched in linear time, within a small budget.
 TEST_F(LimitsTest, NameRegexOnHugeNamesStaysInBudget) {

@@ -144,21 +144,20 @@ int SelFilterImpl(lua_State* L) {
   return 1;
 }
 
-// sel:select{query}: the members that also match the query.
+// sel:select{query}: the members that also match the query, testing the
+// members only (refining many small selections stays linear).
 int SelSelect(lua_State* L) {
   SelectionUd* in = CheckSelection(L, 1);
-  GraphOrRaise(L);
+  const depgraph::Graph& g = GraphOrRaise(L);
   transforms::TaskQuery q;
   const int where = ReadQuery(L, 2, "select", &q);
-  const transforms::Selection sel = SelectOrRaise(L, q);
-  ChargeWork(L, static_cast<int64_t>(in->count + sel.ids().size()));
-  PushSelection(L, sel.ids());
-  SelectionUd* hits = CheckSelection(L, -1);
-  SelectionUd* out = NewSelection(L, std::min(in->count, hits->count));
-  out->count = static_cast<uint64_t>(
-      std::set_intersection(Begin(in), End(in), Begin(hits), End(hits), out->ids) - out->ids);
+  const transforms::Selection members = ToSelection(in);
+  int64_t work = 0;
+  absl::StatusOr<std::vector<TaskId>> hits = transforms::SelectWithin(g, q, members.ids(), &work);
+  ChargeWork(L, work);
+  RaiseIfError(L, hits.status());
+  PushSelection(L, *hits);
   if (where == 0) return 1;
-  lua_replace(L, -2);  // drop `hits`, keep `out` on top
   lua_pushcfunction(L, SelFilterImpl);
   lua_insert(L, -2);
   lua_pushvalue(L, where);

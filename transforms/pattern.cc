@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "base/sv.h"
 #include "re2/re2.h"
 
@@ -188,89 +189,109 @@ bool NameMatches(std::string_view pattern, std::string_view name) {
   return GlobMatch(pattern, name, /*case_insensitive=*/true);
 }
 
-absl::StatusOr<std::vector<bool>> MatchNameTable(const depgraph::Graph& g,
-                                                 const std::vector<std::string>& patterns,
+NameMatcher::NameMatcher() = default;
+NameMatcher::NameMatcher(NameMatcher&&) noexcept = default;
+NameMatcher& NameMatcher::operator=(NameMatcher&&) noexcept = default;
+NameMatcher::~NameMatcher() = default;
+
+absl::StatusOr<NameMatcher> NameMatcher::Compile(const std::vector<std::string>& patterns,
                                                  const std::string& regex) {
   // RE2 matches in time linear in the name (no backtracking, no recursion),
   // so neither a 40,000-character kernel name nor a pattern like ^(a|a)*$
   // can overflow the stack or run away.
-  std::vector<bool> match(g.name_count(), false);
-  std::unique_ptr<RE2> any;
+  NameMatcher m;
   if (!patterns.empty()) {
-    any = CompileAny(patterns, NamePatternRegex);
-    if (!any->ok()) {
+    m.any_ = CompileAny(patterns, NamePatternRegex);
+    if (!m.any_->ok()) {
       return absl::InvalidArgumentError(
-          absl::StrCat("name patterns too large to match: ", Quoted(any->error())));
+          absl::StrCat("name patterns too large to match: ", Quoted(m.any_->error())));
     }
   }
-  std::unique_ptr<RE2> re;
   if (!regex.empty()) {
     RE2::Options o;
     o.set_log_errors(false);
     o.set_never_capture(true);
     o.set_max_mem(kRe2MaxMem);
-    re = std::make_unique<RE2>(regex, o);
-    if (!re->ok()) {
+    m.regex_ = std::make_unique<RE2>(regex, o);
+    if (!m.regex_->ok()) {
       return absl::InvalidArgumentError(
-          absl::StrCat("bad name regex ", Quoted(regex), ": ", Quoted(re->error())));
+          absl::StrCat("bad name regex ", Quoted(regex), ": ", Quoted(m.regex_->error())));
     }
   }
-  for (uint32_t id = 0; id < g.name_count(); ++id) {
-    const std::string_view n = g.NameOf(id);
-    const re2::StringPiece text(n.data(), n.size());
-    match[id] = (any != nullptr && RE2::PartialMatch(text, *any)) ||
-                (re != nullptr && RE2::PartialMatch(text, *re));
-  }
+  return m;
+}
+
+bool NameMatcher::Matches(std::string_view name) const {
+  const re2::StringPiece text(name.data(), name.size());
+  return (any_ != nullptr && RE2::PartialMatch(text, *any_)) ||
+         (regex_ != nullptr && RE2::PartialMatch(text, *regex_));
+}
+
+absl::StatusOr<std::vector<bool>> MatchNameTable(const depgraph::Graph& g,
+                                                 const std::vector<std::string>& patterns,
+                                                 const std::string& regex) {
+  REVERIE_ASSIGN_OR_RETURN(const NameMatcher m, NameMatcher::Compile(patterns, regex));
+  std::vector<bool> match(g.name_count(), false);
+  for (uint32_t id = 0; id < g.name_count(); ++id) match[id] = m.Matches(g.NameOf(id));
   return match;
 }
 
-std::vector<bool> MatchLayers(const depgraph::Graph& g, const std::vector<std::string>& patterns) {
-  const size_t n = g.layer_count();
+LayerMatcher::LayerMatcher(const depgraph::Graph& g, const std::vector<std::string>& patterns,
+                           bool dense)
+    : g_(&g), patterns_(&patterns), verdicts_(g.layer_count(), dense) {
   // Linear per path whatever the pattern (PathGlobMatch is quadratic).
-  std::unique_ptr<RE2> any;
-  if (!patterns.empty()) any = CompileAny(patterns, PathPatternRegex);
-  auto self_matches = [&](std::string_view path) {
-    if (any == nullptr) return false;
-    if (any->ok()) return RE2::FullMatch(re2::StringPiece(path.data(), path.size()), *any);
-    for (const std::string& p : patterns) {  // too large for RE2: the reference
-      if (PathGlobMatch(p, path)) return true;
-    }
-    return false;
-  };
-  // 0 = unknown, 1 = no, 2 = yes; ancestors are resolved by walking up, so
-  // the result does not depend on layers being created parent-first.
-  std::vector<char> state(n, 0);
-  std::vector<uint32_t> chain;
-  for (uint32_t l = 0; l < n; ++l) {
-    if (state[l] != 0) continue;
-    chain.clear();
-    uint32_t cur = l;
-    char verdict = 1;
-    while (true) {
-      if (state[cur] != 0) {
-        verdict = state[cur];
-        break;
-      }
-      const bool self = self_matches(g.layer(depgraph::LayerId(cur)).path);
-      chain.push_back(cur);
-      if (self) {
-        verdict = 2;
-        break;
-      }
-      const depgraph::LayerId parent = g.layer(depgraph::LayerId(cur)).parent;
-      if (!parent.valid() || parent.value() >= n || chain.size() > n) {
-        verdict = 1;
-        break;
-      }
-      cur = parent.value();
-    }
-    // Every layer on the chain is a descendant of (or is) the layer that
-    // decided: a match there covers them all, and a non-match means none of
-    // them matched by itself either (the walk would have stopped).
-    for (uint32_t c : chain) state[c] = verdict;
+  if (!patterns.empty()) any_ = CompileAny(patterns, PathPatternRegex);
+}
+LayerMatcher::LayerMatcher(LayerMatcher&&) noexcept = default;
+LayerMatcher::~LayerMatcher() = default;
+
+bool LayerMatcher::SelfMatches(std::string_view path) {
+  bytes_matched_ += static_cast<int64_t>(path.size());
+  if (any_ == nullptr) return false;
+  if (any_->ok()) return RE2::FullMatch(re2::StringPiece(path.data(), path.size()), *any_);
+  for (const std::string& p : *patterns_) {  // too large for RE2: the reference
+    if (PathGlobMatch(p, path)) return true;
   }
-  std::vector<bool> out(n);
-  for (size_t l = 0; l < n; ++l) out[l] = state[l] == 2;
+  return false;
+}
+
+bool LayerMatcher::Matches(depgraph::LayerId layer) {
+  const size_t n = g_->layer_count();
+  if (!layer.valid() || layer.value() >= n) return false;
+  // Ancestors are resolved by walking up, so the result does not depend on
+  // layers being created parent-first.
+  if (const char v = verdicts_.Get(layer.value()); v != Verdicts::kUnknown) {
+    return v == Verdicts::kYes;
+  }
+  chain_.clear();
+  uint32_t cur = layer.value();
+  char verdict = Verdicts::kNo;
+  while (true) {
+    if (const char v = verdicts_.Get(cur); v != Verdicts::kUnknown) {
+      verdict = v;
+      break;
+    }
+    const bool self = SelfMatches(g_->layer(depgraph::LayerId(cur)).path);
+    chain_.push_back(cur);
+    if (self) {
+      verdict = Verdicts::kYes;
+      break;
+    }
+    const depgraph::LayerId parent = g_->layer(depgraph::LayerId(cur)).parent;
+    if (!parent.valid() || parent.value() >= n || chain_.size() > n) break;
+    cur = parent.value();
+  }
+  // Every layer on the chain is a descendant of (or is) the layer that
+  // decided: a match there covers them all, and a non-match means none of
+  // them matched by itself either (the walk would have stopped).
+  for (uint32_t c : chain_) verdicts_.Set(c, verdict);
+  return verdict == Verdicts::kYes;
+}
+
+std::vector<bool> MatchLayers(const depgraph::Graph& g, const std::vector<std::string>& patterns) {
+  LayerMatcher m(g, patterns, /*dense=*/true);
+  std::vector<bool> out(g.layer_count());
+  for (uint32_t l = 0; l < g.layer_count(); ++l) out[l] = m.Matches(depgraph::LayerId(l));
   return out;
 }
 

@@ -21,12 +21,19 @@
 #ifndef REVERIE_TRANSFORMS_PATTERN_H_
 #define REVERIE_TRANSFORMS_PATTERN_H_
 
+#include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "depgraph/graph.h"
+
+namespace re2 {
+class RE2;
+}  // namespace re2
 
 namespace reverie::transforms {
 
@@ -38,6 +45,75 @@ bool PathGlobMatch(std::string_view pattern, std::string_view path);
 
 // A task-name pattern as described above.
 bool NameMatches(std::string_view pattern, std::string_view name);
+
+// Name patterns and a regex compiled once, matched one name at a time: a
+// query over a few tasks asks only for their names (NameMatcher), a pass
+// over the graph fills the whole table (MatchNameTable).
+class NameMatcher {
+ public:
+  // kInvalidArgument as MatchNameTable's.
+  static absl::StatusOr<NameMatcher> Compile(const std::vector<std::string>& patterns,
+                                             const std::string& regex);
+  NameMatcher(NameMatcher&&) noexcept;
+  NameMatcher& operator=(NameMatcher&&) noexcept;
+  ~NameMatcher();
+  bool Matches(std::string_view name) const;
+
+ private:
+  NameMatcher();
+  std::unique_ptr<re2::RE2> any_;    // the patterns, or null
+  std::unique_ptr<re2::RE2> regex_;  // the regex, or null
+};
+
+// Answers kept per id, filled as they are asked: a table of every id for a
+// pass over the graph, a map of the ids asked about for a query over a few
+// tasks (so it costs what it is asked, not the size of the graph).
+class Verdicts {
+ public:
+  static constexpr char kUnknown = 0, kNo = 1, kYes = 2;
+  Verdicts(size_t n, bool dense) : dense_(dense) {
+    if (dense) table_.assign(n, kUnknown);
+  }
+  char Get(uint32_t id) const {
+    if (dense_) return table_[id];
+    const auto it = map_.find(id);
+    return it == map_.end() ? kUnknown : it->second;
+  }
+  void Set(uint32_t id, char v) {
+    if (dense_) {
+      table_[id] = v;
+    } else {
+      map_[id] = v;
+    }
+  }
+
+ private:
+  bool dense_;
+  std::vector<char> table_;
+  absl::flat_hash_map<uint32_t, char> map_;
+};
+
+// Layer patterns, with the verdict kept per layer: a layer matches when it
+// or an ancestor does, and each layer's path is matched at most once.
+class LayerMatcher {
+ public:
+  LayerMatcher(const depgraph::Graph& g, const std::vector<std::string>& patterns, bool dense);
+  LayerMatcher(LayerMatcher&&) noexcept;
+  ~LayerMatcher();
+  bool Matches(depgraph::LayerId l);
+  // Bytes of layer paths matched so far (what the answers cost).
+  int64_t bytes_matched() const { return bytes_matched_; }
+
+ private:
+  bool SelfMatches(std::string_view path);
+
+  const depgraph::Graph* g_;
+  const std::vector<std::string>* patterns_;
+  std::unique_ptr<re2::RE2> any_;
+  Verdicts verdicts_;
+  std::vector<uint32_t> chain_;
+  int64_t bytes_matched_ = 0;
+};
 
 // One flag per interned name id of `g`: does the name match any of
 // `patterns`, or the RE2 regex `regex` (searched, case-sensitive; RE2 syntax:

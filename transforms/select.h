@@ -2,15 +2,17 @@
 //
 // Select(): Daydream's selection primitive. A TaskQuery is a conjunction of
 // optional filters (kind, name, layer, phase, resource, step); each
-// filter is a disjunction of its values. Name and layer filters are resolved
-// against the name / layer tables first (transforms/pattern.h), so a query is
-// one forward pass over the task arrays: O(V) with a few byte compares per
-// task, whatever the patterns.
+// filter is a disjunction of its values. A name, layer or op pattern is
+// matched once per distinct name, layer or op the tested tasks carry
+// (transforms/pattern.h), so a query is one forward pass over the tasks it
+// tests (the graph, or a selection's members): linear with a few byte
+// compares per task, whatever the patterns.
 #ifndef REVERIE_TRANSFORMS_SELECT_H_
 #define REVERIE_TRANSFORMS_SELECT_H_
 
 #include <cstdint>
 #include <functional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -57,6 +59,16 @@ absl::StatusOr<uint32_t> ParseKernelClassBit(std::string_view name);
 // step markers are never selected (they only mark where steps begin and end).
 // kInvalidArgument for a bad regex or an out-of-range resource.
 absl::StatusOr<Selection> Select(const depgraph::Graph& g, const TaskQuery& q);
+
+// The tasks of `within` (strictly increasing ids) that Select(g, q) would
+// return, in their order, for the cost of testing them: name, layer and op
+// patterns are matched only for the candidates' names, layers and ops. A
+// refinement of a small selection costs its size, not a pass over the graph.
+// `*work` (if not null): the candidates plus bytes matched / 8 and verdicts.
+absl::StatusOr<std::vector<depgraph::TaskId>> SelectWithin(const depgraph::Graph& g,
+                                                           const TaskQuery& q,
+                                                           std::span<const depgraph::TaskId> within,
+                                                           int64_t* work);
 
 // Every live task.
 Selection SelectAll(const depgraph::Graph& g);

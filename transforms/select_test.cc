@@ -87,6 +87,62 @@ TEST_F(SelectTest, SkipsRemovedTasks) {
   EXPECT_EQ(Count(q), before.size() - 1);
 }
 
+// Refining a selection tests its members only, with Select's answers: every
+// filter, on candidates taken every k-th task (the map of verdicts for a
+// few, the table for many), ops nested under a matching parent included.
+TEST_F(SelectTest, WithinAMemberListGivesSelectsAnswersForItsMembers) {
+  const depgraph::OpId step = g_.AddOp("ProfilerStep#1", depgraph::OpId(), 0);
+  const depgraph::OpId conv = g_.AddOp("aten::conv2d", step, 0);
+  const depgraph::OpId other = g_.AddOp("aten::relu", depgraph::OpId(), 0);
+  for (uint32_t i = 0; i < g_.task_count(); ++i) {
+    g_.set_op(TaskId(i), i % 3 == 0 ? conv : (i % 3 == 1 ? other : depgraph::OpId()));
+  }
+  g_.RemoveTasks({TaskId(4)});
+  std::vector<TaskQuery> queries(9);
+  queries[0].kinds = KindBit(TaskKind::kKernel);
+  queries[1].names = {"sgemm", "*_nt"};
+  queries[2].name_regex = std::string("^cuda");
+  queries[3].layers = {"layer1.*.conv*", "fc"};
+  queries[4].no_layer = true;
+  queries[5].phases = PhaseBit(Phase::kBackward);
+  queries[5].steps = {1};
+  queries[6].ops = {"ProfilerStep*"};
+  queries[7].ops = {"relu"};
+  queries[7].resource_kinds = ResourceKindBit(depgraph::ResourceKind::kCpuThread);
+  queries[8].kernel_classes = *ParseKernelClassBit("gemm");
+  for (size_t qi = 0; qi < queries.size(); ++qi) {
+    const Selection all = *Select(g_, queries[qi]);
+    for (uint32_t every : {1u, 2u, 7u, 20u}) {
+      std::vector<TaskId> within;
+      for (uint32_t i = 0; i < g_.task_count(); i += every) within.push_back(TaskId(i));
+      int64_t work = 0;
+      const absl::StatusOr<std::vector<TaskId>> got = SelectWithin(g_, queries[qi], within, &work);
+      ASSERT_TRUE(got.ok()) << got.status();
+      std::vector<TaskId> want;
+      for (TaskId t : within) {
+        if (all.Contains(t)) want.push_back(t);
+      }
+      EXPECT_EQ(*got, want) << "query " << qi << ", every " << every << "th task";
+      EXPECT_GE(work, static_cast<int64_t>(within.size()));
+    }
+  }
+  TaskQuery bad;
+  bad.name_regex = std::string("(");
+  EXPECT_EQ(SelectWithin(g_, bad, {}, nullptr).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+// A few members cost what they are, on a graph of any size.
+TEST(SelectWithinTest, CostsTheMembersNotTheGraph) {
+  depgraph::Graph big = testing::MakeLargeGraph(200'000);
+  TaskQuery q;
+  q.names = {"kernel"};
+  q.layers = {"**"};
+  const std::vector<TaskId> few = {TaskId(1), TaskId(3), TaskId(5)};
+  int64_t work = 0;
+  ASSERT_TRUE(SelectWithin(big, q, few, &work).ok());
+  EXPECT_LT(work, 100) << "three members";
+}
+
 TEST(ParseTest, NamesRoundTripAndErrorsListChoices) {
   EXPECT_EQ(*ParsePhase("backward"), Phase::kBackward);
   EXPECT_EQ(*ParseTaskKind("memcpy"), TaskKind::kMemcpy);
