@@ -100,6 +100,8 @@ void PrintText(const whatif::PredictionReport& r) {
   }
   std::printf("whole run             %14.1f us -> %.1f us (first task to last, all steps)\n",
               r.base->span_ns() / 1e3, r.pred->span_ns() / 1e3);
+  if (const std::string h = whatif::HostSensitivityText(r); !h.empty())
+    std::printf("%s\n", h.c_str());
   if (const std::string w = whatif::UnexplainedWarning(r.base_unexplained); !w.empty()) {
     std::printf("%s\n", w.c_str());
   }

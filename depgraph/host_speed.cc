@@ -3,11 +3,14 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <new>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
+#include "absl/cleanup/cleanup.h"
+#include "base/checked_math.h"
 #include "base/median.h"
 #include "depgraph/runtime_api.h"
 
@@ -92,6 +95,51 @@ HostSpeed CompareHostSpeed(const Graph& before, const Graph& after) {
         r->bytes = copy.second;
       });
   return h;
+}
+
+double StepAtHostSpeed(Graph& g, const SimOptions& options, double cpu_ratio, double copy_ratio) {
+  // Two hostile traces' medians can be any ratio apart: capped like every
+  // duration a trace may hold.
+  auto scaled = [](int64_t ns, double ratio) {
+    const double x = static_cast<double>(ns) * ratio;
+    return x >= static_cast<double>(kMaxDurationNs) ? kMaxDurationNs : std::llround(x);
+  };
+  struct Saved {
+    TaskId task;
+    int64_t duration_ns, gap_ns;
+  };
+  std::vector<Saved> saved;
+  // Given back whatever happens below (an allocation that fails included).
+  absl::Cleanup restore = [&] {
+    for (const Saved& s : saved) {
+      g.set_duration_ns(s.task, s.duration_ns);
+      g.set_gap_ns(s.task, s.gap_ns);
+    }
+  };
+  for (uint32_t i = 0; i < g.task_count(); ++i) {
+    const TaskId t(i);
+    if (g.removed(t)) continue;
+    const bool cpu = IsCpuKind(g.kind(t));
+    if (!cpu && !(g.kind(t) == TaskKind::kMemcpy && IsPageableCopy(g.name(t)))) continue;
+    saved.push_back({t, g.duration_ns(t), g.gap_ns(t)});
+    const double ratio = cpu ? cpu_ratio : copy_ratio;
+    g.set_duration_ns(t, scaled(g.duration_ns(t), ratio));
+    if (cpu) g.set_gap_ns(t, scaled(g.gap_ns(t), ratio));
+  }
+  absl::StatusOr<SimResult> sim = Simulate(g, options);
+  return sim.ok() ? sim->mean_step_ns() : 0;
+}
+
+double HostSensitivityPct(Graph& g, const SimOptions& options, double step_ns) {
+  if (!(step_ns > 0)) return -1;
+  double slower = 0;
+  try {
+    slower = StepAtHostSpeed(g, options, 1 + kHostProbe, 1 + kHostProbe);
+  } catch (const std::bad_alloc&) {
+    return -1;  // a figure beside the answer, not worth failing it for
+  }
+  if (!(slower > 0)) return -1;
+  return (slower - step_ns) / step_ns * 100;
 }
 
 }  // namespace reverie::depgraph

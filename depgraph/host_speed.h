@@ -30,6 +30,7 @@
 #include <string_view>
 
 #include "depgraph/graph.h"
+#include "depgraph/simulator.h"
 
 namespace reverie::depgraph {
 
@@ -69,6 +70,21 @@ bool IsPageableCopy(std::string_view name);
 // Reads measured durations of kCpuApi and kMemcpy tasks (removed tasks
 // excluded).
 HostSpeed CompareHostSpeed(const Graph& before, const Graph& after);
+
+// The mean step of `g` simulated with `options` after every CPU task's
+// duration and gap is made `cpu_ratio` times as long and every pageable
+// copy's `copy_ratio` times (capped as any duration, base/checked_math.h);
+// 0 when it cannot be simulated. `g` is scaled in place and given back
+// exactly as it was (no copy of the graph), so nothing else may read it
+// meanwhile.
+double StepAtHostSpeed(Graph& g, const SimOptions& options, double cpu_ratio, double copy_ratio);
+
+// How much a step moves with its host: the step's change, in percent, when
+// the CPU and pageable copies take kHostProbe (10%) longer. A step bound by
+// the GPU barely moves; one bound by the host moves by up to about 10%.
+// The simulator is max-plus, so it is never negative. -1 when unknown.
+inline constexpr double kHostProbe = 0.10;
+double HostSensitivityPct(Graph& g, const SimOptions& options, double step_ns);
 
 }  // namespace reverie::depgraph
 

@@ -139,5 +139,64 @@ TEST(HostSpeedTest, LaunchApisByName) {
   }
 }
 
+// A thread launching `n` kernels of `kernel_ns` on one stream: each launch
+// call takes 5 us and leaves 2 us, and a pageable copy ends the run.
+Graph LaunchLoop(int n, int64_t kernel_ns) {
+  Graph g;
+  const ResourceId thread = g.AddResource({ResourceKind::kCpuThread, 1, 1, -1, "main", true});
+  const ResourceId stream = g.AddResource({ResourceKind::kGpuStream, 1, 7, 0, "stream 7", true});
+  for (int i = 0; i < n; ++i) {
+    const TaskId call = g.AppendTask({.kind = TaskKind::kCpuApi,
+                                      .name = "cudaLaunchKernel",
+                                      .resource = thread,
+                                      .duration_ns = 5000,
+                                      .gap_ns = 2000});
+    const TaskId k = g.AppendTask(
+        {.kind = TaskKind::kKernel, .name = "k", .resource = stream, .duration_ns = kernel_ns});
+    g.AddEdge(call, k, EdgeKind::kLaunch);
+  }
+  g.AppendTask({.kind = TaskKind::kMemcpy,
+                .name = "Memcpy DtoH (Device -> Pageable)",
+                .resource = stream,
+                .duration_ns = 3000});
+  return g;
+}
+
+std::vector<std::pair<int64_t, int64_t>> Times(const Graph& g) {
+  std::vector<std::pair<int64_t, int64_t>> out;
+  for (uint32_t i = 0; i < g.task_count(); ++i) {
+    out.emplace_back(g.duration_ns(TaskId(i)), g.gap_ns(TaskId(i)));
+  }
+  return out;
+}
+
+// The graph comes back as it was; a host-bound loop moves with the host,
+// a GPU-bound one does not, and a slower host never shortens the step.
+TEST(HostSpeedTest, SensitivityMovesHostBoundStepsAndGivesTheGraphBack) {
+  for (const int64_t kernel_ns : {1000, 10'000, 100'000}) {
+    Graph g = LaunchLoop(50, kernel_ns);
+    const std::vector<std::pair<int64_t, int64_t>> before = Times(g);
+    const absl::StatusOr<SimResult> sim = Simulate(g);
+    ASSERT_TRUE(sim.ok());
+    const double step = sim->mean_step_ns();
+    const double pct = HostSensitivityPct(g, {}, step);
+    EXPECT_EQ(Times(g), before) << kernel_ns;
+    EXPECT_GE(pct, 0) << kernel_ns;
+    EXPECT_LE(pct, 10.0 + 1e-9) << kernel_ns;
+    if (kernel_ns == 1000) {
+      EXPECT_GT(pct, 9.0);  // 7 us of host per 1 us of GPU
+    }
+    if (kernel_ns == 100'000) {
+      EXPECT_LT(pct, 0.1);  // the GPU sets the step
+    }
+    // Scaled by the ratios given, copies apart from the CPU.
+    const double copies_only = StepAtHostSpeed(g, {}, 1, 2);
+    EXPECT_NEAR(copies_only - step, 3000, 1) << kernel_ns;
+    EXPECT_EQ(Times(g), before);
+  }
+  Graph empty;
+  EXPECT_EQ(HostSensitivityPct(empty, {}, 0), -1);
+}
+
 }  // namespace
 }  // namespace reverie::depgraph

@@ -9,6 +9,7 @@
 #include "base/parallel.h"
 #include "base/sv.h"
 #include "base/text.h"
+#include "depgraph/host_speed.h"
 #include "depgraph/kernel_class.h"
 #include "frameworks/trace_loader.h"
 #include "transforms/session.h"
@@ -59,6 +60,12 @@ absl::StatusOr<std::unique_ptr<LoadedTrace>> LoadAndSimulateUnchecked(const std:
   *stage = "reading the model's facts";
   out->model = depgraph::ModelInfoFromTrace(out->trace);
   out->model.facts = depgraph::DetectFacts(out->trace, out->graph);
+  // How much the step moves with the host, while the graph is this
+  // thread's alone (it is scaled in place and given back).
+  depgraph::SimOptions in_frame;
+  in_frame.step_frame = &out->baseline.steps;
+  out->host_sensitivity_pct =
+      depgraph::HostSensitivityPct(out->graph, in_frame, out->baseline.mean_step_ns());
   // Predictions share the loaded trace read-only, from several threads at
   // once (whatif/trials.h, the Python module).
   PrepareToShare(out->graph);
@@ -200,6 +207,11 @@ absl::StatusOr<Prediction> RunAndSimulate(const LoadedTrace& base, const Predict
   }
   p.schedule_kind = runner.schedule().kind;
   p.schedule_description = runner.schedule().description;
+  if (p.schedule_kind == transforms::ScheduleChoice::Kind::kEarliestReady) {
+    depgraph::SimOptions in_frame;
+    in_frame.step_frame = &base.baseline.steps;
+    p.host_sensitivity_pct = depgraph::HostSensitivityPct(p.graph, in_frame, p.sim.mean_step_ns());
+  }
   return p;
 }
 

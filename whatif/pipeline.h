@@ -44,6 +44,9 @@ struct LoadedTrace {
   depgraph::BuildStats stats;
   depgraph::SimResult baseline;
   depgraph::ModelInfo model;
+  // The baseline step's change (%) with the host 10% slower
+  // (depgraph::HostSensitivityPct); -1 when unknown.
+  double host_sensitivity_pct = -1;
 };
 
 // Called with the stage (0: import, 1: build, 2: simulate) and what it does.
@@ -93,6 +96,10 @@ struct Prediction {
   std::string runs_on;  // the GPU table key the last script that said so moved the work to
   transforms::ScheduleChoice::Kind schedule_kind = transforms::ScheduleChoice::Kind::kEarliestReady;
   std::string schedule_description = "earliest_ready";
+  // The predicted step's change (%) with the host 10% slower
+  // (depgraph::HostSensitivityPct); -1 when unknown, as under a schedule
+  // a script chose (its key function lives in the run that set it).
+  double host_sensitivity_pct = -1;
 };
 
 // Runs spec.scripts in order on a copy of base.graph, each atomic, then

@@ -8,9 +8,11 @@
 #include <vector>
 
 #include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "base/json_writer.h"
 #include "depgraph/critical_path.h"
+#include "depgraph/host_speed.h"
 #include "whatif/deprecated_names.h"
 #include "whatif/step_report.h"
 
@@ -102,18 +104,10 @@ void WriteGroups(JsonWriter& w, const std::vector<GroupDelta>& v) {
   w.EndArray();
 }
 
-}  // namespace
-
-std::string PredictionJson(const PredictionReport& r) {
-  const depgraph::StepStats bs = depgraph::SummarizeSteps(r.base->steps);
-  const depgraph::StepStats ps = depgraph::SummarizeSteps(r.pred->steps);
-  const double base_us = bs.mean_ns / 1e3;
-  const double pred_us = ps.mean_ns / 1e3;
-  JsonWriter w;
-  w.BeginObject();
-  w.Field("trace", r.trace_path);
-  w.Key("scripts").BeginArray();
-  for (const lua::ScriptReport& s : r.prediction->reports) {
+// Each script's name, outcome, parameters as typed, changes and log.
+void WriteScripts(JsonWriter& w, const std::vector<lua::ScriptReport>& reports) {
+  w.BeginArray();
+  for (const lua::ScriptReport& s : reports) {
     w.BeginObject();
     w.Field("name", s.script.display_name);
     w.Field("path", s.script.path);
@@ -145,6 +139,20 @@ std::string PredictionJson(const PredictionReport& r) {
     w.EndObject();
   }
   w.EndArray();
+}
+
+}  // namespace
+
+std::string PredictionJson(const PredictionReport& r) {
+  const depgraph::StepStats bs = depgraph::SummarizeSteps(r.base->steps);
+  const depgraph::StepStats ps = depgraph::SummarizeSteps(r.pred->steps);
+  const double base_us = bs.mean_ns / 1e3;
+  const double pred_us = ps.mean_ns / 1e3;
+  JsonWriter w;
+  w.BeginObject();
+  w.Field("trace", r.trace_path);
+  w.Key("scripts");
+  WriteScripts(w, r.prediction->reports);
   w.Field("schedule_policy", r.prediction->schedule_description);
   w.Field("step_definition", kStepDefinition);
   w.Field("baseline_us", base_us);
@@ -165,6 +173,16 @@ std::string PredictionJson(const PredictionReport& r) {
   w.Field("baseline_run_us", r.base->span_ns() / 1e3);
   w.Field("predicted_run_us", r.pred->span_ns() / 1e3);
   w.Field("baseline_unexplained_pct", r.base_unexplained * 100);
+  if (r.base_host_sensitivity_pct >= 0 && r.pred_host_sensitivity_pct >= 0) {
+    // What a 10% slower host would do to each step: how far the answer
+    // rests on the speed of a host the trace shows in one process only.
+    w.Key("host_sensitivity").BeginObject();
+    w.Field("cpu_slower_pct", depgraph::kHostProbe * 100);
+    w.Field("baseline_step_pct", r.base_host_sensitivity_pct);
+    w.Field("predicted_step_pct", r.pred_host_sensitivity_pct);
+    w.Field("predicted_host_bound", r.pred_host_sensitivity_pct >= kHostBoundPct);
+    w.EndObject();
+  }
   w.Key("memory");
   WriteMemoryFitJson(w, r.memory);
   w.Key("baseline_noise");
@@ -217,6 +235,8 @@ PredictionReport SummarizePrediction(const LoadedTrace& base, const Prediction& 
   r.pred_split = MeanSplit(pb);
   r.base_iter_us = StepTimesUs(base.baseline);
   r.base_unexplained = depgraph::UnexplainedShare(base.graph, base.baseline);
+  r.base_host_sensitivity_pct = base.host_sensitivity_pct;
+  r.pred_host_sensitivity_pct = prediction.host_sensitivity_pct;
   r.pred_iter_us = StepTimesUs(prediction.sim);
   r.phases = Deltas(bb.by_phase, pb.by_phase, iters);
   r.layers = TopByDelta(Deltas(bb.by_layer, pb.by_layer, iters), top);
@@ -231,6 +251,21 @@ std::string UnexplainedWarning(double share) {
       "warning: %.0f%% of the baseline's critical path is waiting the trace does not explain "
       "(kept as measured; no script can move it), so the prediction changes at most the rest",
       share * 100);
+}
+
+std::string HostSensitivityText(const PredictionReport& r) {
+  if (r.base_host_sensitivity_pct < 0 || r.pred_host_sensitivity_pct < 0) return "";
+  std::string out = absl::StrFormat(
+      "host speed            with the CPU %.0f%% slower: baseline step %+.1f%%, predicted %+.1f%%",
+      depgraph::kHostProbe * 100, r.base_host_sensitivity_pct, r.pred_host_sensitivity_pct);
+  if (r.pred_host_sensitivity_pct >= kHostBoundPct) {
+    absl::StrAppend(
+        &out,
+        "\nnote: the predicted step is bound by the host's CPU: it moves with the host's speed, "
+        "which one trace shows for its own process only and which differs between processes "
+        "and machines (docs/ACCURACY.md, \"The hosts' speed\")");
+  }
+  return out;
 }
 
 std::string StepName(const depgraph::Graph& g, const depgraph::StepTime& it, size_t i) {

@@ -44,12 +44,21 @@ struct PredictionReport {
   // The baseline's critical path share no dependency explains (0..1); above
   // kUnexplainedWarning the prediction says it cannot move that part.
   double base_unexplained = 0;
+  // The steps' change (%) with the host 10% slower (-1: unknown).
+  double base_host_sensitivity_pct = -1, pred_host_sensitivity_pct = -1;
   std::vector<MemoryFit> memory;  // per GPU whose allocations the trace recorded
 };
 
 inline constexpr double kUnexplainedWarning = 0.2;
 // The one-line warning for a share above kUnexplainedWarning, else "".
 std::string UnexplainedWarning(double share);
+
+// Above this change (%) for a 10% slower host, a predicted step is bound by
+// the host: half of the most it can move.
+inline constexpr double kHostBoundPct = 5;
+// "host speed ..." lines: the two sensitivities, and a note when the
+// prediction is bound by the host; "" when unknown.
+std::string HostSensitivityText(const PredictionReport& r);
 
 PredictionReport SummarizePrediction(const LoadedTrace& base, const Prediction& prediction,
                                      int top);

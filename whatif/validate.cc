@@ -343,33 +343,13 @@ double GpuPeakMiB(const depgraph::Graph& g, std::span<const int64_t> start, std:
 // hosts' launch-time ratio and every pageable copy by their copy-time
 // ratio (1 where one is not known), simulated as Predict did (0 when it
 // cannot be: a script chose its own schedule, which is not kept past the
-// scripts).
-double StepAtAfterHost(const LoadedTrace& before, const Prediction& p,
-                       const depgraph::HostSpeed& h) {
+// scripts). `p`'s graph is scaled in place and given back.
+double StepAtAfterHost(const LoadedTrace& before, Prediction& p, const depgraph::HostSpeed& h) {
   if (p.schedule_kind != transforms::ScheduleChoice::Kind::kEarliestReady) return 0;
-  const double cpu = h.launches.known() ? h.launches.ratio : 1;
-  const double copies = h.pageable_copies.known() ? h.pageable_copies.ratio : 1;
-  depgraph::Graph g = p.graph;
-  // Capped like every duration a trace may hold (base/checked_math.h): two
-  // hostile traces' medians can be any ratio apart.
-  auto scaled = [](int64_t ns, double ratio) {
-    const double x = static_cast<double>(ns) * ratio;
-    return x >= static_cast<double>(kMaxDurationNs) ? kMaxDurationNs : std::llround(x);
-  };
-  for (uint32_t i = 0; i < g.task_count(); ++i) {
-    const TaskId t(i);
-    if (g.removed(t)) continue;
-    if (depgraph::IsCpuKind(g.kind(t))) {
-      g.set_duration_ns(t, scaled(g.duration_ns(t), cpu));
-      g.set_gap_ns(t, scaled(g.gap_ns(t), cpu));
-    } else if (g.kind(t) == depgraph::TaskKind::kMemcpy && depgraph::IsPageableCopy(g.name(t))) {
-      g.set_duration_ns(t, scaled(g.duration_ns(t), copies));
-    }
-  }
   depgraph::SimOptions opts;
   opts.step_frame = &before.baseline.steps;
-  absl::StatusOr<depgraph::SimResult> sim = depgraph::Simulate(g, opts);
-  return sim.ok() ? sim->mean_step_ns() : 0;
+  return depgraph::StepAtHostSpeed(p.graph, opts, h.launches.known() ? h.launches.ratio : 1,
+                                   h.pageable_copies.known() ? h.pageable_copies.ratio : 1);
 }
 
 bool HasMarkers(const depgraph::Graph& g) {

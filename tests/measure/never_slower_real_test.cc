@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "depgraph/builder.h"
 #include "depgraph/simulator.h"
 #include "depgraph/step_time.h"
 #include "gtest/gtest.h"
@@ -106,6 +107,18 @@ TEST_P(NeverSlowerTest, LessWorkNeverReportsALongerStep) {
     EXPECT_EQ(same->steps[i].start_ns, b.steps[i].start_ns) << "step " << i;
     EXPECT_EQ(same->steps[i].end_ns, b.steps[i].end_ns) << "step " << i;
   }
+  // A slower host never shortens a step either (the sensitivity every
+  // prediction reports), and measuring it gives the graph back as built.
+  EXPECT_GE((*base)->host_sensitivity_pct, 0);
+  absl::StatusOr<Graph> fresh = depgraph::BuildGraph((*base)->trace);
+  ASSERT_TRUE(fresh.ok()) << fresh.status();
+  ASSERT_EQ(fresh->task_count(), (*base)->graph.task_count());
+  int changed = 0;
+  for (uint32_t i = 0; i < fresh->task_count(); ++i) {
+    changed += fresh->duration_ns(TaskId(i)) != (*base)->graph.duration_ns(TaskId(i)) ||
+               fresh->gap_ns(TaskId(i)) != (*base)->graph.gap_ns(TaskId(i));
+  }
+  EXPECT_EQ(changed, 0) << "tasks whose duration or gap the sensitivity left changed";
   // Through the pipeline: a script that shrinks every kernel, copy and CPU task.
   whatif::ScriptSpec spec;
   spec.scripts = {"shrink_all"};
@@ -114,6 +127,7 @@ TEST_P(NeverSlowerTest, LessWorkNeverReportsALongerStep) {
   absl::StatusOr<whatif::Prediction> p = whatif::Predict(**base, spec);
   ASSERT_TRUE(p.ok()) << p.status();
   EXPECT_LE(p->sim.mean_step_ns(), base_step);
+  EXPECT_GE(p->host_sensitivity_pct, 0);
   std::printf("%s: baseline %.1f us, everything shrunk %.1f us\n", GetParam().c_str(),
               base_step / 1e3, p->sim.mean_step_ns() / 1e3);
 }
