@@ -91,9 +91,12 @@ Trace OneProcess(const Trace& trace, int64_t pid) {
 
 }  // namespace
 
+absl::StatusOr<depgraph::Graph> GraphOf(const Trace& trace, int64_t pid) {
+  return pid < 0 ? depgraph::BuildGraph(trace) : depgraph::BuildGraph(OneProcess(trace, pid));
+}
+
 double StepTimeNs(const Trace& trace, int64_t pid) {
-  absl::StatusOr<depgraph::Graph> g =
-      pid < 0 ? depgraph::BuildGraph(trace) : depgraph::BuildGraph(OneProcess(trace, pid));
+  absl::StatusOr<depgraph::Graph> g = GraphOf(trace, pid);
   if (!g.ok()) return 0;
   return depgraph::MeanStepNs(depgraph::MeasuredSteps(*g));
 }
@@ -176,6 +179,7 @@ TraceProfile ProfileTrace(const Trace& trace, std::string_view path, int64_t pid
   for (const proto::GpuActivity& g : ev.gpu_activities()) {
     if (keep_gpu(g)) extend(g.start_ns(), g.end_ns());
   }
+  const absl::StatusOr<depgraph::Graph> graph = GraphOf(trace, pid);
   const std::vector<RecordedRun> recorded = RecordedRuns(trace);
   auto run = std::find_if(recorded.begin(), recorded.end(),
                           [&](const RecordedRun& r) { return r.pid == pid; });
@@ -192,7 +196,9 @@ TraceProfile ProfileTrace(const Trace& trace, std::string_view path, int64_t pid
     p.steps = static_cast<int64_t>(run->step_us.size());
     p.step_ns = n > 0 ? sum / n * 1e3 : 0;
     p.path = absl::StrCat(Sv(path), " (pid ", pid, ": ", run->label, ")");
-  } else if (const double step = StepTimeNs(trace, pid); step > 0) {
+  } else if (const double step =
+                 graph.ok() ? depgraph::MeanStepNs(depgraph::MeasuredSteps(*graph)) : 0;
+             step > 0) {
     p.step_ns = step;
   } else if (p.steps > 0) {
     p.step_ns = iter_sum / static_cast<double>(p.steps);
@@ -207,10 +213,26 @@ TraceProfile ProfileTrace(const Trace& trace, std::string_view path, int64_t pid
     TimeCount& k = p.kernels[name];
     k.total_ns += d;
     k.count += 1;
-    TimeCount& c = p.classes[static_cast<int>(ClassifyKernel(name, g.kind()))];
-    c.total_ns += d;
-    c.count += 1;
+    if (!graph.ok()) {
+      TimeCount& c = p.classes[static_cast<int>(ClassifyKernel(name, g.kind()))];
+      c.total_ns += d;
+      c.count += 1;
+    }
     p.gpu_busy_ns += d;
+  }
+  if (graph.ok()) {
+    // The classes every other command reports: by name and by context (a
+    // generic kernel inside Optimizer.step is the optimizer's).
+    for (uint32_t i = 0; i < graph->task_count(); ++i) {
+      const depgraph::TaskId t(i);
+      const depgraph::TaskKind k = graph->kind(t);
+      if (graph->removed(t) || (!depgraph::IsGpuKind(k) && k != depgraph::TaskKind::kComm)) {
+        continue;
+      }
+      TimeCount& c = p.classes[static_cast<int>(depgraph::TaskClass(*graph, t))];
+      c.total_ns += static_cast<double>(graph->duration_ns(t));
+      c.count += 1;
+    }
   }
   for (const proto::Range& r : ev.ranges()) {
     if (r.kind() != proto::Range::LAYER || r.end_ns() < r.start_ns()) continue;

@@ -12,7 +12,10 @@
 // over counted steps), measured on the trace (or the one pid of a timeline),
 // or the span of all events when no graph can be built from it.
 //
-// Kernel classes, by the first matching rule on the lower-cased name (GPU
+// Kernel classes are depgraph's TaskClass on the trace's graph, as every
+// other command reports them: by name, then by context (a generic kernel
+// launched inside Optimizer.step is "optimizer"). Where no graph can be
+// built, by name alone: the first matching rule on the lower-cased name (GPU
 // activity kind first: memcpy / memset activities are their own classes):
 //   communication  nccl, rccl, allreduce, all_reduce, allgather, all_gather,
 //                  reducescatter, reduce_scatter, alltoall, sendrecv

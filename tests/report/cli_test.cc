@@ -26,10 +26,11 @@ std::string KinetoTrace(int relu_us, bool with_conv) {
           std::to_string(ts + 10) + R"(,"dur":)" + std::to_string(dur) +
           R"(,"args":{"correlation":)" + std::to_string(corr) + R"(,"stream":7,"device":0}},)";
   };
+  // One after another on the stream, as a stream runs them.
   launch(1, 10, "volta_sgemm_128x64_nn", "kernel", 100);
-  launch(2, 20, "void at::native::vectorized_elementwise_kernel<4, relu>", "kernel", relu_us);
-  if (with_conv) launch(3, 30, "implicit_convolve_sgemm", "kernel", 40);
-  launch(4, 40, "Memcpy DtoH (Device -> Pinned)", "gpu_memcpy", 20);
+  launch(2, 120, "void at::native::vectorized_elementwise_kernel<4, relu>", "kernel", relu_us);
+  if (with_conv) launch(3, 190, "implicit_convolve_sgemm", "kernel", 40);
+  launch(4, 240, "Memcpy DtoH (Device -> Pinned)", "gpu_memcpy", 20);
   ev.pop_back();
   return R"({"schemaVersion":1,"traceEvents":[)" + ev + "]}";
 }
