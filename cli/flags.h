@@ -26,6 +26,20 @@ namespace reverie::cli {
 
 inline constexpr int64_t kNoMax = std::numeric_limits<int64_t>::max();
 
+// An integer as written on a command line: digits, or a whole number in
+// exponent form ("5e9", the way docs write budgets).
+inline bool ParseIntArg(const std::string& v, int64_t* n) {
+  if (absl::SimpleAtoi(v, n)) return true;
+  double d = 0;
+  if (v.find_first_of("eE") == std::string::npos || !absl::SimpleAtod(v, &d)) return false;
+  // Below 2^63 exactly, and whole: "5e9" is 5000000000, "1.5e0" is no integer.
+  if (!(d >= -9.2e18 && d <= 9.2e18) || d != static_cast<double>(static_cast<int64_t>(d))) {
+    return false;
+  }
+  *n = static_cast<int64_t>(d);
+  return true;
+}
+
 // An option taking an integer in [min, max], handed to `set`. `what` names
 // the range in the error ("" picks "a positive integer", "a non-negative
 // integer" or "an integer in MIN..MAX").
@@ -43,7 +57,7 @@ inline CLI::Option* AddIntOption(CLI::App& app, const std::string& name, int64_t
           name,
           [flag, min, max, what, set = std::move(set)](const std::string& v) {
             int64_t n = 0;
-            if (!absl::SimpleAtoi(v, &n) || n < min || n > max) {
+            if (!ParseIntArg(v, &n) || n < min || n > max) {
               throw CLI::ValidationError(absl::StrCat(flag, " expects ", what, ", got '", v, "'"));
             }
             set(n);

@@ -85,13 +85,21 @@ TEST_F(HostileModelTest, CostModelCallsCheckTheirArguments) {
   ExpectError("graph:kernel_ns{gpu = true}", "kernel_ns: 'gpu' must be a GPU key");
 }
 
-TEST_F(HostileModelTest, AllocateChecksItsBatchFlag) {
+TEST_F(HostileModelTest, AllocateChecksItsBatchFlagAndDevice) {
   const std::string first = "local k = graph:select{kind = 'kernel'}:tasks()()\n";
   ExpectError(first + "graph:allocate{bytes = 512, at = k, batch = 'yes'}",
               "allocate: batch must be a boolean, got string");
   ExpectError(first + "graph:allocate{bytes = 512, at = k, batch = 1}",
               "allocate: batch must be a boolean, got number");
   ExpectOk(first + "assert(graph:allocate{bytes = 512, at = k, free_at = k, batch = true} >= 0)");
+  // On a CPU task the GPU must be named: a default there counted in no peak.
+  ExpectError(
+      "local c = graph:select{kind = 'cpu_api'}[1]\n"
+      "graph:allocate{bytes = 512, at = c}",
+      "is not on a GPU stream: give device");
+  ExpectOk(
+      "local c = graph:select{kind = 'cpu_api'}[1]\n"
+      "assert(graph:allocate{bytes = 512, at = c, device = -1} >= 0)");
 }
 
 // The table form of resize_allocation checks every entry before it changes

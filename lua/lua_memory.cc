@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "lua/lua_internal.h"
 #include "transforms/memory_edit.h"
 
@@ -118,7 +119,15 @@ int GraphAllocate(lua_State* L) {
   if (lua_getfield(L, 2, "free_at") != LUA_TNIL) free_at = CheckTask(L, -1);
   depgraph::Graph& g = MutableGraphOrRaise(L);
   int32_t device = g.resource(g.resource_of(at)).device;
-  if (lua_getfield(L, 2, "device") != LUA_TNIL) device = CheckInt32(L, -1, "allocate: device");
+  if (lua_getfield(L, 2, "device") != LUA_TNIL) {
+    device = CheckInt32(L, -1, "allocate: device");
+  } else if (device < 0) {
+    // A CPU task has no GPU: an allocation left on the host there by
+    // default would count in no GPU's peak, unseen.
+    Raise(L, absl::StrCat("allocate: 'at' (task ", at.value(),
+                          ") is not on a GPU stream: give device = the GPU's ordinal, or -1 for "
+                          "host memory"));
+  }
   if (device < -1) Raise(L, "allocate: device must be a GPU ordinal or -1 (the host)");
   bool batch = false;
   if (lua_getfield(L, 2, "batch") != LUA_TNIL) {

@@ -113,7 +113,8 @@ local P = reverie.params{
                       "(0 = from the model)"},
   include_update = {default = false, doc = "also speed up weight-update kernels (FP16 optimizer)"},
   include_memcpy = {default = false, doc = "also halve memcpy / memset durations"},
-  cast_kernels = {default = training, doc = "insert autocast's cast kernels (and their CPU cost)"},
+  cast_kernels = {default = "auto", doc = "insert autocast's cast kernels (and their CPU cost): " ..
+                    "auto (a training step), true, false"},
   layout_transposes = {default = true, doc = "insert cuDNN's NCHW -> NHWC transposes of convolution " ..
                          "inputs (the tensor cores read NHWC)"},
   grad_scaler = {default = "auto", doc = "GradScaler kernels and sync per step: auto (fp16 training), true, false"},
@@ -142,6 +143,7 @@ if not converted:empty() and not P.force then
 end
 if P.dtype ~= "fp16" and P.dtype ~= "bf16" then error("dtype must be fp16 or bf16, got " .. P.dtype) end
 local use_scaler = P.grad_scaler == "true" or (P.grad_scaler == "auto" and P.dtype == "fp16" and training)
+local cast_kernels = P.cast_kernels == "true" or (P.cast_kernels == "auto" and training)
 
 local gpu_key = P.gpu ~= "" and P.gpu or nil
 -- The model needs the trace's GPU; fixed factors (both given) do not.
@@ -336,7 +338,7 @@ for i, step in ipairs(steps) do
   for id, v in pairs(h) do half[id] = v end
 end
 local casts, scaler_kernels, syncs, bias_casts = 0, 0, 0, 0
-if P.cast_kernels then
+if cast_kernels then
   for i in ipairs(steps) do
     for _, e in ipairs(plans[i]) do
       local weight_n, input_n, bias_n = cast_sizes(e.kernel)
@@ -490,7 +492,7 @@ reverie.log(string.format("%s on %s: %d GEMM/conv/attention kernels %.1f -> %.1f
                           "autocast's float32 list and what follows it); %d autocast casts " ..
                           "(%d of them biases; %.1f us CPU each, %.1f us more in the backward: its " ..
                           "autograd node); GradScaler: %d kernels, %d syncs",
-                          P.dtype, model.gpu, #compute, before_compute / 1e3, compute:total_duration() / 1e3,
+                          P.dtype, have_model and C.runs_on(graph, gpu_key) or model.gpu, #compute, before_compute / 1e3, compute:total_duration() / 1e3,
                           speed(before_compute, compute:total_duration()), #memory, before_memory / 1e3,
                           memory:total_duration() / 1e3, speed(before_memory, memory:total_duration()),
                           (P.compute_speedup > 0 or P.memory_speedup > 0) and " (fixed factors given)" or

@@ -189,7 +189,7 @@ end
 reverie.log(string.format("batch x%g on %s: %d forward/backward kernels %.1f -> %.1f us " ..
                           "(%d with work from recorded shapes, the rest from their class's " ..
                           "curve); copies %.1f -> %.1f us; main-thread loading %.1f -> %.1f us",
-                          P.factor, model.gpu, st.kernels, st.before_ns / 1e3, st.after_ns / 1e3,
+                          P.factor, C.runs_on(graph, gpu_key), st.kernels, st.before_ns / 1e3, st.after_ns / 1e3,
                           st.with_work, copies_before / 1e3, copies_after / 1e3,
                           loader_before / 1e3, loader:total_duration() / 1e3))
 if frees.calibrated and not P.release_per_byte then

@@ -91,6 +91,19 @@ Trace OneProcess(const Trace& trace, int64_t pid) {
 
 }  // namespace
 
+// The classes every other command reports: by name and by context (a
+// generic kernel inside Optimizer.step is the optimizer's).
+void AddTaskClasses(const depgraph::Graph& g, TimeCount (&classes)[kKernelClassCount]) {
+  for (uint32_t i = 0; i < g.task_count(); ++i) {
+    const depgraph::TaskId t(i);
+    const depgraph::TaskKind k = g.kind(t);
+    if (g.removed(t) || (!depgraph::IsGpuKind(k) && k != depgraph::TaskKind::kComm)) continue;
+    TimeCount& c = classes[static_cast<int>(depgraph::TaskClass(g, t))];
+    c.total_ns += static_cast<double>(g.duration_ns(t));
+    c.count += 1;
+  }
+}
+
 absl::StatusOr<depgraph::Graph> GraphOf(const Trace& trace, int64_t pid) {
   return pid < 0 ? depgraph::BuildGraph(trace) : depgraph::BuildGraph(OneProcess(trace, pid));
 }
@@ -220,20 +233,7 @@ TraceProfile ProfileTrace(const Trace& trace, std::string_view path, int64_t pid
     }
     p.gpu_busy_ns += d;
   }
-  if (graph.ok()) {
-    // The classes every other command reports: by name and by context (a
-    // generic kernel inside Optimizer.step is the optimizer's).
-    for (uint32_t i = 0; i < graph->task_count(); ++i) {
-      const depgraph::TaskId t(i);
-      const depgraph::TaskKind k = graph->kind(t);
-      if (graph->removed(t) || (!depgraph::IsGpuKind(k) && k != depgraph::TaskKind::kComm)) {
-        continue;
-      }
-      TimeCount& c = p.classes[static_cast<int>(depgraph::TaskClass(*graph, t))];
-      c.total_ns += static_cast<double>(graph->duration_ns(t));
-      c.count += 1;
-    }
-  }
+  if (graph.ok()) AddTaskClasses(*graph, p.classes);
   for (const proto::Range& r : ev.ranges()) {
     if (r.kind() != proto::Range::LAYER || r.end_ns() < r.start_ns()) continue;
     if (pid >= 0 && r.pid() != pid) continue;

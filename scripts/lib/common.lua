@@ -206,6 +206,14 @@ function C.cost_model(graph, gpu_key)
   return model
 end
 
+-- The GPU the kernels now stand for, by its table key: the trace's, or the
+-- one a script earlier in the run moved them to (graph:set_gpu). Not
+-- graph:cost_model().gpu, which names the GPU the model was calibrated on.
+function C.runs_on(graph, gpu_key)
+  local ok, g = pcall(graph.gpu, graph, {gpu = gpu_key})
+  return ok and g.key or "an unknown GPU"
+end
+
 -- The GPU's fastest link to its peers, per direction, in Gbit/s, from the
 -- GPU table (graph:gpu()): NVLink / Infinity Fabric when the part has it
 -- (the table quotes both directions together), else its PCIe host link;

@@ -126,6 +126,10 @@ TEST_F(CliFlagsTest, ParseErrorsAreOneLineExitTwo) {
        "reverie: predict: --top needs a value\n"},
       {{"predict", kExampleTrace, "--script", "amp.lua", "--top=x"},
        "reverie: predict: --top expects a positive integer, got 'x'\n"},
+      {{"predict", kExampleTrace, "--script", "amp.lua", "--top=1.5e0"},
+       "reverie: predict: --top expects a positive integer, got '1.5e0'\n"},
+      {{"predict", kExampleTrace, "--script", "amp.lua", "--lua-budget=1e30"},
+       "reverie: predict: --lua-budget expects a positive integer, got '1e30'\n"},
       {{"predict", kExampleTrace, "--script", "amp.lua", "--cpu-model=both"},
        "reverie: predict: --cpu-model expects ops (op and framework time apart) or gaps, got "
        "'both'\n"},
@@ -155,6 +159,9 @@ TEST_F(CliFlagsTest, EqualsFormIsTheSpaceForm) {
        {"predict", kExampleTrace, "--script=amp.lua", "--json"}},
       {{"predict", kExampleTrace, "--script", "amp.lua", "--top", "2", "--cpu-model", "gaps"},
        {"predict", kExampleTrace, "--script=amp.lua", "--top=2", "--cpu-model=gaps"}},
+      // A whole number in exponent form, as the docs write budgets.
+      {{"predict", kExampleTrace, "--script", "amp.lua", "--lua-budget", "5000000000"},
+       {"predict", kExampleTrace, "--script=amp.lua", "--lua-budget=5e9"}},
       {{"compare", kExampleTrace, kExampleTrace, "--top", "3"},
        {"compare", kExampleTrace, kExampleTrace, "--top=3"}},
       {{"sweep", kExampleTrace, "--script", "retarget_gpu", "--set", "to=T4,H100-SXM", "--json"},

@@ -72,7 +72,7 @@ class PredictCliTest : public ::testing::Test {
 TEST_F(PredictCliTest, PrintsBaselinePredictionAndChanges) {
   const CliRun r = Predict(Path("tiny.json") + " --script amp.lua");
   ASSERT_EQ(r.rc, 0) << r.err;
-  EXPECT_THAT(r.out, HasSubstr("script: amp.lua (cast_kernels=false, compute_speedup=0"));
+  EXPECT_THAT(r.out, HasSubstr("script: amp.lua (cast_kernels=auto, compute_speedup=0"));
   EXPECT_THAT(r.out, HasSubstr("fp16 on V100-SXM2"));
   EXPECT_THAT(r.out, HasSubstr("baseline (simulated)"));
   EXPECT_THAT(r.out, HasSubstr("speedup"));
