@@ -84,6 +84,9 @@ double StepAtHostSpeed(Graph& g, const SimOptions& options, double cpu_ratio, do
 // the GPU barely moves; one bound by the host moves by up to about 10%.
 // The simulator is max-plus, so it is never negative. -1 when unknown.
 inline constexpr double kHostProbe = 0.10;
+// Above this change (%), a step is bound by the host: half of the most a
+// 10% slower host can move it.
+inline constexpr double kHostBoundPct = 5;
 double HostSensitivityPct(Graph& g, const SimOptions& options, double step_ns);
 
 }  // namespace reverie::depgraph

@@ -180,7 +180,7 @@ std::string PredictionJson(const PredictionReport& r) {
     w.Field("cpu_slower_pct", depgraph::kHostProbe * 100);
     w.Field("baseline_step_pct", r.base_host_sensitivity_pct);
     w.Field("predicted_step_pct", r.pred_host_sensitivity_pct);
-    w.Field("predicted_host_bound", r.pred_host_sensitivity_pct >= kHostBoundPct);
+    w.Field("predicted_host_bound", r.pred_host_sensitivity_pct >= depgraph::kHostBoundPct);
     w.EndObject();
   }
   w.Key("memory");
@@ -258,7 +258,7 @@ std::string HostSensitivityText(const PredictionReport& r) {
   std::string out = absl::StrFormat(
       "host speed            with the CPU %.0f%% slower: baseline step %+.1f%%, predicted %+.1f%%",
       depgraph::kHostProbe * 100, r.base_host_sensitivity_pct, r.pred_host_sensitivity_pct);
-  if (r.pred_host_sensitivity_pct >= kHostBoundPct) {
+  if (r.pred_host_sensitivity_pct >= depgraph::kHostBoundPct) {
     absl::StrAppend(
         &out,
         "\nnote: the predicted step is bound by the host's CPU: it moves with the host's speed, "

@@ -53,9 +53,6 @@ inline constexpr double kUnexplainedWarning = 0.2;
 // The one-line warning for a share above kUnexplainedWarning, else "".
 std::string UnexplainedWarning(double share);
 
-// Above this change (%) for a 10% slower host, a predicted step is bound by
-// the host: half of the most it can move.
-inline constexpr double kHostBoundPct = 5;
 // "host speed ..." lines: the two sensitivities, and a note when the
 // prediction is bound by the host; "" when unknown.
 std::string HostSensitivityText(const PredictionReport& r);

@@ -166,11 +166,19 @@ std::string SpeedWords(double r, std::string_view what) {
 std::string HostSpeedText(const Validation& v) {
   const depgraph::SpeedRatio& h = v.host.launches;
   const depgraph::SpeedRatio& c = v.host.pageable_copies;
-  if (!v.host.known()) return "";
   std::string out;
+  if (v.host_sensitivity_pct >= 0) {
+    out =
+        absl::StrFormat("host speed: with the CPU %.0f%% slower the predicted step is %+.1f%%%s\n",
+                        depgraph::kHostProbe * 100, v.host_sensitivity_pct,
+                        v.host_sensitivity_pct >= depgraph::kHostBoundPct
+                            ? " (bound by the host: its error follows the two hosts' speeds)"
+                            : "");
+  }
+  if (!v.host.known()) return out;
   std::vector<std::string> scaled;
   if (h.known()) {
-    out = absl::StrFormat(
+    out += absl::StrFormat(
         "host: AFTER's kernel launches took %.2fx as long as BEFORE's (%s median %.1f us against "
         "%.1f us)%s\n",
         h.ratio, h.name, h.after_median_ns / 1e3, h.before_median_ns / 1e3,
@@ -291,6 +299,7 @@ std::string ValidationJson(const Validation& v, const std::string& before,
     w.EndArray();
   };
   if (v.op_overlap >= 0) w.Field("op_overlap", v.op_overlap);
+  if (v.host_sensitivity_pct >= 0) w.Field("host_sensitivity_pct", v.host_sensitivity_pct);
   if (v.host.known()) {
     w.Key("host").BeginObject();
     if (const depgraph::SpeedRatio& l = v.host.launches; l.known()) {
@@ -390,6 +399,7 @@ absl::StatusOr<Validation> ValidatePrediction(const LoadedTrace& before,
   }
   Validation v = Validate(base, pred, meas, names, top_kernels);
   v.op_overlap = OpNameOverlap(bg, ag);
+  v.host_sensitivity_pct = p.host_sensitivity_pct;
   v.host = depgraph::CompareHostSpeed(bg, ag);
   if (v.host.known() && v.measured.mean_ns > 0) {
     if (const double ns = StepAtAfterHost(before, p, v.host); ns > 0) {

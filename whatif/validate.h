@@ -91,6 +91,10 @@ struct Validation {
   depgraph::HostSpeed host;
   double at_after_host_us = 0;  // 0: not computed
   double at_after_host_error_pct = 0;
+  // The predicted step's change (%) with the CPU 10% slower
+  // (Prediction::host_sensitivity_pct; -1: unknown): read from BEFORE alone,
+  // it says which predictions rest on the host's speed before AFTER does.
+  double host_sensitivity_pct = -1;
   // The share of BEFORE's distinct op names (aten::conv2d, ...) that AFTER
   // ran too; -1 when BEFORE records no ops. The corpus' pairs (AMP, fused
   // optimizers, batch and GPU changes) keep 90-100%; two models share what

@@ -141,14 +141,21 @@ def table(rows):
     return "\n".join(out)
 
 
+HOST_BOUND_PCT = 5  # depgraph::kHostBoundPct
+
+
 def summary(rows):
     """Mean absolute errors over the measured pairs, with and without the hosts' difference."""
     step, at_host, gpu = [], [], []
+    bound, free = [], []  # step errors of predictions bound by the host, and of the others
     for r in rows:
         ops = r["ops"]
         if "error" in ops or r.get("one_sided"):
             continue
         step.append(abs(ops["step"]["error_pct"]))
+        sens = ops.get("host_sensitivity_pct", -1)
+        if sens >= 0:
+            (bound if sens >= HOST_BOUND_PCT else free).append(step[-1])
         gpu.append(abs(metric(ops, "gpu_busy_us")["error_pct"]))
         host = ops.get("host") or {}
         at_host.append(abs(host.get("error_at_after_host_pct", ops["step"]["error_pct"])))
@@ -159,7 +166,19 @@ def summary(rows):
             f"({sum(1 for e in step if e > 25)} beyond 25%); GPU busy {mean(gpu):.1f}%; "
             f"step error with the CPU and pageable copies at AFTER's host speed (an attribution, not a prediction: "
             f"it reads AFTER; the prediction's own error where the hosts cannot be compared) "
-            f"{mean(at_host):.1f}% ({sum(1 for e in at_host if e > 25)} beyond 25%).")
+            f"{mean(at_host):.1f}% ({sum(1 for e in at_host if e > 25)} beyond 25%)."
+            + split_by_host(bound, free))
+
+
+def split_by_host(bound, free):
+    """The errors of predictions `predict` flags as bound by the host (read from BEFORE), apart."""
+    if not bound or not free:
+        return ""
+    mean = lambda xs: sum(xs) / len(xs)
+    return (f" Predictions bound by the host (the step moves {HOST_BOUND_PCT}% or more with a 10% "
+            f"slower CPU, read from BEFORE as `predict` prints it): {len(bound)} pairs, mean absolute "
+            f"step error {mean(bound):.1f}% ({sum(1 for e in bound if e > 25)} beyond 25%); the "
+            f"other {len(free)}: {mean(free):.1f}% ({sum(1 for e in free if e > 25)} beyond 25%).")
 
 
 def main():

@@ -92,6 +92,13 @@ TEST(ValidateHostTest, AFasterHostNeverLengthensAndASlowerNeverShortensTheStep) 
   const std::string text = whatif::ValidationText(faster);
   EXPECT_NE(text.find("host: AFTER's kernel launches took 0."), std::string::npos) << text;
   EXPECT_NE(text.find("its CPU ran faster"), std::string::npos) << text;
+  // Read from BEFORE alone, the prediction says it rests on the host; the
+  // identity prediction of a GPU-bound fp32 step does not.
+  EXPECT_GE(faster.host_sensitivity_pct, depgraph::kHostBoundPct);
+  EXPECT_NE(text.find("(bound by the host"), std::string::npos) << text;
+  const whatif::Validation same = Check(*fp32, *fp32, "identity.lua", "");
+  EXPECT_GE(same.host_sensitivity_pct, 0);
+  EXPECT_LT(same.host_sensitivity_pct, 1);
 }
 
 // One step of 30 launches of `launch_us` each, each followed by its kernel.
