@@ -17,14 +17,15 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "base/status_macros.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "base/status_macros.h"
 #include "cli/command.h"
 #include "cli/flags.h"
 #include "cli/load.h"
-#include "cli/script_args.h"
 #include "cli/progress.h"
+#include "cli/script_args.h"
+#include "depgraph/host_speed.h"
 #include "whatif/advise.h"
 
 namespace reverie::cli {
@@ -102,6 +103,12 @@ void PrintCandidates(const whatif::Advice& a, int top) {
     }
     if (!c.ignores.empty()) {
       std::printf("      ignores: %s\n", FirstWords(c.ignores, 100).c_str());
+    }
+    if (r.host_sensitivity_pct >= depgraph::kHostBoundPct) {
+      std::printf(
+          "      host: the predicted step is bound by the CPU (%+.1f%% with it 10%% slower): "
+          "it moves with the host's speed\n",
+          r.host_sensitivity_pct);
     }
   }
   if (shown >= 2 && !a.order_note.empty()) std::printf("  note: %s\n", a.order_note.c_str());

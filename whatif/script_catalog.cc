@@ -272,6 +272,12 @@ void WriteTrialFields(JsonWriter& w, const TrialResult& r) {
   } else {
     w.Null();
   }
+  w.Key("host_sensitivity_pct");
+  if (ran && r.host_sensitivity_pct >= 0) {
+    w.Double(r.host_sensitivity_pct);
+  } else {
+    w.Null();
+  }
 }
 
 namespace {

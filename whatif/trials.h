@@ -55,6 +55,9 @@ struct TrialResult {
   double work_factor = 1;         // Prediction::work_factor
   double throughput_speedup = 0;  // work_factor x speedup
   int64_t samples_per_step = 0;   // 0: unknown
+  // The predicted step's change (%) with the CPU 10% slower
+  // (Prediction::host_sensitivity_pct; -1: unknown).
+  double host_sensitivity_pct = -1;
   std::set<std::string> used_settings;
   std::vector<lua::ScriptReport> reports;  // per script: parameters, log
 };

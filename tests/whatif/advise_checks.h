@@ -110,8 +110,16 @@ inline void CheckJsonSchema(const whatif::Advice& a) {
                "not_applicable", "not_tried", "threads"}));
   EXPECT_EQ(Keys(doc["diagnosis"]), (V{"bound", "side", "gpu_busy_pct", "cpu_busy_pct",
                                        "unexplained_pct", "step", "limits", "lines", "warning"}));
-  const V trial{"outcome", "reason", "baseline_us", "predicted_us", "speedup", "work_per_step",
-                "throughput_speedup", "predicted_samples_per_s", "predicted_noise"};
+  const V trial{"outcome",
+                "reason",
+                "baseline_us",
+                "predicted_us",
+                "speedup",
+                "work_per_step",
+                "throughput_speedup",
+                "predicted_samples_per_s",
+                "predicted_noise",
+                "host_sensitivity_pct"};
   V candidate{"rank", "script", "label", "settings"};
   candidate.insert(candidate.end(), trial.begin(), trial.end());
   candidate.insert(candidate.end(), {"gain", "confidence", "ignores", "did", "same_gain"});
