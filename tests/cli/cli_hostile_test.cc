@@ -90,6 +90,17 @@ TEST_F(CliHostileTest, TwoOutputsToOneFileAreRefused) {
   // A device takes both.
   EXPECT_EQ(Run({"report", kExampleTrace, "-o", "/dev/null", "--timeline", "/dev/null"}).exit_code,
             0);
+  // An existing file under another name: a symbolic link, a hard link.
+  const std::string old_file = Write("old.html", "keep");
+  std::filesystem::create_symlink(old_file, dir_ + "/link.html");
+  ExpectRefused(Run({"report", kExampleTrace, "-o", old_file, "--timeline", dir_ + "/link.html"}),
+                "two outputs");
+  const std::string trace = Write("trace.json", ReadAll(kExampleTrace));
+  std::filesystem::create_hard_link(trace, dir_ + "/hard.json");
+  ExpectRefused(Run({"predict", trace, "--script", "identity", "--timeline", dir_ + "/hard.json"}),
+                "would overwrite the input");
+  EXPECT_EQ(ReadAll(old_file), "keep");
+  EXPECT_EQ(ReadAll(trace), ReadAll(kExampleTrace));
 }
 
 TEST_F(CliHostileTest, ScriptTextReachesTheTerminalWithoutControlCharacters) {
