@@ -19,20 +19,6 @@
 
 namespace reverie::cli {
 
-// Whether two paths name the same file (or would, once the missing one is
-// created): symlinks and "./" spellings included.
-inline bool SameFile(const std::string& a, const std::string& b) {
-  std::error_code ec;
-  if (std::filesystem::exists(a, ec) && std::filesystem::exists(b, ec)) {
-    return std::filesystem::equivalent(a, b, ec);
-  }
-  const auto ca = std::filesystem::weakly_canonical(a, ec);
-  if (ec) return a == b;
-  const auto cb = std::filesystem::weakly_canonical(b, ec);
-  if (ec) return a == b;
-  return ca == cb;
-}
-
 // Whether `path` is (or, once written, will be) a regular file: a device
 // such as /dev/null may take several outputs.
 inline bool RegularOrNew(const std::string& path) {
@@ -41,7 +27,7 @@ inline bool RegularOrNew(const std::string& path) {
   return ec || !std::filesystem::exists(st) || std::filesystem::is_regular_file(st);
 }
 
-// What SameFile compares, as one value: an existing file by its device and
+// A path as one comparable value: an existing file by its device and
 // inode (symlinks, hard links and spellings alike), a new one by its
 // weakly canonical path, a path that cannot be resolved by its spelling.
 inline std::string FileKey(const std::string& path) {
@@ -50,6 +36,12 @@ inline std::string FileKey(const std::string& path) {
   std::error_code ec;
   const auto canonical = std::filesystem::weakly_canonical(path, ec);
   return ec ? absl::StrCat("r", path) : absl::StrCat("p", canonical.string());
+}
+
+// Whether two paths name the same file (or would, once the missing one is
+// created): symlinks and "./" spellings included.
+inline bool SameFile(const std::string& a, const std::string& b) {
+  return FileKey(a) == FileKey(b);
 }
 
 // InvalidArgument naming the first of `outputs` (empty ones skipped) that is
