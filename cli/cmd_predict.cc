@@ -150,7 +150,9 @@ absl::Status RunPredict(Options& opt) {
   std::vector<std::string> inputs = opt.script.scripts;
   inputs.push_back(opt.trace);
   REVERIE_RETURN_IF_ERROR(CheckOutputs({opt.timeline}, inputs));
-  REVERIE_ASSIGN_OR_RETURN(std::unique_ptr<whatif::LoadedTrace> loaded, LoadForCli(opt.trace, opt.build));
+  whatif::LoadOptions load = Building(opt.build);
+  load.host_sensitivity = true;  // printed beside the prediction's
+  REVERIE_ASSIGN_OR_RETURN(std::unique_ptr<whatif::LoadedTrace> loaded, LoadForCli(opt.trace, load));
   const Graph* graph = &loaded->graph;
   const SimResult* base = &loaded->baseline;
 

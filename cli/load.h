@@ -17,20 +17,29 @@
 
 namespace reverie::cli {
 
-// Load options that report each stage on `progress`.
-inline whatif::LoadOptions ShowingProgress(Progress* progress, const depgraph::BuildOptions& build) {
-  whatif::LoadOptions o;
-  o.build = build;
+// `o`, reporting each stage on `progress`.
+inline whatif::LoadOptions ShowingProgress(Progress* progress, whatif::LoadOptions o) {
   o.progress = [progress](int stage, std::string_view what) {
     progress->Update(stage, std::string(what));
   };
   return o;
 }
 
+inline whatif::LoadOptions Building(const depgraph::BuildOptions& build) {
+  whatif::LoadOptions o;
+  o.build = build;
+  return o;
+}
+
+inline absl::StatusOr<std::unique_ptr<whatif::LoadedTrace>> LoadForCli(
+    const std::string& path, const whatif::LoadOptions& options) {
+  Progress progress("reverie", 3);
+  return whatif::LoadAndSimulate(path, ShowingProgress(&progress, options));
+}
+
 inline absl::StatusOr<std::unique_ptr<whatif::LoadedTrace>> LoadForCli(
     const std::string& path, const depgraph::BuildOptions& build = {}) {
-  Progress progress("reverie", 3);
-  return whatif::LoadAndSimulate(path, ShowingProgress(&progress, build));
+  return LoadForCli(path, Building(build));
 }
 
 // Several traces loaded at once (the ranks of a job, BEFORE and AFTER), in
@@ -38,7 +47,7 @@ inline absl::StatusOr<std::unique_ptr<whatif::LoadedTrace>> LoadForCli(
 inline absl::StatusOr<std::vector<std::unique_ptr<whatif::LoadedTrace>>> LoadAllForCli(
     const std::vector<std::string>& paths, const depgraph::BuildOptions& build = {}) {
   Progress progress("reverie", 3);
-  return whatif::LoadAndSimulateAll(paths, ShowingProgress(&progress, build));
+  return whatif::LoadAndSimulateAll(paths, ShowingProgress(&progress, Building(build)));
 }
 
 // Pointers to what LoadAllForCli loaded, for the job functions.

@@ -62,10 +62,12 @@ absl::StatusOr<std::unique_ptr<LoadedTrace>> LoadAndSimulateUnchecked(const std:
   out->model.facts = depgraph::DetectFacts(out->trace, out->graph);
   // How much the step moves with the host, while the graph is this
   // thread's alone (it is scaled in place and given back).
-  depgraph::SimOptions in_frame;
-  in_frame.step_frame = &out->baseline.steps;
-  out->host_sensitivity_pct =
-      depgraph::HostSensitivityPct(out->graph, in_frame, out->baseline.mean_step_ns());
+  if (options.host_sensitivity) {
+    depgraph::SimOptions in_frame;
+    in_frame.step_frame = &out->baseline.steps;
+    out->host_sensitivity_pct =
+        depgraph::HostSensitivityPct(out->graph, in_frame, out->baseline.mean_step_ns());
+  }
   // Predictions share the loaded trace read-only, from several threads at
   // once (whatif/trials.h, the Python module).
   PrepareToShare(out->graph);

@@ -45,7 +45,8 @@ struct LoadedTrace {
   depgraph::SimResult baseline;
   depgraph::ModelInfo model;
   // The baseline step's change (%) with the host 10% slower
-  // (depgraph::HostSensitivityPct); -1 when unknown.
+  // (depgraph::HostSensitivityPct); -1 when not measured
+  // (LoadOptions::host_sensitivity).
   double host_sensitivity_pct = -1;
 };
 
@@ -57,6 +58,10 @@ struct LoadOptions {
       import;  // JSON traces' (LoadAndSimulateAll: one thread each when several load at once)
   depgraph::BuildOptions build;
   ProgressFn progress;  // may be empty
+  // Measure LoadedTrace::host_sensitivity_pct: one more simulation and a
+  // pass over the graph (2.9% of `replay`'s instructions), so only for
+  // what prints it (`predict`).
+  bool host_sensitivity = false;
 };
 
 // Loads, builds and simulates the baseline. Errors name `path`.
