@@ -116,16 +116,30 @@ absl::Status RunCollect(const Options& o, std::vector<std::string> args) {
   const int code = WIFEXITED(status) ? WEXITSTATUS(status)
                                      : (WIFSIGNALED(status) ? 128 + WTERMSIG(status) : kExitFailure);
   struct stat st{};
-  if (::stat(trace.c_str(), &st) == 0) {
+  const bool wrote = ::stat(trace.c_str(), &st) == 0;
+  if (wrote) {
     absl::FPrintF(stderr, "reverie: collect: wrote %s (%lld bytes)\n", trace.c_str(),
                   st.st_size);
-  } else if (code != 127) {
-    std::fprintf(stderr,
-                 "reverie: collect: no trace written (the program did not initialize CUDA, or "
-                 "CUPTI could not start)\n");
   }
-  // The program's own exit status, whatever it is.
-  return code == 0 ? absl::OkStatus() : WithExitStatus(absl::UnknownError(""), code);
+  // The program's own exit status when it failed; when it succeeded but
+  // nothing was collected, a failure all the same: a script running
+  // `collect` must not read a missing trace as a collected one.
+  if (code != 0) {
+    if (!wrote && code != 127) {
+      std::fprintf(stderr,
+                   "reverie: collect: no trace written (the program did not initialize CUDA, "
+                   "or CUPTI could not start)\n");
+    }
+    return WithExitStatus(absl::UnknownError(""), code);
+  }
+  if (!wrote) {
+    return WithExitStatus(
+        absl::FailedPreconditionError(absl::StrCat(
+            trace, ": no trace written: the program exited 0 without initializing CUDA, or "
+                   "CUPTI could not start")),
+        kExitFailure);
+  }
+  return absl::OkStatus();
 }
 
 // Names the program to run in the usage line, which lists only declared

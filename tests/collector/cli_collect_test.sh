@@ -32,14 +32,16 @@ out=$(cd "$work" && env -u REVERIE_COLLECTOR_LIB "$reverie" collect -o t.pb --st
       sh -c 'echo "$CUDA_INJECTION64_PATH|$REVERIE_OUTPUT|$REVERIE_STEPS|$REVERIE_WARMUP|$REVERIE_COLLECTOR_LIB"' \
       2>"$work/err")
 rc=$?
-check "env: exit 0" 0 $rc
+# The program exits 0 but initializes no CUDA: nothing collected is a failure.
+check "env: nothing collected exits 1" 1 $rc
 expected_lib=$(realpath "$lib")
 got_lib=$(echo "$out" | cut -d'|' -f1)
 check "env: injection path" "$expected_lib" "$(realpath "$got_lib")"
 check "env: output is absolute" "$(realpath "$work")/t.pb" "$(echo "$out" | cut -d'|' -f2)"
 check "env: steps" 4 "$(echo "$out" | cut -d'|' -f3)"
 check "env: warmup" 2 "$(echo "$out" | cut -d'|' -f4)"
-grep -q "no trace written" "$work/err" || { echo "FAIL expected 'no trace written': $(cat "$work/err")"; fail=1; }
+grep -q "t.pb: no trace written" "$work/err" || { echo "FAIL expected 't.pb: no trace written': $(cat "$work/err")"; fail=1; }
+check "env: nothing collected, one line" 1 "$(wc -l <"$work/err")"
 
 REVERIE_COLLECTOR_LIB="$lib" "$reverie" collect -o "$work/t.pb" -- sh -c 'exit 3' 2>/dev/null; rc=$?
 check "exit status passed through" 3 $rc
