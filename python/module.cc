@@ -93,6 +93,7 @@ Trace Load(const std::string& path, const std::string& cpu_model) {
   }
   whatif::LoadOptions options;
   options.build.cpu_ops = cpu_model == "ops";
+  options.host_sensitivity = true;  // Prediction.to_dict() is `predict --json`
   absl::StatusOr<std::unique_ptr<whatif::LoadedTrace>> loaded;
   {
     py::gil_scoped_release release;
