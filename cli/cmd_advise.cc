@@ -104,11 +104,9 @@ void PrintCandidates(const whatif::Advice& a, int top) {
     if (!c.ignores.empty()) {
       std::printf("      ignores: %s\n", FirstWords(c.ignores, 100).c_str());
     }
-    if (r.host_sensitivity_pct >= depgraph::kHostBoundPct) {
-      std::printf(
-          "      host: the predicted step is bound by the CPU (%+.1f%% with it 10%% slower): "
-          "it moves with the host's speed\n",
-          r.host_sensitivity_pct);
+    if (const std::string bound = depgraph::HostBoundPhrase(r.host_sensitivity_pct);
+        !bound.empty()) {
+      std::printf("      host: %s: it moves with the host's speed\n", bound.c_str());
     }
   }
   if (shown >= 2 && !a.order_note.empty()) std::printf("  note: %s\n", a.order_note.c_str());

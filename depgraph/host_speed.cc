@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "absl/cleanup/cleanup.h"
+#include "absl/strings/str_format.h"
 #include "base/checked_math.h"
 #include "base/median.h"
 #include "depgraph/runtime_api.h"
@@ -128,6 +129,12 @@ double StepAtHostSpeed(Graph& g, const SimOptions& options, double cpu_ratio, do
   }
   absl::StatusOr<SimResult> sim = Simulate(g, options);
   return sim.ok() ? sim->mean_step_ns() : 0;
+}
+
+std::string HostBoundPhrase(double sensitivity_pct) {
+  if (!(sensitivity_pct >= kHostBoundPct)) return "";
+  return absl::StrFormat("the predicted step is bound by the host's CPU (%+.1f%% with it %.0f%% slower)",
+                         sensitivity_pct, kHostProbe * 100);
 }
 
 double HostSensitivityPct(Graph& g, const SimOptions& options, double step_ns) {

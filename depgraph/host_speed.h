@@ -89,6 +89,11 @@ inline constexpr double kHostProbe = 0.10;
 inline constexpr double kHostBoundPct = 5;
 double HostSensitivityPct(Graph& g, const SimOptions& options, double step_ns);
 
+// The words every command prints for a prediction whose step is bound by
+// the host (sensitivity >= kHostBoundPct): "the predicted step is bound by
+// the host's CPU (+9.8% with it 10% slower)"; "" below it.
+std::string HostBoundPhrase(double sensitivity_pct);
+
 }  // namespace reverie::depgraph
 
 #endif  // REVERIE_DEPGRAPH_HOST_SPEED_H_

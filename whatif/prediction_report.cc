@@ -258,12 +258,12 @@ std::string HostSensitivityText(const PredictionReport& r) {
   std::string out = absl::StrFormat(
       "host speed            with the CPU %.0f%% slower: baseline step %+.1f%%, predicted %+.1f%%",
       depgraph::kHostProbe * 100, r.base_host_sensitivity_pct, r.pred_host_sensitivity_pct);
-  if (r.pred_host_sensitivity_pct >= depgraph::kHostBoundPct) {
-    absl::StrAppend(
-        &out,
-        "\nnote: the predicted step is bound by the host's CPU: it moves with the host's speed, "
-        "which one trace shows for its own process only and which differs between processes "
-        "and machines (docs/ACCURACY.md, \"The hosts' speed\")");
+  if (const std::string bound = depgraph::HostBoundPhrase(r.pred_host_sensitivity_pct);
+      !bound.empty()) {
+    absl::StrAppend(&out, "\nnote: ", bound,
+                    ": it moves with the host's speed, which one trace shows for its own process "
+                    "only and which differs between processes and machines (docs/ACCURACY.md, "
+                    "\"The hosts' speed\")");
   }
   return out;
 }

@@ -15,6 +15,7 @@
 #include "base/checked_math.h"
 #include "base/json_writer.h"
 #include "base/status_macros.h"
+#include "depgraph/host_speed.h"
 #include "depgraph/memory_replay.h"
 #include "depgraph/simulator.h"
 #include "depgraph/step_time.h"
@@ -167,13 +168,12 @@ std::string HostSpeedText(const Validation& v) {
   const depgraph::SpeedRatio& h = v.host.launches;
   const depgraph::SpeedRatio& c = v.host.pageable_copies;
   std::string out;
-  if (v.host_sensitivity_pct >= 0) {
-    out =
-        absl::StrFormat("host speed: with the CPU %.0f%% slower the predicted step is %+.1f%%%s\n",
-                        depgraph::kHostProbe * 100, v.host_sensitivity_pct,
-                        v.host_sensitivity_pct >= depgraph::kHostBoundPct
-                            ? " (bound by the host: its error follows the two hosts' speeds)"
-                            : "");
+  if (const std::string bound = depgraph::HostBoundPhrase(v.host_sensitivity_pct);
+      !bound.empty()) {
+    out = absl::StrCat("host speed: ", bound, ": its error follows the two hosts' speeds\n");
+  } else if (v.host_sensitivity_pct >= 0) {
+    out = absl::StrFormat("host speed: with the CPU %.0f%% slower the predicted step is %+.1f%%\n",
+                          depgraph::kHostProbe * 100, v.host_sensitivity_pct);
   }
   if (!v.host.known()) return out;
   std::vector<std::string> scaled;
