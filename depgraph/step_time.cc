@@ -34,9 +34,11 @@ struct GroupFacts {
 };
 
 // The baseline's frame for a prediction (step_time.h): d_i per step, and
-// the start of each step (the first non-empty one is the anchor).
+// the start of each step (the first non-empty one is the anchor), moved
+// earlier by `advance`.
 struct Frame {
   const std::vector<StepTime>* steps = nullptr;
+  int64_t advance = 0;  // SetAdvance
   bool active() const { return steps != nullptr && !steps->empty(); }
   // The least start of step i after a step that ended at `prev` (prev
   // itself without a frame).
@@ -48,12 +50,41 @@ struct Frame {
   // The least start of the first step with tasks, step i (no bound without
   // a frame).
   int64_t Anchor(size_t i) const {
-    return active() && i < steps->size() ? (*steps)[i].start_ns
+    return active() && i < steps->size() ? SatAddNs((*steps)[i].start_ns, -advance)
                                          : std::numeric_limits<int64_t>::min();
   }
 };
 
-std::vector<StepTime> ApplyRule(const Graph& g, const GroupFacts& f, const Frame& frame) {
+// Where step s ends before the rule raises it to its start: its end marker
+// (else its last task), or its last GPU task when later.
+int64_t OwnEnd(const StepFacts& s) {
+  const bool marked = s.begin_mark != kUnsetMin && s.end_mark != kUnsetMax;
+  const int64_t a = marked ? s.begin_mark : s.any_first;
+  const int64_t b = std::max(a, marked ? s.end_mark : s.any_last);
+  return s.gpu_count > 0 ? std::max(b, s.gpu_last) : b;
+}
+
+// How much earlier than the baseline's the first step may start: the least
+// any counted step's own end moved earlier (0 when one moved later). Every
+// counted step then ends at least that much earlier than in the baseline or
+// is raised to its start, so the counted steps still sum to at most the
+// baseline's (step_time.h); and a run that only moved earlier as a whole
+// (the CPU before the first step shortened) is read where it now runs,
+// instead of cutting its first step off at the baseline's start (D: a
+// step of 0 us with its work done before the baseline's start).
+int64_t Advance(const Graph& g, const GroupFacts& f, const std::vector<StepTime>& base) {
+  int64_t least = std::numeric_limits<int64_t>::max();
+  for (size_t i = 0; i < f.steps.size() && i < base.size(); ++i) {
+    const StepFacts& s = f.steps[i];
+    const bool counted = i < g.step_count() ? g.step_info(static_cast<int32_t>(i)).counted : true;
+    if (!counted || s.any_first == kUnsetMin || s.any_last == kUnsetMax) continue;
+    least = std::min(least, SatAddNs(base[i].end_ns, -OwnEnd(s)));
+  }
+  return least == std::numeric_limits<int64_t>::max() ? 0 : std::max<int64_t>(0, least);
+}
+
+std::vector<StepTime> ApplyRule(const Graph& g, const GroupFacts& f, Frame frame) {
+  if (frame.active()) frame.advance = Advance(g, f, *frame.steps);
   std::vector<StepTime> out(f.steps.size());
   const bool any_gpu = std::any_of(f.steps.begin(), f.steps.end(),
                                    [](const StepFacts& s) { return s.gpu_count > 0; });

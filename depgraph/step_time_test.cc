@@ -118,6 +118,88 @@ TEST(StepTimeTest, GpuWorkOfNoStepBeforeTheFirstStepDelaysItsStart) {
   EXPECT_EQ(m[0].end_ns, 500 * kUs);
 }
 
+// A prediction read in its baseline's frame (step_time.h). `prelude` us of
+// CPU call before three steps whose GPU work runs behind their CPU part.
+T StepsAfterAPrelude(int64_t prelude) {
+  T t;
+  t.Api("cudaMalloc", 1, 0, prelude * kUs);
+  const int64_t at = prelude + 10;
+  uint64_t corr = 1;
+  for (int s = 0; s < 3; ++s) {
+    const int64_t a = (at + s * 100) * kUs;
+    t.Step(s + 1, 1, a, a + 100 * kUs);
+    const int64_t call = a + 10 * kUs;
+    t.Api("cudaLaunchKernel", 1, call, call + 5 * kUs, corr);
+    const int64_t begin = (at + 20 + s * 1000) * kUs;
+    t.Gpu("gemm", 7, begin, begin + 1000 * kUs, corr++);
+  }
+  return t;
+}
+
+TaskId Named(const Graph& g, std::string_view name) {
+  for (uint32_t i = 0; i < g.task_count(); ++i) {
+    if (g.name(TaskId(i)) == name) return TaskId(i);
+  }
+  return TaskId(0);
+}
+
+// A run that only moved earlier (the call before the first step got
+// shorter) keeps its steps: the frame once pinned the first step's start to
+// the baseline's, after its work had run, and read it as 0 us.
+TEST(StepTimeTest, ARunThatOnlyMovedEarlierKeepsItsStepsInTheFrame) {
+  Graph g = StepsAfterAPrelude(50'000).Build();
+  absl::StatusOr<SimResult> base = Simulate(g);
+  ASSERT_TRUE(base.ok());
+  ASSERT_EQ(base->steps.size(), 3u);
+  const TaskId prelude = Named(g, "cudaMalloc");
+  ASSERT_EQ(g.duration_ns(prelude), 50'000 * kUs);
+  g.set_duration_ns(prelude, kUs);
+  SimOptions in_frame;
+  in_frame.step_frame = &base->steps;
+  absl::StatusOr<SimResult> moved = Simulate(g, in_frame);
+  ASSERT_TRUE(moved.ok());
+  EXPECT_EQ(moved->makespan_ns, base->makespan_ns - 49'999 * kUs);
+  for (size_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(moved->steps[i].duration_ns(), base->steps[i].duration_ns()) << "step " << i;
+    EXPECT_EQ(moved->steps[i].start_ns, base->steps[i].start_ns - 49'999 * kUs) << "step " << i;
+  }
+}
+
+// The frame's reason (issue 26): shorter GPU work before the first step,
+// whose end started that step, must not lengthen the step while the run
+// ends no earlier; and a step that ends earlier by less than the run moved
+// keeps the baseline's start less the least any step's end moved.
+TEST(StepTimeTest, ShorterWorkBeforeTheFirstStepNeverLengthensItInTheFrame) {
+  T t;
+  t.Api("cudaLaunchKernel", 1, 0, 5 * kUs, 1);  // before any step
+  t.Gpu("warmup", 7, 10 * kUs, 300 * kUs, 1);
+  t.Step(1, 1, 100 * kUs, 200 * kUs);
+  t.Api("cudaLaunchKernel", 1, 110 * kUs, 115 * kUs, 2);
+  t.Gpu("k", 8, 400 * kUs, 500 * kUs, 2);
+  Graph g = t.Build();
+  absl::StatusOr<SimResult> base = Simulate(g);
+  ASSERT_TRUE(base.ok());
+  ASSERT_EQ(base->steps.size(), 1u);
+  EXPECT_EQ(base->steps[0].duration_ns(), 200 * kUs);  // 300..500
+  g.set_duration_ns(Named(g, "warmup"), 10 * kUs);
+  absl::StatusOr<SimResult> unframed = Simulate(g);  // no frame: the step grows
+  ASSERT_TRUE(unframed.ok());
+  EXPECT_GT(unframed->steps[0].duration_ns(), base->steps[0].duration_ns());
+  SimOptions in_frame;
+  in_frame.step_frame = &base->steps;
+  absl::StatusOr<SimResult> framed = Simulate(g, in_frame);
+  ASSERT_TRUE(framed.ok());
+  EXPECT_EQ(framed->steps[0].start_ns, base->steps[0].start_ns);  // k ends no earlier
+  EXPECT_EQ(framed->steps[0].duration_ns(), base->steps[0].duration_ns());
+  // k 40 us shorter: the step ends 40 us earlier, so it may start up to
+  // 40 us earlier, and is no longer than the baseline's.
+  g.set_duration_ns(Named(g, "k"), 60 * kUs);
+  absl::StatusOr<SimResult> both = Simulate(g, in_frame);
+  ASSERT_TRUE(both.ok());
+  EXPECT_EQ(both->steps[0].start_ns, base->steps[0].start_ns - 40 * kUs);
+  EXPECT_EQ(both->steps[0].duration_ns(), base->steps[0].duration_ns());
+}
+
 TEST(StepTimeTest, ATraceWithoutMarkersIsOneStepOverAllItsTasks) {
   T t;
   t.Api("cudaLaunchKernel", 1, 50 * kUs, 55 * kUs, 1);

@@ -33,6 +33,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "depgraph/model_info.h"
+#include "depgraph/step_time.h"
 #include "transforms/session.h"
 
 namespace reverie::lua {
@@ -81,6 +82,11 @@ struct ScriptContext {
   // an earlier one's result would read its changes as measurements (after
   // cuda_graphs.lua, launches of 0 us as the GPU's fixed cost).
   const depgraph::Graph* measured = nullptr;
+  // The baseline's steps: graph:simulate() reads its steps in their frame
+  // (depgraph/step_time.h), as the command that runs the script reads its
+  // prediction, so a script sees the step time the command will print.
+  // Null: no frame (the graph's steps as they stand).
+  const std::vector<depgraph::StepTime>* step_frame = nullptr;
   // Folders reverie.include() may read from (the script library).
   std::vector<std::string> include_dirs;
   // Where print / reverie.log lines go besides log() (may be empty).

@@ -59,6 +59,7 @@ int GraphSimulate(lua_State* L) {
   EngineState& S = State(L);
   depgraph::SimOptions o;
   o.policy = S.run.session->schedule().policy();
+  o.step_frame = S.run.step_frame;  // the steps the command will print
   depgraph::SimResult sim;
   const absl::Status st = depgraph::SimulateInto(g, o, &sim);
   if (!S.results.key_error.empty()) {

@@ -130,6 +130,7 @@ struct RunInput {
   transforms::EditSession* session = nullptr;
   const depgraph::ModelInfo* model = nullptr;
   const depgraph::Graph* measured = nullptr;  // ScriptContext::measured
+  const std::vector<depgraph::StepTime>* step_frame = nullptr;  // ScriptContext::step_frame
   std::string display_name;  // "amp.lua" as the user named it
   std::string stem;          // "amp": the prefix of qualified --set keys
   const std::map<std::string, std::string>* overrides = nullptr;

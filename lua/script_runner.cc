@@ -167,6 +167,7 @@ absl::Status ScriptRunner::Run(const std::vector<std::string>& scripts,
     ctx.only_script = resolved.size() == 1 && !options_.settings_for_several_runs;
     ctx.model = &model;
     ctx.measured = options_.measured != nullptr ? options_.measured : &input;
+    ctx.step_frame = options_.step_frame;
     for (const std::string& d : options_.script_dirs) ctx.include_dirs.push_back(d);
     if (options_.log_sink) {
       ctx.log_sink = [this, name = script.display_name](std::string_view line) {

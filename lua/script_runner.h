@@ -29,6 +29,7 @@
 #include "depgraph/graph.h"
 #include "lua/lua_engine.h"
 #include "depgraph/model_info.h"
+#include "depgraph/step_time.h"
 #include "transforms/session.h"
 
 namespace reverie::lua {
@@ -97,6 +98,9 @@ struct RunnerOptions {
   // on (ScriptContext::measured); null: the graph Run is given. A run that
   // continues another's result (whatif's PredictAfter) names the trace's.
   const depgraph::Graph* measured = nullptr;
+  // The baseline's steps, the frame graph:simulate() reads its steps in
+  // (ScriptContext::step_frame); null: none.
+  const std::vector<depgraph::StepTime>* step_frame = nullptr;
 };
 
 class ScriptRunner {

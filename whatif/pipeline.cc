@@ -145,6 +145,7 @@ absl::StatusOr<Prediction> RunAndSimulate(const LoadedTrace& base, const Predict
   options.sources = spec.sources;
   options.settings_for_several_runs = spec.settings_for_several_runs;
   options.measured = &base.graph;
+  options.step_frame = &base.baseline.steps;
   lua::ScriptRunner runner(std::move(options));
   // A step of 0 us has no speedup (issue 29, D27): refused before any
   // script runs, whatever the scripts would say about such a trace.
