@@ -75,10 +75,12 @@ local function stash_outputs(t, launch, release)
     stashed, stashed_bytes = stashed + 1, stashed_bytes + a.bytes
   end
 end
+local trained = false  -- a step with forward and backward kernels
 for _, step in ipairs(C.steps(graph)) do
   local fwd = C.kernels(step.forward)
   local bwd = C.kernels(step.backward)
   if #fwd > 0 and #bwd > 0 then
+    trained = true
     local n = math.min(P.segments, #fwd, #bwd)
     local fseg, bseg = split(fwd, n), split(bwd, n)
     local last = P.recompute_last and n or n - 1
@@ -114,6 +116,12 @@ for _, step in ipairs(C.steps(graph)) do
       end
     end
   end
+end
+if recomputed == 0 then
+  reverie.nothing_to_change(trained and
+      "segments=1 recomputes nothing (the last segment's activations are still live; " ..
+      "--set recompute_last=true recomputes it)" or
+      "no step has both forward and backward kernels (an inference trace): no activation to recompute")
 end
 reverie.log(string.format("%d forward kernels recomputed in the backward pass (%d segments per step)",
                           recomputed, P.segments))

@@ -222,6 +222,12 @@ TEST(FactsRealTest, ScriptsSayNothingToChangeWhereTheRunAlreadyDoesIt) {
   EXPECT_EQ(Report(p).outcome, lua::ScriptOutcome::kApplied);
   // bf16 -> fp16 at the same tensor-core peak: within 2% either way.
   EXPECT_NEAR(p.speedup(), 1.0, 0.02);
+  // Checkpointing an inference run recomputes nothing: it says so instead
+  // of "applied" with no change (a hunt found it on every inference trace).
+  p = Predict(*o, {"activation_checkpointing.lua"});
+  ASSERT_TRUE(p.status.ok()) << p.status;
+  EXPECT_EQ(Report(p).outcome, lua::ScriptOutcome::kUnchanged);
+  EXPECT_THAT(Report(p).outcome_reason, HasSubstr("an inference trace"));
   // A trace whose DataLoader already uses workers: num_workers is refused,
   // naming why and what still applies.
   REVERIE_REQUIRE_TRACE(d1, testing::kLoaderBs16Trace);
