@@ -83,7 +83,7 @@ std::string SweepTable(const SweepResult& r) {
     std::snprintf(buf, sizeof(buf), "%-16s ", p.key.c_str());
     out += buf;
   }
-  out += "  predicted_us   speedup\n";
+  out += "  predicted_us   speedup  throughput\n";
   for (const SweepPoint& pt : r.points) {
     for (const Setting& s : pt.settings) {
       std::snprintf(buf, sizeof(buf), "%-16s ", s.second.c_str());
@@ -93,8 +93,9 @@ std::string SweepTable(const SweepResult& r) {
       out += "  error: " + pt.error + "\n";
       continue;
     }
-    std::snprintf(buf, sizeof(buf), "  %12.1f   %6.3fx\n", pt.predicted_ns / 1e3,
-                  pt.predicted_ns > 0 ? r.baseline_ns / pt.predicted_ns : 0.0);
+    const double speedup = pt.predicted_ns > 0 ? r.baseline_ns / pt.predicted_ns : 0.0;
+    std::snprintf(buf, sizeof(buf), "  %12.1f   %6.3fx     %6.3fx\n", pt.predicted_ns / 1e3, speedup,
+                  speedup * pt.work_factor);
     out += buf;
   }
   return out;
@@ -118,8 +119,12 @@ std::string SweepJson(const SweepResult& r) {
     if (!pt.error.empty()) {
       w.Field("error", pt.error);
     } else {
+      const double speedup = pt.predicted_ns > 0 ? r.baseline_ns / pt.predicted_ns : NAN;
+      // The keys of `predict --json`.
       w.Field("predicted_us", pt.predicted_ns / 1e3)
-          .Field("speedup", pt.predicted_ns > 0 ? r.baseline_ns / pt.predicted_ns : NAN);
+          .Field("speedup", speedup)
+          .Field("work_per_step", pt.work_factor)
+          .Field("throughput_speedup", speedup * pt.work_factor);
     }
     w.EndObject();
   }

@@ -38,6 +38,9 @@ struct SweepPoint {
   std::vector<Setting> settings;
   double predicted_ns = 0;
   std::string error;  // non-empty: this point failed (message), time unset
+  // Samples per step against the baseline (whatif::Prediction::work_factor):
+  // a batch twice as large is a slower step and a faster run.
+  double work_factor = 1;
 };
 
 struct SweepResult {

@@ -33,11 +33,14 @@ TEST(SweepTest, RendersTableJsonAndChart) {
   r.params = {{"workers", {"2", "4"}}, {"bandwidth", {"10", "25"}}};
   for (const auto& s : SweepGrid(r.params)) r.points.push_back({s, 50e6, ""});
   r.points[3].error = "boom";
+  r.points[1].work_factor = 4;  // 4x the samples in a step half as long
   const std::string t = SweepTable(r);
   EXPECT_NE(t.find("2.000x"), std::string::npos) << t;
+  EXPECT_NE(t.find("2.000x      8.000x"), std::string::npos) << t;
   EXPECT_NE(t.find("error: boom"), std::string::npos);
   const std::string j = SweepJson(r);
   EXPECT_NE(j.find("\"speedup\":2"), std::string::npos) << j;
+  EXPECT_NE(j.find("\"work_per_step\":4,\"throughput_speedup\":8"), std::string::npos) << j;
   EXPECT_NE(j.find("\"error\":\"boom\""), std::string::npos);
   const std::string svg = SweepChart(r).Str();
   EXPECT_EQ(testing::CheckWellFormed(svg), "");

@@ -35,6 +35,7 @@ absl::StatusOr<report::SweepResult> Sweep(const LoadedTrace& base, const ScriptS
       absl::StatusOr<Prediction> p = Predict(base, point_spec);
       if (p.ok()) {
         point.predicted_ns = p->sim.mean_step_ns();
+        point.work_factor = p->work_factor;
       } else {
         point.error = std::string(p.status().message());
       }
