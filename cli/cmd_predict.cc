@@ -106,6 +106,7 @@ void PrintText(const whatif::PredictionReport& r) {
     std::printf("%s\n", w.c_str());
   }
   for (const whatif::MemoryFit& f : r.memory) std::printf("%s\n", whatif::MemoryFitLine(f).c_str());
+  if (const std::string f = whatif::FirstStepNote(r); !f.empty()) std::printf("%s\n", f.c_str());
   if (bs.counted > 1 && std::fabs(pred_us - base_us) * 1e3 < bs.max_ns - bs.min_ns) {
     std::printf("note: the predicted change is smaller than the baseline's own step-to-step spread "
                 "(%.1f us)\n", (bs.max_ns - bs.min_ns) / 1e3);

@@ -173,6 +173,14 @@ std::string PredictionJson(const PredictionReport& r) {
   w.Field("baseline_run_us", r.base->span_ns() / 1e3);
   w.Field("predicted_run_us", r.pred->span_ns() / 1e3);
   w.Field("baseline_unexplained_pct", r.base_unexplained * 100);
+  // How much of the change the first counted step holds (null: fewer than
+  // three counted steps, or no change): near 1, a one-time shift.
+  w.Key("first_step_share");
+  if (r.first_step_share.has_value()) {
+    w.Double(*r.first_step_share);
+  } else {
+    w.Null();
+  }
   if (r.base_host_sensitivity_pct >= 0 && r.pred_host_sensitivity_pct >= 0) {
     // What a 10% slower host would do to each step: how far the answer
     // rests on the speed of a host the trace shows in one process only.
@@ -238,6 +246,7 @@ PredictionReport SummarizePrediction(const LoadedTrace& base, const Prediction& 
   r.base_host_sensitivity_pct = base.host_sensitivity_pct;
   r.pred_host_sensitivity_pct = prediction.host_sensitivity_pct;
   r.pred_iter_us = StepTimesUs(prediction.sim);
+  r.first_step_share = FirstStepShare(base.baseline, prediction.sim);
   r.phases = Deltas(bb.by_phase, pb.by_phase, iters);
   r.layers = TopByDelta(Deltas(bb.by_layer, pb.by_layer, iters), top);
   r.memory = FitMemory(base.graph, base.baseline, prediction.graph, prediction.sim, base.model.devices,
@@ -251,6 +260,51 @@ std::string UnexplainedWarning(double share) {
       "warning: %.0f%% of the baseline's critical path is waiting the trace does not explain "
       "(kept as measured; no script can move it), so the prediction changes at most the rest",
       share * 100);
+}
+
+std::optional<double> FirstStepShare(const depgraph::SimResult& base,
+                                     const depgraph::SimResult& pred) {
+  const size_t n = std::min(base.steps.size(), pred.steps.size());
+  double total = 0, first = 0, base_sum = 0;
+  int counted = 0;
+  for (size_t i = 0; i < n; ++i) {
+    if (!base.steps[i].counted) continue;
+    const double d = static_cast<double>(pred.steps[i].duration_ns() - base.steps[i].duration_ns());
+    if (counted++ == 0) first = d;
+    total += d;
+    base_sum += static_cast<double>(base.steps[i].duration_ns());
+  }
+  if (counted < 3 || !(std::fabs(total) >= 1e-3 * base_sum)) return std::nullopt;
+  return first / total;
+}
+
+std::string FirstStepNote(const PredictionReport& r) {
+  if (!r.first_step_share.has_value() || *r.first_step_share < kFirstStepNote) return "";
+  const size_t n = std::min(r.base->steps.size(), r.pred->steps.size());
+  size_t first = n;
+  double rest = 0;
+  int later = 0;
+  for (size_t i = 0; i < n; ++i) {
+    if (!r.base->steps[i].counted) continue;
+    const double d =
+        static_cast<double>(r.pred->steps[i].duration_ns() - r.base->steps[i].duration_ns());
+    if (first == n) {
+      first = i;
+    } else {
+      rest += d;
+      ++later;
+    }
+  }
+  if (first == n || later == 0) return "";
+  const double d_first = static_cast<double>(r.pred->steps[first].duration_ns() -
+                                             r.base->steps[first].duration_ns());
+  return absl::StrFormat(
+      "note: %.0f%% of the predicted change is in the first step (%s, %+.1f us); the %d later "
+      "steps moved %+.1f us on average: read it as a one-time %s at the start of the profiled "
+      "window (a longer run spreads it thinner), not a %s per step",
+      std::min(1.0, *r.first_step_share) * 100,
+      StepName(*r.base_graph, r.base->steps[first], first), d_first / 1e3, later,
+      rest / later / 1e3, d_first > 0 ? "cost" : "gain", d_first > 0 ? "cost" : "gain");
 }
 
 std::string HostSensitivityText(const PredictionReport& r) {
