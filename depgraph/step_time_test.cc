@@ -104,14 +104,19 @@ TEST(StepTimeTest, TrailingStepsWithoutAllTheirGpuWorkAreNotCounted) {
   EXPECT_EQ(SummarizeSteps(m).counted, 3);
 }
 
-TEST(StepTimeTest, GpuWorkOfNoStepBeforeTheFirstStepDelaysItsStart) {
+// A kernel launched before the first step runs past the step's start.
+T WarmupBeforeAStep() {
   T t;
   t.Api("cudaLaunchKernel", 1, 0, 5 * kUs, 1);  // before any step
   t.Gpu("warmup", 7, 10 * kUs, 300 * kUs, 1);
   t.Step(1, 1, 100 * kUs, 200 * kUs);
   t.Api("cudaLaunchKernel", 1, 110 * kUs, 115 * kUs, 2);
   t.Gpu("k", 8, 400 * kUs, 500 * kUs, 2);
-  const Graph g = t.Build();
+  return t;
+}
+
+TEST(StepTimeTest, GpuWorkOfNoStepBeforeTheFirstStepDelaysItsStart) {
+  const Graph g = WarmupBeforeAStep().Build();
   const std::vector<StepTime> m = MeasuredSteps(g);
   ASSERT_EQ(m.size(), 1u);
   EXPECT_EQ(m[0].start_ns, 300 * kUs);  // raised to the warm-up kernel's end
@@ -170,13 +175,7 @@ TEST(StepTimeTest, ARunThatOnlyMovedEarlierKeepsItsStepsInTheFrame) {
 // ends no earlier; and a step that ends earlier by less than the run moved
 // keeps the baseline's start less the least any step's end moved.
 TEST(StepTimeTest, ShorterWorkBeforeTheFirstStepNeverLengthensItInTheFrame) {
-  T t;
-  t.Api("cudaLaunchKernel", 1, 0, 5 * kUs, 1);  // before any step
-  t.Gpu("warmup", 7, 10 * kUs, 300 * kUs, 1);
-  t.Step(1, 1, 100 * kUs, 200 * kUs);
-  t.Api("cudaLaunchKernel", 1, 110 * kUs, 115 * kUs, 2);
-  t.Gpu("k", 8, 400 * kUs, 500 * kUs, 2);
-  Graph g = t.Build();
+  Graph g = WarmupBeforeAStep().Build();
   absl::StatusOr<SimResult> base = Simulate(g);
   ASSERT_TRUE(base.ok());
   ASSERT_EQ(base->steps.size(), 1u);
