@@ -118,8 +118,7 @@ absl::Status RunCollect(const Options& o, std::vector<std::string> args) {
   struct stat st{};
   const bool wrote = ::stat(trace.c_str(), &st) == 0;
   if (wrote) {
-    absl::FPrintF(stderr, "reverie: collect: wrote %s (%lld bytes)\n", trace.c_str(),
-                  st.st_size);
+    absl::FPrintF(stderr, "reverie: collect: wrote %s (%lld bytes)\n", trace.c_str(), st.st_size);
   }
   // The program's own exit status when it failed; when it succeeded but
   // nothing was collected, a failure all the same: a script running
@@ -134,9 +133,10 @@ absl::Status RunCollect(const Options& o, std::vector<std::string> args) {
   }
   if (!wrote) {
     return WithExitStatus(
-        absl::FailedPreconditionError(absl::StrCat(
-            trace, ": no trace written: the program exited 0 without initializing CUDA, or "
-                   "CUPTI could not start")),
+        absl::FailedPreconditionError(
+            absl::StrCat(trace,
+                         ": no trace written: the program exited 0 without initializing CUDA, or "
+                         "CUPTI could not start")),
         kExitFailure);
   }
   return absl::OkStatus();

@@ -153,7 +153,8 @@ absl::Status RunPredict(Options& opt) {
   REVERIE_RETURN_IF_ERROR(CheckOutputs({opt.timeline}, inputs));
   whatif::LoadOptions load = Building(opt.build);
   load.host_sensitivity = true;  // printed beside the prediction's
-  REVERIE_ASSIGN_OR_RETURN(std::unique_ptr<whatif::LoadedTrace> loaded, LoadForCli(opt.trace, load));
+  REVERIE_ASSIGN_OR_RETURN(std::unique_ptr<whatif::LoadedTrace> loaded,
+                           LoadForCli(opt.trace, load));
   const Graph* graph = &loaded->graph;
   const SimResult* base = &loaded->baseline;
 

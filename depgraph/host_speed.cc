@@ -133,8 +133,9 @@ double StepAtHostSpeed(Graph& g, const SimOptions& options, double cpu_ratio, do
 
 std::string HostBoundPhrase(double sensitivity_pct) {
   if (!(sensitivity_pct >= kHostBoundPct)) return "";
-  return absl::StrFormat("the predicted step is bound by the host's CPU (%+.1f%% with it %.0f%% slower)",
-                         sensitivity_pct, kHostProbe * 100);
+  return absl::StrFormat(
+      "the predicted step is bound by the host's CPU (%+.1f%% with it %.0f%% slower)",
+      sensitivity_pct, kHostProbe * 100);
 }
 
 double HostSensitivityPct(Graph& g, const SimOptions& options, double step_ns) {

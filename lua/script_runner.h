@@ -27,9 +27,9 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "depgraph/graph.h"
-#include "lua/lua_engine.h"
 #include "depgraph/model_info.h"
 #include "depgraph/step_time.h"
+#include "lua/lua_engine.h"
 #include "transforms/session.h"
 
 namespace reverie::lua {

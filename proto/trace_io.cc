@@ -30,9 +30,9 @@ namespace {
 using google::protobuf::RepeatedPtrField;
 using google::protobuf::io::CodedInputStream;
 using google::protobuf::io::CodedOutputStream;
-using google::protobuf::io::FileInputStream;
 using google::protobuf::io::CopyingOutputStream;
 using google::protobuf::io::CopyingOutputStreamAdaptor;
+using google::protobuf::io::FileInputStream;
 
 // Writes to a file descriptor, whole buffers at a time. libprotobuf 3.21's
 // FileOutputStream drops its block_size argument and writes 8 KiB a call

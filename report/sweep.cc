@@ -94,8 +94,8 @@ std::string SweepTable(const SweepResult& r) {
       continue;
     }
     const double speedup = pt.predicted_ns > 0 ? r.baseline_ns / pt.predicted_ns : 0.0;
-    std::snprintf(buf, sizeof(buf), "  %12.1f   %6.3fx     %6.3fx\n", pt.predicted_ns / 1e3, speedup,
-                  speedup * pt.work_factor);
+    std::snprintf(buf, sizeof(buf), "  %12.1f   %6.3fx     %6.3fx\n", pt.predicted_ns / 1e3,
+                  speedup, speedup * pt.work_factor);
     out += buf;
   }
   return out;

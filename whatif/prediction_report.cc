@@ -296,8 +296,8 @@ std::string FirstStepNote(const PredictionReport& r) {
     }
   }
   if (first == n || later == 0) return "";
-  const double d_first = static_cast<double>(r.pred->steps[first].duration_ns() -
-                                             r.base->steps[first].duration_ns());
+  const double d_first =
+      static_cast<double>(r.pred->steps[first].duration_ns() - r.base->steps[first].duration_ns());
   return absl::StrFormat(
       "note: %.0f%% of the predicted change is in the first step (%s, %+.1f us); the %d later "
       "steps moved %+.1f us on average: read it as a one-time %s at the start of the profiled "

@@ -168,8 +168,7 @@ std::string HostSpeedText(const Validation& v) {
   const depgraph::SpeedRatio& h = v.host.launches;
   const depgraph::SpeedRatio& c = v.host.pageable_copies;
   std::string out;
-  if (const std::string bound = depgraph::HostBoundPhrase(v.host_sensitivity_pct);
-      !bound.empty()) {
+  if (const std::string bound = depgraph::HostBoundPhrase(v.host_sensitivity_pct); !bound.empty()) {
     out = absl::StrCat("host speed: ", bound, ": its error follows the two hosts' speeds\n");
   } else if (v.host_sensitivity_pct >= 0) {
     out = absl::StrFormat("host speed: with the CPU %.0f%% slower the predicted step is %+.1f%%\n",

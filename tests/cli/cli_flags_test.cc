@@ -218,7 +218,8 @@ TEST_F(CliFlagsTest, CollectPassesTheProgramThrough) {
   const std::vector<Case> cases = {
       {{"-o", out, "--steps=4", "--", "sh", "-c", "echo $REVERIE_STEPS; exit 3"}, "4\n", 3},
       // These exit 0 without CUDA: nothing was collected, so collect fails.
-      {{absl::StrCat("--output=", out), "--warmup", "2", "sh", "-c", "echo $REVERIE_WARMUP --help"}, "2 --help\n",
+      {{absl::StrCat("--output=", out), "--warmup", "2", "sh", "-c", "echo $REVERIE_WARMUP --help"},
+       "2 --help\n",
        1},
       {{"-o", out, "--", "sh", "-c", "echo \"$0\"", "--no-such-flag"}, "--no-such-flag\n", 1},
   };

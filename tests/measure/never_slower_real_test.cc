@@ -68,7 +68,8 @@ class NeverSlowerTest : public ::testing::TestWithParam<std::string> {};
 TEST_P(NeverSlowerTest, LessWorkNeverReportsALongerStep) {
   if (GetParam().empty()) GTEST_SKIP() << "no shared traces under " << testing::TracesDir();
   REVERIE_REQUIRE_TRACE(path, GetParam());
-  absl::StatusOr<std::unique_ptr<whatif::LoadedTrace>> base = whatif::LoadAndSimulate(path, {.host_sensitivity = true});
+  absl::StatusOr<std::unique_ptr<whatif::LoadedTrace>> base =
+      whatif::LoadAndSimulate(path, {.host_sensitivity = true});
   if (!base.ok()) {
     // A trace without GPU work or API calls is refused in one line: nothing
     // to shrink, and the refusal must say so.

@@ -14,7 +14,9 @@ depgraph::SimResult Steps(const std::vector<int64_t>& durations, int counted) {
   depgraph::SimResult r;
   int64_t t = 0;
   for (size_t i = 0; i < durations.size(); ++i) {
-    r.steps.push_back({.step = static_cast<int32_t>(i), .start_ns = t, .end_ns = t + durations[i],
+    r.steps.push_back({.step = static_cast<int32_t>(i),
+                       .start_ns = t,
+                       .end_ns = t + durations[i],
                        .counted = static_cast<int>(i) < counted});
     t += durations[i];
   }
@@ -38,8 +40,7 @@ TEST(FirstStepShareTest, UndefinedWithoutThreeStepsOrAChange) {
   const depgraph::SimResult base = Steps({100000, 100000, 100000}, 3);
   EXPECT_FALSE(whatif::FirstStepShare(base, base).has_value());
   // Under 0.1% of the steps: noise, no share.
-  EXPECT_FALSE(
-      whatif::FirstStepShare(base, Steps({100100, 100000, 100000}, 3)).has_value());
+  EXPECT_FALSE(whatif::FirstStepShare(base, Steps({100100, 100000, 100000}, 3)).has_value());
   EXPECT_TRUE(whatif::FirstStepShare(base, Steps({100400, 100000, 100000}, 3)).has_value());
 }
 
