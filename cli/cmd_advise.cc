@@ -26,6 +26,7 @@
 #include "cli/progress.h"
 #include "cli/script_args.h"
 #include "depgraph/host_speed.h"
+#include "depgraph/step_time.h"
 #include "whatif/advise.h"
 
 namespace reverie::cli {
@@ -107,6 +108,13 @@ void PrintCandidates(const whatif::Advice& a, int top) {
     if (const std::string bound = depgraph::HostBoundPhrase(r.host_sensitivity_pct);
         !bound.empty()) {
       std::printf("      host: %s: it moves with the host's speed\n", bound.c_str());
+    }
+    if (r.first_step_share.has_value() && *r.first_step_share >= depgraph::kFirstStepNote) {
+      std::printf(
+          "      window: %.0f%% of the change is in the first step: a one-time %s at the "
+          "start of the profiled window, not a %s per step\n",
+          std::min(1.0, *r.first_step_share) * 100, r.speedup < 1 ? "cost" : "gain",
+          r.speedup < 1 ? "cost" : "gain");
     }
   }
   if (shown >= 2 && !a.order_note.empty()) std::printf("  note: %s\n", a.order_note.c_str());

@@ -227,6 +227,22 @@ StepStats SummarizeSteps(const std::vector<StepTime>& steps) {
 
 double MeanStepNs(const std::vector<StepTime>& steps) { return SummarizeSteps(steps).mean_ns; }
 
+std::optional<double> FirstStepShare(const std::vector<StepTime>& base,
+                                     const std::vector<StepTime>& pred) {
+  const size_t n = std::min(base.size(), pred.size());
+  double total = 0, first = 0, base_sum = 0;
+  int counted = 0;
+  for (size_t i = 0; i < n; ++i) {
+    if (!base[i].counted) continue;
+    const double d = static_cast<double>(pred[i].duration_ns() - base[i].duration_ns());
+    if (counted++ == 0) first = d;
+    total += d;
+    base_sum += static_cast<double>(base[i].duration_ns());
+  }
+  if (counted < 3 || !(std::fabs(total) >= 1e-3 * base_sum)) return std::nullopt;
+  return first / total;
+}
+
 int MarkCountedSteps(Graph* g) {
   const size_t k = g->step_count();
   if (k < 2) return 0;

@@ -55,6 +55,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -132,6 +133,17 @@ StepStats SummarizeSteps(const std::vector<StepTime>& steps);
 // The step time: the mean over counted steps (SummarizeSteps' mean), the one
 // figure every command reports for a measured or simulated run.
 double MeanStepNs(const std::vector<StepTime>& steps);
+
+// The share of a predicted change (the sum over the baseline's counted steps
+// of predicted - baseline) the first counted step holds; none with fewer
+// than three counted steps or a change under 0.1% of the baseline's steps.
+// Near 1, the change is a one-time shift at the start of the profiled
+// window (work that moved into or out of the first step, a backlog before
+// it), not a cost or gain per step: a longer run spreads it thinner.
+std::optional<double> FirstStepShare(const std::vector<StepTime>& base,
+                                     const std::vector<StepTime>& pred);
+// From this share on, commands say the change sits in the first step.
+inline constexpr double kFirstStepNote = 0.8;
 
 // Rule 4 on the measured graph: sets Step::counted and returns how many
 // steps it dropped (0 when all count).

@@ -246,7 +246,7 @@ PredictionReport SummarizePrediction(const LoadedTrace& base, const Prediction& 
   r.base_host_sensitivity_pct = base.host_sensitivity_pct;
   r.pred_host_sensitivity_pct = prediction.host_sensitivity_pct;
   r.pred_iter_us = StepTimesUs(prediction.sim);
-  r.first_step_share = FirstStepShare(base.baseline, prediction.sim);
+  r.first_step_share = depgraph::FirstStepShare(base.baseline.steps, prediction.sim.steps);
   r.phases = Deltas(bb.by_phase, pb.by_phase, iters);
   r.layers = TopByDelta(Deltas(bb.by_layer, pb.by_layer, iters), top);
   r.memory = FitMemory(base.graph, base.baseline, prediction.graph, prediction.sim, base.model.devices,
@@ -262,24 +262,10 @@ std::string UnexplainedWarning(double share) {
       share * 100);
 }
 
-std::optional<double> FirstStepShare(const depgraph::SimResult& base,
-                                     const depgraph::SimResult& pred) {
-  const size_t n = std::min(base.steps.size(), pred.steps.size());
-  double total = 0, first = 0, base_sum = 0;
-  int counted = 0;
-  for (size_t i = 0; i < n; ++i) {
-    if (!base.steps[i].counted) continue;
-    const double d = static_cast<double>(pred.steps[i].duration_ns() - base.steps[i].duration_ns());
-    if (counted++ == 0) first = d;
-    total += d;
-    base_sum += static_cast<double>(base.steps[i].duration_ns());
-  }
-  if (counted < 3 || !(std::fabs(total) >= 1e-3 * base_sum)) return std::nullopt;
-  return first / total;
-}
-
 std::string FirstStepNote(const PredictionReport& r) {
-  if (!r.first_step_share.has_value() || *r.first_step_share < kFirstStepNote) return "";
+  if (!r.first_step_share.has_value() || *r.first_step_share < depgraph::kFirstStepNote) {
+    return "";
+  }
   const size_t n = std::min(r.base->steps.size(), r.pred->steps.size());
   size_t first = n;
   double rest = 0;

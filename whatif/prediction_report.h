@@ -47,7 +47,7 @@ struct PredictionReport {
   double base_unexplained = 0;
   // The steps' change (%) with the host 10% slower (-1: unknown).
   double base_host_sensitivity_pct = -1, pred_host_sensitivity_pct = -1;
-  std::optional<double> first_step_share;  // FirstStepShare of the prediction
+  std::optional<double> first_step_share;  // depgraph::FirstStepShare
   std::vector<MemoryFit> memory;  // per GPU whose allocations the trace recorded
 };
 
@@ -55,16 +55,9 @@ inline constexpr double kUnexplainedWarning = 0.2;
 // The one-line warning for a share above kUnexplainedWarning, else "".
 std::string UnexplainedWarning(double share);
 
-// The share of the predicted change (the sum over counted steps of
-// predicted - baseline) the first counted step holds; none with fewer than
-// three counted steps or a change under 0.1% of the baseline's steps. Near
-// 1, the change is a one-time shift at the start of the profiled window
-// (work that moved into or out of the first step, a backlog before it), not
-// a cost or gain per step: a longer run spreads it thinner.
-std::optional<double> FirstStepShare(const depgraph::SimResult& base,
-                                     const depgraph::SimResult& pred);
-inline constexpr double kFirstStepNote = 0.8;
-// The note predict prints when the share is kFirstStepNote or more, else "".
+// The note predict prints when the first counted step holds
+// depgraph::kFirstStepNote or more of the change (depgraph::FirstStepShare),
+// else "".
 std::string FirstStepNote(const PredictionReport& r);
 
 // "host speed ..." lines: the two sensitivities, and a note when the

@@ -278,6 +278,12 @@ void WriteTrialFields(JsonWriter& w, const TrialResult& r) {
   } else {
     w.Null();
   }
+  w.Key("first_step_share");
+  if (ran && r.first_step_share.has_value()) {
+    w.Double(*r.first_step_share);
+  } else {
+    w.Null();
+  }
 }
 
 namespace {

@@ -83,6 +83,7 @@ TrialResult RunOne(const LoadedTrace& base, const Trial& trial, const ScriptSpec
   r.throughput_speedup = r.work_factor * r.speedup;
   r.samples_per_step = p->samples_per_step;
   r.host_sensitivity_pct = p->host_sensitivity_pct;
+  r.first_step_share = depgraph::FirstStepShare(base.baseline.steps, p->sim.steps);
   r.used_settings = p->used_settings;
   r.reports = std::move(p->reports);
   // Unchanged when no script changed anything because each said so.

@@ -19,6 +19,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <string_view>
@@ -58,6 +59,8 @@ struct TrialResult {
   // The predicted step's change (%) with the CPU 10% slower
   // (Prediction::host_sensitivity_pct; -1: unknown).
   double host_sensitivity_pct = -1;
+  // The first counted step's share of the change (depgraph::FirstStepShare).
+  std::optional<double> first_step_share;
   std::set<std::string> used_settings;
   std::vector<lua::ScriptReport> reports;  // per script: parameters, log
 };

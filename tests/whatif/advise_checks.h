@@ -119,7 +119,8 @@ inline void CheckJsonSchema(const whatif::Advice& a) {
                 "throughput_speedup",
                 "predicted_samples_per_s",
                 "predicted_noise",
-                "host_sensitivity_pct"};
+                "host_sensitivity_pct",
+                "first_step_share"};
   V candidate{"rank", "script", "label", "settings"};
   candidate.insert(candidate.end(), trial.begin(), trial.end());
   candidate.insert(candidate.end(), {"gain", "confidence", "ignores", "did", "same_gain"});
