@@ -38,7 +38,7 @@ struct GroupFacts {
 // earlier by `advance`.
 struct Frame {
   const std::vector<StepTime>* steps = nullptr;
-  int64_t advance = 0;  // SetAdvance
+  int64_t advance = 0;  // Advance() below
   bool active() const { return steps != nullptr && !steps->empty(); }
   // The least start of step i after a step that ended at `prev` (prev
   // itself without a frame).
@@ -70,8 +70,8 @@ int64_t OwnEnd(const StepFacts& s) {
 // is raised to its start, so the counted steps still sum to at most the
 // baseline's (step_time.h); and a run that only moved earlier as a whole
 // (the CPU before the first step shortened) is read where it now runs,
-// instead of cutting its first step off at the baseline's start (D: a
-// step of 0 us with its work done before the baseline's start).
+// instead of cutting its first step off at the baseline's start (read as
+// a step of 0 us, its work done before that start).
 int64_t Advance(const Graph& g, const GroupFacts& f, const std::vector<StepTime>& base) {
   int64_t least = std::numeric_limits<int64_t>::max();
   for (size_t i = 0; i < f.steps.size() && i < base.size(); ++i) {
@@ -239,7 +239,7 @@ std::optional<double> FirstStepShare(const std::vector<StepTime>& base,
     total += d;
     base_sum += static_cast<double>(base[i].duration_ns());
   }
-  if (counted < 3 || !(std::fabs(total) >= 1e-3 * base_sum)) return std::nullopt;
+  if (counted < 3 || total == 0 || !(std::fabs(total) >= 1e-3 * base_sum)) return std::nullopt;
   return first / total;
 }
 

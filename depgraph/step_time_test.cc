@@ -270,6 +270,8 @@ TEST(FirstStepShareTest, UndefinedWithoutThreeStepsOrAChange) {
   EXPECT_FALSE(FirstStepShare(Spans({100, 100}, 2), Spans({150, 100}, 2)).has_value());
   const std::vector<StepTime> base = Spans({100000, 100000, 100000}, 3);
   EXPECT_FALSE(FirstStepShare(base, base).has_value());
+  const std::vector<StepTime> empty = Spans({0, 0, 0}, 3);
+  EXPECT_FALSE(FirstStepShare(empty, empty).has_value());  // not 0 / 0
   // Under 0.1% of the steps: noise, no share.
   EXPECT_FALSE(FirstStepShare(base, Spans({100100, 100000, 100000}, 3)).has_value());
   EXPECT_TRUE(FirstStepShare(base, Spans({100400, 100000, 100000}, 3)).has_value());
