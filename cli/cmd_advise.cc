@@ -111,7 +111,7 @@ void PrintCandidates(const whatif::Advice& a, int top) {
     }
     if (r.first_step_share.has_value() && *r.first_step_share >= depgraph::kFirstStepNote) {
       std::printf(
-          "      window: %.0f%% of the change is in the first step: a one-time %s at the "
+          "      window: %.0f%% of what the steps moved is in the first step: a one-time %s at the "
           "start of the profiled window, not a %s per step\n",
           std::min(1.0, *r.first_step_share) * 100, r.speedup < 1 ? "cost" : "gain",
           r.speedup < 1 ? "cost" : "gain");

@@ -123,8 +123,14 @@ absl::Status RunRanks(const Options& opt) {
   const whatif::JobRun* predicted = job.predicted.get();
 
   if (!opt.timeline.empty()) {
-    std::vector<exporter::TimelineRun> runs = {{"job (simulated)", &base->job.graph, &base->sim}};
-    if (predicted) runs.push_back({"job (predicted)", &predicted->job.graph, &predicted->sim});
+    // The job's steps as printed: its slowest rank's (the whole job's span
+    // per step would be none of the figures above).
+    std::vector<exporter::TimelineRun> runs = {{"job (simulated)", &base->job.graph, &base->sim,
+                                                &whatif::SlowestRankSteps(base->ranks)}};
+    if (predicted) {
+      runs.push_back({"job (predicted)", &predicted->job.graph, &predicted->sim,
+                      &whatif::SlowestRankSteps(predicted->ranks)});
+    }
     exporter::TimelineStats stats;
     REVERIE_RETURN_IF_ERROR(exporter::WriteTimeline(opt.timeline, runs, &stats));
     absl::FPrintF(stderr, "timeline: %s (%lld events)\n", opt.timeline.c_str(),

@@ -230,17 +230,18 @@ double MeanStepNs(const std::vector<StepTime>& steps) { return SummarizeSteps(st
 std::optional<double> FirstStepShare(const std::vector<StepTime>& base,
                                      const std::vector<StepTime>& pred) {
   const size_t n = std::min(base.size(), pred.size());
-  double total = 0, first = 0, base_sum = 0;
+  double moved = 0, first = 0, base_sum = 0;
   int counted = 0;
   for (size_t i = 0; i < n; ++i) {
     if (!base[i].counted) continue;
-    const double d = static_cast<double>(pred[i].duration_ns() - base[i].duration_ns());
+    const double d =
+        std::fabs(static_cast<double>(pred[i].duration_ns() - base[i].duration_ns()));
     if (counted++ == 0) first = d;
-    total += d;
+    moved += d;
     base_sum += static_cast<double>(base[i].duration_ns());
   }
-  if (counted < 3 || total == 0 || !(std::fabs(total) >= 1e-3 * base_sum)) return std::nullopt;
-  return first / total;
+  if (counted < 3 || moved == 0 || !(moved >= 1e-3 * base_sum)) return std::nullopt;
+  return first / moved;
 }
 
 int MarkCountedSteps(Graph* g) {

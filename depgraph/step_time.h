@@ -134,9 +134,11 @@ StepStats SummarizeSteps(const std::vector<StepTime>& steps);
 // figure every command reports for a measured or simulated run.
 double MeanStepNs(const std::vector<StepTime>& steps);
 
-// The share of a predicted change (the sum over the baseline's counted steps
-// of predicted - baseline) the first counted step holds; none with fewer
-// than three counted steps or a change under 0.1% of the baseline's steps.
+// The share of the steps' movement the first counted step holds: |d_1| /
+// sum |d_i| over the baseline's counted steps, d_i = predicted - baseline
+// (absolute, so changes that cancel, -50%, -50%, +50%, are not read as the
+// first step's); none with fewer than three counted steps or a movement
+// under 0.1% of the baseline's steps.
 // Near 1, the change is a one-time shift at the start of the profiled
 // window (work that moved into or out of the first step, a backlog before
 // it), not a cost or gain per step: a longer run spreads it thinner.

@@ -259,11 +259,14 @@ TEST(FirstStepShareTest, AChangeInTheFirstStepOnlyIsAllOfIt) {
   const std::vector<StepTime> base = Spans({100, 100, 100, 100}, 4);
   EXPECT_DOUBLE_EQ(*FirstStepShare(base, Spans({140, 100, 100, 100}, 4)), 1.0);
   EXPECT_DOUBLE_EQ(*FirstStepShare(base, Spans({60, 100, 100, 100}, 4)), 1.0);
-  // The same change in every step: a quarter.
+  EXPECT_DOUBLE_EQ(*FirstStepShare(base, Spans({140, 102, 100, 98}, 4)), 40.0 / 44);
+  // Uncounted steps are left out.
+  EXPECT_DOUBLE_EQ(
+      *FirstStepShare(Spans({100, 100, 100, 100}, 3), Spans({140, 100, 100, 500}, 3)), 1.0);
+  // The same change in every step: a quarter. Changes that cancel (-50%,
+  // -50%, +50%: their sum is the first step's) are a third, not all of it.
   EXPECT_DOUBLE_EQ(*FirstStepShare(base, Spans({110, 110, 110, 110}, 4)), 0.25);
-  // Uncounted steps are left out: 10 of 10 + 10 + 10.
-  EXPECT_DOUBLE_EQ(*FirstStepShare(Spans({100, 100, 100, 100}, 3), Spans({110, 110, 110, 500}, 3)),
-                   1.0 / 3);
+  EXPECT_DOUBLE_EQ(*FirstStepShare(Spans({100, 100, 100}, 3), Spans({50, 50, 150}, 3)), 1.0 / 3);
 }
 
 TEST(FirstStepShareTest, UndefinedWithoutThreeStepsOrAChange) {

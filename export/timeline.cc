@@ -308,9 +308,11 @@ class RunWriter {
     for (size_t it = 0; it < g_.step_count(); ++it) {
       int64_t s, e;
       if (run_.sim != nullptr) {
-        if (it >= run_.sim->steps.size()) continue;
-        s = run_.sim->steps[it].start_ns;
-        e = run_.sim->steps[it].end_ns;
+        const std::vector<depgraph::StepTime>& steps =
+            run_.steps != nullptr ? *run_.steps : run_.sim->steps;
+        if (it >= steps.size()) continue;
+        s = steps[it].start_ns;
+        e = steps[it].end_ns;
       } else {
         s = g_.step_info(static_cast<int32_t>(it)).measured_start_ns;
         e = g_.step_info(static_cast<int32_t>(it)).measured_end_ns;
@@ -377,7 +379,9 @@ void AppendRecordedSteps(const std::vector<TimelineRun>& runs, std::string& out)
   for (size_t i = 0; i < runs.size(); ++i) {
     if (runs[i].graph == nullptr) continue;
     const std::vector<depgraph::StepTime> steps =
-        runs[i].sim != nullptr ? runs[i].sim->steps : depgraph::MeasuredSteps(*runs[i].graph);
+        runs[i].steps != nullptr ? *runs[i].steps
+        : runs[i].sim != nullptr ? runs[i].sim->steps
+                                 : depgraph::MeasuredSteps(*runs[i].graph);
     std::string value = runs[i].label + "|";
     for (size_t k = 0; k < steps.size(); ++k) {
       absl::StrAppend(&value, k > 0 ? ";" : "", absl::StrFormat("%.3f", steps[k].duration_ns() / 1e3),

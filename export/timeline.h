@@ -39,6 +39,10 @@ struct TimelineRun {
   std::string label;  // "measured", "baseline (simulated)"
   const depgraph::Graph* graph = nullptr;
   const depgraph::SimResult* sim = nullptr;  // nullptr: measured_start_ns times
+  // The steps to record and draw when they are not sim->steps: a job's are
+  // its slowest rank's, each rank read in its baseline's frame
+  // (whatif::SlowestRankSteps); nullptr: sim->steps.
+  const std::vector<depgraph::StepTime>* steps = nullptr;
 };
 
 struct TimelineStats {

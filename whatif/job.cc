@@ -163,6 +163,15 @@ double JobStepNs(const std::vector<RankTime>& ranks) {
   return slowest;
 }
 
+const std::vector<depgraph::StepTime>& SlowestRankSteps(const std::vector<RankTime>& ranks) {
+  static const std::vector<depgraph::StepTime> kNone;
+  const RankTime* slowest = nullptr;
+  for (const RankTime& r : ranks) {
+    if (slowest == nullptr || r.mean_step_ns > slowest->mean_step_ns) slowest = &r;
+  }
+  return slowest != nullptr ? slowest->steps : kNone;
+}
+
 int Straggler(const std::vector<RankTime>& ranks) {
   int best = -1;
   for (size_t r = 0; r < ranks.size(); ++r) {

@@ -56,6 +56,10 @@ absl::StatusOr<JobReport> SimulateJob(const std::vector<const LoadedTrace*>& ran
 double PerStepUs(int64_t ns, const depgraph::JobGraph& job);
 // A synchronous job steps at the pace of its slowest rank.
 double JobStepNs(const std::vector<depgraph::RankTime>& ranks);
+// That rank's steps (each rank's read in its baseline's frame for a
+// prediction): the job's steps as `ranks` reports them; empty without ranks.
+const std::vector<depgraph::StepTime>& SlowestRankSteps(
+    const std::vector<depgraph::RankTime>& ranks);
 // The rank last to arrive most often, or -1 when the ranks arrive together.
 int Straggler(const std::vector<depgraph::RankTime>& ranks);
 

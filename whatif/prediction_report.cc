@@ -285,7 +285,7 @@ std::string FirstStepNote(const PredictionReport& r) {
   const double d_first =
       static_cast<double>(r.pred->steps[first].duration_ns() - r.base->steps[first].duration_ns());
   return absl::StrFormat(
-      "note: %.0f%% of the predicted change is in the first step (%s, %+.1f us); the %d later "
+      "note: %.0f%% of what the steps moved is in the first step (%s, %+.1f us); the %d later "
       "steps moved %+.1f us on average: read it as a one-time %s at the start of the profiled "
       "window (a longer run spreads it thinner), not a %s per step",
       std::min(1.0, *r.first_step_share) * 100,
