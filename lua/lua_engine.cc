@@ -222,7 +222,7 @@ int Setup(lua_State* L) {
   }
   internal::PushBinding(L, Print, 0);
   lua_setglobal(L, "print");
-  internal::GuardFinalizers(L);
+  internal::GuardBuiltins(L);
   internal::InstallCountedPatterns(L);
   internal::ChargeStandardLibraries(L);
   lua_newtable(L);

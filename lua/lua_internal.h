@@ -264,9 +264,10 @@ inline void SetNumber(lua_State* L, const char* key, double v) {
 
 // The allocator with the memory cap (lua_newstate's), the guards installed
 // during setup (setmetatable refuses __gc; xpcall does not run a handler
-// for a limit error) and the budget's count hook.
+// for a limit error; pcall and xpcall charge each error they catch) and the
+// budget's count hook.
 void* LimitedAlloc(void* ud, void* ptr, size_t osize, size_t nsize);
-void GuardFinalizers(lua_State* L);
+void GuardBuiltins(lua_State* L);
 void StartLimits(lua_State* L);
 // Measures the CPU time of one entry into Lua (a script run, a schedule key
 // call); nested entries count once.

@@ -72,6 +72,22 @@ TEST_F(LimitsTest, PcallCannotSwallowTheBudget) {
   ExpectBudgetStops("local s = 0 while true do s = s + 1 end");
 }
 
+// A caught error unwinds a C++ exception no instruction count sees: each
+// costs kErrorUnits (1,000), so `while true do pcall(f) end` with a failing
+// f stops after about budget / 1,000 errors (the fuzzer's 2e6-unit budget
+// once ran 6.7 s of them, past its 10 s limit on a loaded machine).
+TEST_F(LimitsTest, CaughtErrorsAreCharged) {
+  auto run = [&](const std::string& code) { return RunLua(code, &g_, {}, Budget(500'000)).status; };
+  EXPECT_TRUE(run("for i = 1, 100 do pcall(error, 'x') end").ok());
+  EXPECT_EQ(run("for i = 1, 1000 do pcall(error, 'x') end").code(),
+            absl::StatusCode::kResourceExhausted);
+  EXPECT_TRUE(run("for i = 1, 100 do xpcall(error, type) end").ok());
+  EXPECT_EQ(run("for i = 1, 1000 do xpcall(error, type) end").code(),
+            absl::StatusCode::kResourceExhausted);
+  // Calls that do not fail cost their instructions only.
+  EXPECT_TRUE(run("for i = 1, 10000 do pcall(type, i) end").ok());
+}
+
 TEST_F(LimitsTest, CoroutinesCannotSwallowTheBudgetEither) {
   EngineLimits l = Budget(1'000'000);
   l.sandbox = false;  // coroutines are outside the sandbox
