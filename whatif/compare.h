@@ -70,7 +70,13 @@ struct TraceProfile {
   int64_t steps = 0;   // ProfilerStep markers (0: none)
   double step_ns = 0;  // mean step time
   double gpu_busy_ns = 0;   // per step, summed over activities
+  // By name and context (depgraph::TaskClass) where the trace carries the
+  // context (op spans such as Optimizer.step), else by name alone.
   TimeCount classes[kKernelClassCount];
+  TimeCount name_classes[kKernelClassCount];  // by name alone
+  // Whether `classes` read context: false for a reverie timeline, whose
+  // runs keep their tasks but not the op spans around them.
+  bool classes_in_context = false;
   absl::flat_hash_map<std::string, TimeCount> kernels;  // by GPU activity name
   absl::flat_hash_map<std::string, TimeCount> layers;   // by module path (LAYER ranges)
 };
@@ -104,6 +110,9 @@ struct CompareResult {
   double a_step_ns = 0, b_step_ns = 0;
   double relative_error = 0;    // (A - B) / B; 0 when B is 0
   std::vector<Diff> classes;    // every class, fixed order
+  // The classes read by name alone on both sides (one side could not read
+  // the op spans around its kernels: a reverie timeline).
+  bool classes_by_name_only = false;
   std::vector<Diff> layers;     // sorted by |diff|, descending
   std::vector<Diff> kernels;    // present in both, sorted by |diff|
   std::vector<Diff> only_in_a;  // sorted by time, descending

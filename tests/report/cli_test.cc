@@ -97,6 +97,30 @@ TEST_F(CompareCliTest, TextOutput) {
   EXPECT_NE(r.out.find("implicit_convolve_sgemm"), std::string::npos);
 }
 
+// A timeline's measured run against the trace it came from: the same
+// kernels, so the same classes. The timeline keeps no op spans, so both
+// sides are read by name (the trace's Adam kernels read as `optimizer`
+// from their Optimizer.step span, the timeline's as `elementwise`, once).
+TEST_F(CompareCliTest, ATimelineAgainstItsTraceHasTheSameClasses) {
+  const std::string tiny = std::string(REVERIE_SOURCE_DIR) + "/examples/tiny_mlp_training.json";
+  const std::string tl = dir_ + "/tl.json";
+  ASSERT_EQ(
+      RunCli(kCli, {"predict", tiny, "--script", "identity.lua", "--timeline", tl}, dir_).exit_code,
+      0);
+  const CliResult r = RunCli(kCli, {"compare", tl, tiny, "--a-pid", "1", "--json"}, dir_);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc = parser.parse(r.out);
+  EXPECT_TRUE(doc["classes_by_name_only"].get_bool().value());
+  int classes = 0;
+  for (simdjson::dom::element c : doc["classes"].get_array()) {
+    EXPECT_NEAR(c["a_us"].get_double().value(), c["b_us"].get_double().value(), 1e-3)
+        << c["name"].get_string().value();
+    ++classes;
+  }
+  EXPECT_GT(classes, 5);
+}
+
 TEST_F(CompareCliTest, MissingFile) { ExpectBadInput(dir_ + "/nope.json", true); }
 
 TEST_F(CompareCliTest, EmptyFile) {
